@@ -1,0 +1,211 @@
+//! Who is calling: the principal behind a request, and what that principal may do.
+//!
+//! - Guest: no `Authorization` header.
+//! - Admin: `Authorization: Bearer <admin key>`; the key is compared by its SHA-256 digest in
+//!   constant time, so plain (development) and digest (production) configurations share one
+//!   path and the plain key is not kept around.
+//! - Customer: `Authorization: Bearer <token>` issued by `POST /api/rest/auth/token`
+//!   ([`token`]).
+//!
+//! A credential that is present but not good is a 401, never a silent downgrade to Guest.
+//! What each principal may call is [`policy`].
+
+pub mod policy;
+pub mod token;
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::HeaderMap;
+use http::header::AUTHORIZATION;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::http::ApiError;
+pub use policy::{Operation, Route, authorize};
+pub use token::{TokenError, TokenIssuer};
+
+/// The caller of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Principal {
+    Guest,
+    Customer(u64),
+    Admin,
+}
+
+/// The three user types of the spec. Mappings and cache keys are per user type, not per
+/// principal: every guest sees the same product view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UserType {
+    Admin,
+    Customer,
+    Guest,
+}
+
+impl UserType {
+    pub const ALL: [UserType; 3] = [UserType::Admin, UserType::Customer, UserType::Guest];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UserType::Admin => "admin",
+            UserType::Customer => "customer",
+            UserType::Guest => "guest",
+        }
+    }
+}
+
+impl Principal {
+    pub fn user_type(self) -> UserType {
+        match self {
+            Principal::Guest => UserType::Guest,
+            Principal::Customer(_) => UserType::Customer,
+            Principal::Admin => UserType::Admin,
+        }
+    }
+}
+
+/// Resolves principals from request headers.
+#[derive(Debug)]
+pub struct Authenticator {
+    admin_digests: Vec<[u8; 32]>,
+    tokens: TokenIssuer,
+}
+
+impl Authenticator {
+    /// `admin_keys` are digests; a plain key is hashed by the caller at start.
+    pub fn new(admin_digests: Vec<[u8; 32]>, tokens: TokenIssuer) -> Authenticator {
+        Authenticator {
+            admin_digests,
+            tokens,
+        }
+    }
+
+    pub fn tokens(&self) -> &TokenIssuer {
+        &self.tokens
+    }
+
+    pub fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, ApiError> {
+        let Some(value) = headers.get(AUTHORIZATION) else {
+            return Ok(Principal::Guest);
+        };
+        let invalid = || ApiError::unauthorized("The access token is invalid.");
+        let text = value.to_str().map_err(|_| invalid())?.trim();
+        let (scheme, credential) = text.split_once(' ').ok_or_else(invalid)?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return Err(ApiError::unauthorized(
+                "Unsupported authorization scheme; use Bearer.",
+            ));
+        }
+        let credential = credential.trim();
+        if credential.is_empty() {
+            return Err(invalid());
+        }
+        if self.is_admin_key(credential) {
+            return Ok(Principal::Admin);
+        }
+        match self.tokens.verify(credential) {
+            Ok(customer_id) => Ok(Principal::Customer(customer_id)),
+            Err(TokenError::Expired) => {
+                Err(ApiError::unauthorized("The access token has expired."))
+            }
+            Err(TokenError::Revoked) => {
+                Err(ApiError::unauthorized("The access token has been revoked."))
+            }
+            Err(TokenError::Invalid) => Err(invalid()),
+        }
+    }
+
+    fn is_admin_key(&self, presented: &str) -> bool {
+        let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        // Compare against every configured digest without stopping early.
+        self.admin_digests
+            .iter()
+            .fold(subtle::Choice::from(0), |found, known| {
+                found | known.ct_eq(&digest)
+            })
+            .into()
+    }
+}
+
+/// SHA-256 of an admin key, as configured in `STOREGATE_ADMIN_KEY_SHA256`.
+pub fn admin_key_digest(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
+}
+
+/// Middleware: puts the [`Principal`] in the request's extensions, or answers 401.
+pub async fn authenticate(
+    State(auth): State<Arc<Authenticator>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    match auth.authenticate(request.headers()) {
+        Ok(principal) => {
+            request.extensions_mut().insert(principal);
+            next.run(request).await
+        }
+        Err(error) => error.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+    use std::time::Duration;
+
+    fn auth() -> Authenticator {
+        Authenticator::new(
+            vec![
+                admin_key_digest("first-key"),
+                admin_key_digest("second-key"),
+            ],
+            TokenIssuer::new(b"secret".to_vec(), Duration::from_secs(60)),
+        )
+    }
+
+    fn with(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
+    #[test]
+    fn principals() {
+        let auth = auth();
+        assert_eq!(
+            auth.authenticate(&HeaderMap::new()).unwrap(),
+            Principal::Guest
+        );
+        assert_eq!(
+            auth.authenticate(&with("Bearer first-key")).unwrap(),
+            Principal::Admin
+        );
+        assert_eq!(
+            auth.authenticate(&with("bearer second-key")).unwrap(),
+            Principal::Admin
+        );
+        let token = auth.tokens().issue(42);
+        assert_eq!(
+            auth.authenticate(&with(&format!("Bearer {}", token.token)))
+                .unwrap(),
+            Principal::Customer(42)
+        );
+    }
+
+    #[test]
+    fn bad_credentials_are_401_not_guest() {
+        let auth = auth();
+        for value in [
+            "Bearer nope",
+            "Bearer ",
+            "Basic abc",
+            "first-key",
+            "Bearer sg1.x.y",
+        ] {
+            let err = auth.authenticate(&with(value)).unwrap_err();
+            assert_eq!(err.status().as_u16(), 401, "{value}");
+        }
+    }
+}

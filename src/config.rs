@@ -1,0 +1,469 @@
+//! Configuration: an optional TOML file, overridden by `STOREGATE_*` environment variables.
+//!
+//! Every key has one name in the file (`upstream_timeout_ms`) and one in the environment
+//! (`STOREGATE_UPSTREAM_TIMEOUT_MS`). A bad value stops the start with one line that names
+//! the key and says what was expected; the offending value is echoed only for keys that are
+//! not secrets. Secrets are held in [`Secret`], whose `Debug` never shows them.
+//!
+//! Reading goes through a lookup function rather than `std::env` directly, so tests build
+//! configurations without touching the process environment.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A value that must never be logged or echoed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Where the gateway's Magento 2 lives.
+#[derive(Debug, Clone)]
+pub struct Upstream {
+    /// Base URL without a trailing slash; calls go to `{url}/rest/{scope}/V1/...`.
+    pub url: String,
+    pub token: Secret,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    /// None: start the embedded sandbox and use it.
+    pub upstream: Option<Upstream>,
+    /// Store view code used for reads that name no store.
+    pub default_store: String,
+    pub admin_key: Option<Secret>,
+    pub admin_key_sha256: Vec<[u8; 32]>,
+    pub token_secret: Option<Secret>,
+    pub token_ttl: Duration,
+    /// None: the default folder if it exists, else the mappings built into the binary.
+    pub mappings: Option<PathBuf>,
+    pub upstream_timeout: Duration,
+    /// Zero turns the read cache off (the benchmark's miss path).
+    pub cache_ttl: Duration,
+    pub cache_max_bytes: u64,
+    pub stale_if_error: Duration,
+    pub body_limit: usize,
+    pub image_body_limit: usize,
+    pub log_format: LogFormat,
+    pub sandbox_latency: Duration,
+    pub sandbox_products: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            upstream: None,
+            default_store: "default".to_owned(),
+            admin_key: None,
+            admin_key_sha256: Vec::new(),
+            token_secret: None,
+            token_ttl: Duration::from_secs(3600),
+            mappings: None,
+            upstream_timeout: Duration::from_millis(5000),
+            cache_ttl: Duration::from_secs(60),
+            cache_max_bytes: 256 * 1024 * 1024,
+            stale_if_error: Duration::from_secs(300),
+            body_limit: 1024 * 1024,
+            image_body_limit: 16 * 1024 * 1024,
+            log_format: LogFormat::Text,
+            sandbox_latency: Duration::ZERO,
+            sandbox_products: 0,
+        }
+    }
+}
+
+/// A configuration problem, displayed as one line naming the key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// The keys we know: (file key, whether the value is a secret).
+const KEYS: &[(&str, bool)] = &[
+    ("listen", false),
+    ("upstream_url", false),
+    ("upstream_token", true),
+    ("default_store", false),
+    ("admin_key", true),
+    ("admin_key_sha256", false),
+    ("token_secret", true),
+    ("token_ttl_secs", false),
+    ("mappings", false),
+    ("upstream_timeout_ms", false),
+    ("cache_ttl_secs", false),
+    ("cache_max_bytes", false),
+    ("stale_if_error_secs", false),
+    ("body_limit_bytes", false),
+    ("image_body_limit_bytes", false),
+    ("log_format", false),
+    ("sandbox_latency_ms", false),
+    ("sandbox_products", false),
+];
+
+fn env_name(key: &str) -> String {
+    format!("STOREGATE_{}", key.to_ascii_uppercase())
+}
+
+/// Where a raw value came from, so the error names what the user typed.
+struct Raw {
+    value: String,
+    origin: String,
+    secret: bool,
+}
+
+impl Raw {
+    fn fail(&self, expected: &str) -> ConfigError {
+        if self.secret {
+            ConfigError(format!("invalid {}: expected {expected}", self.origin))
+        } else {
+            ConfigError(format!(
+                "invalid {}: expected {expected}, got {:?}",
+                self.origin, self.value
+            ))
+        }
+    }
+}
+
+impl Config {
+    /// Reads the process environment and, when given, a TOML file.
+    pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
+        Config::from_sources(file, &|name| std::env::var(name).ok())
+    }
+
+    /// Reads a TOML file (if any) and then overrides from `lookup(env var name)`.
+    pub fn from_sources(
+        file: Option<&Path>,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let mut raw: BTreeMap<&'static str, Raw> = BTreeMap::new();
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                ConfigError(format!("cannot read config file {}: {e}", path.display()))
+            })?;
+            let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+                ConfigError(format!(
+                    "config file {}: {}",
+                    path.display(),
+                    e.message().trim()
+                ))
+            })?;
+            for (key, value) in table {
+                let Some(&(known, secret)) = KEYS.iter().find(|(k, _)| *k == key) else {
+                    return Err(ConfigError(format!(
+                        "config file {}: unknown key {key:?}",
+                        path.display()
+                    )));
+                };
+                let value = match value {
+                    toml::Value::String(s) => s,
+                    toml::Value::Integer(i) => i.to_string(),
+                    toml::Value::Array(items) => items
+                        .iter()
+                        .map(|v| {
+                            v.as_str()
+                                .map(str::to_owned)
+                                .unwrap_or_else(|| v.to_string())
+                        })
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    other => other.to_string(),
+                };
+                raw.insert(
+                    known,
+                    Raw {
+                        value,
+                        origin: format!("{key} in {}", path.display()),
+                        secret,
+                    },
+                );
+            }
+        }
+        for &(key, secret) in KEYS {
+            let name = env_name(key);
+            if let Some(value) = lookup(&name) {
+                raw.insert(
+                    key,
+                    Raw {
+                        value,
+                        origin: name,
+                        secret,
+                    },
+                );
+            }
+        }
+
+        let mut config = Config::default();
+        if let Some(r) = raw.get("listen") {
+            config.listen = r
+                .value
+                .trim()
+                .parse()
+                .map_err(|_| r.fail("an address such as 127.0.0.1:8080"))?;
+        }
+        let url = match raw.get("upstream_url") {
+            Some(r) if !r.value.trim().is_empty() => Some(parse_url(r)?),
+            _ => None,
+        };
+        let token = raw
+            .get("upstream_token")
+            .filter(|r| !r.value.trim().is_empty())
+            .map(|r| Secret::new(r.value.trim()));
+        config.upstream = match (url, token) {
+            (Some(url), Some(token)) => Some(Upstream { url, token }),
+            (Some(_), None) => {
+                return Err(ConfigError(
+                    "missing STOREGATE_UPSTREAM_TOKEN: required when STOREGATE_UPSTREAM_URL is set"
+                        .into(),
+                ));
+            }
+            (None, _) => None,
+        };
+        if let Some(r) = raw.get("default_store") {
+            let code = r.value.trim();
+            if code.is_empty()
+                || !code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                || code == "all"
+            {
+                return Err(r.fail("a store view code such as default"));
+            }
+            config.default_store = code.to_owned();
+        }
+        if let Some(r) = raw.get("admin_key") {
+            if r.value.trim().is_empty() {
+                return Err(r.fail("a non-empty key"));
+            }
+            config.admin_key = Some(Secret::new(r.value.trim()));
+        }
+        if let Some(r) = raw.get("admin_key_sha256") {
+            for digest in r.value.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+                config
+                    .admin_key_sha256
+                    .push(parse_sha256(digest).ok_or_else(|| {
+                        r.fail("comma-separated SHA-256 digests, 64 hex digits each")
+                    })?);
+            }
+        }
+        if let Some(r) = raw.get("token_secret") {
+            if r.value.is_empty() {
+                return Err(r.fail("a non-empty secret"));
+            }
+            config.token_secret = Some(Secret::new(r.value.clone()));
+        }
+        if let Some(r) = raw.get("token_ttl_secs") {
+            config.token_ttl = Duration::from_secs(positive(r, "a number of seconds above 0")?);
+        }
+        if let Some(r) = raw.get("mappings") {
+            if r.value.trim().is_empty() {
+                return Err(r.fail("a folder of mapping files"));
+            }
+            config.mappings = Some(PathBuf::from(r.value.trim()));
+        }
+        if let Some(r) = raw.get("upstream_timeout_ms") {
+            config.upstream_timeout =
+                Duration::from_millis(positive(r, "a number of milliseconds above 0")?);
+        }
+        if let Some(r) = raw.get("cache_ttl_secs") {
+            config.cache_ttl =
+                Duration::from_secs(number(r, "a number of seconds (0 turns the cache off)")?);
+        }
+        if let Some(r) = raw.get("cache_max_bytes") {
+            config.cache_max_bytes = parse_bytes(&r.value)
+                .ok_or_else(|| r.fail("a size such as 268435456 or 256MiB"))?;
+        }
+        if let Some(r) = raw.get("stale_if_error_secs") {
+            config.stale_if_error = Duration::from_secs(number(r, "a number of seconds")?);
+        }
+        if let Some(r) = raw.get("body_limit_bytes") {
+            config.body_limit = parse_bytes(&r.value)
+                .filter(|&b| b > 0)
+                .ok_or_else(|| r.fail("a size such as 1MiB"))?
+                as usize;
+        }
+        if let Some(r) = raw.get("image_body_limit_bytes") {
+            config.image_body_limit = parse_bytes(&r.value)
+                .filter(|&b| b > 0)
+                .ok_or_else(|| r.fail("a size such as 16MiB"))?
+                as usize;
+        }
+        if let Some(r) = raw.get("log_format") {
+            config.log_format = match r.value.trim().to_ascii_lowercase().as_str() {
+                "text" | "" => LogFormat::Text,
+                "json" => LogFormat::Json,
+                _ => return Err(r.fail("text or json")),
+            };
+        }
+        if let Some(r) = raw.get("sandbox_latency_ms") {
+            config.sandbox_latency = Duration::from_millis(number(r, "a number of milliseconds")?);
+        }
+        if let Some(r) = raw.get("sandbox_products") {
+            config.sandbox_products = number(r, "a number of products")? as usize;
+        }
+        Ok(config)
+    }
+}
+
+fn number(r: &Raw, expected: &str) -> Result<u64, ConfigError> {
+    r.value.trim().parse::<u64>().map_err(|_| r.fail(expected))
+}
+
+fn positive(r: &Raw, expected: &str) -> Result<u64, ConfigError> {
+    match number(r, expected)? {
+        0 => Err(r.fail(expected)),
+        n => Ok(n),
+    }
+}
+
+fn parse_url(r: &Raw) -> Result<String, ConfigError> {
+    let text = r.value.trim().trim_end_matches('/');
+    let url = reqwest::Url::parse(text).map_err(|_| r.fail("an http:// or https:// URL"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(r.fail("an http:// or https:// URL"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(r.fail("a base URL without query or fragment"));
+    }
+    Ok(text.to_owned())
+}
+
+fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
+    if hex.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(hex.get(i * 2..i * 2 + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// `268435456`, `256MiB`, `256 MB`, `1GiB`, `512k`.
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits.parse().ok()?;
+    let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1024,
+        "m" | "mb" | "mib" => 1024 * 1024,
+        "g" | "gb" | "gib" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    n.checked_mul(factor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn from_env(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_sources(None, &|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_match_the_contract() {
+        let c = from_env(&[]).unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+        assert!(c.upstream.is_none());
+        assert_eq!(c.upstream_timeout, Duration::from_millis(5000));
+        assert_eq!(c.cache_ttl, Duration::from_secs(60));
+        assert_eq!(c.cache_max_bytes, 256 * 1024 * 1024);
+        assert_eq!(c.stale_if_error, Duration::from_secs(300));
+    }
+
+    #[test]
+    fn bad_values_name_the_key_and_hide_secrets() {
+        let e = from_env(&[("STOREGATE_UPSTREAM_TIMEOUT_MS", "soon")]).unwrap_err();
+        assert_eq!(
+            e.0,
+            "invalid STOREGATE_UPSTREAM_TIMEOUT_MS: expected a number of milliseconds above 0, got \"soon\""
+        );
+        let e = from_env(&[("STOREGATE_UPSTREAM_URL", "http://m2.test")]).unwrap_err();
+        assert!(e.0.contains("STOREGATE_UPSTREAM_TOKEN"));
+        let e = from_env(&[("STOREGATE_ADMIN_KEY", "  ")]).unwrap_err();
+        assert!(e.0.starts_with("invalid STOREGATE_ADMIN_KEY"));
+        let e = from_env(&[("STOREGATE_ADMIN_KEY_SHA256", "abc")]).unwrap_err();
+        assert!(e.0.contains("STOREGATE_ADMIN_KEY_SHA256"));
+        let e = from_env(&[("STOREGATE_LISTEN", "nowhere")]).unwrap_err();
+        assert!(e.0.contains("STOREGATE_LISTEN"));
+        let e = from_env(&[
+            ("STOREGATE_UPSTREAM_URL", "ftp://x"),
+            ("STOREGATE_UPSTREAM_TOKEN", "t"),
+        ])
+        .unwrap_err();
+        assert!(e.0.contains("STOREGATE_UPSTREAM_URL"));
+    }
+
+    #[test]
+    fn sizes_and_upstream() {
+        let c = from_env(&[
+            ("STOREGATE_CACHE_MAX_BYTES", "64MiB"),
+            ("STOREGATE_UPSTREAM_URL", "https://shop.example/"),
+            ("STOREGATE_UPSTREAM_TOKEN", "tok"),
+            ("STOREGATE_ADMIN_KEY_SHA256", &"ab".repeat(32)),
+        ])
+        .unwrap();
+        assert_eq!(c.cache_max_bytes, 64 * 1024 * 1024);
+        let upstream = c.upstream.unwrap();
+        assert_eq!(upstream.url, "https://shop.example");
+        assert_eq!(format!("{:?}", upstream.token), "Secret([redacted])");
+        assert_eq!(c.admin_key_sha256, vec![[0xab; 32]]);
+        assert_eq!(parse_bytes("512k"), Some(512 * 1024));
+        assert_eq!(parse_bytes("12 parsecs"), None);
+    }
+
+    #[test]
+    fn file_then_environment() {
+        let dir = std::env::temp_dir().join(format!("storegate-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("storegate.toml");
+        std::fs::write(&path, "listen = \"127.0.0.1:9999\"\ncache_ttl_secs = 5\n").unwrap();
+        let c = Config::from_sources(Some(&path), &|name| {
+            (name == "STOREGATE_CACHE_TTL_SECS").then(|| "7".to_owned())
+        })
+        .unwrap();
+        assert_eq!(c.listen.port(), 9999);
+        assert_eq!(c.cache_ttl, Duration::from_secs(7));
+        std::fs::write(&path, "bogus = 1\n").unwrap();
+        let e = Config::from_sources(Some(&path), &|_| None).unwrap_err();
+        assert!(e.0.contains("unknown key \"bogus\""));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,162 @@
+//! Request bodies: read within a size limit, then decode JSON or XML into one tree.
+//!
+//! Both formats decode to a `serde_json::Value`, so validation and mapping never care which
+//! one the client sent. Leaves read from XML are strings; the field parsers accept numbers
+//! and numeric strings alike for that reason.
+
+use axum::body::Body;
+use http::HeaderMap;
+use http::header::CONTENT_LENGTH;
+use serde_json::Value;
+
+use super::error::ApiError;
+use super::format::{Format, negotiate_request};
+use super::xml;
+
+/// Reads at most `limit` bytes. A declared or actual body over the limit is a 413; we never
+/// buffer more than the limit to find out.
+pub async fn read_limited(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+) -> Result<bytes::Bytes, ApiError> {
+    if let Some(declared) = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        && declared > limit as u64
+    {
+        return Err(ApiError::payload_too_large());
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        // `to_bytes` fails for an over-long body and for a broken connection alike; only the
+        // first is the client's fault in a way worth a 413.
+        let inner = e.into_inner();
+        if inner.is::<http_body_util::LengthLimitError>() {
+            ApiError::payload_too_large()
+        } else {
+            ApiError::decoding().with_cause(inner)
+        }
+    })
+}
+
+/// Decodes a request body in the format its `Content-Type` names (or `default`).
+///
+/// Errors are the original's: `Decoding error.` for an empty or undecodable body, `The
+/// request data is invalid.` for a body that decodes to nothing (`{}`, `[]`, a scalar).
+pub async fn decode(
+    headers: &HeaderMap,
+    body: Body,
+    default: Format,
+    limit: usize,
+) -> Result<Value, ApiError> {
+    let format = negotiate_request(headers, default)?;
+    let bytes = read_limited(headers, body, limit).await?;
+    decode_bytes(format, &bytes)
+}
+
+/// The decoding half of [`decode`], for bodies already in memory.
+pub fn decode_bytes(format: Format, bytes: &[u8]) -> Result<Value, ApiError> {
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(ApiError::decoding());
+    }
+    let value = match format {
+        Format::Json => serde_json::from_slice::<Value>(bytes)
+            .map_err(|e| ApiError::decoding().with_cause(e))?,
+        Format::Xml => {
+            let text =
+                std::str::from_utf8(bytes).map_err(|e| ApiError::decoding().with_cause(e))?;
+            xml::read_document(text, xml::Limits::default())
+                .map_err(|e| ApiError::decoding().with_cause(e))?
+        }
+    };
+    match &value {
+        Value::Object(map) if !map.is_empty() => Ok(value),
+        Value::Array(list) if !list.is_empty() => Ok(value),
+        // An XML document whose root holds only text reads as a string: nothing usable.
+        _ => Err(ApiError::request_data_invalid()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn empty_and_undecodable_bodies() {
+        assert_eq!(
+            decode_bytes(Format::Json, b"").unwrap_err().first_message(),
+            "Decoding error."
+        );
+        assert_eq!(
+            decode_bytes(Format::Json, b"{")
+                .unwrap_err()
+                .first_message(),
+            "Decoding error."
+        );
+        assert_eq!(
+            decode_bytes(Format::Xml, b"<a>")
+                .unwrap_err()
+                .first_message(),
+            "Decoding error."
+        );
+        assert_eq!(
+            decode_bytes(Format::Json, b"{}")
+                .unwrap_err()
+                .first_message(),
+            "The request data is invalid."
+        );
+        assert_eq!(
+            decode_bytes(Format::Json, b"[]")
+                .unwrap_err()
+                .first_message(),
+            "The request data is invalid."
+        );
+        assert_eq!(
+            decode_bytes(Format::Json, b"12")
+                .unwrap_err()
+                .first_message(),
+            "The request data is invalid."
+        );
+        assert_eq!(
+            decode_bytes(Format::Xml, b"<service_api/>")
+                .unwrap_err()
+                .first_message(),
+            "The request data is invalid."
+        );
+    }
+
+    #[test]
+    fn both_formats_give_one_tree() {
+        assert_eq!(
+            decode_bytes(Format::Json, br#"{"sku":"a"}"#).unwrap(),
+            json!({"sku": "a"})
+        );
+        assert_eq!(
+            decode_bytes(Format::Xml, b"<service_api><sku>a</sku></service_api>").unwrap(),
+            json!({"sku": "a"})
+        );
+    }
+
+    #[tokio::test]
+    async fn bodies_over_the_limit_are_413() {
+        let headers = HeaderMap::new();
+        let err = read_limited(&headers, Body::from(vec![b'a'; 100]), 10)
+            .await
+            .unwrap_err();
+        assert_eq!(err.status().as_u16(), 413);
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_LENGTH, "1000".parse().unwrap());
+        let err = read_limited(&headers, Body::from("x"), 10)
+            .await
+            .unwrap_err();
+        assert_eq!(err.status().as_u16(), 413);
+        assert_eq!(
+            read_limited(&HeaderMap::new(), Body::from("abc"), 10)
+                .await
+                .unwrap(),
+            "abc"
+        );
+    }
+}

@@ -1,0 +1,144 @@
+//! storegate: a backend-for-frontend gateway that serves the legacy REST surface of
+//! `SPEC.md` (stock items, products, images, customers, addresses, orders; XML and JSON;
+//! Admin, Customer and Guest) on top of a Magento 2 store.
+//!
+//! # Layout
+//! - [`config`]: the contract's configuration (TOML file and `STOREGATE_*` variables).
+//! - [`app`]: shared state and the HTTP service with its layers.
+//! - [`http`]: the client-facing protocol (formats, XML, errors, list parameters). Knows no
+//!   Magento.
+//! - [`auth`]: principals, customer tokens and the policy table.
+//! - [`resources`]: one module per spec resource; they orchestrate everything else.
+//! - [`upstream`]: the Magento 2 REST client. Knows nothing of the client-facing protocol.
+//! - [`mapping`]: which spec field comes from which Magento field, per user type (data
+//!   files in `mappings/`, applied without I/O).
+//! - [`cache`]: the read cache (coalescing, tags, staleness).
+//! - [`ops`]: health, readiness and metrics.
+//!
+//! The embedded Magento 2 sandbox lives in its own crate, `storegate-sandbox`, so that it
+//! shares no types with [`upstream`]: a misread Magento shape fails a test instead of
+//! cancelling out.
+
+pub mod app;
+pub mod auth;
+pub mod cache;
+pub mod config;
+pub mod http;
+pub mod mapping;
+pub mod ops;
+pub mod resources;
+pub mod upstream;
+
+use std::net::SocketAddr;
+
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+pub use app::{AppState, Parts};
+pub use config::Config;
+
+/// Where the mappings come from: `STOREGATE_MAPPINGS`, else `mappings/magento2` when it
+/// exists (so edits apply on restart), else the copy built into the binary.
+pub fn load_mappings(config: &Config) -> Result<mapping::Mappings, mapping::MappingError> {
+    match &config.mappings {
+        Some(dir) => mapping::Mappings::load_dir(dir),
+        None => {
+            let default = std::path::Path::new("mappings/magento2");
+            if default.join("product.toml").is_file() {
+                mapping::Mappings::load_dir(default)
+            } else {
+                Ok(mapping::Mappings::embedded())
+            }
+        }
+    }
+}
+
+/// A gateway serving on a listener.
+#[derive(Debug)]
+pub struct Running {
+    pub addr: SocketAddr,
+    pub app: AppState,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    /// `http://ADDR/api/rest`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/api/rest", self.addr)
+    }
+
+    /// Stops accepting, lets requests in flight finish, and waits.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        let _ = (&mut self.task).await;
+    }
+
+    /// Waits until the server stops (on a signal, when started with one).
+    pub async fn wait(self) -> std::io::Result<()> {
+        self.task
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+}
+
+/// Builds the gateway and serves it on `listener` until [`Running::stop`] or `signal`.
+pub async fn start(
+    config: Config,
+    parts: Parts,
+    listener: TcpListener,
+    signal: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
+) -> Result<Running, String> {
+    let (router, app) = app::build(config, parts)?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let (tx, rx) = oneshot::channel::<()>();
+    let stop = async move {
+        match signal {
+            Some(signal) => {
+                tokio::select! {
+                    _ = rx => {}
+                    _ = signal => {}
+                }
+            }
+            None => {
+                let _ = rx.await;
+            }
+        }
+    };
+    let task = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(stop)
+            .await
+    });
+    Ok(Running {
+        addr,
+        app,
+        shutdown: Some(tx),
+        task,
+    })
+}
+
+/// Resolves when the process is asked to stop (Ctrl-C or SIGTERM).
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = terminate => {}
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}

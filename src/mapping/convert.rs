@@ -1,0 +1,608 @@
+//! Field types: how an upstream value becomes a spec value (read) and back (write).
+//!
+//! The spec's conventions are the defaults here: most numbers are strings (`"5"`,
+//! `"12.5000"`), empty values are `null` in JSON and an empty element in XML, booleans are
+//! `1`/empty in XML. A mapping names a type per field, so an operator can change a field's
+//! rendering without a rebuild.
+
+use serde::Deserialize;
+use serde_json::{Map, Number, Value};
+
+/// The type of a mapped field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldType {
+    /// Text.
+    String,
+    /// A JSON integer.
+    Int,
+    /// An integer written as a string (`"5"`), as the original sent database values.
+    IntString,
+    /// A decimal with four places, as a string (`"12.5000"`).
+    Decimal4,
+    /// A JSON number.
+    Number,
+    /// `"1"` or `"0"`.
+    Flag,
+    /// A JSON boolean (XML: `1` or empty).
+    Bool,
+    /// True when the source is present and not empty (an array of custom options, say).
+    Nonempty,
+    /// `YYYY-MM-DD HH:MM:SS`; `null` when unset.
+    Datetime,
+    /// A media file path turned into a URL with the store's media base URL.
+    MediaUrl,
+    /// A list of scalars, as they are.
+    List,
+    /// A nested record described by `[objects.<name>]`.
+    Object,
+    /// Magento 2 tier prices with quantity 1, shown as the original's group prices.
+    GroupPrice,
+    /// Magento 2 tier prices with a quantity above 1, shown as the original's tier prices.
+    TierPrice,
+    /// Any JSON, unchanged.
+    Raw,
+}
+
+/// The JSON type Magento expects on write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UpstreamType {
+    String,
+    Int,
+    Number,
+    Bool,
+}
+
+/// Reads a number from a JSON number or a numeric string.
+pub fn as_f64(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+        Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
+        _ => None,
+    }
+}
+
+/// Reads an integer from a JSON number, a numeric string or a boolean.
+pub fn as_i64(value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(n) => n.as_i64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                .map(|f| f as i64)
+        }),
+        Value::String(s) => {
+            let s = s.trim();
+            s.parse::<i64>().ok().or_else(|| {
+                s.parse::<f64>()
+                    .ok()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                    .map(|f| f as i64)
+            })
+        }
+        Value::Bool(b) => Some(i64::from(*b)),
+        _ => None,
+    }
+}
+
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty() && s != "0" && !s.eq_ignore_ascii_case("false"),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+        Value::Null => false,
+    }
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+pub fn decimal4(f: f64) -> String {
+    format!("{f:.4}")
+}
+
+/// Magento dates are `YYYY-MM-DD HH:MM:SS` or `YYYY-MM-DD`; show them in the long form.
+fn datetime_out(value: &Value) -> Value {
+    match value {
+        Value::String(s) if s.trim().is_empty() => Value::Null,
+        Value::String(s) => {
+            let s = s.trim();
+            if s.len() == 10 && parse_date_parts(s).is_some() {
+                Value::String(format!("{s} 00:00:00"))
+            } else {
+                Value::String(s.to_owned())
+            }
+        }
+        _ => Value::Null,
+    }
+}
+
+/// The value a spec field shows for an upstream value (`None` when the source is absent).
+/// `media_base` is the store's media URL base (ending in `/`) for `MediaUrl`.
+pub fn read(ty: FieldType, source: Option<&Value>, media_base: &str) -> Value {
+    let Some(source) = source else {
+        return match ty {
+            FieldType::Nonempty => Value::Bool(false),
+            FieldType::GroupPrice | FieldType::TierPrice => Value::Array(Vec::new()),
+            _ => Value::Null,
+        };
+    };
+    match ty {
+        FieldType::String => match source {
+            Value::Array(_) | Value::Object(_) => Value::Null,
+            other => Value::String(text(other)),
+        },
+        FieldType::Int => as_i64(source)
+            .map(|i| Value::Number(i.into()))
+            .unwrap_or(Value::Null),
+        FieldType::IntString => as_i64(source)
+            .map(|i| Value::String(i.to_string()))
+            .unwrap_or(Value::Null),
+        FieldType::Decimal4 => as_f64(source)
+            .map(|f| Value::String(decimal4(f)))
+            .unwrap_or(Value::Null),
+        FieldType::Number => as_f64(source)
+            .and_then(Number::from_f64)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
+        FieldType::Flag => Value::String(if truthy(source) { "1" } else { "0" }.to_owned()),
+        FieldType::Bool | FieldType::Nonempty => Value::Bool(truthy(source)),
+        FieldType::Datetime => datetime_out(source),
+        FieldType::MediaUrl => match source {
+            Value::String(file) if !file.is_empty() && file != "no_selection" => {
+                let file = if file.starts_with('/') {
+                    file.clone()
+                } else {
+                    format!("/{file}")
+                };
+                Value::String(format!("{media_base}catalog/product{file}"))
+            }
+            _ => Value::Null,
+        },
+        FieldType::List => match source {
+            Value::Array(items) => Value::Array(items.clone()),
+            Value::Null => Value::Array(Vec::new()),
+            other => Value::Array(vec![other.clone()]),
+        },
+        FieldType::Raw => source.clone(),
+        FieldType::GroupPrice => Value::Array(tier_entries(source, true)),
+        FieldType::TierPrice => Value::Array(tier_entries(source, false)),
+        // Objects are read by the engine, field by field.
+        FieldType::Object => source.clone(),
+    }
+}
+
+/// Magento 2 keeps group prices as tier prices of quantity 1.
+fn tier_entries(source: &Value, group: bool) -> Vec<Value> {
+    let Some(list) = source.as_array() else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|entry| {
+            let qty = entry.get("qty").and_then(as_f64).unwrap_or(1.0);
+            if (qty <= 1.0) != group {
+                return None;
+            }
+            let mut out = Map::new();
+            let website = entry
+                .pointer("/extension_attributes/website_id")
+                .and_then(as_i64)
+                .unwrap_or(0);
+            out.insert("website_id".into(), Value::String(website.to_string()));
+            let group_id = entry.get("customer_group_id").and_then(as_i64).unwrap_or(0);
+            out.insert("cust_group".into(), Value::String(group_id.to_string()));
+            let price = entry.get("value").and_then(as_f64).unwrap_or(0.0);
+            out.insert("price".into(), Value::String(decimal4(price)));
+            if !group {
+                out.insert("price_qty".into(), Value::String(decimal4(qty)));
+            }
+            Some(Value::Object(out))
+        })
+        .collect()
+}
+
+/// Why a client value cannot be written. The text names the field.
+pub type WriteError = String;
+
+/// Is this client value empty (`""`, `null`, or whitespace)?
+pub fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(s) => s.trim().is_empty(),
+        _ => false,
+    }
+}
+
+/// The upstream value for a client value of a spec field.
+pub fn write(
+    ty: FieldType,
+    upstream: UpstreamType,
+    field: &str,
+    value: &Value,
+) -> Result<Value, WriteError> {
+    let invalid = || {
+        format!(
+            "Invalid value \"{}\" for attribute \"{field}\".",
+            text(value)
+        )
+    };
+    if matches!(value, Value::Array(_) | Value::Object(_))
+        && !matches!(
+            ty,
+            FieldType::List
+                | FieldType::Raw
+                | FieldType::Object
+                | FieldType::GroupPrice
+                | FieldType::TierPrice
+        )
+    {
+        return Err(invalid());
+    }
+    let normalized: Value = match ty {
+        FieldType::String => Value::String(text(value)),
+        FieldType::Int | FieldType::IntString => {
+            if is_empty(value) {
+                Value::Null
+            } else {
+                Value::Number(as_i64(value).ok_or_else(invalid)?.into())
+            }
+        }
+        FieldType::Decimal4 | FieldType::Number => {
+            if is_empty(value) {
+                Value::Null
+            } else {
+                let f = as_f64(value).ok_or_else(|| {
+                    format!("Please enter a valid number in the \"{field}\" field.")
+                })?;
+                Value::Number(Number::from_f64(f).ok_or_else(invalid)?)
+            }
+        }
+        FieldType::Flag | FieldType::Bool => match value {
+            Value::Bool(b) => Value::Bool(*b),
+            other => match as_i64(other) {
+                Some(0) => Value::Bool(false),
+                Some(1) => Value::Bool(true),
+                _ => return Err(invalid()),
+            },
+        },
+        FieldType::Datetime => {
+            if is_empty(value) {
+                Value::Null
+            } else {
+                Value::String(
+                    parse_datetime(&text(value))
+                        .ok_or_else(|| format!("Invalid date in the \"{field}\" field."))?,
+                )
+            }
+        }
+        FieldType::List => match value {
+            Value::Array(items) => Value::Array(items.clone()),
+            other => Value::Array(vec![other.clone()]),
+        },
+        FieldType::Raw | FieldType::Object => value.clone(),
+        FieldType::GroupPrice | FieldType::TierPrice => {
+            return write_tiers(ty == FieldType::GroupPrice, field, value);
+        }
+        FieldType::Nonempty | FieldType::MediaUrl => return Err(invalid()),
+    };
+    Ok(to_upstream(upstream, normalized))
+}
+
+/// Casts a normalised value to the JSON type Magento expects.
+fn to_upstream(upstream: UpstreamType, value: Value) -> Value {
+    match (upstream, &value) {
+        (_, Value::Null) => Value::Null,
+        (UpstreamType::String, Value::Bool(b)) => Value::String(if *b { "1" } else { "0" }.into()),
+        (UpstreamType::String, Value::Number(n)) => Value::String(n.to_string()),
+        (UpstreamType::Int, Value::Bool(b)) => Value::Number(i64::from(*b).into()),
+        (UpstreamType::Int, Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| n.as_f64().map(|f| f as i64))
+            .map(|i| Value::Number(i.into()))
+            .unwrap_or(value),
+        (UpstreamType::Number, Value::Bool(b)) => Value::Number(i64::from(*b).into()),
+        (UpstreamType::Bool, Value::Number(n)) => Value::Bool(n.as_f64().is_some_and(|f| f != 0.0)),
+        _ => value,
+    }
+}
+
+/// The original's group/tier price entries as Magento 2 tier prices.
+fn write_tiers(group: bool, field: &str, value: &Value) -> Result<Value, WriteError> {
+    let entries: Vec<&Value> = match value {
+        Value::Array(items) => items.iter().collect(),
+        // One entry sent as an object (XML with a single data_item reads as a list already).
+        Value::Object(_) => vec![value],
+        v if is_empty(v) => Vec::new(),
+        _ => return Err(format!("Invalid value for \"{field}\" in request.")),
+    };
+    let mut out = Vec::new();
+    for (i, entry) in entries.into_iter().enumerate() {
+        let set = format!("{field}:{i}");
+        let Value::Object(map) = entry else {
+            return Err(format!("Invalid value for \"{set}\" in request."));
+        };
+        let website = match map.get("website_id").filter(|v| !is_empty(v)) {
+            Some(v) => as_i64(v)
+                .filter(|w| *w >= 0)
+                .ok_or_else(|| format!("Invalid \"website_id\" value in the \"{set}\" set."))?,
+            None => 0,
+        };
+        let group_id = match map.get("cust_group").filter(|v| !is_empty(v)) {
+            Some(v) => as_i64(v)
+                .filter(|g| *g >= 0)
+                .ok_or_else(|| format!("Invalid \"cust_group\" value in the \"{set}\" set"))?,
+            None => 32000,
+        };
+        let price = map.get("price").filter(|v| !is_empty(v)).ok_or_else(|| {
+            format!("The \"price\" value in the \"{set}\" set is a required field.")
+        })?;
+        let price = as_f64(price).filter(|p| *p >= 0.0).ok_or_else(|| {
+            format!(
+                "Please enter a number 0 or greater in the \"price\" field in the \"{set}\" set."
+            )
+        })?;
+        let qty = if group {
+            1.0
+        } else {
+            let qty = map
+                .get("price_qty")
+                .filter(|v| !is_empty(v))
+                .ok_or_else(|| {
+                    format!("The \"price_qty\" value in the \"{set}\" set is a required field.")
+                })?;
+            as_f64(qty)
+                .filter(|q| *q > 0.0)
+                .ok_or_else(|| format!("Please enter a number greater than 0 in the \"price_qty\" field in the \"{set}\" set."))?
+        };
+        out.push(serde_json::json!({
+            "customer_group_id": group_id,
+            "qty": qty,
+            "value": price,
+            "extension_attributes": {"website_id": website},
+        }));
+    }
+    Ok(Value::Array(out))
+}
+
+fn parse_date_parts(s: &str) -> Option<(u32, u32, u32)> {
+    let (y, rest) = s.split_once('-')?;
+    let (m, d) = rest.split_once('-')?;
+    let (y, m, d) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
+    valid_date(y, m, d).then_some((y, m, d))
+}
+
+fn valid_date(y: u32, m: u32, d: u32) -> bool {
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400) => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1000..=9999).contains(&y) && d >= 1 && d <= days
+}
+
+/// Accepts the date forms the spec shows (`YYYY-MM-DD HH:MM:SS`, `YYYY-MM-DD`,
+/// `MM/DD/YYYY`, `DD.MM.YYYY`, each with an optional time) and gives Magento's form.
+pub fn parse_datetime(input: &str) -> Option<String> {
+    let input = input.trim();
+    let (date, time) = match input.split_once([' ', 'T']) {
+        Some((d, t)) => (d, Some(t.trim())),
+        None => (input, None),
+    };
+    let (y, m, d) = if date.contains('-') {
+        parse_date_parts(date)?
+    } else if let Some((m, rest)) = date.split_once('/') {
+        let (d, y) = rest.split_once('/')?;
+        (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?)
+    } else if let Some((d, rest)) = date.split_once('.') {
+        let (m, y) = rest.split_once('.')?;
+        (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?)
+    } else {
+        return None;
+    };
+    if !valid_date(y, m, d) {
+        return None;
+    }
+    let (hh, mm, ss) = match time {
+        None | Some("") => (0, 0, 0),
+        Some(t) => {
+            let t = t.trim_end_matches('Z');
+            let mut parts = t.split(':');
+            let hh: u32 = parts.next()?.parse().ok()?;
+            let mm: u32 = parts.next().unwrap_or("0").parse().ok()?;
+            let ss: u32 = parts
+                .next()
+                .unwrap_or("0")
+                .split('.')
+                .next()?
+                .parse()
+                .ok()?;
+            if parts.next().is_some() || hh > 23 || mm > 59 || ss > 59 {
+                return None;
+            }
+            (hh, mm, ss)
+        }
+    };
+    Some(format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_the_spec_conventions() {
+        assert_eq!(
+            read(FieldType::Decimal4, Some(&json!(12.5)), ""),
+            json!("12.5000")
+        );
+        assert_eq!(
+            read(FieldType::Decimal4, Some(&json!("3")), ""),
+            json!("3.0000")
+        );
+        assert_eq!(read(FieldType::IntString, Some(&json!(5)), ""), json!("5"));
+        assert_eq!(read(FieldType::Int, Some(&json!("5")), ""), json!(5));
+        assert_eq!(read(FieldType::Flag, Some(&json!(true)), ""), json!("1"));
+        assert_eq!(read(FieldType::Flag, Some(&json!("")), ""), json!("0"));
+        assert_eq!(read(FieldType::Bool, Some(&json!([1])), ""), json!(true));
+        assert_eq!(read(FieldType::Nonempty, None, ""), json!(false));
+        assert_eq!(
+            read(FieldType::Datetime, Some(&json!("2024-01-02")), ""),
+            json!("2024-01-02 00:00:00")
+        );
+        assert_eq!(read(FieldType::Datetime, Some(&json!("")), ""), Value::Null);
+        assert_eq!(
+            read(
+                FieldType::MediaUrl,
+                Some(&json!("/m/b/bag.jpg")),
+                "https://s/media/"
+            ),
+            json!("https://s/media/catalog/product/m/b/bag.jpg")
+        );
+        assert_eq!(
+            read(FieldType::MediaUrl, Some(&json!("no_selection")), "x"),
+            Value::Null
+        );
+        assert_eq!(read(FieldType::String, None, ""), Value::Null);
+        assert_eq!(
+            read(FieldType::Number, Some(&json!("9.99")), ""),
+            json!(9.99)
+        );
+    }
+
+    #[test]
+    fn tier_prices_split_into_group_and_tier() {
+        let tiers = json!([
+            {"customer_group_id": 32000, "qty": 1, "value": 9, "extension_attributes": {"website_id": 0}},
+            {"customer_group_id": 1, "qty": 5, "value": 8.5}
+        ]);
+        assert_eq!(
+            read(FieldType::GroupPrice, Some(&tiers), ""),
+            json!([{"website_id": "0", "cust_group": "32000", "price": "9.0000"}])
+        );
+        assert_eq!(
+            read(FieldType::TierPrice, Some(&tiers), ""),
+            json!([{"website_id": "0", "cust_group": "1", "price": "8.5000", "price_qty": "5.0000"}])
+        );
+        let written = write(
+            FieldType::TierPrice,
+            UpstreamType::Number,
+            "tier_price",
+            &json!([{"website_id": "0", "cust_group": "1", "price": "8.5", "price_qty": "5"}]),
+        )
+        .unwrap();
+        assert_eq!(
+            written,
+            json!([{"customer_group_id": 1, "qty": 5.0, "value": 8.5, "extension_attributes": {"website_id": 0}}])
+        );
+        let err = write(
+            FieldType::TierPrice,
+            UpstreamType::Number,
+            "tier_price",
+            &json!([{"price": "1"}]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "The \"price_qty\" value in the \"tier_price:0\" set is a required field."
+        );
+    }
+
+    #[test]
+    fn writes_convert_and_name_the_field() {
+        assert_eq!(
+            write(
+                FieldType::Decimal4,
+                UpstreamType::Number,
+                "price",
+                &json!("10.5")
+            )
+            .unwrap(),
+            json!(10.5)
+        );
+        assert_eq!(
+            write(
+                FieldType::IntString,
+                UpstreamType::String,
+                "tax_class_id",
+                &json!(2)
+            )
+            .unwrap(),
+            json!("2")
+        );
+        assert_eq!(
+            write(
+                FieldType::Flag,
+                UpstreamType::Bool,
+                "is_in_stock",
+                &json!("1")
+            )
+            .unwrap(),
+            json!(true)
+        );
+        assert_eq!(
+            write(
+                FieldType::Decimal4,
+                UpstreamType::Number,
+                "price",
+                &json!("abc")
+            )
+            .unwrap_err(),
+            "Please enter a valid number in the \"price\" field."
+        );
+        assert_eq!(
+            write(
+                FieldType::Int,
+                UpstreamType::Int,
+                "status",
+                &json!({"a": 1})
+            )
+            .unwrap_err(),
+            r#"Invalid value "{"a":1}" for attribute "status"."#
+        );
+    }
+
+    #[test]
+    fn dates_in_every_form_the_spec_shows() {
+        assert_eq!(
+            parse_datetime("2024-02-29 13:05:00").as_deref(),
+            Some("2024-02-29 13:05:00")
+        );
+        assert_eq!(
+            parse_datetime("2024-02-01").as_deref(),
+            Some("2024-02-01 00:00:00")
+        );
+        assert_eq!(
+            parse_datetime("02/15/2024").as_deref(),
+            Some("2024-02-15 00:00:00")
+        );
+        assert_eq!(
+            parse_datetime("15.02.2024").as_deref(),
+            Some("2024-02-15 00:00:00")
+        );
+        assert_eq!(
+            parse_datetime("2024-01-02T03:04:05Z").as_deref(),
+            Some("2024-01-02 03:04:05")
+        );
+        for bad in [
+            "2023-02-29",
+            "13/01/2024",
+            "tomorrow",
+            "2024-01-01 25:00:00",
+            "",
+            "1.1",
+        ] {
+            assert_eq!(parse_datetime(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! The spec's resources, one module each. A resource orchestrates: it parses and checks
+//! input, applies the policy, calls the upstream (through the cache where it may), maps the
+//! records to the caller's view and answers. The other modules do not know the resources.
+
+pub mod auth_token;
+pub mod products;
+pub mod stores;
+pub mod support;
+pub mod upstream_errors;
+
+use axum::Router;
+use axum::routing::any;
+
+use crate::app::AppState;
+
+/// Every route under `/api/rest`. Methods are dispatched inside the handlers, so that the
+/// policy (403) is checked before "method not allowed" (405), as the spec wants.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/auth/token", any(auth_token::issue))
+        .route("/products", any(products::collection))
+        .route("/products/category/{category_id}", any(products::category))
+        .route("/products/{id}", any(products::entity))
+}

@@ -1,0 +1,754 @@
+//! Products (SPEC 2.2 and 4.2): lists, single products and category lists in the Admin and
+//! the Customer/Guest views; create (simple only), partial update and delete for Admin.
+//!
+//! Reads assemble one source record per product, `{"product": <Magento product>, "render":
+//! <products-render-info entry>}`, and let the product mapping pick the fields of the
+//! caller's view. Shoppers (Customer, Guest) only see enabled products that are visible
+//! individually. Every read goes through the cache; every write invalidates what it touched
+//! before answering, so the next read, by anyone, sees it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderMap, Method, Uri};
+use serde_json::{Map, Value, json};
+
+use crate::app::AppState;
+use crate::auth::{Operation, Route, UserType, authorize};
+use crate::cache::{self, Fetched};
+use crate::http::body::decode;
+use crate::http::query::{Condition, ListParams, SortDir};
+use crate::http::{ApiError, Doc, Format, created, empty_ok, msg};
+use crate::mapping::convert::{as_f64, as_i64, is_empty};
+use crate::mapping::{Field, ResourceMapping};
+use crate::upstream::catalog::SearchResult;
+use crate::upstream::{Direction, Scope, SearchCriteria, UpstreamError};
+
+use super::support::{Caller, cached, json, parse_id, record};
+use super::{stores, upstream_errors};
+
+/// Tag of every product list: any product write changes some list.
+pub const LISTS: &str = "pl";
+
+pub fn tag_product(id: u64) -> String {
+    format!("p:{id}")
+}
+pub fn tag_sku(sku: &str) -> String {
+    format!("s:{sku}")
+}
+fn tag_category(id: u64) -> String {
+    format!("c:{id}")
+}
+
+/// Types Magento knows; only `simple` may be created here (SPEC 2.2).
+const PRODUCT_TYPES: &[&str] = &[
+    "simple",
+    "virtual",
+    "configurable",
+    "bundle",
+    "grouped",
+    "downloadable",
+];
+
+// ---------------------------------------------------------------------------------------
+// Routes
+// ---------------------------------------------------------------------------------------
+
+/// `/products`: list (also `?category_id=N`) and create.
+pub async fn collection(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let params = ListParams::parse(uri.query())?;
+    if (method == Method::GET || method == Method::HEAD)
+        && let Some(category) = params.category_id.clone()
+    {
+        authorize(Route::CategoryProducts, &method, caller.principal)?;
+        return category_list(app, caller, &headers, &category, params).await;
+    }
+    match authorize(Route::Products, &method, caller.principal)? {
+        Operation::Retrieve => list(app, caller, &headers, params).await,
+        Operation::Create => create(app, &headers, body).await,
+        op => Err(ApiError::internal().with_cause(format!("{op:?} is not served on /products"))),
+    }
+}
+
+/// `/products/:id`, and the spec's literal `/products/category_id=:id`.
+pub async fn entity(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path(id): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    if let Some(category) = id.strip_prefix("category_id=") {
+        authorize(Route::CategoryProducts, &method, caller.principal)?;
+        let params = ListParams::parse(uri.query())?;
+        return category_list(app, caller, &headers, category, params).await;
+    }
+    match authorize(Route::Product, &method, caller.principal)? {
+        Operation::Retrieve => get_one(app, caller, &headers, &id).await,
+        Operation::Update => update(app, &headers, &id, body).await,
+        Operation::Delete => delete(app, &id).await,
+        Operation::Create => Err(ApiError::not_implemented()),
+    }
+}
+
+/// `/products/category/:category_id`, the original's path form.
+pub async fn category(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path(category): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    authorize(Route::CategoryProducts, &method, caller.principal)?;
+    let params = ListParams::parse(uri.query())?;
+    category_list(app, caller, &headers, &category, params).await
+}
+
+// ---------------------------------------------------------------------------------------
+// Records
+// ---------------------------------------------------------------------------------------
+
+/// The SKU of a product id (Magento 2 addresses products by SKU). 404 when there is none.
+pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
+    let magento = app.magento.clone();
+    let (entry, _) = app
+        .cache
+        .get_or_fetch(&format!("r|sku|{id}"), move || async move {
+            let found = magento
+                .skus_of(&[id])
+                .await
+                .map_err(upstream_errors::to_api)?;
+            let sku = found
+                .into_iter()
+                .find(|pair| pair.id == id)
+                .map(|pair| pair.sku)
+                .ok_or_else(ApiError::not_found)?;
+            let tags = vec![tag_product(id), tag_sku(&sku)];
+            Ok::<_, ApiError>(Fetched::new(cache::Value::Text(sku.into()), tags))
+        })
+        .await?;
+    match &entry.value {
+        cache::Value::Text(sku) => Ok(sku.clone()),
+        _ => Err(ApiError::internal().with_cause("sku entry holds no text")),
+    }
+}
+
+/// A product as Magento returns it by SKU (with its stock item), through the cache.
+pub async fn product_record(app: &AppState, id: u64, sku: &str) -> Result<Value, ApiError> {
+    let magento = app.magento.clone();
+    let owned = sku.to_owned();
+    let bytes = record(
+        app,
+        format!("r|prod|{}|{sku}", magento.default_store()),
+        move || async move {
+            let bytes = magento.product(Scope::Default, &owned).await?;
+            Ok((bytes, vec![tag_product(id), tag_sku(&owned)]))
+        },
+    )
+    .await?;
+    json(&bytes)
+}
+
+/// The shopper-facing rendering of one product (prices with tax, salability, URLs), or
+/// `null` when Magento does not show it in the store.
+async fn render_record(
+    app: &AppState,
+    id: u64,
+    store_id: u64,
+    currency: &str,
+) -> Result<Value, ApiError> {
+    let magento = app.magento.clone();
+    let currency = currency.to_owned();
+    let bytes = record(
+        app,
+        format!("r|render|{store_id}|{id}"),
+        move || async move {
+            let criteria = SearchCriteria::new().filter("entity_id", id.to_string(), "eq");
+            let bytes = magento.render_info(store_id, &currency, &criteria).await?;
+            let items: RenderItems = crate::upstream::parse(&bytes)?;
+            let item = items.items.into_iter().next().unwrap_or(Value::Null);
+            Ok((
+                Bytes::from(serde_json::to_vec(&item).unwrap_or_default()),
+                vec![tag_product(id)],
+            ))
+        },
+    )
+    .await?;
+    json(&bytes)
+}
+
+#[derive(serde::Deserialize)]
+struct RenderItems {
+    #[serde(default)]
+    items: Vec<Value>,
+}
+
+/// Render entries for a page of products, by id.
+async fn render_many(
+    app: &AppState,
+    ids: &[u64],
+    store_id: u64,
+    currency: &str,
+) -> Result<HashMap<u64, Value>, ApiError> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    let criteria = SearchCriteria::new()
+        .filter("entity_id", list, "in")
+        .page(ids.len() as u32, 1);
+    let bytes = app
+        .magento
+        .render_info(store_id, currency, &criteria)
+        .await
+        .map_err(upstream_errors::to_api)?;
+    let items: RenderItems = crate::upstream::parse(&bytes).map_err(upstream_errors::to_api)?;
+    Ok(items
+        .items
+        .into_iter()
+        .filter_map(|item| Some((item.get("id").and_then(as_i64)? as u64, item)))
+        .collect())
+}
+
+fn product_id(product: &Value) -> Option<u64> {
+    product
+        .get("id")
+        .and_then(as_i64)
+        .filter(|&id| id > 0)
+        .map(|id| id as u64)
+}
+
+/// What a shopper may see: enabled and visible in the catalog or search.
+fn shopper_visible(product: &Value) -> bool {
+    let status = product.get("status").and_then(as_i64).unwrap_or(0);
+    let visibility = product.get("visibility").and_then(as_i64).unwrap_or(1);
+    status == 1 && visibility != 1
+}
+
+fn shopper_filters(criteria: SearchCriteria) -> SearchCriteria {
+    criteria
+        .filter("status", "1", "eq")
+        .filter("visibility", "2,3,4", "in")
+}
+
+// ---------------------------------------------------------------------------------------
+// Reads
+// ---------------------------------------------------------------------------------------
+
+async fn get_one(
+    app: AppState,
+    caller: Caller,
+    headers: &HeaderMap,
+    id: &str,
+) -> Result<Response, ApiError> {
+    let id = parse_id(id)?;
+    let user = caller.user_type();
+    let state = app.clone();
+    cached(
+        &app,
+        caller,
+        headers,
+        &format!("p/{id}"),
+        move || async move {
+            let app = state;
+            let sku = sku_of(&app, id).await?;
+            let product = product_record(&app, id, &sku).await?;
+            let store = stores::config(&app, app.magento.default_store()).await?;
+            let mut source = json!({ "product": product });
+            if user != UserType::Admin {
+                if !shopper_visible(&source["product"]) {
+                    return Err(ApiError::not_found());
+                }
+                source["render"] =
+                    render_record(&app, id, store.id, &store.base_currency_code).await?;
+            }
+            let fields = app.mappings.get("product").view(user, "single");
+            let record = ResourceMapping::render(&fields, &source, &store.base_media_url);
+            Ok((
+                Doc::new(Value::Object(record)),
+                vec![tag_product(id), tag_sku(&sku), "stores".into()],
+            ))
+        },
+    )
+    .await
+}
+
+/// Translates the original's list parameters into Magento search criteria, allowing only
+/// the fields of the caller's view.
+fn criteria_for(
+    fields: &[Field],
+    params: &ListParams,
+    mut criteria: SearchCriteria,
+) -> Result<SearchCriteria, ApiError> {
+    let searchable = |name: &str| {
+        fields
+            .iter()
+            .find(|f| f.name == name)
+            .and_then(Field::search_field)
+    };
+    if let Some(order) = &params.order {
+        let field = searchable(order).ok_or_else(|| ApiError::bad_request(msg::ORDERING))?;
+        let direction = if params.dir == SortDir::Asc {
+            Direction::Asc
+        } else {
+            Direction::Desc
+        };
+        criteria = criteria.sort(&field, direction);
+    }
+    for filter in &params.filters {
+        let field =
+            searchable(&filter.attribute).ok_or_else(|| ApiError::bad_request(msg::FILTERING))?;
+        criteria = match &filter.condition {
+            Condition::Eq(v) => criteria.filter(&field, v.clone(), "eq"),
+            Condition::Neq(v) => criteria.filter(&field, v.clone(), "neq"),
+            Condition::Like(v) => criteria.filter(&field, v.clone(), "like"),
+            Condition::NotLike(v) => criteria.filter(&field, v.clone(), "nlike"),
+            Condition::In(vs) => criteria.filter(&field, vs.join(","), "in"),
+            Condition::NotIn(vs) => criteria.filter(&field, vs.join(","), "nin"),
+            Condition::Gt(v) => criteria.filter(&field, v.clone(), "gt"),
+            Condition::Lt(v) => criteria.filter(&field, v.clone(), "lt"),
+            Condition::Gteq(v) => criteria.filter(&field, v.clone(), "gteq"),
+            Condition::Lteq(v) => criteria.filter(&field, v.clone(), "lteq"),
+            Condition::FindInSet(v) => criteria.filter(&field, v.clone(), "finset"),
+            Condition::Null => criteria.filter(&field, "", "null"),
+            Condition::NotNull => criteria.filter(&field, "", "notnull"),
+            Condition::Range { from, to } => {
+                let mut c = criteria;
+                if let Some(from) = from {
+                    c = c.filter(&field, from.clone(), "gteq");
+                }
+                if let Some(to) = to {
+                    c = c.filter(&field, to.clone(), "lteq");
+                }
+                c
+            }
+        };
+    }
+    Ok(criteria)
+}
+
+async fn list(
+    app: AppState,
+    caller: Caller,
+    headers: &HeaderMap,
+    params: ListParams,
+) -> Result<Response, ApiError> {
+    let user = caller.user_type();
+    let fields = app.mappings.get("product").view(user, "list");
+    // Check the parameters before anything is cached or fetched.
+    criteria_for(&fields, &params, SearchCriteria::new())?;
+    let state = app.clone();
+    let logical = format!("pl?{}", params.canonical());
+    cached(&app, caller, headers, &logical, move || async move {
+        let app = state;
+        let mut criteria = criteria_for(&fields, &params, SearchCriteria::new())?;
+        if user != UserType::Admin {
+            criteria = shopper_filters(criteria);
+        }
+        let criteria = criteria.page(params.limit, params.page);
+        let bytes = app
+            .magento
+            .search_products(Scope::Default, &criteria)
+            .await
+            .map_err(upstream_errors::to_api)?;
+        let result: SearchResult<Value> =
+            crate::upstream::parse(&bytes).map_err(upstream_errors::to_api)?;
+        // Magento repeats the last page past the end; the original did too, and clients
+        // paging until an empty page never stopped. Past the end is empty here.
+        let items = if params.offset() >= result.total_count {
+            Vec::new()
+        } else {
+            result.items
+        };
+        let store = stores::config(&app, app.magento.default_store()).await?;
+        let ids: Vec<u64> = items.iter().filter_map(product_id).collect();
+        let renders = if user == UserType::Admin {
+            HashMap::new()
+        } else {
+            render_many(&app, &ids, store.id, &store.base_currency_code).await?
+        };
+        let mut out = Map::new();
+        let mut tags = vec![LISTS.to_owned(), "stores".to_owned()];
+        for product in items {
+            let Some(id) = product_id(&product) else {
+                continue;
+            };
+            let render = renders.get(&id).cloned().unwrap_or(Value::Null);
+            let source = json!({ "product": product, "render": render });
+            out.insert(
+                id.to_string(),
+                Value::Object(ResourceMapping::render(
+                    &fields,
+                    &source,
+                    &store.base_media_url,
+                )),
+            );
+            tags.push(tag_product(id));
+        }
+        Ok((Doc::keyed_list(Value::Object(out)), tags))
+    })
+    .await
+}
+
+/// Products of a category, ordered by their position in it (SPEC 4.2). Page, limit and
+/// filters apply; the order is the category's.
+async fn category_list(
+    app: AppState,
+    caller: Caller,
+    headers: &HeaderMap,
+    category: &str,
+    params: ListParams,
+) -> Result<Response, ApiError> {
+    let category_id: u64 = category
+        .parse()
+        .ok()
+        .filter(|&id| id > 0)
+        .ok_or_else(|| ApiError::bad_request("Category not found."))?;
+    let user = caller.user_type();
+    let fields = app.mappings.get("product").view(user, "category");
+    criteria_for(&fields, &params, SearchCriteria::new())?;
+    let state = app.clone();
+    let logical = format!("c/{category_id}?{}", params.canonical());
+    cached(&app, caller, headers, &logical, move || async move {
+        let app = state;
+        let mut links = app
+            .magento
+            .category_products(category_id)
+            .await
+            .map_err(|e| match e {
+                UpstreamError::Status { status: 404, .. } => {
+                    ApiError::bad_request("Category not found.")
+                }
+                other => upstream_errors::to_api(other),
+            })?;
+        links.sort_by_key(|link| link.position);
+        let position: HashMap<&str, usize> = links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.sku.as_str(), i))
+            .collect();
+        let skus: Vec<&str> = links.iter().map(|l| l.sku.as_str()).collect();
+        let filtered = user != UserType::Admin || !params.filters.is_empty();
+        // Only products that pass the filters (and, for shoppers, are visible) count
+        // towards pages, so the filter must see every product of the category.
+        let candidates: Vec<&str> = if filtered {
+            skus.clone()
+        } else {
+            let start = (params.offset() as usize).min(skus.len());
+            let end = (start + params.limit as usize).min(skus.len());
+            skus[start..end].to_vec()
+        };
+        let mut found: Vec<Value> = Vec::new();
+        for chunk in candidates.chunks(crate::upstream::search::MAX_PAGE_SIZE as usize) {
+            let mut criteria = criteria_for(&fields, &params, SearchCriteria::new())?.filter(
+                "sku",
+                chunk.join(","),
+                "in",
+            );
+            if user != UserType::Admin {
+                criteria = shopper_filters(criteria);
+            }
+            let criteria = criteria.page(chunk.len() as u32, 1);
+            let bytes = app
+                .magento
+                .search_products(Scope::Default, &criteria)
+                .await
+                .map_err(upstream_errors::to_api)?;
+            let result: SearchResult<Value> =
+                crate::upstream::parse(&bytes).map_err(upstream_errors::to_api)?;
+            found.extend(result.items);
+        }
+        found.sort_by_key(|p| {
+            p.get("sku")
+                .and_then(Value::as_str)
+                .and_then(|s| position.get(s).copied())
+                .unwrap_or(usize::MAX)
+        });
+        let page: Vec<Value> = if filtered {
+            found
+                .into_iter()
+                .skip(params.offset() as usize)
+                .take(params.limit as usize)
+                .collect()
+        } else {
+            found
+        };
+        let store = stores::config(&app, app.magento.default_store()).await?;
+        let mut out = Vec::new();
+        let mut tags = vec![LISTS.to_owned(), tag_category(category_id)];
+        for product in page {
+            if let Some(id) = product_id(&product) {
+                tags.push(tag_product(id));
+            }
+            let source = json!({ "product": product });
+            out.push(Value::Object(ResourceMapping::render(
+                &fields,
+                &source,
+                &store.base_media_url,
+            )));
+        }
+        Ok((Doc::new(Value::Array(out)), tags))
+    })
+    .await
+}
+
+// ---------------------------------------------------------------------------------------
+// Writes
+// ---------------------------------------------------------------------------------------
+
+/// The body of a product write as an object.
+async fn object_body(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+) -> Result<Map<String, Value>, ApiError> {
+    match decode(headers, body, Format::Json, limit).await? {
+        Value::Object(map) => Ok(map),
+        // A list is a multi-create, which the original never implemented.
+        _ => Err(ApiError::not_implemented()),
+    }
+}
+
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.trim().to_owned(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Checks of values that the mapping's type conversion does not cover, with the
+/// original's messages.
+fn check_values(input: &Map<String, Value>, errors: &mut Vec<String>) {
+    if let Some(sku) = input.get("sku")
+        && text_of(sku).chars().count() > 64
+    {
+        errors.push("SKU length should be 64 characters maximum.".into());
+    }
+    for (field, allowed) in [("status", &[1, 2][..]), ("visibility", &[1, 2, 3, 4][..])] {
+        if let Some(value) = input.get(field).filter(|v| !is_empty(v))
+            && !as_i64(value).is_some_and(|v| allowed.contains(&v))
+        {
+            errors.push(format!(
+                "Invalid value \"{}\" for attribute \"{field}\".",
+                text_of(value)
+            ));
+        }
+    }
+    for field in ["price", "special_price", "weight", "msrp"] {
+        if let Some(value) = input.get(field).filter(|v| !is_empty(v))
+            && as_f64(value).is_some_and(|v| v < 0.0)
+        {
+            errors.push(format!(
+                "Please enter a number 0 or greater in the \"{field}\" field."
+            ));
+        }
+    }
+}
+
+async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Response, ApiError> {
+    let input = object_body(headers, body, app.config.body_limit).await?;
+    let mapping = app.mappings.get("product");
+
+    // The original stops at the first of these.
+    let type_id = match input.get("type_id") {
+        None => {
+            return Err(ApiError::validation(vec![
+                "Missing \"type_id\" in request.".into(),
+            ]));
+        }
+        Some(v) => text_of(v),
+    };
+    if !PRODUCT_TYPES.contains(&type_id.as_str()) {
+        return Err(ApiError::validation(vec!["Invalid product type.".into()]));
+    }
+    if type_id != "simple" {
+        return Err(ApiError::new(
+            http::StatusCode::METHOD_NOT_ALLOWED,
+            format!("Creation of products with type '{type_id}' is not implemented"),
+        ));
+    }
+    match input.get("attribute_set_id") {
+        None => {
+            return Err(ApiError::validation(vec![
+                "Missing \"attribute_set_id\" in request.".into(),
+            ]));
+        }
+        Some(v) if as_i64(v).is_none_or(|id| id <= 0) => {
+            return Err(ApiError::validation(vec!["Invalid attribute set.".into()]));
+        }
+        Some(_) => {}
+    }
+
+    let mut errors = Vec::new();
+    for field in mapping.view(UserType::Admin, "required").iter() {
+        match input.get(&field.name) {
+            None => errors.push(format!("Missing \"{}\" in request.", field.name)),
+            Some(v) if is_empty(v) => {
+                errors.push(format!("Empty value for \"{}\" in request.", field.name))
+            }
+            Some(_) => {}
+        }
+    }
+    check_values(&input, &mut errors);
+    let mut root = json!({ "product": {} });
+    let write_fields = mapping.view(UserType::Admin, "write");
+    if let Err(mut conversion) = ResourceMapping::write(&write_fields, &input, &mut root) {
+        errors.append(&mut conversion);
+    }
+    if !errors.is_empty() {
+        errors.dedup();
+        return Err(ApiError::validation(errors));
+    }
+    let sku = text_of(&input["sku"]);
+
+    // Magento's POST updates an existing SKU. Refuse instead of overwriting, and make
+    // concurrent creates of one SKU through this instance take turns.
+    let lock = app
+        .create_locks
+        .get_with(sku.clone(), || Arc::new(tokio::sync::Mutex::new(())));
+    let _turn = lock.lock().await;
+    match app.magento.product(Scope::Default, &sku).await {
+        Ok(_) => {
+            return Err(ApiError::validation(vec![
+                "The value of attribute \"sku\" must be unique.".into(),
+            ]));
+        }
+        Err(e) if e.is_not_found() => {}
+        Err(e) => return Err(upstream_errors::to_api(e)),
+    }
+
+    let website = stores::default_website(&app).await?;
+    let product = &mut root["product"];
+    product["sku"] = Value::String(sku.clone());
+    product["type_id"] = Value::String(type_id);
+    product["extension_attributes"]["website_ids"] = json!([website]);
+    let saved = app
+        .magento
+        .create_product(root["product"].take())
+        .await
+        .map_err(upstream_errors::to_api)?;
+    let id = product_id(&saved)
+        .ok_or_else(|| ApiError::bad_gateway().with_cause("created product has no id"))?;
+    app.cache
+        .invalidate(&[LISTS.to_owned(), tag_product(id), tag_sku(&sku)]);
+    Ok(created(&format!("/api/rest/products/{id}")))
+}
+
+async fn update(
+    app: AppState,
+    headers: &HeaderMap,
+    id: &str,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let id = parse_id(id)?;
+    let mut input = match decode(headers, body, Format::Json, app.config.body_limit).await? {
+        Value::Object(map) => map,
+        _ => return Err(ApiError::request_data_invalid()),
+    };
+    let sku = sku_of(&app, id).await?;
+    // The original ignores these on update; the type and set of a product stay.
+    input.remove("type_id");
+    input.remove("attribute_set_id");
+    if let Some(new_sku) = input.get("sku") {
+        if text_of(new_sku) != *sku {
+            return Err(ApiError::validation(vec![
+                "Changing the SKU of a product is not supported; create a new product instead."
+                    .into(),
+            ]));
+        }
+        input.remove("sku");
+    }
+    let mapping = app.mappings.get("product");
+    let mut errors = Vec::new();
+    for field in mapping.view(UserType::Admin, "required").iter() {
+        if input.get(&field.name).is_some_and(is_empty) {
+            errors.push(format!("Empty value for \"{}\" in request.", field.name));
+        }
+    }
+    check_values(&input, &mut errors);
+    let mut root = json!({ "product": {} });
+    let written =
+        match ResourceMapping::write(&mapping.view(UserType::Admin, "write"), &input, &mut root) {
+            Ok(written) => written,
+            Err(mut conversion) => {
+                errors.append(&mut conversion);
+                Vec::new()
+            }
+        };
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    if written.is_empty() {
+        return Err(ApiError::request_data_invalid());
+    }
+
+    // Magento replaces arrays it is sent: group and tier prices share `tier_prices`, so
+    // keep the kind the client did not send.
+    let group = written.iter().any(|w| w == "group_price");
+    let tier = written.iter().any(|w| w == "tier_price");
+    if group != tier {
+        let current = app
+            .magento
+            .product(Scope::Default, &sku)
+            .await
+            .map_err(upstream_errors::to_api)?;
+        let current = json(&current)?;
+        let keep: Vec<Value> = current
+            .get("tier_prices")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter(|entry| {
+                        let qty = entry.get("qty").and_then(as_f64).unwrap_or(1.0);
+                        // Sent group prices: keep the quantity tiers, and the other way round.
+                        if group { qty > 1.0 } else { qty <= 1.0 }
+                    })
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(list) = root["product"]["tier_prices"].as_array_mut() {
+            list.extend(keep);
+        }
+    }
+
+    root["product"]["sku"] = Value::String(sku.to_string());
+    let result = app
+        .magento
+        .update_product(Scope::All, &sku, root["product"].take())
+        .await;
+    // Whatever happened, what we had cached about this product is suspect now.
+    app.cache
+        .invalidate(&[LISTS.to_owned(), tag_product(id), tag_sku(&sku)]);
+    result.map_err(upstream_errors::to_api)?;
+    Ok(empty_ok())
+}
+
+async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
+    let id = parse_id(id)?;
+    let sku = sku_of(&app, id).await?;
+    let result = app.magento.delete_product(&sku).await;
+    app.cache.invalidate(&[
+        LISTS.to_owned(),
+        tag_product(id),
+        tag_sku(&sku),
+        format!("i:{id}"),
+    ]);
+    result.map_err(upstream_errors::to_api)?;
+    Ok(empty_ok())
+}

@@ -1,0 +1,254 @@
+//! The Magento 2 REST client: the only code that talks to the back end.
+//!
+//! One pooled `reqwest::Client`; a deadline on every call; the integration token attached
+//! here and nowhere else (marked sensitive, never logged); idempotent reads retried once on
+//! a connection error or a 502/503/504; writes never retried. It knows Magento's paths,
+//! store scopes and error bodies, and nothing of the client-facing protocol: no XML, no spec
+//! messages. Keeping every call behind [`Magento::call`] is what makes recording and
+//! replaying upstream traffic a single layer later.
+
+pub mod catalog;
+pub mod customers;
+pub mod error;
+pub mod search;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use error::{M2Error, UpstreamError};
+pub use search::{Direction, SearchCriteria};
+
+/// Which store scope a call runs in (`/rest/<scope>/V1/...`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// The configured default store view: reads.
+    Default,
+    /// A store view by code: store-specific reads and writes.
+    Store(&'a str),
+    /// Admin scope: writes of default (global) values. Magento refuses GETs here.
+    All,
+}
+
+/// Characters left as they are in a path segment: RFC 3986 unreserved.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// Encodes one path segment (a SKU may hold `/`, spaces, anything).
+pub fn segment(value: &str) -> String {
+    utf8_percent_encode(value, SEGMENT).to_string()
+}
+
+#[derive(Debug, Clone)]
+pub struct Magento {
+    http: reqwest::Client,
+    base: String,
+    authorization: HeaderValue,
+    timeout: Duration,
+    default_store: String,
+}
+
+impl Magento {
+    /// `base` is the store's URL without trailing slash; `token` an integration token.
+    pub fn new(
+        base: &str,
+        token: &str,
+        timeout: Duration,
+        default_store: &str,
+    ) -> Result<Magento, String> {
+        // reqwest is built without a bundled crypto provider; install ring's once.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(256)
+            .pool_idle_timeout(Duration::from_secs(60))
+            .tcp_nodelay(true)
+            .connect_timeout(timeout.min(Duration::from_secs(3)))
+            .user_agent(concat!("storegate/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let mut authorization =
+            HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+                "STOREGATE_UPSTREAM_TOKEN holds characters not allowed in a header".to_owned()
+            })?;
+        authorization.set_sensitive(true);
+        Ok(Magento {
+            http,
+            base: base.trim_end_matches('/').to_owned(),
+            authorization,
+            timeout,
+            default_store: default_store.to_owned(),
+        })
+    }
+
+    pub fn default_store(&self) -> &str {
+        &self.default_store
+    }
+
+    fn url(&self, scope: Scope<'_>, path: &str) -> String {
+        let scope = match scope {
+            Scope::Default => self.default_store.as_str(),
+            Scope::Store(code) => code,
+            Scope::All => "all",
+        };
+        format!("{}/rest/{}{}", self.base, scope, path)
+    }
+
+    /// One call. `path` starts with `/V1/` and has its segments already encoded.
+    pub async fn call(
+        &self,
+        method: Method,
+        scope: Scope<'_>,
+        path: &str,
+        query: &[(String, String)],
+        body: Option<&Value>,
+    ) -> Result<Bytes, UpstreamError> {
+        let idempotent = method == Method::GET;
+        let first = self
+            .call_once(
+                method.clone(),
+                scope,
+                path,
+                query,
+                body,
+                &self.authorization,
+            )
+            .await;
+        match first {
+            Err(error) if idempotent && error.is_transient() => {
+                tracing::debug!(%error, path, "retrying an upstream read once");
+                self.call_once(method, scope, path, query, body, &self.authorization)
+                    .await
+            }
+            other => other,
+        }
+    }
+
+    /// A call made with someone else's credentials (a customer's Magento token), never
+    /// retried.
+    pub async fn call_as(
+        &self,
+        method: Method,
+        scope: Scope<'_>,
+        path: &str,
+        authorization: HeaderValue,
+    ) -> Result<Bytes, UpstreamError> {
+        self.call_once(method, scope, path, &[], None, &authorization)
+            .await
+    }
+
+    async fn call_once(
+        &self,
+        method: Method,
+        scope: Scope<'_>,
+        path: &str,
+        query: &[(String, String)],
+        body: Option<&Value>,
+        authorization: &HeaderValue,
+    ) -> Result<Bytes, UpstreamError> {
+        let mut url = self.url(scope, path);
+        if !query.is_empty() {
+            url.push('?');
+            url.push_str(
+                &form_urlencoded::Serializer::new(String::new())
+                    .extend_pairs(query.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                    .finish(),
+            );
+        }
+        let mut request = self
+            .http
+            .request(method, url)
+            .timeout(self.timeout)
+            .header(http::header::AUTHORIZATION, authorization.clone())
+            .header(http::header::ACCEPT, "application/json");
+        if let Some(body) = body {
+            let bytes =
+                serde_json::to_vec(body).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
+            request = request
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(bytes);
+        }
+        let response = request.send().await.map_err(classify)?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(classify)?;
+        if status.is_success() {
+            Ok(bytes)
+        } else {
+            Err(UpstreamError::Status {
+                status: status.as_u16(),
+                error: M2Error::parse(&bytes),
+            })
+        }
+    }
+
+    pub async fn get(
+        &self,
+        scope: Scope<'_>,
+        path: &str,
+        query: &[(String, String)],
+    ) -> Result<Bytes, UpstreamError> {
+        self.call(Method::GET, scope, path, query, None).await
+    }
+
+    pub async fn get_json<T: DeserializeOwned>(
+        &self,
+        scope: Scope<'_>,
+        path: &str,
+        query: &[(String, String)],
+    ) -> Result<T, UpstreamError> {
+        parse(&self.get(scope, path, query).await?)
+    }
+
+    pub async fn send_json<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        scope: Scope<'_>,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<T, UpstreamError> {
+        parse(&self.call(method, scope, path, &[], body).await?)
+    }
+
+    /// Is the back end answering at all? Uses an anonymous, cheap call.
+    pub async fn ping(&self) -> Result<(), UpstreamError> {
+        self.get(Scope::Default, "/V1/store/storeViews", &[])
+            .await
+            .map(|_| ())
+    }
+}
+
+/// Parses a JSON answer; a body that is not what we expect is a protocol error, not a panic.
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, UpstreamError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| UpstreamError::Protocol(format!("unexpected body: {e}")))
+}
+
+fn classify(error: reqwest::Error) -> UpstreamError {
+    if error.is_timeout() {
+        UpstreamError::Timeout
+    } else if error.is_connect() || error.is_request() {
+        // The URL (with the store's host) is part of reqwest's message; never the token.
+        UpstreamError::Connect(error.without_url().to_string())
+    } else if error.is_body() || error.is_decode() {
+        UpstreamError::Protocol(error.without_url().to_string())
+    } else {
+        UpstreamError::Connect(error.without_url().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_are_encoded() {
+        assert_eq!(segment("24-MB01"), "24-MB01");
+        assert_eq!(segment("a/b c?d"), "a%2Fb%20c%3Fd");
+    }
+}
