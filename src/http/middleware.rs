@@ -3,7 +3,8 @@
 //!
 //! Handlers read the negotiated [`Format`] from the request's extensions and return
 //! [`ApiError`]s without knowing it; this layer turns the parked error into the body. It also
-//! refuses HTTP methods the API does not have, before routing, as the original did.
+//! refuses HTTP methods the API does not have and versions other than 1, before routing,
+//! as the original did.
 
 use axum::extract::Request;
 use axum::middleware::Next;
@@ -27,9 +28,30 @@ pub async fn negotiate(mut request: Request, next: Next) -> Response {
     ) {
         return finish(format, ApiError::invalid_method().into_response());
     }
+    if let Err(error) = check_version(request.headers()) {
+        return finish(format, error.into_response());
+    }
     request.extensions_mut().insert(format);
     let response = next.run(request).await;
     finish(format, response)
+}
+
+/// SPEC 9: every resource is version 1. A `Version` header may say so; anything else is
+/// refused rather than silently served by another version.
+fn check_version(headers: &http::HeaderMap) -> Result<(), ApiError> {
+    let Some(value) = headers.get("version") else {
+        return Ok(());
+    };
+    let text = String::from_utf8_lossy(value.as_bytes());
+    if text.trim() == "1" {
+        Ok(())
+    } else {
+        // Echo at most a short, printable prefix of what was sent.
+        let shown: String = text.chars().filter(|c| !c.is_control()).take(32).collect();
+        Err(ApiError::bad_request(format!(
+            "Invalid version \"{shown}\" requested."
+        )))
+    }
 }
 
 /// Renders a parked error, if the response carries one.
@@ -53,7 +75,10 @@ pub fn finish(format: Format, mut response: Response) -> Response {
         );
     }
     *response.body_mut() = axum::body::Body::from(render_error(format, &error));
-    response.headers_mut().insert(
+    let headers = response.headers_mut();
+    // A length computed for the empty placeholder body would now be wrong.
+    headers.remove(http::header::CONTENT_LENGTH);
+    headers.insert(
         CONTENT_TYPE,
         HeaderValue::from_static(format.content_type()),
     );

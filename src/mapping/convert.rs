@@ -105,6 +105,17 @@ fn text(value: &Value) -> String {
     }
 }
 
+/// A JSON number, integral when the value is.
+pub fn number(f: f64) -> Value {
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        Value::Number((f as i64).into())
+    } else {
+        Number::from_f64(f)
+            .map(Value::Number)
+            .unwrap_or(Value::Null)
+    }
+}
+
 pub fn decimal4(f: f64) -> String {
     format!("{f:.4}")
 }
@@ -149,10 +160,11 @@ pub fn read(ty: FieldType, source: Option<&Value>, media_base: &str) -> Value {
         FieldType::Decimal4 => as_f64(source)
             .map(|f| Value::String(decimal4(f)))
             .unwrap_or(Value::Null),
-        FieldType::Number => as_f64(source)
-            .and_then(Number::from_f64)
-            .map(Value::Number)
-            .unwrap_or(Value::Null),
+        FieldType::Number => match source {
+            // Keep Magento's own number as it is (34 stays 34, not 34.0).
+            Value::Number(n) => Value::Number(n.clone()),
+            other => as_f64(other).map(number).unwrap_or(Value::Null),
+        },
         FieldType::Flag => Value::String(if truthy(source) { "1" } else { "0" }.to_owned()),
         FieldType::Bool | FieldType::Nonempty => Value::Bool(truthy(source)),
         FieldType::Datetime => datetime_out(source),

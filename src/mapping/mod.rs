@@ -166,7 +166,16 @@ impl ResourceMapping {
                 continue;
             };
             match write_field(field, value) {
-                Ok(converted) => {
+                Ok(mut converted) => {
+                    // Group and tier prices share one upstream list: add to it.
+                    if matches!(field.ty, FieldType::GroupPrice | FieldType::TierPrice)
+                        && let (Some(Value::Array(existing)), Value::Array(new)) =
+                            (field.source.get(root), &mut converted)
+                    {
+                        let mut merged = existing.clone();
+                        merged.append(new);
+                        converted = Value::Array(merged);
+                    }
                     field.source.set(root, converted);
                     written.push(field.name.clone());
                 }

@@ -100,7 +100,8 @@ fn respond(
         *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
         return response;
     };
-    let max_age = app.cache.remaining(entry).as_secs();
+    // Rounded up: an entry stored a moment ago is good for the whole TTL.
+    let max_age = app.cache.remaining(entry).as_millis().div_ceil(1000);
     let cache_control = match caller.user_type() {
         UserType::Guest => format!("public, max-age={max_age}"),
         _ => format!("private, max-age={max_age}"),

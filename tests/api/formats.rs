@@ -1,0 +1,237 @@
+//! Formats, statuses and errors of DESIGN.md §1 that hold for every resource.
+
+use serde_json::json;
+
+use crate::helpers::*;
+
+async fn gateway() -> Gateway {
+    let gw = Gateway::start().await;
+    mount_stores(&gw.upstream).await;
+    mount_skus(&gw.upstream).await;
+    wiremock::Mock::given(wiremock::matchers::method("GET"))
+        .and(wiremock::matchers::path(
+            "/rest/default/V1/products/24-MB01",
+        ))
+        .respond_with(recorded("products/get-simple-24-mb01"))
+        .mount(&gw.upstream)
+        .await;
+    gw
+}
+
+#[tokio::test]
+async fn accept_picks_the_format() {
+    let gw = gateway().await;
+    for (accept, expected) in [
+        (None, "application/xml; charset=utf-8"),
+        (Some("*/*"), "application/xml; charset=utf-8"),
+        (Some("application/json"), "application/json; charset=utf-8"),
+        (Some("application/*"), "application/json; charset=utf-8"),
+        (Some("text/xml"), "application/xml; charset=utf-8"),
+        (
+            Some("application/xhtml+xml"),
+            "application/xml; charset=utf-8",
+        ),
+        (
+            Some("application/xml;q=0.2, application/json;q=0.8"),
+            "application/json; charset=utf-8",
+        ),
+        (
+            Some("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"),
+            "application/xml; charset=utf-8",
+        ),
+    ] {
+        let mut request = gw.request("GET", "/products/1", &Who::Admin);
+        if let Some(accept) = accept {
+            request = request.header("Accept", accept);
+        }
+        let r = gw.send_raw(request).await;
+        assert_eq!(r.status, 200, "{accept:?}: {}", r.body);
+        assert_eq!(r.header("content-type"), Some(expected), "{accept:?}");
+    }
+}
+
+#[tokio::test]
+async fn nothing_acceptable_is_406_with_the_error_body() {
+    let gw = gateway().await;
+    let r = gw
+        .send(
+            gw.request("GET", "/products/1", &Who::Admin)
+                .header("Accept", "image/png"),
+        )
+        .await;
+    assert_eq!(r.status, 406);
+    assert!(
+        r.body.contains(
+            "<message>Server can not understand Accept HTTP header media type.</message>"
+        ),
+        "{}",
+        r.body
+    );
+}
+
+#[tokio::test]
+async fn request_bodies_are_checked_with_the_original_messages() {
+    let gw = gateway().await;
+    let cases: &[(Option<&str>, &str, &str)] = &[
+        (
+            Some("application/json; charset=ISO-8859-1"),
+            "{}",
+            "UTF-8 is the only supported charset",
+        ),
+        (
+            Some("application/json; boundary=x"),
+            "{}",
+            "Invalid Content-Type header",
+        ),
+        (
+            Some("application/x-www-form-urlencoded"),
+            "a=b",
+            "Server can not understand Content-Type HTTP header media type \"application/x-www-form-urlencoded\"",
+        ),
+        (Some("application/json"), "", "Decoding error."),
+        (Some("application/json"), "{\"name\":", "Decoding error."),
+        (
+            Some("application/xml"),
+            "<service_api><name>x</service_api>",
+            "Decoding error.",
+        ),
+        (
+            Some("application/xml"),
+            "<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><service_api><name>&e;</name></service_api>",
+            "Decoding error.",
+        ),
+        (
+            Some("application/json"),
+            "{}",
+            "The request data is invalid.",
+        ),
+        // No Content-Type: products default to JSON, so XML does not decode.
+        (None, "<service_api/>", "Decoding error."),
+    ];
+    for (content_type, body, message) in cases {
+        let mut request = gw
+            .request("PUT", "/products/1", &Who::Admin)
+            .header("Accept", "application/json")
+            .body(body.to_string());
+        if let Some(ct) = content_type {
+            request = request.header("Content-Type", *ct);
+        }
+        let r = gw.send(request).await;
+        assert_eq!(
+            (r.status, r.messages()),
+            (400, vec![message.to_string()]),
+            "{content_type:?} {body}"
+        );
+    }
+    assert!(gw.upstream_calls("PUT", "").await.is_empty());
+}
+
+#[tokio::test]
+async fn bodies_over_the_limit_are_413() {
+    let gw = Gateway::start_with(|c| c.body_limit = 1024).await;
+    let big = format!("{{\"name\":\"{}\"}}", "x".repeat(4096));
+    let r = gw
+        .send(
+            gw.request("PUT", "/products/1", &Who::Admin)
+                .header("Accept", "application/json")
+                .header("Content-Type", "application/json")
+                .body(big),
+        )
+        .await;
+    assert_eq!(r.status, 413);
+    assert_eq!(
+        r.messages(),
+        ["Request body is larger than the allowed size."]
+    );
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods() {
+    let gw = gateway().await;
+    for path in [
+        "/nothing",
+        "/products/1/nothing",
+        "/customers/1/addresses/2/x",
+    ] {
+        let r = gw.get_json(path, &Who::Guest).await;
+        assert_eq!(
+            (r.status, r.messages()),
+            (404, vec!["Request does not match any route.".to_owned()]),
+            "{path}"
+        );
+    }
+    let r = gw
+        .send(
+            gw.http
+                .get(format!("http://{}/elsewhere", gw.running.addr))
+                .header("Accept", "application/json"),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.messages()),
+        (404, vec!["Request does not match any route.".to_owned()])
+    );
+    let r = gw
+        .send(
+            gw.request("PATCH", "/products/1", &Who::Admin)
+                .header("Accept", "application/json"),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.messages()),
+        (400, vec!["Invalid request method".to_owned()])
+    );
+}
+
+#[tokio::test]
+async fn version_one_or_none_is_served_anything_else_refused() {
+    let gw = gateway().await;
+    for version in [None, Some("1"), Some(" 1 ")] {
+        let mut request = gw
+            .request("GET", "/products/1", &Who::Admin)
+            .header("Accept", "application/json");
+        if let Some(v) = version {
+            request = request.header("Version", v);
+        }
+        assert_eq!(gw.send(request).await.status, 200, "{version:?}");
+    }
+    for version in ["2", "0", "abc", "1.0"] {
+        let r = gw
+            .send(
+                gw.request("GET", "/products/1", &Who::Admin)
+                    .header("Accept", "application/json")
+                    .header("Version", version),
+            )
+            .await;
+        assert_eq!(r.status, 400, "{version}");
+        assert_eq!(
+            r.json(),
+            json!({"messages": {"error": [{"code": 400, "message": format!("Invalid version \"{version}\" requested.")}]}})
+        );
+    }
+}
+
+#[tokio::test]
+async fn health_and_readiness() {
+    let gw = gateway().await;
+    let base = format!("http://{}", gw.running.addr);
+    assert_eq!(
+        gw.send(gw.http.get(format!("{base}/healthz"))).await.status,
+        200
+    );
+    assert_eq!(
+        gw.send(gw.http.get(format!("{base}/readyz"))).await.status,
+        200
+    );
+    let metrics = gw.send(gw.http.get(format!("{base}/metrics"))).await;
+    assert!(metrics.body.contains("storegate_cache_hits_total"));
+    // Not ready when the upstream does not answer its store list.
+    let down = Gateway::start().await;
+    let base = format!("http://{}", down.running.addr);
+    assert_eq!(
+        down.send(down.http.get(format!("{base}/readyz")))
+            .await
+            .status,
+        503
+    );
+}

@@ -1,0 +1,277 @@
+//! Spawning the gateway on port 0 against a `wiremock` Magento 2, and talking to it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+use storegate::config::Config;
+use storegate::{Parts, Running};
+use wiremock::matchers::{method, path, path_regex};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+pub const ADMIN_KEY: &str = "test-admin-key-0123456789";
+pub const UPSTREAM_TOKEN: &str = "integration-token-secret-abc";
+
+/// A gateway under test and the fake Magento behind it.
+pub struct Gateway {
+    pub running: Running,
+    pub upstream: MockServer,
+    pub http: reqwest::Client,
+}
+
+/// Who makes a request.
+#[derive(Debug, Clone)]
+pub enum Who {
+    Guest,
+    Admin,
+    Customer(u64),
+    Bearer(String),
+}
+
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: String,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+    /// The messages of an error body in JSON.
+    pub fn messages(&self) -> Vec<String> {
+        self.json()["messages"]["error"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no error body: {}", self.body))
+            .iter()
+            .map(|e| e["message"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+}
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A recorded Magento 2 exchange from `fixtures/magento2/<name>.json`.
+pub fn fixture(name: &str) -> Value {
+    let file = root()
+        .join("fixtures/magento2")
+        .join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The recorded answer as a wiremock response.
+pub fn recorded(name: &str) -> ResponseTemplate {
+    let exchange = fixture(name);
+    let status = exchange["response"]["status"].as_u64().unwrap() as u16;
+    ResponseTemplate::new(status).set_body_json(exchange["response"]["body"].clone())
+}
+
+/// `/rest/<scope>/V1/x` -> a regex matching it under any store scope.
+pub fn any_scope(service_path: &str) -> String {
+    let escaped = regex_escape(service_path);
+    format!(
+        "^/rest/(?:[a-z0-9_]+/)?{}$",
+        escaped.trim_start_matches('/')
+    )
+}
+
+fn regex_escape(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Mounts a recorded exchange on its method and service path, whatever the store scope.
+pub async fn mount(server: &MockServer, name: &str) {
+    let exchange = fixture(name);
+    let full = exchange["request"]["path"].as_str().unwrap();
+    let service = &full[full.find("/V1/").unwrap()..];
+    Mock::given(method(exchange["request"]["method"].as_str().unwrap()))
+        .and(path_regex(any_scope(service)))
+        .respond_with(recorded(name))
+        .mount(server)
+        .await;
+}
+
+/// What every catalog read needs: store views and configurations.
+pub async fn mount_stores(server: &MockServer) {
+    mount(server, "store/store-views").await;
+    mount(server, "store/store-configs").await;
+}
+
+/// Mounts the id-to-SKU lookups for the recorded products.
+pub async fn mount_skus(server: &MockServer) {
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products"))
+        .and(wiremock::matchers::query_param("fields", "items[id,sku],total_count"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "items": [
+                {"id": 1, "sku": "24-MB01"}, {"id": 2, "sku": "24-MB02"}, {"id": 3, "sku": "24-UG05"},
+                {"id": 4, "sku": "MT07-M-Gray"}, {"id": 5, "sku": "MT07-L-Gray"}, {"id": 6, "sku": "MT07"},
+                {"id": 7, "sku": "SG-WARRANTY-2Y"}
+            ],
+            "total_count": 7
+        })))
+        .mount(server)
+        .await;
+}
+
+pub fn test_config() -> Config {
+    Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        upstream_timeout: Duration::from_millis(1500),
+        ..Config::default()
+    }
+}
+
+impl Gateway {
+    pub async fn start() -> Gateway {
+        Gateway::start_with(|_| {}).await
+    }
+
+    pub async fn start_with(tweak: impl FnOnce(&mut Config)) -> Gateway {
+        let upstream = MockServer::start().await;
+        Gateway::start_on(upstream, tweak).await
+    }
+
+    pub async fn start_on(upstream: MockServer, tweak: impl FnOnce(&mut Config)) -> Gateway {
+        let mut config = test_config();
+        tweak(&mut config);
+        let mappings = storegate::load_mappings(&config).expect("mappings load");
+        let parts = Parts {
+            upstream_url: upstream.uri(),
+            upstream_token: UPSTREAM_TOKEN.to_owned(),
+            admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
+            token_secret: b"test-token-secret".to_vec(),
+            mappings,
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let running = storegate::start(config, parts, listener, None)
+            .await
+            .unwrap();
+        Gateway {
+            running,
+            upstream,
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.running.base_url())
+    }
+
+    pub fn token_for(&self, customer_id: u64) -> String {
+        self.running.app.auth.tokens().issue(customer_id).token
+    }
+
+    /// A request builder with the caller's credentials; `path` is under `/api/rest`.
+    pub fn request(&self, verb: &str, path: &str, who: &Who) -> reqwest::RequestBuilder {
+        let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
+        let builder = self.http.request(method, self.url(path));
+        match who {
+            Who::Guest => builder,
+            Who::Admin => builder.bearer_auth(ADMIN_KEY),
+            Who::Customer(id) => builder.bearer_auth(self.token_for(*id)),
+            Who::Bearer(token) => builder.header("Authorization", token.as_str()),
+        }
+    }
+
+    /// Sends a request; without an `Accept` header it asks for JSON.
+    pub async fn send(&self, builder: reqwest::RequestBuilder) -> Reply {
+        let mut request = builder.build().expect("a valid request");
+        if !request.headers().contains_key(reqwest::header::ACCEPT) {
+            request
+                .headers_mut()
+                .insert(reqwest::header::ACCEPT, "application/json".parse().unwrap());
+        }
+        self.execute(request).await
+    }
+
+    /// Sends a request exactly as built.
+    pub async fn send_raw(&self, builder: reqwest::RequestBuilder) -> Reply {
+        self.execute(builder.build().expect("a valid request"))
+            .await
+    }
+
+    async fn execute(&self, request: reqwest::Request) -> Reply {
+        let response = self.http.execute(request).await.expect("gateway answers");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.text().await.unwrap();
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// GET with `Accept: application/json`.
+    pub async fn get_json(&self, path: &str, who: &Who) -> Reply {
+        self.send(
+            self.request("GET", path, who)
+                .header("Accept", "application/json"),
+        )
+        .await
+    }
+
+    /// GET with `Accept: application/xml`.
+    pub async fn get_xml(&self, path: &str, who: &Who) -> Reply {
+        self.send(
+            self.request("GET", path, who)
+                .header("Accept", "application/xml"),
+        )
+        .await
+    }
+
+    /// Calls received by the fake Magento whose path matches `regex`.
+    pub async fn upstream_calls(&self, verb: &str, regex: &str) -> Vec<wiremock::Request> {
+        let re = regex::Regex::new(regex).unwrap();
+        self.upstream
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.method.as_str() == verb && re.is_match(r.url.path()))
+            .collect()
+    }
+}
+
+/// A folder with a copy of the default mappings, for tests that edit them.
+pub fn copy_mappings(to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(root().join("mappings/magento2")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// A fresh temporary folder.
+pub fn temp_dir(label: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "storegate-{label}-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn rand_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}

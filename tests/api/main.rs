@@ -1,0 +1,12 @@
+//! Black-box tests of the gateway through HTTP, against a `wiremock` Magento 2 serving the
+//! recorded responses of `fixtures/magento2/` (plus faults). One test binary, many modules,
+//! so the crate links once.
+
+mod helpers;
+
+mod auth;
+mod cache;
+mod formats;
+mod mapping;
+mod policy;
+mod products;
