@@ -1,29 +1,33 @@
 //! The application: shared state and the HTTP service built from a configuration.
 //!
-//! Layers, outermost first: request id, trace, error rendering and format negotiation,
-//! panic guard, authentication, request deadline, then one route per spec resource. The
-//! operational endpoints (`/healthz`, `/readyz`, `/metrics`) sit outside the API's layers.
+//! Layers, outermost first: request id, log span and request metrics
+//! ([`telemetry::observe`]); then, for the API only: error rendering and format negotiation,
+//! load shedding (at most `STOREGATE_MAX_IN_FLIGHT` requests at once, the rest a 503 at
+//! once), panic guard, authentication, request deadline, then one route per spec resource.
+//! The operational endpoints (`/healthz`, `/readyz`, `/metrics`) sit outside the API's
+//! layers, so they answer even when the API sheds load.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::middleware::{Next, from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
-use http::HeaderName;
+use http::{HeaderValue, StatusCode};
+use tokio::sync::Semaphore;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::TraceLayer;
 
 use crate::auth::{self, Authenticator, TokenIssuer};
 use crate::cache::Cache;
 use crate::config::Config;
 use crate::http::{ApiError, middleware::negotiate};
 use crate::mapping::Mappings;
+use crate::metrics::{Metrics, UpstreamMetrics};
 use crate::resources;
-use crate::upstream::Magento;
+use crate::telemetry;
+use crate::upstream::{self, Magento, resilience};
 
 /// Everything a handler may need, shared by every request.
 #[derive(Debug)]
@@ -35,6 +39,10 @@ pub struct App {
     pub auth: Arc<Authenticator>,
     /// Serialises creates of one SKU in this instance (Magento's create is an upsert).
     pub create_locks: moka::sync::Cache<String, Arc<tokio::sync::Mutex<()>>>,
+    /// What `/metrics` shows.
+    pub metrics: Arc<Metrics>,
+    /// One permit per API request being served (`STOREGATE_MAX_IN_FLIGHT`).
+    pub in_flight: Arc<Semaphore>,
 }
 
 pub type AppState = Arc<App>;
@@ -54,16 +62,36 @@ pub struct Parts {
 
 /// Builds the state and the service.
 pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String> {
+    let upstream_metrics = UpstreamMetrics::default();
     let magento = Magento::new(
         &parts.upstream_url,
         &parts.upstream_token,
         config.upstream_timeout,
         &config.default_store,
-    )?;
-    let cache = Arc::new(Cache::new(
+    )?
+    .with_resilience(
+        &resilience::Options {
+            failure_threshold: config.circuit_failure_threshold,
+            open_for: config.circuit_open,
+            max_in_flight: config.upstream_max_in_flight,
+        },
+        upstream_metrics.clone(),
+    );
+    let cache = Arc::new(Cache::with_windows(
         config.cache_max_bytes,
         config.cache_ttl,
+        config.stale_while_revalidate,
         config.stale_if_error,
+    ));
+    let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
+    let metrics = Arc::new(Metrics::new(
+        upstream_metrics,
+        cache.clone(),
+        magento.circuit_probe(),
+        {
+            let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
+            Arc::new(move || (max - in_flight.available_permits()) as i64)
+        },
     ));
     let tokens = TokenIssuer::new(parts.token_secret, config.token_ttl);
     let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
@@ -77,34 +105,35 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             .max_capacity(10_000)
             .time_to_idle(Duration::from_secs(60))
             .build(),
+        metrics,
+        in_flight,
     });
     Ok((router(app.clone()), app))
 }
 
 fn router(app: AppState) -> Router {
-    let deadline = app.config.upstream_timeout + Duration::from_millis(500);
+    let upstream_timeout = app.config.upstream_timeout;
     let api = resources::routes()
         .fallback(any(route_not_found))
         .layer(from_fn(move |request: Request, next: Next| {
-            request_deadline(deadline, request, next)
+            request_deadline(upstream_timeout, request, next)
         }))
+        .layer(from_fn(crate::metrics::tag_user_type))
         .layer(from_fn_with_state(app.auth.clone(), auth::authenticate))
         .layer(CatchPanicLayer::custom(|_panic| {
             ApiError::internal()
                 .with_cause("a handler panicked")
                 .into_response()
         }))
+        .layer(from_fn_with_state(app.clone(), shed_load))
         .layer(from_fn(negotiate))
         .with_state(app.clone());
 
-    let request_id = HeaderName::from_static("x-request-id");
     Router::new()
         .nest("/api/rest", api)
         .merge(crate::ops::routes(app.clone()))
         .fallback(any(outside_api))
-        .layer(TraceLayer::new_for_http())
-        .layer(PropagateRequestIdLayer::new(request_id.clone()))
-        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .layer(from_fn_with_state(app.metrics.clone(), telemetry::observe))
 }
 
 async fn route_not_found() -> ApiError {
@@ -119,12 +148,33 @@ async fn outside_api(request: Request) -> Response {
 }
 
 /// No request outlives the upstream deadline by more than a small margin, however many
-/// upstream calls it makes.
-async fn request_deadline(deadline: Duration, request: Request, next: Next) -> Response {
-    match tokio::time::timeout(deadline, next.run(request)).await {
+/// upstream calls it makes: the upstream calls share the deadline (each one's timeout is
+/// what is left of it), and the margin is for our own work after the last one.
+async fn request_deadline(upstream_timeout: Duration, request: Request, next: Next) -> Response {
+    let upstream_deadline = tokio::time::Instant::now() + upstream_timeout;
+    let hard_deadline = upstream_deadline + Duration::from_millis(500);
+    let work = upstream::with_deadline(upstream_deadline, next.run(request));
+    match tokio::time::timeout_at(hard_deadline, work).await {
         Ok(response) => response,
         Err(_) => ApiError::gateway_timeout()
             .with_cause("request deadline passed")
             .into_response(),
     }
+}
+
+/// Load shedding: past `STOREGATE_MAX_IN_FLIGHT` requests in flight, a request is refused
+/// at once with 503 and `Retry-After`, instead of queueing behind the others and making
+/// every one of them slow.
+async fn shed_load(State(app): State<AppState>, request: Request, next: Next) -> Response {
+    let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
+        app.metrics.shed();
+        return ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The service is overloaded. Try again later.",
+        )
+        .with_header(http::header::RETRY_AFTER, HeaderValue::from_static("1"))
+        .with_cause("too many requests in flight (STOREGATE_MAX_IN_FLIGHT)")
+        .into_response();
+    };
+    next.run(request).await
 }

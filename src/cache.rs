@@ -6,8 +6,14 @@
 //! (`STOREGATE_CACHE_MAX_BYTES`) bounds it all, weighed by real byte sizes.
 //!
 //! **Coalescing.** Misses go through moka's per-key compute, which runs callers for one key
-//! one after the other: the first fetches, the rest find its fresh entry. N concurrent cold
-//! reads make one upstream call.
+//! one after the other: the first fetches, the rest find the entry it put (any entry put
+//! after they arrived, see [`Entry`]'s generation). N concurrent cold reads make one
+//! upstream call.
+//!
+//! **Ages compose.** An entry built from other entries (a rendered body from records) is as
+//! old as the oldest of them and, when one was served stale-if-error, is stale itself: a
+//! body rendered while Magento is down carries `max-age=0` and the stale marker, and is
+//! rebuilt as soon as Magento is back instead of a whole TTL later.
 //!
 //! **Invalidation by tags.** Every entry carries the tags of what it shows (`p:<product
 //! id>`, `s:<sku>`, `pl` for product lists, ...). Tags hash into a fixed table of slots, each
@@ -17,10 +23,18 @@
 //! scanned, and a fetch that raced a write can never be taken for fresh: its number is older
 //! than the write's invalidation. Two tags sharing a slot only cost an extra miss.
 //!
-//! **Staleness.** Past its TTL, a still-valid entry may be served for
-//! `STOREGATE_STALE_IF_ERROR_SECS` more: at once while one background refresh runs
-//! (stale-while-revalidate), or when the refresh fails (stale-if-error). Invalidated
-//! entries are never served: they are known to be wrong.
+//! **Staleness.** Past its TTL, a still-valid entry may still be served, in two windows
+//! counted from its expiry:
+//! - stale-while-revalidate (`STOREGATE_STALE_WHILE_REVALIDATE_SECS`, default 10 s): served at
+//!   once while one background refresh runs, so a popular entry never makes a caller wait;
+//! - stale-if-error (`STOREGATE_STALE_IF_ERROR_SECS`): past the first window a caller fetches
+//!   in the foreground, and gets the stale entry if the upstream fails (a 5xx, a timeout, no
+//!   connection, an open circuit). A stale entry served while the last refresh failed is
+//!   reported as stale-if-error too, so the response says the upstream is failing.
+//!
+//! Only failures allow stale data ([`FetchError::allows_stale`]): a 404 is an answer, and
+//! a background refresh that gets one drops the entry. Invalidated entries are never
+//! served: they are known to be wrong.
 
 use std::future::Future;
 use std::hash::{Hash, Hasher};
@@ -38,6 +52,27 @@ use tokio::time::Instant;
 const SLOTS: usize = 1 << 16;
 /// What an entry costs besides its payload: key, bookkeeping, moka's own node.
 const ENTRY_OVERHEAD: u32 = 256;
+/// Stale-while-revalidate window when none is configured (Varnish's default grace).
+pub const DEFAULT_REVALIDATE_WINDOW: Duration = Duration::from_secs(10);
+
+/// What a failed fetch says about serving stale data instead.
+pub trait FetchError {
+    /// True for failures of the upstream (5xx, timeouts, no connection, open circuit), when
+    /// a stale entry is better than an error; false for answers such as 404 or 400.
+    fn allows_stale(&self) -> bool;
+}
+
+impl FetchError for crate::http::ApiError {
+    fn allows_stale(&self) -> bool {
+        self.status().is_server_error()
+    }
+}
+
+impl FetchError for crate::upstream::UpstreamError {
+    fn allows_stale(&self) -> bool {
+        !matches!(self, crate::upstream::UpstreamError::Status { status, .. } if *status < 500)
+    }
+}
 
 /// A rendered response body, ready to send.
 #[derive(Debug, Clone)]
@@ -103,11 +138,71 @@ impl Fetched {
 #[derive(Debug)]
 pub struct Entry {
     pub value: Value,
+    /// When the data was fetched: for an entry built from other entries, when the oldest
+    /// of them was. Freshness counts from here.
     stored_at: Instant,
+    /// Order in which entries were put in the cache; callers who waited for a fetch take
+    /// any entry put after they arrived, however old its data.
+    generation: u64,
     /// Invalidation sequence number read before the fetch began.
     seq: u64,
     slots: Box<[u32]>,
     refreshing: AtomicBool,
+    /// The upstream failed the last time this entry was refreshed, or the entry was built
+    /// from data served stale because it failed: serving it says so.
+    refresh_failed: AtomicBool,
+}
+
+impl Entry {
+    fn new(value: Value, seq: u64, slots: Box<[u32]>, inputs: Inputs, generation: u64) -> Entry {
+        let now = Instant::now();
+        Entry {
+            value,
+            stored_at: inputs.oldest.get().map_or(now, |oldest| oldest.min(now)),
+            generation,
+            seq,
+            slots,
+            refreshing: AtomicBool::new(false),
+            refresh_failed: AtomicBool::new(inputs.failed.get()),
+        }
+    }
+}
+
+tokio::task_local! {
+    /// What the fetch running in this task has read from the cache so far.
+    static INPUTS: Inputs;
+}
+
+/// The entries a fetch was built from: a rendered body is as old as the oldest record in
+/// it, and as stale. Without this, a body rendered from records served stale-if-error
+/// would be stored as fresh and keep the old data a whole TTL after the upstream is back.
+#[derive(Debug, Default)]
+struct Inputs {
+    oldest: std::cell::Cell<Option<Instant>>,
+    failed: std::cell::Cell<bool>,
+}
+
+impl Inputs {
+    fn copy(&self) -> Inputs {
+        Inputs {
+            oldest: std::cell::Cell::new(self.oldest.get()),
+            failed: std::cell::Cell::new(self.failed.get()),
+        }
+    }
+
+    /// Notes an entry the current fetch (if any) uses.
+    fn note(entry: &Entry, source: Source) {
+        let _ = INPUTS.try_with(|inputs| {
+            let oldest = inputs
+                .oldest
+                .get()
+                .map_or(entry.stored_at, |o| o.min(entry.stored_at));
+            inputs.oldest.set(Some(oldest));
+            if source == Source::StaleIfError {
+                inputs.failed.set(true);
+            }
+        });
+    }
 }
 
 /// How an answer came out of the cache.
@@ -137,6 +232,7 @@ pub struct Stats {
     pub coalesced: AtomicU64,
     pub stale_while_revalidate: AtomicU64,
     pub stale_if_error: AtomicU64,
+    pub refresh_failures: AtomicU64,
     pub evictions: Arc<AtomicU64>,
     pub invalidations: AtomicU64,
 }
@@ -194,8 +290,13 @@ pub struct Cache {
     store: Option<moka::future::Cache<Arc<str>, Arc<Entry>>>,
     clock: TagClock,
     ttl: Duration,
+    /// Stale-while-revalidate window, from expiry.
+    revalidate: Duration,
+    /// Stale-if-error window, from expiry.
     stale: Duration,
     stats: Stats,
+    /// Counts entries put in the cache (see [`Entry::generation`]).
+    generations: AtomicU64,
 }
 
 impl std::fmt::Debug for Cache {
@@ -203,14 +304,28 @@ impl std::fmt::Debug for Cache {
         f.debug_struct("Cache")
             .field("enabled", &self.store.is_some())
             .field("ttl", &self.ttl)
+            .field("revalidate", &self.revalidate)
             .field("stale", &self.stale)
             .finish()
     }
 }
 
 impl Cache {
-    /// A zero `ttl` turns caching off: every read goes to the upstream.
+    /// A zero `ttl` turns caching off: every read goes to the upstream. `stale` is the
+    /// stale-if-error window; the stale-while-revalidate window is the default one, capped
+    /// by it.
     pub fn new(max_bytes: u64, ttl: Duration, stale: Duration) -> Cache {
+        Cache::with_windows(max_bytes, ttl, DEFAULT_REVALIDATE_WINDOW.min(stale), stale)
+    }
+
+    /// A cache with both staleness windows given: `revalidate` (stale-while-revalidate) and
+    /// `stale` (stale-if-error), each counted from an entry's expiry.
+    pub fn with_windows(
+        max_bytes: u64,
+        ttl: Duration,
+        revalidate: Duration,
+        stale: Duration,
+    ) -> Cache {
         let stats = Stats::default();
         let store = (!ttl.is_zero()).then(|| {
             let evictions = stats.evictions.clone();
@@ -223,7 +338,7 @@ impl Cache {
                         .saturating_add(ENTRY_OVERHEAD)
                 })
                 // moka's own expiry only reclaims memory; freshness is decided here.
-                .time_to_live(ttl + stale + Duration::from_secs(1))
+                .time_to_live(ttl + stale.max(revalidate) + Duration::from_secs(1))
                 .eviction_listener(move |_key, _value, cause| {
                     if cause.was_evicted() {
                         evictions.fetch_add(1, Ordering::Relaxed);
@@ -235,8 +350,10 @@ impl Cache {
             store,
             clock: TagClock::new(),
             ttl,
+            revalidate,
             stale,
             stats,
+            generations: AtomicU64::new(0),
         }
     }
 
@@ -274,10 +391,13 @@ impl Cache {
         self.clock.invalidate(tags);
     }
 
-    /// Drops everything.
+    /// Drops everything, and gives the memory back.
     pub fn invalidate_all(&self) {
         self.stats.invalidations.fetch_add(1, Ordering::Relaxed);
         self.clock.invalidate_all();
+        if let Some(store) = &self.store {
+            store.invalidate_all();
+        }
     }
 
     /// A fresh, valid entry, without fetching. The hit path.
@@ -286,6 +406,7 @@ impl Cache {
         let entry = store.get(key).await?;
         (self.clock.valid(&entry) && entry.stored_at.elapsed() < self.ttl).then(|| {
             self.stats.hits.fetch_add(1, Ordering::Relaxed);
+            Inputs::note(&entry, Source::Hit);
             entry
         })
     }
@@ -301,59 +422,63 @@ impl Cache {
     where
         F: FnOnce() -> Fut + Send + 'static,
         Fut: Future<Output = Result<Fetched, E>> + Send + 'static,
-        E: Send + Sync + 'static,
+        E: FetchError + Send + Sync + 'static,
+    {
+        let (entry, source) = self.lookup(key, fetch).await?;
+        Inputs::note(&entry, source);
+        Ok((entry, source))
+    }
+
+    async fn lookup<F, Fut, E>(self: &Arc<Self>, key: &str, fetch: F) -> Result<(Arc<Entry>, Source), E>
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Fetched, E>> + Send + 'static,
+        E: FetchError + Send + Sync + 'static,
     {
         let Some(store) = &self.store else {
             // No cache: fetch every time, no coalescing (the benchmark's miss path).
             self.stats.misses.fetch_add(1, Ordering::Relaxed);
             let fetched = fetch().await?;
-            let entry = Arc::new(Entry {
-                value: fetched.value,
-                stored_at: Instant::now(),
-                seq: 0,
-                slots: Box::new([]),
-                refreshing: AtomicBool::new(false),
-            });
-            return Ok((entry, Source::Fetched));
+            let entry = Entry::new(fetched.value, 0, Box::new([]), Inputs::default(), 0);
+            return Ok((Arc::new(entry), Source::Fetched));
         };
 
-        let current = store.get(key).await;
-        if let Some(entry) = &current
-            && self.clock.valid(entry)
-        {
+        let current = store.get(key).await.filter(|entry| self.clock.valid(entry));
+        if let Some(entry) = &current {
             let age = entry.stored_at.elapsed();
             if age < self.ttl {
                 self.stats.hits.fetch_add(1, Ordering::Relaxed);
                 return Ok((entry.clone(), Source::Hit));
             }
-            if age < self.ttl + self.stale {
+            if age < self.ttl + self.revalidate {
                 // Serve it now and refresh once in the background.
                 if !entry.refreshing.swap(true, Ordering::SeqCst) {
-                    let cache = self.clone();
-                    let key: Arc<str> = key.into();
-                    let stale_entry = entry.clone();
-                    tokio::spawn(async move {
-                        if cache.refresh(key, fetch).await.is_err() {
-                            // Let a later caller try again.
-                            stale_entry.refreshing.store(false, Ordering::SeqCst);
-                        }
-                    });
+                    self.spawn_refresh(key.into(), entry.clone(), fetch);
                 }
-                self.stats
-                    .stale_while_revalidate
-                    .fetch_add(1, Ordering::Relaxed);
-                return Ok((entry.clone(), Source::StaleWhileRevalidate));
+                let source = if entry.refresh_failed.load(Ordering::Relaxed) {
+                    self.stats.stale_if_error.fetch_add(1, Ordering::Relaxed);
+                    Source::StaleIfError
+                } else {
+                    self.stats
+                        .stale_while_revalidate
+                        .fetch_add(1, Ordering::Relaxed);
+                    Source::StaleWhileRevalidate
+                };
+                return Ok((entry.clone(), source));
             }
         }
 
         match self.refresh(key.into(), fetch).await {
             Ok(found) => Ok(found),
             Err(error) => {
-                // Stale-if-error only ever serves an entry that is still valid.
-                if let Some(entry) = current
+                // Stale-if-error only ever serves an entry that is still valid, and only
+                // when the upstream failed rather than answered.
+                if error.allows_stale()
+                    && let Some(entry) = current
                     && self.clock.valid(&entry)
                     && entry.stored_at.elapsed() < self.ttl + self.stale
                 {
+                    entry.refresh_failed.store(true, Ordering::Relaxed);
                     self.stats.stale_if_error.fetch_add(1, Ordering::Relaxed);
                     return Ok((entry, Source::StaleIfError));
                 }
@@ -362,7 +487,44 @@ impl Cache {
         }
     }
 
-    /// Fetches and stores, serialised per key with anyone else doing the same.
+    fn spawn_refresh<F, Fut, E>(self: &Arc<Self>, key: Arc<str>, stale: Arc<Entry>, fetch: F)
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Fetched, E>> + Send + 'static,
+        E: FetchError + Send + Sync + 'static,
+    {
+        let cache = self.clone();
+        tokio::spawn(async move {
+            match cache.refresh(key.clone(), fetch).await {
+                Ok(_) => {}
+                Err(error) if error.allows_stale() => {
+                    cache.stats.refresh_failures.fetch_add(1, Ordering::Relaxed);
+                    stale.refresh_failed.store(true, Ordering::Relaxed);
+                    // Let a later caller try again.
+                    stale.refreshing.store(false, Ordering::SeqCst);
+                }
+                Err(_) => {
+                    // The upstream answered that the record is gone (or no longer ours to
+                    // see): the stale entry is wrong, drop it unless it was replaced since.
+                    cache.stats.refresh_failures.fetch_add(1, Ordering::Relaxed);
+                    if let Some(store) = &cache.store {
+                        store
+                            .entry(key)
+                            .and_compute_with(|existing| async move {
+                                match existing {
+                                    Some(e) if Arc::ptr_eq(e.value(), &stale) => Op::Remove,
+                                    _ => Op::Nop,
+                                }
+                            })
+                            .await;
+                    }
+                }
+            }
+        });
+    }
+
+    /// Fetches and stores, serialised per key with anyone else doing the same: a caller
+    /// who waited behind another's fetch takes its result instead of fetching again.
     async fn refresh<F, Fut, E>(&self, key: Arc<str>, fetch: F) -> Result<(Arc<Entry>, Source), E>
     where
         F: FnOnce() -> Fut,
@@ -370,42 +532,61 @@ impl Cache {
         E: Send + Sync + 'static,
     {
         let store = self.store.as_ref().expect("refresh runs only with a cache");
+        let arrived = self.generations.load(Ordering::SeqCst);
         let result = store
             .entry(key)
             .and_try_compute_with(|existing| async move {
                 if let Some(existing) = existing {
                     let entry = existing.into_value();
-                    if self.clock.valid(&entry) && entry.stored_at.elapsed() < self.ttl {
+                    if self.clock.valid(&entry)
+                        && (entry.stored_at.elapsed() < self.ttl || entry.generation > arrived)
+                    {
                         return Ok(Op::Nop);
                     }
                 }
                 let seq = self.clock.now();
-                let fetched = fetch().await?;
+                let (fetched, inputs) = INPUTS
+                    .scope(Inputs::default(), async {
+                        let fetched = fetch().await;
+                        (fetched, INPUTS.with(Inputs::copy))
+                    })
+                    .await;
+                let fetched = fetched?;
                 let mut slots: Vec<u32> = fetched.tags.iter().map(|t| TagClock::slot(t)).collect();
                 slots.sort_unstable();
                 slots.dedup();
-                Ok(Op::Put(Arc::new(Entry {
-                    value: fetched.value,
-                    stored_at: Instant::now(),
+                Ok(Op::Put(Arc::new(Entry::new(
+                    fetched.value,
                     seq,
-                    slots: slots.into_boxed_slice(),
-                    refreshing: AtomicBool::new(false),
-                })))
+                    slots.into_boxed_slice(),
+                    inputs,
+                    self.generations.fetch_add(1, Ordering::SeqCst) + 1,
+                ))))
             })
             .await?;
-        match result {
+        let (entry, fetched_here) = match result {
             CompResult::Inserted(entry) | CompResult::ReplacedWith(entry) => {
                 self.stats.misses.fetch_add(1, Ordering::Relaxed);
-                Ok((entry.into_value(), Source::Fetched))
+                (entry.into_value(), true)
             }
             CompResult::Unchanged(entry) => {
                 self.stats.coalesced.fetch_add(1, Ordering::Relaxed);
-                Ok((entry.into_value(), Source::Fetched))
+                (entry.into_value(), false)
             }
             CompResult::StillNone(_) | CompResult::Removed(_) => {
                 unreachable!("the compute closure only puts or keeps an entry")
             }
-        }
+        };
+        // Built from data the upstream could not refresh: say so.
+        let source = if entry.refresh_failed.load(Ordering::Relaxed) {
+            if fetched_here {
+                self.stats.stale_if_error.fetch_add(1, Ordering::Relaxed);
+            }
+            Source::StaleIfError
+        } else {
+            Source::Fetched
+        };
+        Ok((entry, source))
     }
 }
 
@@ -413,6 +594,12 @@ impl Cache {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
+
+    impl FetchError for () {
+        fn allows_stale(&self) -> bool {
+            true
+        }
+    }
 
     fn cache(ttl: u64, stale: u64) -> Arc<Cache> {
         Arc::new(Cache::new(
@@ -551,6 +738,133 @@ mod tests {
             .unwrap();
         assert_eq!(source, Source::Fetched);
         assert!(cache.fresh("k").await.is_none());
+    }
+
+    /// An upstream that is down (stale allowed) or that says the record is gone (not).
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Fail {
+        Down,
+        Gone,
+    }
+
+    impl FetchError for Fail {
+        fn allows_stale(&self) -> bool {
+            *self == Fail::Down
+        }
+    }
+
+    async fn get2(
+        cache: &Arc<Cache>,
+        answer: Result<&'static str, Fail>,
+    ) -> Result<(String, Source), Fail> {
+        cache
+            .get_or_fetch("k", move || async move {
+                answer.map(|a| Fetched::new(Value::Text(a.into()), vec!["p:1".into()]))
+            })
+            .await
+            .map(|(e, s)| (text(&e).to_owned(), s))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn past_the_revalidate_window_a_failure_serves_stale_and_an_answer_does_not() {
+        // TTL 10 s, stale-while-revalidate 5 s, stale-if-error 60 s.
+        let cache = Arc::new(Cache::with_windows(
+            1 << 20,
+            Duration::from_secs(10),
+            Duration::from_secs(5),
+            Duration::from_secs(60),
+        ));
+        get2(&cache, Ok("a")).await.unwrap();
+        tokio::time::advance(Duration::from_secs(20)).await;
+        // Past the revalidate window: the caller fetches, the upstream is down.
+        assert_eq!(
+            get2(&cache, Err(Fail::Down)).await.unwrap(),
+            ("a".into(), Source::StaleIfError)
+        );
+        // The upstream answers that the record is gone: that is not served stale.
+        assert_eq!(get2(&cache, Err(Fail::Gone)).await, Err(Fail::Gone));
+        // Up again: fresh data.
+        assert_eq!(
+            get2(&cache, Ok("b")).await.unwrap(),
+            ("b".into(), Source::Fetched)
+        );
+        assert_eq!(cache.stats().stale_if_error.load(Ordering::Relaxed), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_background_refresh_marks_later_serves_and_a_gone_record_is_dropped() {
+        let cache = cache(10, 30);
+        get2(&cache, Ok("a")).await.unwrap();
+        tokio::time::advance(Duration::from_secs(11)).await;
+        assert_eq!(
+            get2(&cache, Err(Fail::Down)).await.unwrap().1,
+            Source::StaleWhileRevalidate
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        // The refresh failed: the next stale serve says so.
+        assert_eq!(
+            get2(&cache, Err(Fail::Gone)).await.unwrap().1,
+            Source::StaleIfError
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(cache.stats().refresh_failures.load(Ordering::Relaxed), 2);
+        // That refresh learnt the record is gone: the entry was dropped, nothing stale left.
+        assert_eq!(get2(&cache, Err(Fail::Down)).await, Err(Fail::Down));
+    }
+
+    /// An outer entry built from an inner one, as a rendered body is built from records.
+    async fn outer(cache: &Arc<Cache>, up: bool) -> Result<(String, Source), Fail> {
+        let inner_cache = cache.clone();
+        cache
+            .get_or_fetch("outer", move || async move {
+                let (inner, _) = inner_cache
+                    .get_or_fetch("inner", move || async move {
+                        if up {
+                            Ok(Fetched::new(Value::Text("record".into()), vec![]))
+                        } else {
+                            Err(Fail::Down)
+                        }
+                    })
+                    .await?;
+                let text = format!("body of {}", super::tests::text(&inner));
+                Ok(Fetched::new(Value::Text(text.into()), vec![]))
+            })
+            .await
+            .map(|(e, s)| (text(&e).to_owned(), s))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_entry_built_from_stale_data_is_as_old_and_says_so() {
+        let cache = Arc::new(Cache::with_windows(
+            1 << 20,
+            Duration::from_secs(10),
+            Duration::ZERO,
+            Duration::from_secs(60),
+        ));
+        assert_eq!(outer(&cache, true).await.unwrap().1, Source::Fetched);
+        tokio::time::advance(Duration::from_secs(11)).await;
+        // The record cannot be refreshed: the body is rebuilt from the stale record, and is
+        // stale itself, with no freshness left.
+        assert_eq!(
+            outer(&cache, false).await.unwrap(),
+            ("body of record".into(), Source::StaleIfError)
+        );
+        let entry = cache.store.as_ref().unwrap().get("outer").await.unwrap();
+        assert_eq!(cache.remaining(&entry), Duration::ZERO);
+        // Back up: the next read fetches both again.
+        assert_eq!(outer(&cache, true).await.unwrap().1, Source::Fetched);
+        let entry = cache.store.as_ref().unwrap().get("outer").await.unwrap();
+        assert_eq!(cache.remaining(&entry), Duration::from_secs(10));
+    }
+
+    #[tokio::test]
+    async fn purging_everything_empties_the_store() {
+        let cache = cache(60, 0);
+        let calls = Arc::new(AtomicUsize::new(0));
+        get(&cache, "k", &calls, Ok("a")).await.unwrap();
+        cache.invalidate_all();
+        assert!(cache.fresh("k").await.is_none());
+        assert_eq!(get(&cache, "k", &calls, Ok("b")).await.unwrap().0, "b");
     }
 
     #[tokio::test]

@@ -70,6 +70,16 @@ pub struct Config {
     pub log_format: LogFormat,
     pub sandbox_latency: Duration,
     pub sandbox_products: usize,
+    /// Stale-while-revalidate window after an entry's TTL.
+    pub stale_while_revalidate: Duration,
+    /// API requests served at once; more are refused at once with 503 (load shedding).
+    pub max_in_flight: usize,
+    /// Upstream calls in flight at once; more are refused at once (503 or stale data).
+    pub upstream_max_in_flight: usize,
+    /// Consecutive upstream failures that open the circuit breaker; 0 never opens it.
+    pub circuit_failure_threshold: u32,
+    /// How long the circuit stays open before one probe call.
+    pub circuit_open: Duration,
 }
 
 impl Default for Config {
@@ -92,6 +102,11 @@ impl Default for Config {
             log_format: LogFormat::Text,
             sandbox_latency: Duration::ZERO,
             sandbox_products: 0,
+            stale_while_revalidate: Duration::from_secs(10),
+            max_in_flight: 1024,
+            upstream_max_in_flight: 256,
+            circuit_failure_threshold: 5,
+            circuit_open: Duration::from_millis(5000),
         }
     }
 }
@@ -128,6 +143,11 @@ const KEYS: &[(&str, bool)] = &[
     ("log_format", false),
     ("sandbox_latency_ms", false),
     ("sandbox_products", false),
+    ("stale_while_revalidate_secs", false),
+    ("max_in_flight", false),
+    ("upstream_max_in_flight", false),
+    ("circuit_failure_threshold", false),
+    ("circuit_open_ms", false),
 ];
 
 fn env_name(key: &str) -> String {
@@ -328,6 +348,24 @@ impl Config {
         if let Some(r) = raw.get("sandbox_products") {
             config.sandbox_products = number(r, "a number of products")? as usize;
         }
+        if let Some(r) = raw.get("stale_while_revalidate_secs") {
+            config.stale_while_revalidate = Duration::from_secs(number(r, "a number of seconds")?);
+        }
+        if let Some(r) = raw.get("max_in_flight") {
+            config.max_in_flight = positive(r, "a number of requests above 0")? as usize;
+        }
+        if let Some(r) = raw.get("upstream_max_in_flight") {
+            config.upstream_max_in_flight = positive(r, "a number of calls above 0")? as usize;
+        }
+        if let Some(r) = raw.get("circuit_failure_threshold") {
+            config.circuit_failure_threshold =
+                u32::try_from(number(r, "a number of failures (0 never opens the circuit)")?)
+                    .map_err(|_| r.fail("a number of failures (0 never opens the circuit)"))?;
+        }
+        if let Some(r) = raw.get("circuit_open_ms") {
+            config.circuit_open =
+                Duration::from_millis(positive(r, "a number of milliseconds above 0")?);
+        }
         Ok(config)
     }
 }
@@ -406,6 +444,31 @@ mod tests {
         assert_eq!(c.cache_ttl, Duration::from_secs(60));
         assert_eq!(c.cache_max_bytes, 256 * 1024 * 1024);
         assert_eq!(c.stale_if_error, Duration::from_secs(300));
+        assert_eq!(c.stale_while_revalidate, Duration::from_secs(10));
+        assert_eq!(c.max_in_flight, 1024);
+        assert_eq!(c.upstream_max_in_flight, 256);
+        assert_eq!(c.circuit_failure_threshold, 5);
+        assert_eq!(c.circuit_open, Duration::from_millis(5000));
+    }
+
+    #[test]
+    fn resilience_keys() {
+        let c = from_env(&[
+            ("STOREGATE_STALE_WHILE_REVALIDATE_SECS", "0"),
+            ("STOREGATE_MAX_IN_FLIGHT", "64"),
+            ("STOREGATE_UPSTREAM_MAX_IN_FLIGHT", "8"),
+            ("STOREGATE_CIRCUIT_FAILURE_THRESHOLD", "0"),
+            ("STOREGATE_CIRCUIT_OPEN_MS", "250"),
+        ])
+        .unwrap();
+        assert_eq!(c.stale_while_revalidate, Duration::ZERO);
+        assert_eq!((c.max_in_flight, c.upstream_max_in_flight), (64, 8));
+        assert_eq!(c.circuit_failure_threshold, 0);
+        assert_eq!(c.circuit_open, Duration::from_millis(250));
+        let e = from_env(&[("STOREGATE_MAX_IN_FLIGHT", "0")]).unwrap_err();
+        assert!(e.0.contains("STOREGATE_MAX_IN_FLIGHT"), "{e}");
+        let e = from_env(&[("STOREGATE_CIRCUIT_OPEN_MS", "soon")]).unwrap_err();
+        assert!(e.0.contains("STOREGATE_CIRCUIT_OPEN_MS"), "{e}");
     }
 
     #[test]

@@ -14,6 +14,8 @@
 //!   files in `mappings/`, applied without I/O).
 //! - [`cache`]: the read cache (coalescing, tags, staleness).
 //! - [`ops`]: health, readiness and metrics.
+//! - [`metrics`]: the Prometheus instruments behind `/metrics`.
+//! - [`telemetry`]: request ids, log spans and the log subscriber.
 //!
 //! The embedded Magento 2 sandbox lives in its own crate, `storegate-sandbox`, so that it
 //! shares no types with [`upstream`]: a misread Magento shape fails a test instead of
@@ -25,8 +27,10 @@ pub mod cache;
 pub mod config;
 pub mod http;
 pub mod mapping;
+pub mod metrics;
 pub mod ops;
 pub mod resources;
+pub mod telemetry;
 pub mod upstream;
 
 use std::net::SocketAddr;

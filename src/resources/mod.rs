@@ -3,6 +3,7 @@
 //! records to the caller's view and answers. The other modules do not know the resources.
 
 pub mod auth_token;
+pub mod cache_purge;
 pub mod products;
 pub mod stores;
 pub mod support;
@@ -18,6 +19,7 @@ use crate::app::AppState;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/auth/token", any(auth_token::issue))
+        .route("/cache/purge", any(cache_purge::purge))
         .route("/products", any(products::collection))
         .route("/products/category/{category_id}", any(products::category))
         .route("/products/{id}", any(products::entity))

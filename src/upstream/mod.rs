@@ -1,27 +1,36 @@
 //! The Magento 2 REST client: the only code that talks to the back end.
 //!
 //! One pooled `reqwest::Client`; a deadline on every call; the integration token attached
-//! here and nowhere else (marked sensitive, never logged); idempotent reads retried once on
-//! a connection error or a 502/503/504; writes never retried. It knows Magento's paths,
-//! store scopes and error bodies, and nothing of the client-facing protocol: no XML, no spec
-//! messages. Keeping every call behind [`Magento::call`] is what makes recording and
-//! replaying upstream traffic a single layer later.
+//! here and nowhere else (marked sensitive, never logged); the request id passed on as
+//! `X-Request-Id`, so Magento's logs and ours line up; idempotent reads retried once on a
+//! connection error or a 502/503/504, with jitter and within a retry budget; writes never
+//! retried; a circuit breaker and a bound on calls in flight ([`resilience`]). It knows
+//! Magento's paths, store scopes and error bodies, and nothing of the client-facing
+//! protocol: no XML, no spec messages. Keeping every call behind [`Magento::call`] is what
+//! makes recording and replaying upstream traffic a single layer later.
 
 pub mod catalog;
 pub mod customers;
 pub mod error;
+pub mod resilience;
 pub mod search;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderValue, Method};
+use tokio::time::Instant;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use error::{M2Error, UpstreamError};
+pub use resilience::{CircuitState, with_deadline};
 pub use search::{Direction, SearchCriteria};
+
+use crate::metrics::{Outcome, UpstreamMetrics};
+use resilience::Guard;
 
 /// Which store scope a call runs in (`/rest/<scope>/V1/...`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +62,7 @@ pub struct Magento {
     authorization: HeaderValue,
     timeout: Duration,
     default_store: String,
+    guard: Arc<Guard>,
 }
 
 impl Magento {
@@ -84,7 +94,32 @@ impl Magento {
             authorization,
             timeout,
             default_store: default_store.to_owned(),
+            guard: Arc::new(Guard::new(
+                &resilience::Options::default(),
+                UpstreamMetrics::default(),
+            )),
         })
+    }
+
+    /// The same client with its own breaker, budget and bound, recording into `metrics`.
+    pub fn with_resilience(
+        mut self,
+        options: &resilience::Options,
+        metrics: UpstreamMetrics,
+    ) -> Magento {
+        self.guard = Arc::new(Guard::new(options, metrics));
+        self
+    }
+
+    /// The circuit breaker's state now.
+    pub fn circuit_state(&self) -> CircuitState {
+        self.guard.breaker.state()
+    }
+
+    /// A reader of the breaker's state, for metrics.
+    pub fn circuit_probe(&self) -> Arc<dyn Fn() -> CircuitState + Send + Sync> {
+        let guard = self.guard.clone();
+        Arc::new(move || guard.breaker.state())
     }
 
     pub fn default_store(&self) -> &str {
@@ -109,21 +144,22 @@ impl Magento {
         query: &[(String, String)],
         body: Option<&Value>,
     ) -> Result<Bytes, UpstreamError> {
-        let idempotent = method == Method::GET;
+        let idempotent = method == Method::GET || method == Method::HEAD;
+        self.guard.called();
         let first = self
-            .call_once(
-                method.clone(),
-                scope,
-                path,
-                query,
-                body,
-                &self.authorization,
-            )
+            .attempt(&method, scope, path, query, body, &self.authorization)
             .await;
         match first {
             Err(error) if idempotent && error.is_transient() => {
+                let wait = resilience::jitter();
+                // Not worth it when the wait and a useful try no longer fit the deadline.
+                let fits = resilience::remaining().is_none_or(|left| left > wait * 2);
+                if !fits || !self.guard.may_retry() {
+                    return Err(error);
+                }
                 tracing::debug!(%error, path, "retrying an upstream read once");
-                self.call_once(method, scope, path, query, body, &self.authorization)
+                tokio::time::sleep(wait).await;
+                self.attempt(&method, scope, path, query, body, &self.authorization)
                     .await
             }
             other => other,
@@ -139,10 +175,68 @@ impl Magento {
         path: &str,
         authorization: HeaderValue,
     ) -> Result<Bytes, UpstreamError> {
-        self.call_once(method, scope, path, &[], None, &authorization)
+        self.guard.called();
+        self.attempt(&method, scope, path, &[], None, &authorization)
             .await
     }
 
+    /// One try, through the breaker, the bound on calls in flight and the deadline, timed
+    /// and counted.
+    async fn attempt(
+        &self,
+        method: &Method,
+        scope: Scope<'_>,
+        path: &str,
+        query: &[(String, String)],
+        body: Option<&Value>,
+        authorization: &HeaderValue,
+    ) -> Result<Bytes, UpstreamError> {
+        let started = Instant::now();
+        let metrics = &self.guard.metrics;
+        let timeout = match resilience::remaining() {
+            Some(left) if left < Duration::from_millis(1) => {
+                metrics.call(method, path, Outcome::Timeout, Duration::ZERO);
+                return Err(UpstreamError::Timeout);
+            }
+            Some(left) => self.timeout.min(left),
+            None => self.timeout,
+        };
+        let Some(admission) = self.guard.breaker.admit() else {
+            metrics.call(method, path, Outcome::CircuitOpen, Duration::ZERO);
+            return Err(UpstreamError::Unavailable);
+        };
+        let Some(_slot) = self.guard.slot() else {
+            // Never sent: says nothing about Magento's health.
+            drop(admission);
+            tracing::warn!(path, "upstream call shed: too many calls in flight");
+            metrics.call(method, path, Outcome::Shed, Duration::ZERO);
+            return Err(UpstreamError::Unavailable);
+        };
+        let result = self
+            .call_once(
+                method.clone(),
+                scope,
+                path,
+                query,
+                body,
+                authorization,
+                timeout,
+            )
+            .await;
+        let outcome = outcome(&result);
+        let healthy = matches!(outcome, Outcome::Ok | Outcome::ClientError);
+        if admission.done(healthy) {
+            metrics.circuit_opened();
+            tracing::error!(
+                path,
+                "upstream circuit opened after repeated failures; calls fail fast until a probe succeeds"
+            );
+        }
+        metrics.call(method, path, outcome, started.elapsed());
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
     async fn call_once(
         &self,
         method: Method,
@@ -151,6 +245,7 @@ impl Magento {
         query: &[(String, String)],
         body: Option<&Value>,
         authorization: &HeaderValue,
+        timeout: Duration,
     ) -> Result<Bytes, UpstreamError> {
         let mut url = self.url(scope, path);
         if !query.is_empty() {
@@ -164,9 +259,12 @@ impl Magento {
         let mut request = self
             .http
             .request(method, url)
-            .timeout(self.timeout)
+            .timeout(timeout)
             .header(http::header::AUTHORIZATION, authorization.clone())
             .header(http::header::ACCEPT, "application/json");
+        if let Some(id) = crate::telemetry::request_id() {
+            request = request.header(crate::telemetry::X_REQUEST_ID, id);
+        }
         if let Some(body) = body {
             let bytes =
                 serde_json::to_vec(body).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
@@ -227,6 +325,18 @@ impl Magento {
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, UpstreamError> {
     serde_json::from_slice(bytes)
         .map_err(|e| UpstreamError::Protocol(format!("unexpected body: {e}")))
+}
+
+fn outcome(result: &Result<Bytes, UpstreamError>) -> Outcome {
+    match result {
+        Ok(_) => Outcome::Ok,
+        Err(UpstreamError::Status { status, .. }) if *status >= 500 => Outcome::ServerError,
+        Err(UpstreamError::Status { .. }) => Outcome::ClientError,
+        Err(UpstreamError::Timeout) => Outcome::Timeout,
+        Err(UpstreamError::Connect(_)) => Outcome::ConnectError,
+        Err(UpstreamError::Protocol(_)) => Outcome::ProtocolError,
+        Err(UpstreamError::Unavailable) => Outcome::CircuitOpen,
+    }
 }
 
 fn classify(error: reqwest::Error) -> UpstreamError {

@@ -1,0 +1,138 @@
+//! Logs and request ids: what an operator reads when something went wrong.
+//!
+//! - Every request has an id: the caller's `X-Request-Id` when it is a sane token (at most
+//!   128 characters of letters, digits and `-_.:`), else a new one. It is echoed in the
+//!   response, put on the request's log span (so every log line of the request carries it),
+//!   and sent to Magento with each upstream call.
+//! - Logs go to stderr, as text or, with `STOREGATE_LOG_FORMAT=json`, one JSON object per
+//!   line with the span's fields (request id, method, route) flattened in. `RUST_LOG`
+//!   filters as usual (default `info`). One line per request (an access log) is logged at
+//!   `debug` under the target `storegate::access`: turn it on with
+//!   `RUST_LOG=info,storegate::access=debug`. Errors are logged at `error` whatever the filter
+//!   says about access lines.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::{HeaderName, HeaderValue};
+use tracing::Instrument;
+
+use crate::config::LogFormat;
+use crate::metrics::Metrics;
+
+pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+tokio::task_local! {
+    static REQUEST_ID: HeaderValue;
+}
+
+/// The id of the request the current task serves, if any.
+pub fn request_id() -> Option<HeaderValue> {
+    REQUEST_ID.try_with(Clone::clone).ok()
+}
+
+/// Installs the global log subscriber. Safe to call more than once (later calls do nothing).
+pub fn init_logging(format: LogFormat) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}
+
+/// A caller's id is kept when it is short and made of token characters: it ends up in
+/// logs, and a log line must not be forgeable through it.
+fn acceptable(value: &HeaderValue) -> bool {
+    let bytes = value.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 128
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+/// A new id: unique within the process (a counter) and across processes (a random prefix
+/// drawn at start), without a system call per request.
+fn new_id() -> HeaderValue {
+    static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let prefix = *PREFIX.get_or_init(rand::random::<u32>);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let text = format!("{prefix:08x}-{n:012x}");
+    HeaderValue::from_str(&text).expect("hex digits are a valid header value")
+}
+
+/// The outermost middleware: request id, log span, access log and request metrics. Applied
+/// with `Router::layer`, so it runs after routing and knows the route template.
+pub async fn observe(
+    State(metrics): State<Arc<Metrics>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let started = std::time::Instant::now();
+    let id = match request.headers().get(&X_REQUEST_ID) {
+        Some(value) if acceptable(value) => value.clone(),
+        _ => {
+            let id = new_id();
+            request.headers_mut().insert(X_REQUEST_ID, id.clone());
+            id
+        }
+    };
+    let method = request.method().clone();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned());
+    let span = tracing::info_span!(
+        "request",
+        request_id = id.to_str().unwrap_or_default(),
+        method = %method,
+        route = route.as_deref().unwrap_or("unmatched"),
+    );
+    let mut response = REQUEST_ID
+        .scope(id.clone(), next.run(request).instrument(span.clone()))
+        .await;
+    let elapsed = started.elapsed();
+    let status = response.status().as_u16();
+    let user_type = response.extensions().get::<crate::auth::UserType>().copied();
+    metrics.request(route.as_deref(), &method, status, user_type, elapsed);
+    span.in_scope(|| {
+        tracing::debug!(
+            target: "storegate::access",
+            status,
+            micros = elapsed.as_micros() as u64,
+            user_type = user_type.map(|u| u.as_str()).unwrap_or("none"),
+            "request served"
+        );
+    });
+    response.headers_mut().insert(X_REQUEST_ID, id);
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids() {
+        assert!(acceptable(&HeaderValue::from_static("abc-123_X.y:z")));
+        assert!(!acceptable(&HeaderValue::from_static("")));
+        assert!(!acceptable(&HeaderValue::from_static("a b")));
+        assert!(!acceptable(&HeaderValue::from_str(&"a".repeat(129)).unwrap()));
+        let (a, b) = (new_id(), new_id());
+        assert_ne!(a, b);
+        assert!(acceptable(&a));
+    }
+}
