@@ -377,6 +377,14 @@ impl Cache {
         }
     }
 
+    /// Lets the store finish its pending bookkeeping (evictions, sizes), so that
+    /// [`Cache::usage`] is exact; `/metrics` calls it before reading.
+    pub async fn settle(&self) {
+        if let Some(store) = &self.store {
+            store.run_pending_tasks().await;
+        }
+    }
+
     /// Seconds an entry stays fresh from now on, for `Cache-Control: max-age`.
     pub fn remaining(&self, entry: &Entry) -> Duration {
         self.ttl.saturating_sub(entry.stored_at.elapsed())
@@ -429,7 +437,11 @@ impl Cache {
         Ok((entry, source))
     }
 
-    async fn lookup<F, Fut, E>(self: &Arc<Self>, key: &str, fetch: F) -> Result<(Arc<Entry>, Source), E>
+    async fn lookup<F, Fut, E>(
+        self: &Arc<Self>,
+        key: &str,
+        fetch: F,
+    ) -> Result<(Arc<Entry>, Source), E>
     where
         F: FnOnce() -> Fut + Send + 'static,
         Fut: Future<Output = Result<Fetched, E>> + Send + 'static,

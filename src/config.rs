@@ -358,9 +358,11 @@ impl Config {
             config.upstream_max_in_flight = positive(r, "a number of calls above 0")? as usize;
         }
         if let Some(r) = raw.get("circuit_failure_threshold") {
-            config.circuit_failure_threshold =
-                u32::try_from(number(r, "a number of failures (0 never opens the circuit)")?)
-                    .map_err(|_| r.fail("a number of failures (0 never opens the circuit)"))?;
+            config.circuit_failure_threshold = u32::try_from(number(
+                r,
+                "a number of failures (0 never opens the circuit)",
+            )?)
+            .map_err(|_| r.fail("a number of failures (0 never opens the circuit)"))?;
         }
         if let Some(r) = raw.get("circuit_open_ms") {
             config.circuit_open =

@@ -36,6 +36,7 @@ async fn readyz(State(app): State<AppState>) -> Response {
 
 /// Prometheus scrapes the OpenMetrics text format (it asks for it first in `Accept`).
 async fn metrics(State(app): State<AppState>) -> Response {
+    app.cache.settle().await;
     (
         [(
             CONTENT_TYPE,

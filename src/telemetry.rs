@@ -106,7 +106,10 @@ pub async fn observe(
         .await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
-    let user_type = response.extensions().get::<crate::auth::UserType>().copied();
+    let user_type = response
+        .extensions()
+        .get::<crate::auth::UserType>()
+        .copied();
     metrics.request(route.as_deref(), &method, status, user_type, elapsed);
     span.in_scope(|| {
         tracing::debug!(
@@ -130,7 +133,9 @@ mod tests {
         assert!(acceptable(&HeaderValue::from_static("abc-123_X.y:z")));
         assert!(!acceptable(&HeaderValue::from_static("")));
         assert!(!acceptable(&HeaderValue::from_static("a b")));
-        assert!(!acceptable(&HeaderValue::from_str(&"a".repeat(129)).unwrap()));
+        assert!(!acceptable(
+            &HeaderValue::from_str(&"a".repeat(129)).unwrap()
+        ));
         let (a, b) = (new_id(), new_id());
         assert_ne!(a, b);
         assert!(acceptable(&a));

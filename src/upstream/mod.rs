@@ -20,10 +20,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderValue, Method};
-use tokio::time::Instant;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tokio::time::Instant;
 
 pub use error::{M2Error, UpstreamError};
 pub use resilience::{CircuitState, with_deadline};

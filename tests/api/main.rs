@@ -10,3 +10,5 @@ mod formats;
 mod mapping;
 mod policy;
 mod products;
+mod purge;
+mod resilience;

@@ -1,0 +1,799 @@
+//! The gateway when Magento fails: stale data, deadlines, retries, the circuit breaker,
+//! load shedding, garbage answers; and what an operator sees (request ids, metrics).
+//! Clocks are short (hundreds of milliseconds) rather than paused: the faults go through
+//! real sockets.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use storegate::Parts;
+use wiremock::matchers::{any, method, path, path_regex};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::helpers::*;
+
+/// Magento's product 24-MB01 (id 1) under another name, so a test tells versions apart.
+fn product_named(name: &str) -> Value {
+    let mut product = fixture("products/get-simple-24-mb01")["response"]["body"].clone();
+    product["name"] = json!(name);
+    product
+}
+
+/// Stores, id-to-SKU lookups and product 1 as `name`.
+async fn mount_catalog(server: &MockServer, name: &str) {
+    mount_stores(server).await;
+    mount_skus(server).await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products/24-MB01"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(product_named(name)))
+        .mount(server)
+        .await;
+}
+
+/// Every call answers Magento's recorded internal error.
+async fn break_upstream(server: &MockServer) {
+    server.reset().await;
+    Mock::given(any())
+        .respond_with(recorded("products/get-error-internal"))
+        .mount(server)
+        .await;
+}
+
+async fn metrics(gw: &Gateway) -> String {
+    let url = format!("http://{}/metrics", gw.running.addr);
+    let response = gw.http.get(url).send().await.unwrap();
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    );
+    response.text().await.unwrap()
+}
+
+/// The value of one sample line of the exposition, by its full name and labels.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[tokio::test]
+async fn stale_if_error_serves_a_cached_product_while_the_upstream_answers_500() {
+    let gw = Gateway::start_with(|c| {
+        c.cache_ttl = Duration::from_secs(1);
+        c.stale_while_revalidate = Duration::ZERO;
+        c.stale_if_error = Duration::from_secs(60);
+        // The breaker has its own tests; here every failure reaches Magento.
+        c.circuit_failure_threshold = 0;
+    })
+    .await;
+    mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
+    let first = gw.get_json("/products/1", &Who::Admin).await;
+    assert_eq!((first.status, first.header("x-cache")), (200, Some("MISS")));
+
+    break_upstream(&gw.upstream).await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    for round in 1..=2 {
+        let r = gw.get_json("/products/1", &Who::Admin).await;
+        assert_eq!(r.status, 200, "{round}: {}", r.body);
+        assert_eq!(r.body, first.body, "{round}");
+        assert_eq!(r.header("x-cache"), Some("STALE"), "{round}");
+        assert_eq!(
+            r.header("warning"),
+            Some("111 - \"Revalidation Failed\""),
+            "{round}"
+        );
+        // Nobody downstream should keep it: it is already past its freshness.
+        assert_eq!(
+            r.header("cache-control"),
+            Some("private, max-age=0"),
+            "{round}"
+        );
+    }
+    // Magento was asked, and failed.
+    assert!(
+        !gw.upstream_calls("GET", "^/rest/default/V1/products/24-MB01$")
+            .await
+            .is_empty()
+    );
+    let text = metrics(&gw).await;
+    assert!(sample(&text, "storegate_cache_stale_if_error_total").unwrap() >= 2.0);
+
+    // Back up: the next read has the new data at once, not a TTL later.
+    gw.upstream.reset().await;
+    mount_catalog(&gw.upstream, "Harbor Duffle Bag II").await;
+    let r = gw.get_json("/products/1", &Who::Admin).await;
+    assert_eq!((r.status, r.header("x-cache")), (200, Some("MISS")));
+    assert_eq!(r.json()["name"], "Harbor Duffle Bag II");
+}
+
+#[tokio::test]
+async fn no_stale_data_for_a_product_magento_says_is_gone() {
+    let gw = Gateway::start_with(|c| {
+        c.cache_ttl = Duration::from_secs(1);
+        c.stale_while_revalidate = Duration::ZERO;
+        c.stale_if_error = Duration::from_secs(60);
+    })
+    .await;
+    mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
+    assert_eq!(gw.get_json("/products/1", &Who::Admin).await.status, 200);
+    gw.upstream.reset().await;
+    mount_stores(&gw.upstream).await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products"))
+        .respond_with(recorded("products/list-id-to-sku-unknown"))
+        .mount(&gw.upstream)
+        .await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let r = gw.get_json("/products/1", &Who::Admin).await;
+    assert_eq!(
+        (r.status, r.messages()),
+        (404, vec!["Resource not found.".to_owned()])
+    );
+}
+
+#[tokio::test]
+async fn stale_while_revalidate_answers_at_once_and_refreshes_behind() {
+    let gw = Gateway::start_with(|c| {
+        c.cache_ttl = Duration::from_secs(1);
+        c.stale_while_revalidate = Duration::from_secs(60);
+    })
+    .await;
+    mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
+    assert_eq!(gw.get_json("/products/1", &Who::Admin).await.status, 200);
+    // The new version is slow to come: the stale one is served without waiting for it.
+    gw.upstream.reset().await;
+    mount_stores(&gw.upstream).await;
+    mount_skus(&gw.upstream).await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products/24-MB01"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(product_named("Harbor Duffle Bag II"))
+                .set_delay(Duration::from_millis(300)),
+        )
+        .mount(&gw.upstream)
+        .await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let started = Instant::now();
+    let r = gw.get_json("/products/1", &Who::Admin).await;
+    assert!(started.elapsed() < Duration::from_millis(250));
+    assert_eq!(r.json()["name"], "Harbor Duffle Bag");
+    assert_eq!(r.header("x-cache"), Some("STALE"));
+    assert_eq!(r.header("warning"), Some("110 - \"Response is Stale\""));
+    // Once the refresh is in, the new version is served from the cache. Records and body
+    // each refresh in the background, so this may take two rounds.
+    let mut name = Value::Null;
+    for _ in 0..20 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let r = gw.get_json("/products/1", &Who::Admin).await;
+        name = r.json()["name"].clone();
+        if name == "Harbor Duffle Bag II" && r.header("x-cache") == Some("HIT") {
+            break;
+        }
+    }
+    assert_eq!(name, "Harbor Duffle Bag II");
+}
+
+#[tokio::test]
+async fn an_upstream_that_hangs_yields_a_504_within_the_deadline() {
+    let gw = Gateway::start_with(|c| c.upstream_timeout = Duration::from_millis(300)).await;
+    mount_stores(&gw.upstream).await;
+    mount_skus(&gw.upstream).await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products/24-MB01"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(product_named("late"))
+                .set_delay(Duration::from_secs(10)),
+        )
+        .mount(&gw.upstream)
+        .await;
+    let started = Instant::now();
+    let r = gw.get_json("/products/1", &Who::Admin).await;
+    assert_eq!(
+        (r.status, r.messages()),
+        (
+            504,
+            vec!["The store back end did not answer in time.".to_owned()]
+        )
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(800),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn calls_of_one_request_share_its_deadline() {
+    // Each call alone is within the 400 ms timeout; the three together are not.
+    let gw = Gateway::start_with(|c| c.upstream_timeout = Duration::from_millis(400)).await;
+    let slow = |body: Value| {
+        ResponseTemplate::new(200)
+            .set_body_json(body)
+            .set_delay(Duration::from_millis(250))
+    };
+    mount_stores(&gw.upstream).await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products"))
+        .respond_with(slow(
+            json!({"items": [{"id": 1, "sku": "24-MB01"}], "total_count": 1}),
+        ))
+        .mount(&gw.upstream)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products/24-MB01"))
+        .respond_with(slow(product_named("slow")))
+        .mount(&gw.upstream)
+        .await;
+    let started = Instant::now();
+    let r = gw.get_json("/products/1", &Who::Admin).await;
+    assert_eq!(r.status, 504, "{}", r.body);
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(380) && elapsed < Duration::from_millis(900),
+        "{elapsed:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_circuit_opens_fails_fast_and_recovers() {
+    let gw = Gateway::start_with(|c| {
+        c.circuit_failure_threshold = 3;
+        c.circuit_open = Duration::from_millis(400);
+    })
+    .await;
+    mount_stores(&gw.upstream).await;
+    mount_skus(&gw.upstream).await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products/24-MB01"))
+        .respond_with(recorded("products/get-error-internal"))
+        .mount(&gw.upstream)
+        .await;
+    for _ in 0..3 {
+        let r = gw.get_json("/products/1", &Who::Admin).await;
+        assert_eq!(r.status, 500, "{}", r.body);
+    }
+    // Open: answered at once with the spec's error body; Magento is not called.
+    let started = Instant::now();
+    for who in [Who::Admin, Who::Guest] {
+        let r = gw.get_json("/products/1", &who).await;
+        assert_eq!(
+            (r.status, r.messages()),
+            (
+                503,
+                vec!["The store back end is unavailable. Try again later.".to_owned()]
+            )
+        );
+    }
+    let r = gw.get_xml("/products/1", &Who::Admin).await;
+    assert_eq!(r.status, 503);
+    assert!(r.body.contains("<code>503</code>"), "{}", r.body);
+    assert!(started.elapsed() < Duration::from_millis(200));
+    let product_calls = || gw.upstream_calls("GET", "^/rest/default/V1/products/24-MB01$");
+    assert_eq!(product_calls().await.len(), 3);
+    let text = metrics(&gw).await;
+    assert_eq!(sample(&text, "storegate_upstream_circuit_state"), Some(1.0));
+    assert_eq!(
+        sample(&text, "storegate_upstream_circuit_opened_total"),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "storegate_upstream_call_duration_seconds_count{endpoint=\"/V1/products/{}\",method=\"GET\",outcome=\"circuit_open\"}"
+        ),
+        Some(3.0)
+    );
+
+    // After the open period one probe goes through; Magento is well again, so it closes.
+    gw.upstream.reset().await;
+    mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    let r = gw.get_json("/products/1", &Who::Admin).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        sample(&metrics(&gw).await, "storegate_upstream_circuit_state"),
+        Some(0.0)
+    );
+}
+
+#[tokio::test]
+async fn an_open_circuit_serves_stale_data_where_the_cache_has_it() {
+    let gw = Gateway::start_with(|c| {
+        c.cache_ttl = Duration::from_secs(1);
+        c.stale_while_revalidate = Duration::ZERO;
+        c.circuit_failure_threshold = 1;
+        c.circuit_open = Duration::from_secs(30);
+    })
+    .await;
+    mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
+    let fresh = gw.get_json("/products/1", &Who::Admin).await;
+    assert_eq!(fresh.status, 200);
+    break_upstream(&gw.upstream).await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // The first read opens the circuit; later ones do not reach Magento at all.
+    for _ in 0..3 {
+        let r = gw.get_json("/products/1", &Who::Admin).await;
+        assert_eq!((r.status, r.header("x-cache")), (200, Some("STALE")));
+        assert_eq!(r.body, fresh.body);
+    }
+    assert_eq!(gw.upstream_calls("GET", ".").await.len(), 1);
+    // Nothing cached for product 2: a plain 503.
+    let r = gw.get_json("/products/2", &Who::Admin).await;
+    assert_eq!(r.status, 503, "{}", r.body);
+}
+
+#[tokio::test]
+async fn idempotent_reads_are_retried_once_on_503() {
+    let gw = Gateway::start().await;
+    mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
+    // The first call fails, the retry succeeds.
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products/24-MB01"))
+        .respond_with(ResponseTemplate::new(503).set_body_string("<html>busy</html>"))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&gw.upstream)
+        .await;
+    let r = gw.get_json("/products/1", &Who::Admin).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let calls = gw
+        .upstream_calls("GET", "^/rest/default/V1/products/24-MB01$")
+        .await;
+    assert_eq!(calls.len(), 2);
+
+    // A read that keeps failing is tried twice in all, then answered with 503.
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products/24-MB02"))
+        .respond_with(ResponseTemplate::new(502))
+        .mount(&gw.upstream)
+        .await;
+    let r = gw.get_json("/products/2", &Who::Admin).await;
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert_eq!(
+        gw.upstream_calls("GET", "^/rest/default/V1/products/24-MB02$")
+            .await
+            .len(),
+        2
+    );
+    let text = metrics(&gw).await;
+    assert_eq!(
+        sample(
+            &text,
+            "storegate_upstream_retries_total{decision=\"retried\"}"
+        ),
+        Some(2.0)
+    );
+}
+
+#[tokio::test]
+async fn the_retry_budget_stops_retries_during_an_outage() {
+    let gw = Gateway::start_with(|c| {
+        c.cache_ttl = Duration::ZERO;
+        c.circuit_failure_threshold = 0;
+    })
+    .await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(503))
+        .mount(&gw.upstream)
+        .await;
+    for _ in 0..30 {
+        assert_eq!(gw.get_json("/products/1", &Who::Admin).await.status, 503);
+    }
+    // 30 first tries; the reserve of 10 retries plus a fifth of the calls, not 30.
+    let calls = gw.upstream_calls("GET", ".").await.len();
+    assert!((40..=48).contains(&calls), "{calls} calls");
+    let text = metrics(&gw).await;
+    assert!(
+        sample(
+            &text,
+            "storegate_upstream_retries_total{decision=\"budget_exhausted\"}"
+        )
+        .unwrap()
+            >= 10.0
+    );
+}
+
+#[tokio::test]
+async fn writes_are_never_retried() {
+    let gw = Gateway::start().await;
+    mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
+    Mock::given(method("POST"))
+        .and(path("/rest/all/V1/products"))
+        .respond_with(ResponseTemplate::new(503))
+        .expect(1)
+        .mount(&gw.upstream)
+        .await;
+    Mock::given(method("PUT"))
+        .and(path("/rest/all/V1/products/24-MB01"))
+        .respond_with(ResponseTemplate::new(502))
+        .expect(1)
+        .mount(&gw.upstream)
+        .await;
+    Mock::given(method("DELETE"))
+        .and(path("/rest/all/V1/products/24-MB01"))
+        .respond_with(ResponseTemplate::new(504))
+        .expect(1)
+        .mount(&gw.upstream)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products/SG-TOTE-01"))
+        .respond_with(recorded("products/get-error-not-found"))
+        .mount(&gw.upstream)
+        .await;
+    let create = json!({
+        "type_id": "simple", "attribute_set_id": "4", "sku": "SG-TOTE-01", "name": "Market Canvas Tote",
+        "price": "18.50", "weight": "0.6", "status": "1", "visibility": "4", "tax_class_id": "2",
+        "description": "A canvas tote", "short_description": "Tote", "url_key": "market-canvas-tote",
+        "stock_data": {"qty": "40", "is_in_stock": "1", "manage_stock": "1"}
+    });
+    let r = gw
+        .send(gw.request("POST", "/products", &Who::Admin).json(&create))
+        .await;
+    assert_eq!(r.status, 503, "{}", r.body);
+    let r = gw
+        .send(
+            gw.request("PUT", "/products/1", &Who::Admin)
+                .json(&json!({"name": "Renamed"})),
+        )
+        .await;
+    assert_eq!(r.status, 503, "{}", r.body);
+    let r = gw
+        .send(gw.request("DELETE", "/products/1", &Who::Admin))
+        .await;
+    assert_eq!(r.status, 503, "{}", r.body);
+    gw.upstream.verify().await;
+}
+
+#[tokio::test]
+async fn garbage_from_magento_is_a_clean_error() {
+    let gw = Gateway::start().await;
+    mount_stores(&gw.upstream).await;
+    mount_skus(&gw.upstream).await;
+    let answers = [
+        (
+            "24-MB01",
+            ResponseTemplate::new(500)
+                .set_body_raw("<html><body>Fatal error</body></html>", "text/html"),
+            500,
+        ),
+        (
+            "24-MB02",
+            ResponseTemplate::new(200).set_body_raw("<html>Maintenance</html>", "text/html"),
+            502,
+        ),
+        (
+            "24-UG05",
+            ResponseTemplate::new(200).set_body_raw(
+                r#"{"id": 3, "sku": "24-UG05", "name": "Quest Lu"#,
+                "application/json",
+            ),
+            502,
+        ),
+        (
+            "MT07-M-Gray",
+            ResponseTemplate::new(200)
+                .set_body_raw(vec![0xff, 0xfe, 0x00, 0x7b], "application/json"),
+            502,
+        ),
+        (
+            "MT07-L-Gray",
+            ResponseTemplate::new(200).set_body_raw("", "application/json"),
+            502,
+        ),
+    ];
+    for (sku, answer, _) in &answers {
+        Mock::given(method("GET"))
+            .and(path(format!("/rest/default/V1/products/{sku}")))
+            .respond_with(answer.clone())
+            .mount(&gw.upstream)
+            .await;
+    }
+    for (id, (sku, _, status)) in answers.iter().enumerate() {
+        for who in [Who::Admin, Who::Guest] {
+            let r = gw.get_json(&format!("/products/{}", id + 1), &who).await;
+            assert_eq!(r.status, *status, "{sku} {who:?}: {}", r.body);
+            assert_eq!(r.messages().len(), 1, "{sku}");
+            let xml = gw.get_xml(&format!("/products/{}", id + 1), &who).await;
+            assert!(
+                xml.body.contains("<messages><error>"),
+                "{sku}: {}",
+                xml.body
+            );
+        }
+    }
+    // The id-to-SKU lookup itself answering garbage.
+    gw.upstream.reset().await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw("[1,2", "application/json"))
+        .mount(&gw.upstream)
+        .await;
+    let r = gw.get_json("/products/7", &Who::Admin).await;
+    assert_eq!(r.status, 502, "{}", r.body);
+}
+
+/// A fake Magento that promises a body and hangs up half-way through it.
+async fn cut_connection_server() -> (String, tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        // Bounded: the test makes a handful of calls.
+        for _ in 0..16 {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let mut buffer = vec![0u8; 8192];
+                let _ = socket.read(&mut buffer).await;
+                let _ = socket
+                    .write_all(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{\"items\": [{\"id\": 1,",
+                    )
+                    .await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (url, task)
+}
+
+#[tokio::test]
+async fn a_connection_cut_mid_body_is_a_clean_error() {
+    let (url, server) = cut_connection_server().await;
+    let config = storegate::config::Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        upstream_timeout: Duration::from_millis(1500),
+        ..Default::default()
+    };
+    let parts = Parts {
+        upstream_url: url,
+        upstream_token: UPSTREAM_TOKEN.to_owned(),
+        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
+        token_secret: b"test-token-secret".to_vec(),
+        mappings: storegate::load_mappings(&config).unwrap(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let running = storegate::start(config, parts, listener, None)
+        .await
+        .unwrap();
+    let r = reqwest::Client::new()
+        .get(format!("{}/products/1", running.base_url()))
+        .header("Accept", "application/json")
+        .bearer_auth(ADMIN_KEY)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(status, 502, "{body}");
+    assert_eq!(body["messages"]["error"][0]["code"], 502);
+    running.stop().await;
+    server.abort();
+}
+
+#[tokio::test]
+async fn upstream_calls_past_the_bound_are_shed_at_once() {
+    let gw = Gateway::start_with(|c| c.upstream_max_in_flight = 2).await;
+    mount_stores(&gw.upstream).await;
+    Mock::given(method("GET"))
+        .and(path_regex("^/rest/default/V1/products/.+$"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(product_named("slow"))
+                .set_delay(Duration::from_millis(600)),
+        )
+        .mount(&gw.upstream)
+        .await;
+    mount_skus(&gw.upstream).await;
+    let gw = Arc::new(gw);
+    let mut tasks = Vec::new();
+    for id in 1..=6 {
+        let gw = gw.clone();
+        tasks.push(tokio::spawn(async move {
+            let started = Instant::now();
+            let r = gw.get_json(&format!("/products/{id}"), &Who::Admin).await;
+            (r.status, started.elapsed())
+        }));
+    }
+    let mut shed = 0;
+    for task in tasks {
+        let (status, elapsed) = task.await.unwrap();
+        if status == 503 {
+            shed += 1;
+            assert!(elapsed < Duration::from_millis(400), "{elapsed:?}");
+        } else {
+            assert_eq!(status, 200);
+        }
+    }
+    assert!((1..=5).contains(&shed), "{shed} shed");
+    let text = metrics(&gw).await;
+    let shed_calls: f64 = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("storegate_upstream_call_duration_seconds_count{")
+                && l.contains("outcome=\"shed\"")
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert!(shed_calls >= shed as f64, "{text}");
+}
+
+#[tokio::test]
+async fn requests_past_the_in_flight_limit_get_a_503_at_once() {
+    let gw = Gateway::start_with(|c| c.max_in_flight = 2).await;
+    mount_stores(&gw.upstream).await;
+    mount_skus(&gw.upstream).await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products/24-MB01"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(product_named("slow"))
+                .set_delay(Duration::from_millis(600)),
+        )
+        .mount(&gw.upstream)
+        .await;
+    let gw = Arc::new(gw);
+    let mut slow = Vec::new();
+    for _ in 0..2 {
+        let gw = gw.clone();
+        slow.push(tokio::spawn(async move {
+            gw.get_json("/products/1", &Who::Admin).await.status
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let started = Instant::now();
+    let r = gw.get_xml("/products/1", &Who::Guest).await;
+    assert!(started.elapsed() < Duration::from_millis(300));
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert!(
+        r.body
+            .contains("<message>The service is overloaded. Try again later.</message>"),
+        "{}",
+        r.body
+    );
+    // Operations stay reachable.
+    let health = gw
+        .http
+        .get(format!("http://{}/healthz", gw.running.addr))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+    let text = metrics(&gw).await;
+    assert_eq!(
+        sample(&text, "storegate_http_requests_in_flight"),
+        Some(2.0)
+    );
+    assert_eq!(
+        sample(&text, "storegate_http_requests_shed_total"),
+        Some(1.0)
+    );
+    for task in slow {
+        assert_eq!(task.await.unwrap(), 200);
+    }
+}
+
+#[tokio::test]
+async fn request_ids_are_kept_or_made_and_passed_to_magento() {
+    let gw = Gateway::start_with(|c| c.cache_ttl = Duration::ZERO).await;
+    mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
+    let r = gw
+        .send(
+            gw.request("GET", "/products/1", &Who::Admin)
+                .header("X-Request-Id", "app-7f3a.42"),
+        )
+        .await;
+    assert_eq!(r.header("x-request-id"), Some("app-7f3a.42"));
+    let calls = gw.upstream_calls("GET", ".").await;
+    assert!(!calls.is_empty());
+    for call in &calls {
+        assert_eq!(call.headers["x-request-id"], "app-7f3a.42", "{}", call.url);
+    }
+
+    // None, or one that could forge a log line: a new one, sent on too.
+    for sent in [None, Some("two words"), Some(&*"x".repeat(200))] {
+        gw.upstream.reset().await;
+        mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
+        let mut request = gw.request("GET", "/products/1", &Who::Admin);
+        if let Some(id) = sent {
+            request = request.header("X-Request-Id", id);
+        }
+        let r = gw.send(request).await;
+        let id = r.header("x-request-id").unwrap().to_owned();
+        assert!(Some(id.as_str()) != sent && id.len() >= 16, "{id}");
+        for call in gw.upstream_calls("GET", ".").await {
+            assert_eq!(call.headers["x-request-id"], id.as_str());
+        }
+    }
+    // Errors and unknown routes carry one too.
+    let r = gw.get_json("/nowhere", &Who::Guest).await;
+    assert!(r.header("x-request-id").is_some());
+}
+
+#[tokio::test]
+async fn metrics_count_requests_upstream_calls_and_the_cache_by_template() {
+    let gw = Gateway::start().await;
+    mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products-render-info"))
+        .respond_with(recorded("products/render-info-1-2-6"))
+        .mount(&gw.upstream)
+        .await;
+    for _ in 0..2 {
+        assert_eq!(gw.get_json("/products/1", &Who::Admin).await.status, 200);
+    }
+    assert_eq!(gw.get_xml("/products/1", &Who::Guest).await.status, 200);
+    assert_eq!(
+        gw.get_json("/products/99999", &Who::Customer(5))
+            .await
+            .status,
+        404
+    );
+    assert_eq!(
+        gw.get_json("/products/1", &Who::Bearer("Bearer nope".into()))
+            .await
+            .status,
+        401
+    );
+    assert_eq!(gw.get_json("/no/such/route", &Who::Guest).await.status, 404);
+    let text = metrics(&gw).await;
+    let requests = |labels: &str| {
+        sample(
+            &text,
+            &format!("storegate_http_request_duration_seconds_count{{{labels}}}"),
+        )
+    };
+    assert_eq!(
+        requests(
+            "route=\"/api/rest/products/{id}\",method=\"GET\",status=\"200\",user_type=\"admin\""
+        ),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(
+        requests(
+            "route=\"/api/rest/products/{id}\",method=\"GET\",status=\"200\",user_type=\"guest\""
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        requests(
+            "route=\"/api/rest/products/{id}\",method=\"GET\",status=\"404\",user_type=\"customer\""
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        requests(
+            "route=\"/api/rest/products/{id}\",method=\"GET\",status=\"401\",user_type=\"none\""
+        ),
+        Some(1.0)
+    );
+    assert!(
+        text.contains("route=\"unmatched\",method=\"GET\",status=\"404\""),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| {
+        l.starts_with("storegate_http_request_duration_seconds_bucket{")
+            && l.contains("route=\"/api/rest/products/{id}\"")
+            && l.contains("le=\"0.001\"")
+    }));
+    assert_eq!(
+        sample(
+            &text,
+            "storegate_upstream_call_duration_seconds_count{endpoint=\"/V1/products/{}\",method=\"GET\",outcome=\"ok\"}"
+        ),
+        Some(1.0)
+    );
+    assert!(sample(&text, "storegate_cache_hits_total").unwrap() >= 1.0);
+    assert!(sample(&text, "storegate_cache_misses_total").unwrap() >= 3.0);
+    assert!(sample(&text, "storegate_cache_weight_bytes").unwrap() > 0.0);
+    assert_eq!(sample(&text, "storegate_upstream_circuit_state"), Some(0.0));
+    // Labels are templates: no SKU, id or token leaks into the series.
+    for secret in ["24-MB01", "/99999", ADMIN_KEY, UPSTREAM_TOKEN] {
+        assert!(!text.contains(secret), "{secret} in metrics");
+    }
+}
