@@ -34,22 +34,37 @@ pub fn request_id() -> Option<HeaderValue> {
     REQUEST_ID.try_with(Clone::clone).ok()
 }
 
-/// Installs the global log subscriber. Safe to call more than once (later calls do nothing).
+/// Installs the global log subscriber, writing to stderr and filtered by `RUST_LOG`
+/// (default `info`). Safe to call more than once (later calls do nothing).
 pub fn init_logging(format: LogFormat) {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing::subscriber::set_global_default(subscriber(format, filter, std::io::stderr));
+}
+
+/// The subscriber [`init_logging`] installs, writing to `writer`.
+pub fn subscriber<W>(
+    format: LogFormat,
+    filter: tracing_subscriber::EnvFilter,
+    writer: W,
+) -> Box<dyn tracing::Subscriber + Send + Sync>
+where
+    W: for<'a> tracing_subscriber::fmt::MakeWriter<'a> + Send + Sync + 'static,
+{
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let _ = match format {
-        LogFormat::Json => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .with_span_list(false)
-            .try_init(),
-        LogFormat::Text => builder.try_init(),
-    };
+        .with_writer(writer);
+    match format {
+        LogFormat::Json => Box::new(
+            builder
+                .json()
+                .flatten_event(true)
+                .with_current_span(true)
+                .with_span_list(false)
+                .finish(),
+        ),
+        LogFormat::Text => Box::new(builder.finish()),
+    }
 }
 
 /// A caller's id is kept when it is short and made of token characters: it ends up in
@@ -127,6 +142,61 @@ pub async fn observe(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A writer into a shared buffer.
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Buffer {
+        type Writer = Buffer;
+        fn make_writer(&'a self) -> Buffer {
+            self.clone()
+        }
+    }
+
+    #[test]
+    fn json_logs_are_one_object_per_line_with_the_request_id() {
+        let buffer = Buffer::default();
+        let filter = tracing_subscriber::EnvFilter::new("info");
+        let subscriber = subscriber(LogFormat::Json, filter, buffer.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::info_span!(
+                "request",
+                request_id = "req-1",
+                method = "GET",
+                route = "/api/rest/products/{id}"
+            );
+            span.in_scope(|| {
+                tracing::error!(
+                    status = 502,
+                    cause = "upstream said \"no\"",
+                    "request failed"
+                );
+                // Access lines are off unless asked for.
+                tracing::debug!(target: "storegate::access", status = 200, "request served");
+            });
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        let line: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(line["level"], "ERROR");
+        assert_eq!(line["message"], "request failed");
+        assert_eq!(line["status"], 502);
+        assert_eq!(line["cause"], "upstream said \"no\"");
+        assert_eq!(line["span"]["request_id"], "req-1");
+        assert_eq!(line["span"]["route"], "/api/rest/products/{id}");
+    }
 
     #[test]
     fn ids() {
