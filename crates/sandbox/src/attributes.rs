@@ -84,7 +84,8 @@ impl CatalogConfig {
     }
 
     pub(crate) fn is_store_scoped(&self, code: &str) -> bool {
-        self.attribute(code).is_some_and(|a| a.scope != Scope::Global)
+        self.attribute(code)
+            .is_some_and(|a| a.scope != Scope::Global)
     }
 
     pub(crate) fn label(&self, code: &str) -> String {
@@ -180,18 +181,29 @@ mod tests {
     #[test]
     fn values_are_stored_like_magento() {
         assert_eq!(
-            normalize_value(&meta("decimal", "price"), &json!(7.99)).ok().flatten(),
+            normalize_value(&meta("decimal", "price"), &json!(7.99))
+                .ok()
+                .flatten(),
             Some(json!("7.990000"))
         );
         assert_eq!(
-            normalize_value(&meta("datetime", "date"), &json!("2024-05-01")).ok().flatten(),
+            normalize_value(&meta("datetime", "date"), &json!("2024-05-01"))
+                .ok()
+                .flatten(),
             Some(json!("2024-05-01 00:00:00"))
         );
         assert_eq!(
-            normalize_value(&meta("int", "select"), &json!(2)).ok().flatten(),
+            normalize_value(&meta("int", "select"), &json!(2))
+                .ok()
+                .flatten(),
             Some(json!("2"))
         );
-        assert_eq!(normalize_value(&meta("varchar", "text"), &json!("")).ok().flatten(), None);
+        assert_eq!(
+            normalize_value(&meta("varchar", "text"), &json!(""))
+                .ok()
+                .flatten(),
+            None
+        );
         assert!(normalize_value(&meta("decimal", "price"), &json!("abc")).is_err());
         assert_eq!(format_url_key("Joust Duffle Bag!"), "joust-duffle-bag");
     }

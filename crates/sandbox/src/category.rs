@@ -73,10 +73,9 @@ pub(crate) fn products(call: &Call) -> ApiResult<Value> {
         .products
         .values()
         .filter_map(|p| {
-            p.category_links
-                .iter()
-                .find(|l| l.category_id == id)
-                .map(|l| json!({"sku": p.sku, "position": l.position, "category_id": id.to_string()}))
+            p.category_links.iter().find(|l| l.category_id == id).map(
+                |l| json!({"sku": p.sku, "position": l.position, "category_id": id.to_string()}),
+            )
         })
         .collect();
     Ok(Value::Array(links))

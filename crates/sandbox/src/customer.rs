@@ -117,7 +117,11 @@ impl Address {
     }
 
     /// Merges the fields present in an address body; flags are returned, not stored.
-    pub(crate) fn apply(&mut self, input: &Map<String, Value>, directory: &Directory) -> ApiResult<(bool, bool)> {
+    pub(crate) fn apply(
+        &mut self,
+        input: &Map<String, Value>,
+        directory: &Directory,
+    ) -> ApiResult<(bool, bool)> {
         macro_rules! text {
             ($name:ident) => {
                 if let Some(v) = input::opt_string(input, stringify!($name))? {
@@ -184,11 +188,11 @@ impl Address {
     /// Region code and name come from the directory whenever the id is one of the country's.
     pub(crate) fn resolve_region(&mut self, directory: &Directory) {
         let country = self.country_id.clone().unwrap_or_default();
-        if self.region.id != 0 {
-            if let Some(known) = directory.region(&country, self.region.id) {
-                self.region.code = Some(known.code.clone());
-                self.region.name = Some(known.name.clone());
-            }
+        if self.region.id != 0
+            && let Some(known) = directory.region(&country, self.region.id)
+        {
+            self.region.code = Some(known.code.clone());
+            self.region.name = Some(known.name.clone());
         }
     }
 
@@ -231,7 +235,10 @@ impl Address {
             errors.push(ErrorItem::required("regionId"));
         } else if has_list
             && self.region.id != 0
-            && !info.available_regions.iter().any(|r| r.id == self.region.id)
+            && !info
+                .available_regions
+                .iter()
+                .any(|r| r.id == self.region.id)
         {
             errors.push(ErrorItem::invalid_value(
                 "regionId",
@@ -253,8 +260,14 @@ impl Customer {
         if let Some(id) = self.default_shipping {
             out.insert("default_shipping".into(), json!(id.to_string()));
         }
-        out.insert("created_at".into(), json!(clock::format_datetime(self.created_at)));
-        out.insert("updated_at".into(), json!(clock::format_datetime(self.updated_at)));
+        out.insert(
+            "created_at".into(),
+            json!(clock::format_datetime(self.created_at)),
+        );
+        out.insert(
+            "updated_at".into(),
+            json!(clock::format_datetime(self.updated_at)),
+        );
         out.insert("created_in".into(), json!(self.created_in));
         insert_opt(&mut out, "dob", &self.dob);
         out.insert("email".into(), json!(self.email));
@@ -319,10 +332,10 @@ impl Customer {
         if let Some(v) = input::opt_int(input, "disable_auto_group_change")? {
             self.disable_auto_group_change = v;
         }
-        if let Some(ext) = input::opt_object(input, "extension_attributes", "extension_attributes")? {
-            if let Some(subscribed) = input::opt_bool(ext, "is_subscribed")? {
-                self.is_subscribed = subscribed;
-            }
+        if let Some(ext) = input::opt_object(input, "extension_attributes", "extension_attributes")?
+            && let Some(subscribed) = input::opt_bool(ext, "is_subscribed")?
+        {
+            self.is_subscribed = subscribed;
         }
         if let Some(list) = input::opt_array(input, "custom_attributes", "custom_attributes[]")? {
             self.custom_attributes = list.into_iter().cloned().collect();
@@ -360,10 +373,16 @@ pub(crate) fn validate_identity(
     }
     let mut problems = Vec::new();
     if firstname.trim().is_empty() {
-        problems.push(error::render(messages::ATTRIBUTE_REQUIRED_VALUE, &["First Name"]));
+        problems.push(error::render(
+            messages::ATTRIBUTE_REQUIRED_VALUE,
+            &["First Name"],
+        ));
     }
     if lastname.trim().is_empty() {
-        problems.push(error::render(messages::ATTRIBUTE_REQUIRED_VALUE, &["Last Name"]));
+        problems.push(error::render(
+            messages::ATTRIBUTE_REQUIRED_VALUE,
+            &["Last Name"],
+        ));
     }
     if !is_valid_email(email) {
         problems.push(messages::EMAIL_INVALID.to_string());
@@ -433,20 +452,28 @@ mod tests {
 
     #[test]
     fn password_rules_in_magento_order() {
-        let msg = |p: &str| check_password(p, "a@b.co").err().map(|e| e.message);
+        let msg = |p: &str| check_password(p, "a@b.co").err().map(|e| e.message.clone());
         assert_eq!(msg("Ab1!").as_deref(), Some(messages::PASSWORD_TOO_SHORT));
         assert_eq!(msg(" Abcdef12").as_deref(), Some(messages::PASSWORD_SPACES));
-        assert_eq!(msg("abcdefgh1").as_deref(), Some(messages::PASSWORD_CLASSES));
+        assert_eq!(
+            msg("abcdefgh1").as_deref(),
+            Some(messages::PASSWORD_CLASSES)
+        );
         assert_eq!(msg("Abcdefgh1"), None);
         assert_eq!(
-            check_password("A@b.co12", "a@b.co12").err().map(|e| e.message).as_deref(),
+            check_password("A@b.co12", "a@b.co12")
+                .err()
+                .map(|e| e.message.clone())
+                .as_deref(),
             Some(messages::PASSWORD_IS_EMAIL)
         );
     }
 
     #[test]
     fn identity_messages() {
-        let err = validate_identity("x@example.com", "", "", false).err().map(|e| e.message);
+        let err = validate_identity("x@example.com", "", "", false)
+            .err()
+            .map(|e| e.message.clone());
         assert_eq!(
             err.as_deref(),
             Some("\"First Name\" is a required value.\n\"Last Name\" is a required value.")

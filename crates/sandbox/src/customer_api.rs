@@ -21,7 +21,8 @@ fn address_not_found(id: i64) -> ApiError {
 }
 
 fn customer_body<'a>(call: &'a Call<'_>) -> ApiResult<&'a Map<String, Value>> {
-    input::opt_object(call.body(), "customer", "customer")?.ok_or_else(|| ApiError::required("customer"))
+    input::opt_object(call.body(), "customer", "customer")?
+        .ok_or_else(|| ApiError::required("customer"))
 }
 
 fn email_taken(db: &Db, email: &str, website_id: u32, except: Option<u64>) -> bool {
@@ -90,8 +91,15 @@ fn parse_default(input: &Map<String, Value>, key: &str) -> ApiResult<Option<u64>
 }
 
 /// Creates a customer the way `AccountManagement::createAccount` does.
-fn create_customer(call: &Call, input: &Map<String, Value>, password: Option<String>) -> ApiResult<Value> {
-    let email = input::opt_string(input, "email")?.unwrap_or_default().trim().to_string();
+fn create_customer(
+    call: &Call,
+    input: &Map<String, Value>,
+    password: Option<String>,
+) -> ApiResult<Value> {
+    let email = input::opt_string(input, "email")?
+        .unwrap_or_default()
+        .trim()
+        .to_string();
     if let Some(password) = &password {
         customer::check_password(password, &email)?;
     }
@@ -102,11 +110,11 @@ fn create_customer(call: &Call, input: &Map<String, Value>, password: Option<Str
     };
     customer.apply(input)?;
     // Without admin rights Magento silently drops a requested group.
-    if call.caller == Caller::Integration {
-        if let Some(group) = input::opt_int(input, "group_id")? {
-            check_group(&db, group)?;
-            customer.group_id = group;
-        }
+    if call.caller == Caller::Integration
+        && let Some(group) = input::opt_int(input, "group_id")?
+    {
+        check_group(&db, group)?;
+        customer.group_id = group;
     }
     let requested_store = input::opt_int(input, "store_id")?.filter(|s| *s > 0);
     let requested_website = input::opt_int(input, "website_id")?.filter(|w| *w > 0);
@@ -123,16 +131,25 @@ fn create_customer(call: &Call, input: &Map<String, Value>, password: Option<Str
         .stores
         .by_id(store_id)
         .ok_or_else(|| ApiError::not_found(messages::STORE_NOT_FOUND))?;
-    let website_id = requested_website
-        .map_or(store.website_id, |w| u32::try_from(w).unwrap_or(u32::MAX));
-    if !db.stores.store_ids_of_website(website_id).contains(&store_id) {
+    let website_id =
+        requested_website.map_or(store.website_id, |w| u32::try_from(w).unwrap_or(u32::MAX));
+    if !db
+        .stores
+        .store_ids_of_website(website_id)
+        .contains(&store_id)
+    {
         return Err(ApiError::bad_request(messages::STORE_NOT_IN_WEBSITE));
     }
     customer.created_in = store.name.clone();
     customer.store_id = store_id;
     customer.website_id = website_id;
     let duplicate = email_taken(&db, &customer.email, website_id, None);
-    customer::validate_identity(&customer.email, &customer.firstname, &customer.lastname, duplicate)?;
+    customer::validate_identity(
+        &customer.email,
+        &customer.firstname,
+        &customer.lastname,
+        duplicate,
+    )?;
     let id = db.next_customer_id;
     customer.id = id;
     if let Some(list) = input::opt_array(input, "addresses", "addresses[]")? {
@@ -152,14 +169,22 @@ fn create_customer(call: &Call, input: &Map<String, Value>, password: Option<Str
 }
 
 /// `CustomerRepository::save` for an existing customer.
-fn update_customer(call: &Call, id: u64, input: &Map<String, Value>, self_service: bool) -> ApiResult<Value> {
+fn update_customer(
+    call: &Call,
+    id: u64,
+    input: &Map<String, Value>,
+    self_service: bool,
+) -> ApiResult<Value> {
     let mut db = call.db_mut();
     let mut customer = db
         .customers
         .get(&id)
         .cloned()
         .ok_or_else(|| customer_not_found(id as i64))?;
-    let email = input::opt_string(input, "email")?.unwrap_or_default().trim().to_string();
+    let email = input::opt_string(input, "email")?
+        .unwrap_or_default()
+        .trim()
+        .to_string();
     let firstname = input::opt_string(input, "firstname")?.unwrap_or_default();
     let lastname = input::opt_string(input, "lastname")?.unwrap_or_default();
     if let Some(website) = input::opt_int(input, "website_id")? {
@@ -175,11 +200,9 @@ fn update_customer(call: &Call, id: u64, input: &Map<String, Value>, self_servic
     let duplicate = !email.is_empty() && email_taken(&db, &email, customer.website_id, Some(id));
     // Magento validates the customer built from the body alone: these must be sent.
     customer::validate_identity(&email, &firstname, &lastname, duplicate)?;
-    if !self_service {
-        if let Some(group) = input::opt_int(input, "group_id")? {
-            check_group(&db, group)?;
-            customer.group_id = group;
-        }
+    if !self_service && let Some(group) = input::opt_int(input, "group_id")? {
+        check_group(&db, group)?;
+        customer.group_id = group;
     }
     customer.apply(input)?;
     match input::present(input, "addresses") {
@@ -194,9 +217,8 @@ fn update_customer(call: &Call, id: u64, input: &Map<String, Value>, self_servic
             let previous = customer.addresses.clone();
             let (addresses, billing, shipping) =
                 build_addresses(&mut db, id, &previous, &entries, true)?;
-            let exists = |candidate: Option<u64>| {
-                candidate.filter(|c| addresses.iter().any(|a| a.id == *c))
-            };
+            let exists =
+                |candidate: Option<u64>| candidate.filter(|c| addresses.iter().any(|a| a.id == *c));
             customer.default_billing = billing
                 .or_else(|| exists(parse_default(input, "default_billing").ok().flatten()))
                 .or_else(|| exists(customer.default_billing));
@@ -240,9 +262,8 @@ pub(crate) fn get_me(call: &Call) -> ApiResult<Value> {
 }
 
 fn customer_field<'a>(c: &'a Customer, field: &str) -> Option<FieldValue<'a>> {
-    let text = |v: &'a Option<String>| {
-        FieldValue::One(v.as_deref().map_or(Scalar::Null, Scalar::text))
-    };
+    let text =
+        |v: &'a Option<String>| FieldValue::One(v.as_deref().map_or(Scalar::Null, Scalar::text));
     Some(match field {
         "id" | "entity_id" => FieldValue::One(Scalar::Num(c.id as f64)),
         "email" => FieldValue::One(Scalar::text(c.email.as_str())),
@@ -260,8 +281,14 @@ fn customer_field<'a>(c: &'a Customer, field: &str) -> Option<FieldValue<'a>> {
         "prefix" => text(&c.prefix),
         "suffix" => text(&c.suffix),
         "taxvat" => text(&c.taxvat),
-        "default_billing" => FieldValue::One(c.default_billing.map_or(Scalar::Null, |v| Scalar::Num(v as f64))),
-        "default_shipping" => FieldValue::One(c.default_shipping.map_or(Scalar::Null, |v| Scalar::Num(v as f64))),
+        "default_billing" => FieldValue::One(
+            c.default_billing
+                .map_or(Scalar::Null, |v| Scalar::Num(v as f64)),
+        ),
+        "default_shipping" => FieldValue::One(
+            c.default_shipping
+                .map_or(Scalar::Null, |v| Scalar::Num(v as f64)),
+        ),
         _ => return None,
     })
 }
@@ -296,7 +323,12 @@ pub(crate) fn create(call: &Call) -> ApiResult<Value> {
 pub(crate) fn update(call: &Call) -> ApiResult<Value> {
     let input = customer_body(call)?;
     match input::opt_int(input, "id")? {
-        Some(id) => update_customer(call, u64::try_from(id).map_err(|_| customer_not_found(id))?, input, false),
+        Some(id) => update_customer(
+            call,
+            u64::try_from(id).map_err(|_| customer_not_found(id))?,
+            input,
+            false,
+        ),
         None => create_customer(call, input, None),
     }
 }
@@ -313,7 +345,9 @@ pub(crate) fn delete(call: &Call) -> ApiResult<Value> {
     let id = call.param_int("customerId")?;
     let mut db = call.db_mut();
     let key = u64::try_from(id).map_err(|_| customer_not_found(id))?;
-    db.customers.remove(&key).ok_or_else(|| customer_not_found(id))?;
+    db.customers
+        .remove(&key)
+        .ok_or_else(|| customer_not_found(id))?;
     db.customer_tokens.retain(|_, owner| *owner != key);
     Ok(json!(true))
 }

@@ -50,7 +50,7 @@ impl StoreScope {
 pub(crate) struct Call<'a> {
     shared: &'a Shared,
     pub(crate) store: StoreScope,
-    params: Vec<(&'static str, String)>,
+    params: PathParams,
     pub(crate) query: Map<String, Value>,
     body: Map<String, Value>,
     pub(crate) caller: Caller,
@@ -108,6 +108,9 @@ pub(crate) enum Acl {
 
 type Handler = fn(&Call) -> ApiResult<Value>;
 
+/// Path parameters by name, percent-decoded.
+type PathParams = Vec<(&'static str, String)>;
+
 /// Magento's `ParamsOverrider`: on PUT, the last path parameter replaces the matching
 /// property of the single wrapped body object (`PUT /V1/products/{sku}` forces `product.sku`).
 #[derive(Debug, Clone, Copy)]
@@ -164,25 +167,81 @@ static ROUTES: &[Route] = &[
     route("GET", "/V1/products", PRODUCTS, product_api::list),
     route("POST", "/V1/products", PRODUCTS, product_api::create),
     route("GET", "/V1/products/:sku", PRODUCTS, product_api::get),
-    put_route("/V1/products/:sku", PRODUCTS, product_api::update, "product", "sku"),
+    put_route(
+        "/V1/products/:sku",
+        PRODUCTS,
+        product_api::update,
+        "product",
+        "sku",
+    ),
     route("DELETE", "/V1/products/:sku", PRODUCTS, product_api::delete),
-    route("GET", "/V1/products-render-info", Acl::Anonymous, render_info::list),
+    route(
+        "GET",
+        "/V1/products-render-info",
+        Acl::Anonymous,
+        render_info::list,
+    ),
     // Catalog: media gallery.
     route("GET", "/V1/products/:sku/media", CATALOG, media::list),
     route("POST", "/V1/products/:sku/media", CATALOG, media::create),
-    route("GET", "/V1/products/:sku/media/:entryId", ATTRIBUTES, media::get),
-    route("PUT", "/V1/products/:sku/media/:entryId", CATALOG, media::update),
-    route("DELETE", "/V1/products/:sku/media/:entryId", CATALOG, media::delete),
+    route(
+        "GET",
+        "/V1/products/:sku/media/:entryId",
+        ATTRIBUTES,
+        media::get,
+    ),
+    route(
+        "PUT",
+        "/V1/products/:sku/media/:entryId",
+        CATALOG,
+        media::update,
+    ),
+    route(
+        "DELETE",
+        "/V1/products/:sku/media/:entryId",
+        CATALOG,
+        media::delete,
+    ),
     // Catalog: categories.
-    route("GET", "/V1/categories/:categoryId", CATEGORIES, category::get),
-    route("GET", "/V1/categories/:categoryId/products", CATEGORIES, category::products),
+    route(
+        "GET",
+        "/V1/categories/:categoryId",
+        CATEGORIES,
+        category::get,
+    ),
+    route(
+        "GET",
+        "/V1/categories/:categoryId/products",
+        CATEGORIES,
+        category::products,
+    ),
     // Store.
-    route("GET", "/V1/store/storeViews", Acl::Anonymous, store::store_views),
-    route("GET", "/V1/store/storeGroups", Acl::Anonymous, store::store_groups),
+    route(
+        "GET",
+        "/V1/store/storeViews",
+        Acl::Anonymous,
+        store::store_views,
+    ),
+    route(
+        "GET",
+        "/V1/store/storeGroups",
+        Acl::Anonymous,
+        store::store_groups,
+    ),
     route("GET", "/V1/store/websites", Acl::Anonymous, store::websites),
-    route("GET", "/V1/store/storeConfigs", Acl::Anonymous, store::store_configs),
+    route(
+        "GET",
+        "/V1/store/storeConfigs",
+        Acl::Anonymous,
+        store::store_configs,
+    ),
     // Inventory (legacy CatalogInventory API).
-    route("GET", "/V1/stockItems/lowStock", INVENTORY, stock::low_stock),
+    route(
+        "GET",
+        "/V1/stockItems/lowStock",
+        INVENTORY,
+        stock::low_stock,
+    ),
     route("GET", "/V1/stockItems/:productSku", INVENTORY, stock::get),
     put_route(
         "/V1/products/:productSku/stockItems/:itemId",
@@ -191,28 +250,125 @@ static ROUTES: &[Route] = &[
         "stockItem",
         "item_id",
     ),
-    route("GET", "/V1/stockStatuses/:productSku", Acl::Anonymous, stock::status),
+    route(
+        "GET",
+        "/V1/stockStatuses/:productSku",
+        Acl::Anonymous,
+        stock::status,
+    ),
     // Customers.
-    route("GET", "/V1/customers/search", CUSTOMER_READ, customer_api::search),
-    route("GET", "/V1/customers/me", Acl::Customer, customer_api::get_me),
-    put_route("/V1/customers/me", Acl::Customer, customer_api::update_me, "customer", "id"),
-    route("GET", "/V1/customers/me/billingAddress", Acl::Customer, customer_api::me_billing),
-    route("GET", "/V1/customers/me/shippingAddress", Acl::Customer, customer_api::me_shipping),
-    route("GET", "/V1/customers/:customerId", CUSTOMER_READ, customer_api::get),
-    route("POST", "/V1/customers", Acl::Anonymous, customer_api::create),
-    put_route("/V1/customers/:id", CUSTOMER_MANAGE, customer_api::update, "customer", "id"),
-    route("DELETE", "/V1/customers/:customerId", CUSTOMER_MANAGE, customer_api::delete),
-    route("POST", "/V1/customers/isEmailAvailable", Acl::Anonymous, customer_api::email_available),
-    route("GET", "/V1/customers/:customerId/billingAddress", CUSTOMER_MANAGE, customer_api::billing),
-    route("GET", "/V1/customers/:customerId/shippingAddress", CUSTOMER_MANAGE, customer_api::shipping),
-    route("GET", "/V1/customers/addresses/:addressId", CUSTOMER_MANAGE, customer_api::address),
-    route("DELETE", "/V1/addresses/:addressId", CUSTOMER_MANAGE, customer_api::delete_address),
+    route(
+        "GET",
+        "/V1/customers/search",
+        CUSTOMER_READ,
+        customer_api::search,
+    ),
+    route(
+        "GET",
+        "/V1/customers/me",
+        Acl::Customer,
+        customer_api::get_me,
+    ),
+    put_route(
+        "/V1/customers/me",
+        Acl::Customer,
+        customer_api::update_me,
+        "customer",
+        "id",
+    ),
+    route(
+        "GET",
+        "/V1/customers/me/billingAddress",
+        Acl::Customer,
+        customer_api::me_billing,
+    ),
+    route(
+        "GET",
+        "/V1/customers/me/shippingAddress",
+        Acl::Customer,
+        customer_api::me_shipping,
+    ),
+    route(
+        "GET",
+        "/V1/customers/:customerId",
+        CUSTOMER_READ,
+        customer_api::get,
+    ),
+    route(
+        "POST",
+        "/V1/customers",
+        Acl::Anonymous,
+        customer_api::create,
+    ),
+    put_route(
+        "/V1/customers/:id",
+        CUSTOMER_MANAGE,
+        customer_api::update,
+        "customer",
+        "id",
+    ),
+    route(
+        "DELETE",
+        "/V1/customers/:customerId",
+        CUSTOMER_MANAGE,
+        customer_api::delete,
+    ),
+    route(
+        "POST",
+        "/V1/customers/isEmailAvailable",
+        Acl::Anonymous,
+        customer_api::email_available,
+    ),
+    route(
+        "GET",
+        "/V1/customers/:customerId/billingAddress",
+        CUSTOMER_MANAGE,
+        customer_api::billing,
+    ),
+    route(
+        "GET",
+        "/V1/customers/:customerId/shippingAddress",
+        CUSTOMER_MANAGE,
+        customer_api::shipping,
+    ),
+    route(
+        "GET",
+        "/V1/customers/addresses/:addressId",
+        CUSTOMER_MANAGE,
+        customer_api::address,
+    ),
+    route(
+        "DELETE",
+        "/V1/addresses/:addressId",
+        CUSTOMER_MANAGE,
+        customer_api::delete_address,
+    ),
     // Directory.
-    route("GET", "/V1/directory/countries", Acl::Anonymous, directory::countries),
-    route("GET", "/V1/directory/countries/:countryId", Acl::Anonymous, directory::country),
-    route("GET", "/V1/directory/currency", Acl::Anonymous, directory::currency),
+    route(
+        "GET",
+        "/V1/directory/countries",
+        Acl::Anonymous,
+        directory::countries,
+    ),
+    route(
+        "GET",
+        "/V1/directory/countries/:countryId",
+        Acl::Anonymous,
+        directory::country,
+    ),
+    route(
+        "GET",
+        "/V1/directory/currency",
+        Acl::Anonymous,
+        directory::currency,
+    ),
     // Tokens.
-    route("POST", "/V1/integration/customer/token", Acl::Anonymous, token::customer_token),
+    route(
+        "POST",
+        "/V1/integration/customer/token",
+        Acl::Anonymous,
+        token::customer_token,
+    ),
     // Sales.
     route("GET", "/V1/orders", SALES, order::list),
     route("GET", "/V1/orders/:id", SALES, order::get),
@@ -220,7 +376,7 @@ static ROUTES: &[Route] = &[
 
 /// Matches path segments against a pattern; returns the parameters and a specificity key
 /// (one flag per segment, literal = true) so the most literal route can win.
-fn match_pattern(pattern: &'static str, segments: &[String]) -> Option<(Vec<(&'static str, String)>, Vec<bool>)> {
+fn match_pattern(pattern: &'static str, segments: &[String]) -> Option<(PathParams, Vec<bool>)> {
     let parts: Vec<&'static str> = pattern.trim_matches('/').split('/').collect();
     if parts.len() != segments.len() {
         return None;
@@ -240,8 +396,8 @@ fn match_pattern(pattern: &'static str, segments: &[String]) -> Option<(Vec<(&'s
     Some((params, specificity))
 }
 
-fn find_route(method: &str, segments: &[String]) -> Option<(&'static Route, Vec<(&'static str, String)>)> {
-    let mut best: Option<(&'static Route, Vec<(&'static str, String)>, Vec<bool>)> = None;
+fn find_route(method: &str, segments: &[String]) -> Option<(&'static Route, PathParams)> {
+    let mut best: Option<(&'static Route, PathParams, Vec<bool>)> = None;
     for candidate in ROUTES.iter().filter(|r| r.method == method) {
         if let Some((params, specificity)) = match_pattern(candidate.pattern, segments) {
             let better = match &best {
@@ -327,7 +483,11 @@ fn decode_body(content_type: Option<&str>, body: &[u8]) -> ApiResult<Map<String,
             .next();
         match charset {
             Some(c) if c.trim_matches('"').eq_ignore_ascii_case("utf-8") => {}
-            Some(_) => return Err(ApiError::bad_request("UTF-8 is the only supported charset.")),
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "UTF-8 is the only supported charset.",
+                ));
+            }
             None => return Err(ApiError::bad_request(messages::CONTENT_TYPE_INVALID)),
         }
     }
@@ -415,14 +575,19 @@ pub(crate) fn dispatch(shared: &Shared, raw: &RawRequest<'_>) -> (Answer, String
     (answer, service_path)
 }
 
-fn run(shared: &Shared, raw: &RawRequest<'_>, store: StoreScope, service_path: &str) -> ApiResult<Answer> {
+fn run(
+    shared: &Shared,
+    raw: &RawRequest<'_>,
+    store: StoreScope,
+    service_path: &str,
+) -> ApiResult<Answer> {
     let segments: Vec<String> = service_path
         .trim_matches('/')
         .split('/')
         .map(percent_decode)
         .collect();
-    let (route, params) = find_route(raw.method, &segments)
-        .ok_or_else(|| ApiError::not_found(messages::NO_ROUTE))?;
+    let (route, params) =
+        find_route(raw.method, &segments).ok_or_else(|| ApiError::not_found(messages::NO_ROUTE))?;
     let caller = caller_of(shared, raw.authorization);
     match route.acl {
         Acl::Anonymous => {}
@@ -458,10 +623,10 @@ fn run(shared: &Shared, raw: &RawRequest<'_>, store: StoreScope, service_path: &
         origin: raw.origin.clone(),
     };
     let mut output = (route.handler)(&call)?;
-    if raw.method == "GET" {
-        if let Some(filter) = call.query_str("fields") {
-            output = fields::project(output, filter);
-        }
+    if raw.method == "GET"
+        && let Some(filter) = call.query_str("fields")
+    {
+        output = fields::project(output, filter);
     }
     Ok(Answer {
         status: 200,
@@ -474,17 +639,23 @@ mod tests {
     use super::*;
 
     fn segs(path: &str) -> Vec<String> {
-        path.trim_matches('/').split('/').map(str::to_string).collect()
+        path.trim_matches('/')
+            .split('/')
+            .map(str::to_string)
+            .collect()
     }
 
     #[test]
     fn literal_routes_win() {
-        let (r, _) = find_route("GET", &segs("/V1/customers/me")).map_or((None, vec![]), |(r, p)| (Some(r), p));
+        let (r, _) = find_route("GET", &segs("/V1/customers/me"))
+            .map_or((None, vec![]), |(r, p)| (Some(r), p));
         assert_eq!(r.map(|r| r.pattern), Some("/V1/customers/me"));
-        let (r, p) = find_route("GET", &segs("/V1/customers/12")).map_or((None, vec![]), |(r, p)| (Some(r), p));
+        let (r, p) = find_route("GET", &segs("/V1/customers/12"))
+            .map_or((None, vec![]), |(r, p)| (Some(r), p));
         assert_eq!(r.map(|r| r.pattern), Some("/V1/customers/:customerId"));
         assert_eq!(p, vec![("customerId", "12".to_string())]);
-        let (r, _) = find_route("GET", &segs("/V1/stockItems/lowStock/")).map_or((None, vec![]), |(r, p)| (Some(r), p));
+        let (r, _) = find_route("GET", &segs("/V1/stockItems/lowStock/"))
+            .map_or((None, vec![]), |(r, p)| (Some(r), p));
         assert_eq!(r.map(|r| r.pattern), Some("/V1/stockItems/lowStock"));
         assert!(find_route("PATCH", &segs("/V1/products")).is_none());
     }

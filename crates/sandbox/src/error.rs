@@ -68,23 +68,35 @@ impl ErrorItem {
     }
 }
 
-/// An error answer: status, message template, parameters and aggregated errors.
+/// What an error answer holds: status, message template, parameters and aggregated errors.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ApiError {
+pub(crate) struct ErrorBody {
     pub(crate) status: u16,
     pub(crate) message: String,
     pub(crate) parameters: Params,
     pub(crate) errors: Vec<ErrorItem>,
 }
 
+/// An error answer. Boxed so that `Result`s stay small on the happy path.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ApiError(Box<ErrorBody>);
+
+impl std::ops::Deref for ApiError {
+    type Target = ErrorBody;
+
+    fn deref(&self) -> &ErrorBody {
+        &self.0
+    }
+}
+
 impl ApiError {
     pub(crate) fn new(status: u16, message: impl Into<String>, parameters: Params) -> Self {
-        ApiError {
+        ApiError(Box::new(ErrorBody {
             status,
             message: message.into(),
             parameters,
             errors: Vec::new(),
-        }
+        }))
     }
 
     pub(crate) fn bad_request(message: impl Into<String>) -> Self {
@@ -143,12 +155,12 @@ impl ApiError {
                 let item = items.remove(0);
                 ApiError::bad_request_with(item.message, item.parameters)
             }
-            _ => ApiError {
+            _ => ApiError(Box::new(ErrorBody {
                 status: 400,
                 message: messages::INPUT_EXCEPTIONS.to_string(),
                 parameters: Params::None,
                 errors: items,
-            },
+            })),
         }
     }
 

@@ -14,11 +14,17 @@ pub(crate) struct ImageInfo {
 }
 
 fn be16(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from(u16::from_be_bytes([*bytes.get(at)?, *bytes.get(at + 1)?])))
+    Some(u32::from(u16::from_be_bytes([
+        *bytes.get(at)?,
+        *bytes.get(at + 1)?,
+    ])))
 }
 
 fn le16(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from(u16::from_le_bytes([*bytes.get(at)?, *bytes.get(at + 1)?])))
+    Some(u32::from(u16::from_le_bytes([
+        *bytes.get(at)?,
+        *bytes.get(at + 1)?,
+    ])))
 }
 
 fn be32(bytes: &[u8], at: usize) -> Option<u32> {
@@ -151,13 +157,13 @@ fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
 
 /// A solid-colour RGB PNG (uncompressed deflate blocks), used for seeded gallery files.
 pub(crate) fn solid_png(width: u32, height: u32, rgb: [u8; 3]) -> Vec<u8> {
-    let mut raw = Vec::with_capacity((height * (width * 3 + 1)) as usize);
-    for _ in 0..height {
-        raw.push(0);
-        for _ in 0..width {
-            raw.extend_from_slice(&rgb);
-        }
+    // Each scanline: filter type 0, then the pixels.
+    let mut row = Vec::with_capacity((width * 3 + 1) as usize);
+    row.push(0);
+    for _ in 0..width {
+        row.extend_from_slice(&rgb);
     }
+    let raw = row.repeat(height as usize);
     let mut zlib = vec![0x78, 0x01];
     let blocks: Vec<&[u8]> = raw.chunks(65_535).collect();
     for (index, block) in blocks.iter().enumerate() {

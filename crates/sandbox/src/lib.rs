@@ -159,7 +159,8 @@ fn origin_of(addr: SocketAddr) -> String {
 fn json_response(status: u16, body: &Value) -> Response<Body> {
     let bytes = serde_json::to_vec(body).unwrap_or_else(|_| b"null".to_vec());
     let mut response = Response::new(Body::from(bytes));
-    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json; charset=utf-8"),
@@ -167,7 +168,7 @@ fn json_response(status: u16, body: &Value) -> Response<Body> {
     response
 }
 
-fn header_text<'a>(headers: &'a HeaderMap, name: header::HeaderName) -> Option<&'a str> {
+fn header_text(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -249,7 +250,11 @@ mod tests {
     #[test]
     fn unspecified_listen_address_maps_to_loopback() {
         assert_eq!(
-            origin_of("0.0.0.0:8080".parse().unwrap_or(SocketAddr::from(([0, 0, 0, 0], 8080)))),
+            origin_of(
+                "0.0.0.0:8080"
+                    .parse()
+                    .unwrap_or(SocketAddr::from(([0, 0, 0, 0], 8080)))
+            ),
             "http://127.0.0.1:8080"
         );
     }

@@ -45,7 +45,10 @@ pub(crate) struct MediaEntry {
 impl MediaEntry {
     /// Values as seen from a store view (admin sees the defaults only).
     pub(crate) fn values(&self, store_id: u32) -> MediaValues {
-        let store = self.stores.get(&store_id).filter(|_| store_id != ADMIN_STORE_ID);
+        let store = self
+            .stores
+            .get(&store_id)
+            .filter(|_| store_id != ADMIN_STORE_ID);
         MediaValues {
             label: store
                 .and_then(|s| s.label.clone())
@@ -184,7 +187,9 @@ pub(crate) fn store_file(db: &mut Db, upload: Upload) -> ApiResult<String> {
         .collect();
     let (stem, ext) = corrected
         .rsplit_once('.')
-        .map_or((corrected.clone(), String::new()), |(s, e)| (s.to_string(), e.to_string()));
+        .map_or((corrected.clone(), String::new()), |(s, e)| {
+            (s.to_string(), e.to_string())
+        });
     let stem = if stem.chars().all(|c| c == '_') {
         "file".to_string()
     } else {
@@ -201,8 +206,10 @@ pub(crate) fn store_file(db: &mut Db, upload: Upload) -> ApiResult<String> {
         candidate = format!("{dispersion}/{stem}_{suffix}.{ext}");
         suffix += 1;
     }
-    db.media_files
-        .insert(candidate.clone(), Arc::from(upload.bytes.into_boxed_slice()));
+    db.media_files.insert(
+        candidate.clone(),
+        Arc::from(upload.bytes.into_boxed_slice()),
+    );
     Ok(candidate)
 }
 
@@ -462,14 +469,21 @@ mod tests {
     #[test]
     fn content_errors_in_magento_order() {
         let bad = json!({"base64_encoded_data": "%%%", "type": "image/png", "name": "a.png"});
-        let err = validate_content(bad.as_object()).err().map(|e| e.message);
+        let err = validate_content(bad.as_object())
+            .err()
+            .map(|e| e.message.clone());
         assert_eq!(err.as_deref(), Some(messages::IMAGE_NOT_BASE64));
-        let png = base64::engine::general_purpose::STANDARD.encode(image::solid_png(1, 1, [0, 0, 0]));
+        let png =
+            base64::engine::general_purpose::STANDARD.encode(image::solid_png(1, 1, [0, 0, 0]));
         let wrong = json!({"base64_encoded_data": png, "type": "image/jpeg", "name": "a.png"});
-        let err = validate_content(wrong.as_object()).err().map(|e| e.message);
+        let err = validate_content(wrong.as_object())
+            .err()
+            .map(|e| e.message.clone());
         assert_eq!(err.as_deref(), Some(messages::IMAGE_BAD_MIME));
         let named = json!({"base64_encoded_data": png, "type": "image/png", "name": "a:b"});
-        let err = validate_content(named.as_object()).err().map(|e| e.message);
+        let err = validate_content(named.as_object())
+            .err()
+            .map(|e| e.message.clone());
         assert_eq!(err.as_deref(), Some(messages::IMAGE_BAD_NAME));
     }
 }

@@ -15,8 +15,7 @@ pub(crate) const CONTENT_TYPE_UNSUPPORTED: &str =
     "Server cannot understand Content-Type HTTP header media type %1";
 pub(crate) const REQUIRED_FIELD: &str = "\"%fieldName\" is required. Enter and try again.";
 pub(crate) const INPUT_EXCEPTIONS: &str = "One or more input exceptions have occurred.";
-pub(crate) const TYPE_MISMATCH: &str =
-    "The \"%value\" value's type is invalid. The \"%type\" type was expected. Verify and try again.";
+pub(crate) const TYPE_MISMATCH: &str = "The \"%value\" value's type is invalid. The \"%type\" type was expected. Verify and try again.";
 pub(crate) const INVALID_FIELD_VALUE: &str =
     "Invalid value of \"%value\" provided for the %fieldName field.";
 pub(crate) const NO_SUCH_ENTITY: &str = "No such entity with %fieldName = %fieldValue";
@@ -50,7 +49,8 @@ pub(crate) const PRODUCT_CANT_BE_SAVED: &str = "The product can't be saved.";
 pub(crate) const PRODUCT_NO_IMAGES: &str = "Requested product does not support images.";
 pub(crate) const MEDIA_ENTRY_NOT_FOUND: &str =
     "No image with the provided ID was found. Verify the ID and try again.";
-pub(crate) const MEDIA_GET_PRODUCT_MISSING: &str = "The product doesn't exist. Verify and try again.";
+pub(crate) const MEDIA_GET_PRODUCT_MISSING: &str =
+    "The product doesn't exist. Verify and try again.";
 pub(crate) const MEDIA_GET_IMAGE_MISSING: &str = "The image doesn't exist. Verify and try again.";
 
 // Customers and addresses.

@@ -79,7 +79,13 @@ pub(crate) struct Product {
 }
 
 impl Product {
-    pub(crate) fn new(id: u64, sku: String, attribute_set_id: i64, type_id: &'static str, now: i64) -> Self {
+    pub(crate) fn new(
+        id: u64,
+        sku: String,
+        attribute_set_id: i64,
+        type_id: &'static str,
+        now: i64,
+    ) -> Self {
         Product {
             id,
             sku,
@@ -157,11 +163,12 @@ impl Product {
     }
 
     pub(crate) fn custom_text(&self, code: &str, store_id: u32) -> Option<String> {
-        self.custom_value(code, store_id).and_then(|v| match v.as_ref() {
-            Value::String(s) => Some(s.clone()),
-            Value::Null => None,
-            other => Some(other.to_string()),
-        })
+        self.custom_value(code, store_id)
+            .and_then(|v| match v.as_ref() {
+                Value::String(s) => Some(s.clone()),
+                Value::Null => None,
+                other => Some(other.to_string()),
+            })
     }
 
     pub(crate) fn url_key(&self, store_id: u32) -> Option<String> {
@@ -183,13 +190,22 @@ impl Product {
     }
 
     /// Every custom attribute visible from a store view, in attribute-set order.
-    pub(crate) fn custom_attributes(&self, catalog: &CatalogConfig, store_id: u32) -> Vec<(String, Value)> {
+    pub(crate) fn custom_attributes(
+        &self,
+        catalog: &CatalogConfig,
+        store_id: u32,
+    ) -> Vec<(String, Value)> {
         let mut codes: Vec<&str> = self.defaults.custom.keys().map(String::as_str).collect();
         if let Some(store) = self.store_values(store_id) {
             codes.extend(store.custom.keys().map(String::as_str));
         }
         if self.generated {
-            codes.extend(["url_key", "tax_class_id", "description", "options_container"]);
+            codes.extend([
+                "url_key",
+                "tax_class_id",
+                "description",
+                "options_container",
+            ]);
         }
         codes.sort_unstable();
         codes.dedup();
@@ -214,10 +230,17 @@ impl Product {
             out.push(("category_ids".into(), json!(ids)));
         }
         let has_options = !self.options.is_empty() || self.type_id == "configurable";
-        out.push(("has_options".into(), json!(if has_options { "1" } else { "0" })));
+        out.push((
+            "has_options".into(),
+            json!(if has_options { "1" } else { "0" }),
+        ));
         out.push((
             "required_options".into(),
-            json!(if self.has_required_options() { "1" } else { "0" }),
+            json!(if self.has_required_options() {
+                "1"
+            } else {
+                "0"
+            }),
         ));
         out.sort_by_key(|(code, _)| catalog.position(code));
         out
@@ -225,7 +248,12 @@ impl Product {
 
     /// The product in Magento's `ProductInterface` shape. Lists leave `stock_item` out, as
     /// Magento's repository does.
-    pub(crate) fn to_json(&self, catalog: &CatalogConfig, store_id: u32, with_stock: bool) -> Value {
+    pub(crate) fn to_json(
+        &self,
+        catalog: &CatalogConfig,
+        store_id: u32,
+        with_stock: bool,
+    ) -> Value {
         let mut out = Map::new();
         out.insert("id".into(), json!(self.id));
         out.insert("sku".into(), json!(self.sku));
@@ -239,8 +267,14 @@ impl Product {
         out.insert("status".into(), json!(self.status(store_id)));
         out.insert("visibility".into(), json!(self.visibility(store_id)));
         out.insert("type_id".into(), json!(self.type_id));
-        out.insert("created_at".into(), json!(clock::format_datetime(self.created_at)));
-        out.insert("updated_at".into(), json!(clock::format_datetime(self.updated_at)));
+        out.insert(
+            "created_at".into(),
+            json!(clock::format_datetime(self.created_at)),
+        );
+        out.insert(
+            "updated_at".into(),
+            json!(clock::format_datetime(self.updated_at)),
+        );
         if let Some(weight) = self.weight {
             out.insert("weight".into(), num(weight));
         }
@@ -266,7 +300,10 @@ impl Product {
             );
         }
         out.insert("extension_attributes".into(), Value::Object(ext));
-        out.insert("product_links".into(), Value::Array(self.product_links.clone()));
+        out.insert(
+            "product_links".into(),
+            Value::Array(self.product_links.clone()),
+        );
         out.insert("options".into(), Value::Array(self.options.clone()));
         out.insert(
             "media_gallery_entries".into(),
@@ -283,7 +320,12 @@ impl Product {
     }
 
     /// A column for `searchCriteria` filtering and sorting; `None` for unknown fields.
-    pub(crate) fn field(&self, catalog: &CatalogConfig, store_id: u32, field: &str) -> Option<FieldValue<'_>> {
+    pub(crate) fn field(
+        &self,
+        catalog: &CatalogConfig,
+        store_id: u32,
+        field: &str,
+    ) -> Option<FieldValue<'_>> {
         let one = FieldValue::One;
         Some(match field {
             "entity_id" | "id" => one(Scalar::Num(self.id as f64)),
@@ -309,7 +351,9 @@ impl Product {
                     .map(|w| Scalar::Num(*w as f64))
                     .collect(),
             ),
-            "quantity_and_stock_status" => one(Scalar::Num(f64::from(u8::from(self.stock.is_in_stock)))),
+            "quantity_and_stock_status" => {
+                one(Scalar::Num(f64::from(u8::from(self.stock.is_in_stock))))
+            }
             "has_options" | "required_options" | "image" | "small_image" | "thumbnail"
             | "swatch_image" => {
                 let attributes = self.custom_attributes(catalog, store_id);
@@ -327,7 +371,9 @@ impl Product {
                     && meta.frontend_input != "multiselect";
                 one(match text {
                     None => Scalar::Null,
-                    Some(t) if numeric => t.trim().parse::<f64>().map_or(Scalar::text(t), Scalar::Num),
+                    Some(t) if numeric => {
+                        t.trim().parse::<f64>().map_or(Scalar::text(t), Scalar::Num)
+                    }
                     Some(t) => Scalar::text(t),
                 })
             }

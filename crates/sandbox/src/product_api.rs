@@ -17,12 +17,20 @@ fn not_found() -> ApiError {
 }
 
 /// A product column for search criteria, with the store-dependent `store_id` relation.
-fn lookup<'a>(db: &'a Db, product: &'a Product, store_id: u32, field: &str) -> Option<FieldValue<'a>> {
+fn lookup<'a>(
+    db: &'a Db,
+    product: &'a Product,
+    store_id: u32,
+    field: &str,
+) -> Option<FieldValue<'a>> {
     if field == "store_id" {
         let stores = product
             .website_ids
             .iter()
-            .flat_map(|w| db.stores.store_ids_of_website(u32::try_from(*w).unwrap_or(0)))
+            .flat_map(|w| {
+                db.stores
+                    .store_ids_of_website(u32::try_from(*w).unwrap_or(0))
+            })
             .map(|s| Scalar::Num(f64::from(s)))
             .collect();
         return Some(FieldValue::Set(stores));
@@ -104,7 +112,9 @@ pub(crate) fn update(call: &Call) -> ApiResult<Value> {
 /// `DELETE /V1/products/{sku}`: also drops its stock item, gallery and category links.
 pub(crate) fn delete(call: &Call) -> ApiResult<Value> {
     let mut db = call.db_mut();
-    let id = db.product_id_by_sku(call.param("sku")).ok_or_else(not_found)?;
+    let id = db
+        .product_id_by_sku(call.param("sku"))
+        .ok_or_else(not_found)?;
     if let Some(product) = db.products.remove(&id) {
         db.sku_index.remove(&product.sku.to_lowercase());
     }

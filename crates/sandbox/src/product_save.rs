@@ -48,7 +48,12 @@ fn invalid_attribute_set() -> ApiError {
 }
 
 /// Saves a `product` body; answers the id of the created or updated product.
-pub(crate) fn save(db: &mut Db, input: &Map<String, Value>, store_id: u32, now: i64) -> ApiResult<u64> {
+pub(crate) fn save(
+    db: &mut Db,
+    input: &Map<String, Value>,
+    store_id: u32,
+    now: i64,
+) -> ApiResult<u64> {
     let sku = input::opt_string(input, "sku")?.map(|s| s.trim().to_string());
     let by_id = input::opt_int(input, "id")?
         .and_then(|id| u64::try_from(id).ok())
@@ -60,9 +65,14 @@ pub(crate) fn save(db: &mut Db, input: &Map<String, Value>, store_id: u32, now: 
     }
 }
 
-fn create(db: &mut Db, input: &Map<String, Value>, sku: Option<String>, now: i64) -> ApiResult<u64> {
+fn create(
+    db: &mut Db,
+    input: &Map<String, Value>,
+    sku: Option<String>,
+    now: i64,
+) -> ApiResult<u64> {
     let set_id = input::opt_int(input, "attribute_set_id")?;
-    if !set_id.is_some_and(|id| db.catalog.attribute_set(id).is_some()) {
+    if set_id.is_none_or(|id| db.catalog.attribute_set(id).is_none()) {
         return Err(invalid_attribute_set());
     }
     let type_id = product::known_type(&input::opt_string(input, "type_id")?.unwrap_or_default());
@@ -132,17 +142,17 @@ fn update(
                 Params::List(vec![json!(SKU_MAX_LENGTH)]),
             ));
         }
-        if let Some(other) = db.product_id_by_sku(&sku) {
-            if other != id {
-                return Err(unable_to_save());
-            }
+        if let Some(other) = db.product_id_by_sku(&sku)
+            && other != id
+        {
+            return Err(unable_to_save());
         }
         product.sku = sku;
     }
-    if let Some(name) = input::present(input, "name") {
-        if input::to_string(name)?.is_empty() {
-            return Err(attribute_empty(&db.catalog.label("name")));
-        }
+    if let Some(name) = input::present(input, "name")
+        && input::to_string(name)?.is_empty()
+    {
+        return Err(attribute_empty(&db.catalog.label("name")));
     }
     let url_key_before: Vec<Option<String>> = url_keys(&product);
     apply(db, &mut product, input, store_id, now)?;
@@ -157,7 +167,13 @@ fn update(
 }
 
 fn url_keys(product: &Product) -> Vec<Option<String>> {
-    let mut keys = vec![product.defaults.custom.get("url_key").map(|v| v.to_string())];
+    let mut keys = vec![
+        product
+            .defaults
+            .custom
+            .get("url_key")
+            .map(|v| v.to_string()),
+    ];
     keys.extend(
         product
             .overrides
@@ -181,9 +197,10 @@ fn check_url_key(db: &Db, product: &Product) -> ApiResult<()> {
         let Some(key) = product.url_key(store) else {
             continue;
         };
-        let clash = db.products.values().any(|other| {
-            other.id != product.id && other.url_key(store).is_some_and(|k| k == key)
-        });
+        let clash = db
+            .products
+            .values()
+            .any(|other| other.id != product.id && other.url_key(store).is_some_and(|k| k == key));
         if clash {
             return Err(ApiError::bad_request(messages::URL_KEY_EXISTS));
         }
@@ -192,7 +209,13 @@ fn check_url_key(db: &Db, product: &Product) -> ApiResult<()> {
 }
 
 /// Applies every field of the body to `product`.
-fn apply(db: &mut Db, product: &mut Product, input: &Map<String, Value>, store_id: u32, now: i64) -> ApiResult<()> {
+fn apply(
+    db: &mut Db,
+    product: &mut Product,
+    input: &Map<String, Value>,
+    store_id: u32,
+    now: i64,
+) -> ApiResult<()> {
     if let Some(name) = input::opt_string(input, "name")? {
         scoped_mut(product, store_id).name = Some(name);
     }
@@ -223,13 +246,19 @@ fn apply(db: &mut Db, product: &mut Product, input: &Map<String, Value>, store_i
     if let Some(list) = input::opt_array(input, "product_links", "product_links[]")? {
         product.product_links = normalize_links(db, product, &list)?;
     }
-    if let Some(list) = input::opt_array(input, "media_gallery_entries", "media_gallery_entries[]")? {
+    if let Some(list) = input::opt_array(input, "media_gallery_entries", "media_gallery_entries[]")?
+    {
         replace_gallery(db, product, &list, store_id)?;
     }
     Ok(())
 }
 
-fn apply_extension(db: &mut Db, product: &mut Product, ext: &Map<String, Value>, now: i64) -> ApiResult<()> {
+fn apply_extension(
+    db: &mut Db,
+    product: &mut Product,
+    ext: &Map<String, Value>,
+    now: i64,
+) -> ApiResult<()> {
     if let Some(list) = input::opt_array(ext, "website_ids", "int[]")? {
         product.website_ids = list
             .into_iter()
@@ -263,7 +292,11 @@ fn apply_extension(db: &mut Db, product: &mut Product, ext: &Map<String, Value>,
     if let Some(stock) = input::opt_object(ext, "stock_item", "stock_item")? {
         product.stock.apply(stock, now, product.type_id)?;
     }
-    if let Some(list) = input::opt_array(ext, "configurable_product_options", "configurable_product_options[]")? {
+    if let Some(list) = input::opt_array(
+        ext,
+        "configurable_product_options",
+        "configurable_product_options[]",
+    )? {
         let mut options = Vec::new();
         for (index, option) in list.into_iter().enumerate() {
             let Value::Object(option) = option else {
@@ -306,7 +339,12 @@ fn apply_extension(db: &mut Db, product: &mut Product, ext: &Map<String, Value>,
     Ok(())
 }
 
-fn apply_custom_attributes(db: &Db, product: &mut Product, list: &[&Value], store_id: u32) -> ApiResult<()> {
+fn apply_custom_attributes(
+    db: &Db,
+    product: &mut Product,
+    list: &[&Value],
+    store_id: u32,
+) -> ApiResult<()> {
     for item in list {
         let Value::Object(item) = item else {
             return Err(ApiError::type_mismatch(item, "object"));
@@ -433,7 +471,9 @@ fn normalize_options(db: &mut Db, product: &Product, list: &[&Value]) -> ApiResu
                 );
                 v.insert(
                     "price_type".into(),
-                    json!(input::opt_string(value, "price_type")?.unwrap_or_else(|| "fixed".into())),
+                    json!(
+                        input::opt_string(value, "price_type")?.unwrap_or_else(|| "fixed".into())
+                    ),
                 );
                 if let Some(sku) = input::opt_string(value, "sku")? {
                     v.insert("sku".into(), json!(sku));
@@ -485,7 +525,9 @@ fn normalize_tier_prices(list: &[&Value]) -> ApiResult<Vec<Value>> {
         let qty = input::opt_float(tier, "qty")?.unwrap_or(1.0);
         let value = input::opt_float(tier, "value")?.unwrap_or(0.0);
         let mut ext = Map::new();
-        if let Some(ext_in) = input::opt_object(tier, "extension_attributes", "extension_attributes")? {
+        if let Some(ext_in) =
+            input::opt_object(tier, "extension_attributes", "extension_attributes")?
+        {
             if let Some(percentage) = input::opt_float(ext_in, "percentage_value")? {
                 ext.insert("percentage_value".into(), input::num(percentage));
             }
@@ -532,7 +574,12 @@ fn normalize_links(db: &Db, product: &Product, list: &[&Value]) -> ApiResult<Vec
 
 /// `media_gallery_entries` sent with a product: listed ids are updated, entries with
 /// `content` are added, stored entries missing from the list are removed.
-fn replace_gallery(db: &mut Db, product: &mut Product, list: &[&Value], store_id: u32) -> ApiResult<()> {
+fn replace_gallery(
+    db: &mut Db,
+    product: &mut Product,
+    list: &[&Value],
+    store_id: u32,
+) -> ApiResult<()> {
     let supports_images = db
         .catalog
         .attribute_set(product.attribute_set_id)

@@ -73,7 +73,10 @@ impl Prices {
 
 /// The special price when today is inside its (optional) date window.
 pub(crate) fn active_special_price(product: &Product, store_id: u32, today: &str) -> Option<f64> {
-    let special: f64 = product.custom_text("special_price", store_id)?.parse().ok()?;
+    let special: f64 = product
+        .custom_text("special_price", store_id)?
+        .parse()
+        .ok()?;
     let from = product.custom_text("special_from_date", store_id);
     let to = product.custom_text("special_to_date", store_id);
     let date = |d: &String| d.get(..10).unwrap_or(d).to_string();
@@ -171,13 +174,31 @@ fn cache_hash(code: &str) -> String {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
-    format!("{hash:016x}{:016x}", hash.rotate_left(29) ^ 0x9e37_79b9_7f4a_7c15)
+    format!(
+        "{hash:016x}{:016x}",
+        hash.rotate_left(29) ^ 0x9e37_79b9_7f4a_7c15
+    )
 }
 
 const IMAGE_VIEWS: [(&str, &str, u32, u32); 3] = [
-    ("recently_viewed_products_grid_content_widget", "small_image", 240, 300),
-    ("recently_viewed_products_list_content_widget", "small_image", 270, 340),
-    ("recently_viewed_products_images_names_widget", "thumbnail", 75, 90),
+    (
+        "recently_viewed_products_grid_content_widget",
+        "small_image",
+        240,
+        300,
+    ),
+    (
+        "recently_viewed_products_list_content_widget",
+        "small_image",
+        270,
+        340,
+    ),
+    (
+        "recently_viewed_products_images_names_widget",
+        "thumbnail",
+        75,
+        90,
+    ),
 ];
 
 fn images(product: &Product, store_id: u32, urls: &StoreUrls) -> Vec<Value> {
@@ -222,7 +243,8 @@ fn images(product: &Product, store_id: u32, urls: &StoreUrls) -> Vec<Value> {
 }
 
 fn button(action: &str, product_id: u64, uenc: &str, url: &str, required_options: bool) -> Value {
-    let post_data = json!({"action": action, "data": {"product": product_id.to_string(), "uenc": uenc}});
+    let post_data =
+        json!({"action": action, "data": {"product": product_id.to_string(), "uenc": uenc}});
     json!({
         "post_data": post_data.to_string(),
         "url": url,
@@ -230,7 +252,14 @@ fn button(action: &str, product_id: u64, uenc: &str, url: &str, required_options
     })
 }
 
-fn render(db: &Db, product: &Product, store_id: u32, currency: &str, urls: &StoreUrls, today: &str) -> Value {
+fn render(
+    db: &Db,
+    product: &Product,
+    store_id: u32,
+    currency: &str,
+    urls: &StoreUrls,
+    today: &str,
+) -> Value {
     let symbol = currency_symbol(currency);
     let price = prices(db, product, store_id, today);
     let rate = db.catalog.tax_rate(product.tax_class_id(store_id));
@@ -256,7 +285,10 @@ fn render(db: &Db, product: &Product, store_id: u32, currency: &str, urls: &Stor
     extension.insert("weee_attributes".into(), json!([]));
     extension.insert(
         "weee_adjustment".into(),
-        json!(format!("<span class=\"price\">{symbol}{:.2}</span>", with_tax.final_price)),
+        json!(format!(
+            "<span class=\"price\">{symbol}{:.2}</span>",
+            with_tax.final_price
+        )),
     );
     if let Value::Object(info) = &mut price_info {
         info.insert("extension_attributes".into(), Value::Object(extension));
@@ -264,7 +296,9 @@ fn render(db: &Db, product: &Product, store_id: u32, currency: &str, urls: &Stor
     let url = format!(
         "{}{}.html",
         urls.base_url,
-        product.url_key(store_id).unwrap_or_else(|| product.id.to_string())
+        product
+            .url_key(store_id)
+            .unwrap_or_else(|| product.id.to_string())
     );
     let uenc = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(url.as_bytes());
     let cart_url = format!(
@@ -307,7 +341,8 @@ pub(crate) fn list(call: &Call) -> ApiResult<Value> {
     if currency.is_none() {
         missing.push(ErrorItem::required("currencyCode"));
     }
-    let (Some(criteria), Some(store_param), Some(currency)) = (criteria, store_param, currency) else {
+    let (Some(criteria), Some(store_param), Some(currency)) = (criteria, store_param, currency)
+    else {
         return Err(ApiError::aggregate(missing));
     };
     let store_id = input::to_int(&json!(store_param))?;
@@ -341,6 +376,9 @@ mod tests {
         let hash = cache_hash("recently_viewed_products_grid_content_widget");
         assert_eq!(hash.len(), 32);
         assert!(hash.chars().all(|c| c.is_ascii_hexdigit()));
-        assert_eq!(hash, cache_hash("recently_viewed_products_grid_content_widget"));
+        assert_eq!(
+            hash,
+            cache_hash("recently_viewed_products_grid_content_widget")
+        );
     }
 }

@@ -233,7 +233,11 @@ impl SearchCriteria {
     }
 
     /// Sorts rows by the requested orders; rows keep their natural order on ties.
-    pub(crate) fn sort<'a, T>(&self, rows: &mut [T], lookup: impl Fn(&T, &str) -> Option<FieldValue<'a>>) {
+    pub(crate) fn sort<'a, T>(
+        &self,
+        rows: &mut [T],
+        lookup: impl Fn(&T, &str) -> Option<FieldValue<'a>>,
+    ) {
         if self.sorts.is_empty() {
             return;
         }
@@ -343,10 +347,10 @@ fn compare_for_sort(a: &Scalar<'_>, b: &Scalar<'_>) -> Ordering {
 fn compare(value: &Scalar<'_>, operand: &str) -> Option<Ordering> {
     // Numeric columns compare numerically; text columns (SKUs, increment ids) as text, so
     // `000000001` is not `1`, as in MySQL.
-    if let (Scalar::Num(left), Ok(right)) = (value, operand.trim().parse::<f64>()) {
-        if right.is_finite() {
-            return left.partial_cmp(&right);
-        }
+    if let (Scalar::Num(left), Ok(right)) = (value, operand.trim().parse::<f64>())
+        && right.is_finite()
+    {
+        return left.partial_cmp(&right);
     }
     let text = value.as_text()?;
     Some(text.to_lowercase().cmp(&operand.to_lowercase()))
@@ -404,12 +408,8 @@ fn evaluate_one(condition: &str, value: &Scalar<'_>, operand: Option<&str>) -> b
     }
     match condition {
         "neq" | "sneq" => !equals(value, operand_text),
-        "like" => value
-            .as_text()
-            .is_some_and(|t| sql_like(&t, operand_text)),
-        "nlike" => value
-            .as_text()
-            .is_some_and(|t| !sql_like(&t, operand_text)),
+        "like" => value.as_text().is_some_and(|t| sql_like(&t, operand_text)),
+        "nlike" => value.as_text().is_some_and(|t| !sql_like(&t, operand_text)),
         "fulltext" => value
             .as_text()
             .is_some_and(|t| sql_like(&t, &format!("%{operand_text}%"))),
@@ -449,10 +449,7 @@ fn evaluate(condition: &str, value: &FieldValue<'_>, operand: Option<&str>) -> b
                     "nlike" => "like",
                     _ => "finset",
                 };
-                !members.is_empty()
-                    && !members
-                        .iter()
-                        .any(|m| evaluate_one(positive, m, operand))
+                !members.is_empty() && !members.iter().any(|m| evaluate_one(positive, m, operand))
             }
             _ => members.iter().any(|m| evaluate_one(condition, m, operand)),
         },

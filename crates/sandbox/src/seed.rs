@@ -97,7 +97,11 @@ fn seed_products(db: &mut Db) -> Result<(), String> {
     // Seed images are small solid PNGs; one per colour is enough.
     let palette: [[u8; 3]; 4] = [[196, 64, 52], [52, 120, 196], [64, 160, 90], [220, 170, 40]];
     for mut input in products {
-        let sku = input.get("sku").and_then(Value::as_str).unwrap_or("").to_string();
+        let sku = input
+            .get("sku")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let id = input
             .get("id")
             .and_then(Value::as_u64)
@@ -114,7 +118,12 @@ fn seed_products(db: &mut Db) -> Result<(), String> {
         product.created_at = now;
         product.updated_at = timestamp(&input, "updated_at").unwrap_or(now);
         let mut files = Vec::new();
-        for entry in gallery.as_ref().and_then(Value::as_array).into_iter().flatten() {
+        for entry in gallery
+            .as_ref()
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let entry = entry
                 .as_object()
                 .ok_or_else(|| format!("products.json: {sku} gallery entry is not an object"))?;
@@ -132,7 +141,10 @@ fn seed_products(db: &mut Db) -> Result<(), String> {
                 media_type: "image".into(),
                 file: file.clone(),
                 defaults: MediaValues {
-                    label: entry.get("label").and_then(Value::as_str).map(str::to_string),
+                    label: entry
+                        .get("label")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
                     position: entry.get("position").and_then(Value::as_i64),
                     disabled: entry.get("disabled").and_then(Value::as_bool),
                 },
@@ -155,7 +167,8 @@ fn seed_products(db: &mut Db) -> Result<(), String> {
         }
         for (index, file) in files.into_iter().enumerate() {
             let png = image::solid_png(64, 64, palette[(id as usize + index) % palette.len()]);
-            db.media_files.insert(file, Arc::from(png.into_boxed_slice()));
+            db.media_files
+                .insert(file, Arc::from(png.into_boxed_slice()));
         }
     }
     db.next_product_id = db.products.keys().max().map_or(1, |max| max + 1);
@@ -173,7 +186,11 @@ fn seed_overrides(db: &mut Db) -> Result<(), String> {
             .map(|s| s.id)
             .ok_or_else(|| format!("store_view_overrides.json: unknown store {code}"))?;
         for mut input in products {
-            let sku = input.get("sku").and_then(Value::as_str).unwrap_or("").to_string();
+            let sku = input
+                .get("sku")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
             let gallery = input.remove("media_gallery_entries");
             let id = db
                 .product_id_by_sku(&sku)
@@ -184,14 +201,23 @@ fn seed_overrides(db: &mut Db) -> Result<(), String> {
                 .products
                 .get_mut(&id)
                 .ok_or_else(|| format!("store_view_overrides.json: {sku} vanished"))?;
-            for entry in gallery.as_ref().and_then(Value::as_array).into_iter().flatten() {
-                let entry = entry.as_object().ok_or("gallery override is not an object")?;
+            for entry in gallery
+                .as_ref()
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let entry = entry
+                    .as_object()
+                    .ok_or("gallery override is not an object")?;
                 let media_id = entry.get("id").and_then(Value::as_u64).unwrap_or(0);
                 let index = product
                     .media
                     .iter()
                     .position(|e| e.id == media_id)
-                    .ok_or_else(|| format!("store_view_overrides.json: {sku} has no image {media_id}"))?;
+                    .ok_or_else(|| {
+                        format!("store_view_overrides.json: {sku} has no image {media_id}")
+                    })?;
                 media::update_entry(product, index, entry, store_id).map_err(|e| api(&sku, e))?;
             }
         }
@@ -203,7 +229,11 @@ fn seed_customers(db: &mut Db) -> Result<(), String> {
     let customers: Vec<CustomerFixture> = parse("customers.json", CUSTOMERS_JSON)?;
     for fixture in customers {
         let input = &fixture.customer;
-        let email = input.get("email").and_then(Value::as_str).unwrap_or("").to_string();
+        let email = input
+            .get("email")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         customer::check_password(&fixture.password, &email).map_err(|e| api(&email, e))?;
         let id = input
             .get("id")
@@ -224,20 +254,28 @@ fn seed_customers(db: &mut Db) -> Result<(), String> {
         customer.created_in = db.stores.name_of(customer.store_id);
         customer.created_at = timestamp(input, "created_at").unwrap_or_else(clock::now);
         customer.updated_at = timestamp(input, "updated_at").unwrap_or(customer.created_at);
-        customer::validate_identity(&customer.email, &customer.firstname, &customer.lastname, false)
-            .map_err(|e| api(&email, e))?;
+        customer::validate_identity(
+            &customer.email,
+            &customer.firstname,
+            &customer.lastname,
+            false,
+        )
+        .map_err(|e| api(&email, e))?;
         for entry in input
             .get("addresses")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
         {
-            let entry = entry.as_object().ok_or("customers.json: address is not an object")?;
+            let entry = entry
+                .as_object()
+                .ok_or("customers.json: address is not an object")?;
             let mut address = Address::default();
             let (billing, shipping) = address
                 .apply(entry, &db.directory)
                 .map_err(|e| api(&email, e))?;
-            customer::address_errors(address.validate(&db.directory)).map_err(|e| api(&email, e))?;
+            customer::address_errors(address.validate(&db.directory))
+                .map_err(|e| api(&email, e))?;
             address.id = input::opt_int(entry, "id")
                 .ok()
                 .flatten()
@@ -274,7 +312,11 @@ fn generate_products(db: &mut Db, count: usize) {
         product.defaults.visibility = Some(4);
         product.price = Some(10.0 + (n % 90) as f64 + 0.99);
         product.weight = Some(1.0);
-        product.stock.qty = if n % 50 == 0 { 0.0 } else { (n % 500 + 1) as f64 };
+        product.stock.qty = if n % 50 == 0 {
+            0.0
+        } else {
+            (n % 500 + 1) as f64
+        };
         product.stock.is_in_stock = product.stock.qty > 0.0;
         db.sku_index.insert(sku.to_lowercase(), id);
         db.products.insert(id, product);
@@ -290,7 +332,10 @@ mod tests {
         let db = build(3);
         assert!(db.is_ok(), "{:?}", db.err());
         let Ok(db) = db else { return };
-        assert!(db.product_by_sku("24-mb01").is_some(), "sku lookups ignore case");
+        assert!(
+            db.product_by_sku("24-mb01").is_some(),
+            "sku lookups ignore case"
+        );
         assert!(db.product_by_sku("GEN-000003").is_some());
         for product in db.products.values() {
             assert_ne!(product.stock.item_id, product.id);

@@ -119,7 +119,12 @@ impl StockItem {
     /// Applies the fields present in a `stockItem` body; absent fields keep their values.
     /// `type_id` matters: types without own quantity (configurable, bundle, grouped) keep
     /// quantity 0 and the stock status they are given.
-    pub(crate) fn apply(&mut self, input: &Map<String, Value>, now: i64, type_id: &str) -> ApiResult<()> {
+    pub(crate) fn apply(
+        &mut self,
+        input: &Map<String, Value>,
+        now: i64,
+        type_id: &str,
+    ) -> ApiResult<()> {
         macro_rules! float_field {
             ($name:ident) => {
                 if let Some(v) = input::opt_float(input, stringify!($name))? {
@@ -189,7 +194,8 @@ impl StockItem {
             self.is_in_stock = true;
         }
         self.stock_status_changed_auto = i64::from(changed_auto);
-        self.low_stock_date = (self.manage_stock && self.qty < self.notify_stock_qty).then_some(now);
+        self.low_stock_date =
+            (self.manage_stock && self.qty < self.notify_stock_qty).then_some(now);
     }
 }
 
@@ -204,7 +210,9 @@ fn product_sku_not_found(sku: &str) -> ApiError {
 pub(crate) fn get(call: &Call) -> ApiResult<Value> {
     let db = call.db();
     let sku = call.param("productSku");
-    let product = db.product_by_sku(sku).ok_or_else(|| product_sku_not_found(sku))?;
+    let product = db
+        .product_by_sku(sku)
+        .ok_or_else(|| product_sku_not_found(sku))?;
     Ok(product.stock.to_json())
 }
 
@@ -215,7 +223,9 @@ pub(crate) fn update(call: &Call) -> ApiResult<Value> {
         .ok_or_else(|| ApiError::required("stockItem"))?;
     let sku = call.param("productSku");
     let mut db = call.db_mut();
-    let id = db.product_id_by_sku(sku).ok_or_else(|| product_sku_not_found(sku))?;
+    let id = db
+        .product_id_by_sku(sku)
+        .ok_or_else(|| product_sku_not_found(sku))?;
     let now = clock::now();
     let product = db
         .products
@@ -264,7 +274,11 @@ pub(crate) fn low_stock(call: &Call) -> ApiResult<Value> {
     let page: Vec<Value> = if page_size == 0 {
         matching.iter().map(|s| s.to_json()).collect()
     } else {
-        let last = if total == 0 { 1 } else { total.div_ceil(page_size) };
+        let last = if total == 0 {
+            1
+        } else {
+            total.div_ceil(page_size)
+        };
         let page = current_page.min(last);
         matching
             .iter()
@@ -290,7 +304,9 @@ pub(crate) fn low_stock(call: &Call) -> ApiResult<Value> {
 pub(crate) fn status(call: &Call) -> ApiResult<Value> {
     let db = call.db();
     let sku = call.param("productSku");
-    let product = db.product_by_sku(sku).ok_or_else(|| product_sku_not_found(sku))?;
+    let product = db
+        .product_by_sku(sku)
+        .ok_or_else(|| product_sku_not_found(sku))?;
     let stock = &product.stock;
     Ok(json!({
         "product_id": product.id,
@@ -311,17 +327,24 @@ mod tests {
         item.qty = 10.0;
         item.is_in_stock = true;
         let zero = json!({"qty": 0});
-        item.apply(zero.as_object().unwrap_or(&Map::new()), 0, "simple").ok();
+        item.apply(zero.as_object().unwrap_or(&Map::new()), 0, "simple")
+            .ok();
         assert!(!item.is_in_stock);
         assert_eq!(item.stock_status_changed_auto, 1);
         let back = json!({"qty": 5});
-        item.apply(back.as_object().unwrap_or(&Map::new()), 0, "simple").ok();
+        item.apply(back.as_object().unwrap_or(&Map::new()), 0, "simple")
+            .ok();
         assert!(item.is_in_stock);
         let manual = json!({"is_in_stock": false});
-        item.apply(manual.as_object().unwrap_or(&Map::new()), 0, "simple").ok();
+        item.apply(manual.as_object().unwrap_or(&Map::new()), 0, "simple")
+            .ok();
         assert!(!item.is_in_stock);
         let more = json!({"qty": 50});
-        item.apply(more.as_object().unwrap_or(&Map::new()), 0, "simple").ok();
-        assert!(!item.is_in_stock, "a manual out-of-stock stays out of stock");
+        item.apply(more.as_object().unwrap_or(&Map::new()), 0, "simple")
+            .ok();
+        assert!(
+            !item.is_in_stock,
+            "a manual out-of-stock stays out of stock"
+        );
     }
 }

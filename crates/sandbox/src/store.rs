@@ -210,10 +210,10 @@ pub(crate) fn store_configs(call: &Call) -> ApiResult<Value> {
         if view.id == ADMIN_STORE_ID {
             continue;
         }
-        if let Some(wanted) = &wanted {
-            if !wanted.iter().any(|c| c == &view.code) {
-                continue;
-            }
+        if let Some(wanted) = &wanted
+            && !wanted.iter().any(|c| c == &view.code)
+        {
+            continue;
         }
         let Some(settings) = db.stores.settings(&view.code) else {
             continue;

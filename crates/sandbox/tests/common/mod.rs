@@ -39,7 +39,13 @@ impl Harness {
     }
 
     /// Sends a request; `token` None means no Authorization header.
-    pub async fn send(&self, method: &str, path: &str, body: Option<&Value>, token: Option<&str>) -> Reply {
+    pub async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        token: Option<&str>,
+    ) -> Reply {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let mut request = self.http.request(method, self.url(path));
         if let Some(token) = token {
@@ -58,7 +64,13 @@ impl Harness {
     }
 
     /// Sends raw bytes with an explicit content type.
-    pub async fn send_raw(&self, method: &str, path: &str, body: &[u8], content_type: Option<&str>) -> Reply {
+    pub async fn send_raw(
+        &self,
+        method: &str,
+        path: &str,
+        body: &[u8],
+        content_type: Option<&str>,
+    ) -> Reply {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let mut request = self
             .http
@@ -88,7 +100,12 @@ impl Harness {
     }
 
     pub async fn raw_get(&self, path: &str) -> (u16, Vec<u8>, String) {
-        let response = self.http.get(self.url(path)).send().await.expect("request sent");
+        let response = self
+            .http
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("request sent");
         let status = response.status().as_u16();
         let content_type = response
             .headers()
@@ -96,7 +113,11 @@ impl Harness {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_string();
-        (status, response.bytes().await.expect("body").to_vec(), content_type)
+        (
+            status,
+            response.bytes().await.expect("body").to_vec(),
+            content_type,
+        )
     }
 }
 
@@ -113,7 +134,9 @@ pub fn urlencode(value: &str) -> String {
     value
         .bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             other => format!("%{other:02X}"),
         })
         .collect()
@@ -137,10 +160,10 @@ pub fn png_base64() -> String {
 pub fn png_bytes() -> Vec<u8> {
     // Built once by hand: 1x1 RGBA PNG.
     vec![
-        0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
-        0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
-        0x89, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0xF8, 0xCF, 0xC0, 0xF0,
-        0x1F, 0x00, 0x05, 0x00, 0x01, 0xFF, 0x89, 0x99, 0x3D, 0x1D, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
-        0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
+        0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44,
+        0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F,
+        0x15, 0xC4, 0x89, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0xF8,
+        0xCF, 0xC0, 0xF0, 0x1F, 0x00, 0x05, 0x00, 0x01, 0xFF, 0x89, 0x99, 0x3D, 0x1D, 0x00, 0x00,
+        0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
     ]
 }
