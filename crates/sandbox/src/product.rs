@@ -175,6 +175,22 @@ impl Product {
         self.custom_text("url_key", store_id)
     }
 
+    /// `url_key(store_id) == key` without allocating, for uniqueness scans over big catalogs.
+    pub(crate) fn has_url_key(&self, store_id: u32, key: &str) -> bool {
+        let stored = self
+            .store_values(store_id)
+            .and_then(|s| s.custom.get("url_key"))
+            .or_else(|| self.defaults.custom.get("url_key"));
+        match stored {
+            Some(value) => value.as_str() == Some(key),
+            None => {
+                self.generated
+                    && self.sku.eq_ignore_ascii_case(key)
+                    && !key.chars().any(char::is_uppercase)
+            }
+        }
+    }
+
     pub(crate) fn tax_class_id(&self, store_id: u32) -> i64 {
         self.custom_text("tax_class_id", store_id)
             .and_then(|t| t.parse().ok())

@@ -200,7 +200,7 @@ fn check_url_key(db: &Db, product: &Product) -> ApiResult<()> {
         let clash = db
             .products
             .values()
-            .any(|other| other.id != product.id && other.url_key(store).is_some_and(|k| k == key));
+            .any(|other| other.id != product.id && other.has_url_key(store, &key));
         if clash {
             return Err(ApiError::bad_request(messages::URL_KEY_EXISTS));
         }

@@ -276,6 +276,12 @@ async fn options_token_latency_and_generated_products() {
         ))
         .await;
     assert_eq!(render.body["items"][0]["price_info"]["final_price"], 20.99);
+    let twin = json!({"product": {"sku": "NOT-GEN", "name": "GEN 000001", "attribute_set_id": 4, "price": 1}});
+    let r = h.admin("POST", "/rest/all/V1/products", Some(&twin)).await;
+    assert_eq!(
+        r.body["message"], "URL key for specified store already exists.",
+        "generated url keys count"
+    );
     h.sandbox.shutdown().await;
 }
 
