@@ -173,6 +173,33 @@ async fn admin_single_product_has_the_admin_fields() {
         json!([{"website_id": "0", "cust_group": "32000", "price": "32.0000"}])
     );
     let stock = &p["stock_data"];
+    // Fields in the order of SPEC 2.1, as the mapping lists them.
+    assert_eq!(
+        keys(stock),
+        [
+            "qty",
+            "min_qty",
+            "use_config_min_qty",
+            "is_qty_decimal",
+            "backorders",
+            "use_config_backorders",
+            "min_sale_qty",
+            "use_config_min_sale_qty",
+            "max_sale_qty",
+            "use_config_max_sale_qty",
+            "is_in_stock",
+            "notify_stock_qty",
+            "use_config_notify_stock_qty",
+            "manage_stock",
+            "use_config_manage_stock",
+            "use_config_qty_increments",
+            "qty_increments",
+            "use_config_enable_qty_inc",
+            "enable_qty_increments",
+            "is_decimal_divided",
+            "use_config_enable_qty_increments"
+        ]
+    );
     assert_eq!(stock["qty"], "100.0000");
     assert_eq!(stock["use_config_min_qty"], "1");
     assert_eq!(stock["is_in_stock"], "1");

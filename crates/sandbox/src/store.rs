@@ -135,6 +135,7 @@ impl StoreUrls {
 
 pub(crate) fn store_views(call: &Call) -> ApiResult<Value> {
     let db = call.db();
+    // No `extension_attributes`: Magento leaves an empty one out of every answer.
     Ok(Value::Array(
         db.stores
             .store_views
@@ -145,8 +146,7 @@ pub(crate) fn store_views(call: &Call) -> ApiResult<Value> {
                     "code": s.code,
                     "name": s.name,
                     "website_id": s.website_id,
-                    "store_group_id": s.store_group_id,
-                    "extension_attributes": {}
+                    "store_group_id": s.store_group_id
                 })
             })
             .collect(),
@@ -184,8 +184,7 @@ pub(crate) fn websites(call: &Call) -> ApiResult<Value> {
                     "id": w.id,
                     "code": w.code,
                     "name": w.name,
-                    "default_group_id": w.default_group_id,
-                    "extension_attributes": {}
+                    "default_group_id": w.default_group_id
                 })
             })
             .collect(),
@@ -234,8 +233,7 @@ pub(crate) fn store_configs(call: &Call) -> ApiResult<Value> {
             "secure_base_url": urls.base_url,
             "secure_base_link_url": urls.base_url,
             "secure_base_static_url": urls.static_url,
-            "secure_base_media_url": urls.media_url,
-            "extension_attributes": {}
+            "secure_base_media_url": urls.media_url
         }));
     }
     Ok(Value::Array(out))

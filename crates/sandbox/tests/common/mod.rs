@@ -22,6 +22,7 @@ impl Harness {
     }
 
     pub async fn with_options(options: SandboxOptions) -> Harness {
+        install_crypto();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
@@ -166,4 +167,9 @@ pub fn png_bytes() -> Vec<u8> {
         0xCF, 0xC0, 0xF0, 0x1F, 0x00, 0x05, 0x00, 0x01, 0xFF, 0x89, 0x99, 0x3D, 0x1D, 0x00, 0x00,
         0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
     ]
+}
+
+/// See the note on `rustls` in Cargo.toml. Safe to call more than once.
+pub fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
