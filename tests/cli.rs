@@ -220,3 +220,48 @@ async fn the_sandbox_runs_alone() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+#[tokio::test]
+async fn with_an_upstream_it_serves_that_store_and_never_the_sandbox() {
+    use wiremock::matchers::{header, method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let magento = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/store/storeViews"))
+        .and(header("authorization", "Bearer live-integration-token"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([
+            {"id": 1, "code": "default", "name": "Default Store View", "website_id": 1, "store_group_id": 1}
+        ])))
+        .expect(1..)
+        .mount(&magento)
+        .await;
+    let port = free_port();
+    let mut child = binary()
+        .env("STOREGATE_LISTEN", format!("127.0.0.1:{port}"))
+        .env("STOREGATE_UPSTREAM_URL", magento.uri())
+        .env("STOREGATE_UPSTREAM_TOKEN", "live-integration-token")
+        .env("STOREGATE_ADMIN_KEY", "an-admin-key-for-this-test")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let lines = read_until(&mut stdout, "upstream:");
+    let text = lines.join("\n");
+    assert!(
+        text.contains(&format!("upstream: {}", magento.uri())),
+        "{text}"
+    );
+    assert!(
+        !text.contains("sandbox") && !text.contains("admin key"),
+        "{text}"
+    );
+    storegate::upstream::install_crypto();
+    let ready = reqwest::get(format!("http://127.0.0.1:{port}/readyz"))
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+    terminate(child.id());
+    assert!(child.wait().unwrap().success());
+    magento.verify().await;
+}

@@ -820,6 +820,50 @@ async fn update_sends_only_what_changed_and_keeps_the_other_price_kind() {
 }
 
 #[tokio::test]
+async fn update_in_xml() {
+    let gw = catalog().await;
+    Mock::given(method("PUT"))
+        .and(path("/rest/all/V1/products/24-MB01"))
+        .respond_with(recorded("products/update-price-24-mb02"))
+        .expect(1)
+        .mount(&gw.upstream)
+        .await;
+    let xml = "<?xml version=\"1.0\"?><service_api><name>Harbor &amp; Co Duffle</name>\
+        <stock_data><qty>7</qty><is_in_stock>1</is_in_stock></stock_data></service_api>";
+    let r = gw
+        .send_raw(
+            gw.request("PUT", "/products/1", &Who::Admin)
+                .header("Content-Type", "text/xml")
+                .body(xml),
+        )
+        .await;
+    assert_eq!((r.status, r.body.as_str()), (200, ""));
+    let sent: Value =
+        serde_json::from_slice(&gw.upstream_calls("PUT", "24-MB01").await[0].body).unwrap();
+    assert_eq!(
+        sent,
+        json!({"product": {"name": "Harbor & Co Duffle", "sku": "24-MB01",
+               "extension_attributes": {"stock_item": {"qty": 7.0, "is_in_stock": true}}}})
+    );
+    // A refusal in XML.
+    let r = gw
+        .send_raw(
+            gw.request("PUT", "/products/1", &Who::Admin)
+                .header("Content-Type", "application/xml")
+                .header("Accept", "application/xml")
+                .body("<service_api><price>cheap</price></service_api>"),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(
+        r.body
+            .contains("<message>Please enter a valid number in the \"price\" field.</message>"),
+        "{}",
+        r.body
+    );
+}
+
+#[tokio::test]
 async fn update_refusals() {
     let gw = catalog().await;
     for (body, status, message) in [
