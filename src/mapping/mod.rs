@@ -263,7 +263,16 @@ fn toml_to_json(value: &toml::Value) -> Value {
 pub fn parse_file(file: &str, text: &str) -> Result<ResourceMapping, MappingError> {
     let spec: FileSpec = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
-        MappingError(format!("{file} line {line}: {}", e.message().trim()))
+        // Quote the line: toml's message says what is wrong, not always which key.
+        let quoted = text
+            .lines()
+            .nth(line.saturating_sub(1))
+            .unwrap_or("")
+            .trim();
+        MappingError(format!(
+            "{file} line {line} ({quoted}): {}",
+            e.message().trim()
+        ))
     })?;
     let at = |span: std::ops::Range<usize>| format!("{file} line {}", line_of(text, span.start));
 
@@ -418,10 +427,10 @@ mod tests {
     #[test]
     fn errors_name_file_and_line() {
         let e = parse_file("p.toml", "resource = \"product\"\n[fields]\nsku = { source = \"product.sku\", type = \"strng\" }\n").unwrap_err();
-        assert!(e.0.starts_with("p.toml line 3:"), "{e}");
+        assert!(e.0.starts_with("p.toml line 3 (sku = "), "{e}");
         let e = parse_file("p.toml", "resource = \"product\"\nbogus = 1\n").unwrap_err();
         assert!(
-            e.0.starts_with("p.toml line 2:") && e.0.contains("bogus"),
+            e.0.starts_with("p.toml line 2 (bogus = 1): unknown field `bogus`"),
             "{e}"
         );
         let e = parse_file(

@@ -67,15 +67,18 @@ pub async fn collection(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let params = ListParams::parse(uri.query())?;
-    if (method == Method::GET || method == Method::HEAD)
-        && let Some(category) = params.category_id.clone()
-    {
-        authorize(Route::CategoryProducts, &method, caller.principal)?;
-        return category_list(app, caller, &headers, &category, params).await;
-    }
+    // The policy answers before anything about the request is looked at.
     match authorize(Route::Products, &method, caller.principal)? {
-        Operation::Retrieve => list(app, caller, &headers, params).await,
+        Operation::Retrieve => {
+            let params = ListParams::parse(uri.query())?;
+            match params.category_id.clone() {
+                Some(category) => {
+                    authorize(Route::CategoryProducts, &method, caller.principal)?;
+                    category_list(app, caller, &headers, &category, params).await
+                }
+                None => list(app, caller, &headers, params).await,
+            }
+        }
         Operation::Create => create(app, &headers, body).await,
         op => Err(ApiError::internal().with_cause(format!("{op:?} is not served on /products"))),
     }

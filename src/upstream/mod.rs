@@ -73,8 +73,7 @@ impl Magento {
         timeout: Duration,
         default_store: &str,
     ) -> Result<Magento, String> {
-        // reqwest is built without a bundled crypto provider; install ring's once.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        install_crypto();
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(256)
             .pool_idle_timeout(Duration::from_secs(60))
@@ -319,6 +318,12 @@ impl Magento {
             .await
             .map(|_| ())
     }
+}
+
+/// reqwest is built without a bundled TLS crypto provider (the default one needs cmake and
+/// a long C build); this installs ring's for the process. Safe to call more than once.
+pub fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// Parses a JSON answer; a body that is not what we expect is a protocol error, not a panic.

@@ -173,6 +173,33 @@ async fn admin_single_product_has_the_admin_fields() {
         json!([{"website_id": "0", "cust_group": "32000", "price": "32.0000"}])
     );
     let stock = &p["stock_data"];
+    // Fields in the order of SPEC 2.1, as the mapping lists them.
+    assert_eq!(
+        keys(stock),
+        [
+            "qty",
+            "min_qty",
+            "use_config_min_qty",
+            "is_qty_decimal",
+            "backorders",
+            "use_config_backorders",
+            "min_sale_qty",
+            "use_config_min_sale_qty",
+            "max_sale_qty",
+            "use_config_max_sale_qty",
+            "is_in_stock",
+            "notify_stock_qty",
+            "use_config_notify_stock_qty",
+            "manage_stock",
+            "use_config_manage_stock",
+            "use_config_qty_increments",
+            "qty_increments",
+            "use_config_enable_qty_inc",
+            "enable_qty_increments",
+            "is_decimal_divided",
+            "use_config_enable_qty_increments"
+        ]
+    );
     assert_eq!(stock["qty"], "100.0000");
     assert_eq!(stock["use_config_min_qty"], "1");
     assert_eq!(stock["is_in_stock"], "1");
@@ -790,6 +817,50 @@ async fn update_sends_only_what_changed_and_keeps_the_other_price_kind() {
     let quantities: Vec<f64> = tiers.iter().map(|t| t["qty"].as_f64().unwrap()).collect();
     assert_eq!(quantities, [1.0, 5.0, 10.0]);
     assert_eq!(tiers[0]["customer_group_id"], json!(2));
+}
+
+#[tokio::test]
+async fn update_in_xml() {
+    let gw = catalog().await;
+    Mock::given(method("PUT"))
+        .and(path("/rest/all/V1/products/24-MB01"))
+        .respond_with(recorded("products/update-price-24-mb02"))
+        .expect(1)
+        .mount(&gw.upstream)
+        .await;
+    let xml = "<?xml version=\"1.0\"?><service_api><name>Harbor &amp; Co Duffle</name>\
+        <stock_data><qty>7</qty><is_in_stock>1</is_in_stock></stock_data></service_api>";
+    let r = gw
+        .send_raw(
+            gw.request("PUT", "/products/1", &Who::Admin)
+                .header("Content-Type", "text/xml")
+                .body(xml),
+        )
+        .await;
+    assert_eq!((r.status, r.body.as_str()), (200, ""));
+    let sent: Value =
+        serde_json::from_slice(&gw.upstream_calls("PUT", "24-MB01").await[0].body).unwrap();
+    assert_eq!(
+        sent,
+        json!({"product": {"name": "Harbor & Co Duffle", "sku": "24-MB01",
+               "extension_attributes": {"stock_item": {"qty": 7.0, "is_in_stock": true}}}})
+    );
+    // A refusal in XML.
+    let r = gw
+        .send_raw(
+            gw.request("PUT", "/products/1", &Who::Admin)
+                .header("Content-Type", "application/xml")
+                .header("Accept", "application/xml")
+                .body("<service_api><price>cheap</price></service_api>"),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(
+        r.body
+            .contains("<message>Please enter a valid number in the \"price\" field.</message>"),
+        "{}",
+        r.body
+    );
 }
 
 #[tokio::test]

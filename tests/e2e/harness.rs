@@ -1,0 +1,195 @@
+//! The gateway against the embedded sandbox, with a recording proxy in between.
+//!
+//! The proxy forwards every upstream call to the sandbox unchanged and keeps a copy of each
+//! answer, so a test can check afterwards that every answer the gateway relied on matches
+//! Magento 2.4.5's own schema: the sandbox cannot drift from the real back end unnoticed.
+
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use serde_json::Value;
+use storegate::Running;
+use storegate_sandbox::{Sandbox, SandboxOptions};
+
+pub const ADMIN_KEY: &str = "e2e-admin-key-0123456789";
+
+/// One upstream exchange as the gateway saw it.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    pub method: String,
+    pub path: String,
+    pub query: Option<String>,
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+#[derive(Clone)]
+struct Proxy {
+    target: String,
+    client: reqwest::Client,
+    log: Arc<Mutex<Vec<Exchange>>>,
+}
+
+async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
+    let method = request.method().clone();
+    let uri = request.uri().clone();
+    let headers = request.headers().clone();
+    let body = axum::body::to_bytes(request.into_body(), 64 * 1024 * 1024)
+        .await
+        .unwrap_or_default();
+    let url = format!(
+        "{}{}",
+        proxy.target,
+        uri.path_and_query().map(|p| p.as_str()).unwrap_or("/")
+    );
+    let mut outgoing = proxy.client.request(method.clone(), url).body(body);
+    for (name, value) in &headers {
+        if name != "host" && name != "content-length" {
+            outgoing = outgoing.header(name, value);
+        }
+    }
+    let answer = outgoing.send().await.expect("the sandbox answers");
+    let status = answer.status();
+    let content_type = answer.headers().get("content-type").cloned();
+    let bytes = answer.bytes().await.unwrap_or_default();
+    proxy.log.lock().unwrap().push(Exchange {
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+        query: uri.query().map(str::to_owned),
+        status: status.as_u16(),
+        body: bytes.to_vec(),
+    });
+    let mut response = Response::new(Body::from(bytes));
+    *response.status_mut() = status;
+    if let Some(ct) = content_type {
+        response.headers_mut().insert("content-type", ct);
+    }
+    response
+}
+
+pub struct Stack {
+    pub gateway: Running,
+    /// Kept alive for the test's duration.
+    pub _sandbox: Sandbox,
+    pub http: reqwest::Client,
+    log: Arc<Mutex<Vec<Exchange>>>,
+}
+
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: String,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+impl Stack {
+    pub async fn start() -> Stack {
+        // reqwest is built without a bundled crypto provider; the gateway installs ring's
+        // when it starts, the proxy's client is built before that.
+        storegate::upstream::install_crypto();
+        let sandbox_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let sandbox = Sandbox::start(sandbox_listener, SandboxOptions::default())
+            .await
+            .unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let proxy = Proxy {
+            target: sandbox.base_url(),
+            client: reqwest::Client::new(),
+            log: log.clone(),
+        };
+        let proxy_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let proxy_url = format!("http://{}", proxy_listener.local_addr().unwrap());
+        let app = Router::new().fallback(forward).with_state(proxy);
+        tokio::spawn(async move { axum::serve(proxy_listener, app).await });
+
+        let config = storegate::Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            ..storegate::Config::default()
+        };
+        let mappings = storegate::load_mappings(&config).unwrap();
+        let parts = storegate::Parts {
+            upstream_url: proxy_url,
+            upstream_token: sandbox.token().to_owned(),
+            admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
+            token_secret: b"e2e-token-secret".to_vec(),
+            mappings,
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let gateway = storegate::start(config, parts, listener, None)
+            .await
+            .unwrap();
+        Stack {
+            gateway,
+            _sandbox: sandbox,
+            http: reqwest::Client::new(),
+            log,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.gateway.base_url())
+    }
+
+    /// Sends `verb path` as `who` (None: guest; Some(token)) asking for JSON.
+    pub async fn call(
+        &self,
+        verb: &str,
+        path: &str,
+        bearer: Option<&str>,
+        body: Option<Value>,
+    ) -> Reply {
+        let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
+        let mut request = self
+            .http
+            .request(method, self.url(path))
+            .header("Accept", "application/json");
+        if let Some(token) = bearer {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        Reply {
+            status,
+            headers,
+            body: response.text().await.unwrap(),
+        }
+    }
+
+    pub async fn admin(&self, verb: &str, path: &str, body: Option<Value>) -> Reply {
+        self.call(verb, path, Some(ADMIN_KEY), body).await
+    }
+
+    /// Logs the demo customer in through the gateway.
+    pub async fn customer_token(&self, email: &str, password: &str) -> String {
+        let r = self
+            .call(
+                "POST",
+                "/auth/token",
+                None,
+                Some(serde_json::json!({"username": email, "password": password})),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.json()["access_token"].as_str().unwrap().to_owned()
+    }
+
+    /// Everything the gateway received from the sandbox so far.
+    pub fn exchanges(&self) -> Vec<Exchange> {
+        self.log.lock().unwrap().clone()
+    }
+}

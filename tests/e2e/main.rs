@@ -1,0 +1,10 @@
+//! End-to-end flows: the gateway against the embedded Magento 2 sandbox, over HTTP, with
+//! state that changes. Every sandbox answer the gateway relied on is checked against
+//! Magento 2.4.5's generated schema.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod harness;
+
+mod products;
+mod schema;
