@@ -4,12 +4,13 @@
 //!   128 characters of letters, digits and `-_.:`), else a new one. It is echoed in the
 //!   response, put on the request's log span (so every log line of the request carries it),
 //!   and sent to Magento with each upstream call.
-//! - Logs go to stderr, as text or, with `STOREGATE_LOG_FORMAT=json`, one JSON object per
-//!   line with the span's fields (request id, method, route) flattened in. `RUST_LOG`
-//!   filters as usual (default `info`). One line per request (an access log) is logged at
-//!   `debug` under the target `storegate::access`: turn it on with
-//!   `RUST_LOG=info,storegate::access=debug`. Errors are logged at `error` whatever the filter
-//!   says about access lines.
+//! - The binary logs to stderr, as text or, with `STOREGATE_LOG_FORMAT=json`, one JSON
+//!   object per line; every line logged while serving a request carries this span's fields
+//!   (`request_id`, `method`, `route`) under `span`. `RUST_LOG` filters as usual. One line
+//!   per request (an access log) is logged at `debug` under the target `storegate::access`:
+//!   turn it on with `RUST_LOG=storegate=info,storegate::access=debug`. Failed requests are
+//!   logged at `error` (5xx) by the error renderer whatever the filter says about access
+//!   lines.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,7 +21,6 @@ use axum::response::Response;
 use http::{HeaderName, HeaderValue};
 use tracing::Instrument;
 
-use crate::config::LogFormat;
 use crate::metrics::Metrics;
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -32,39 +32,6 @@ tokio::task_local! {
 /// The id of the request the current task serves, if any.
 pub fn request_id() -> Option<HeaderValue> {
     REQUEST_ID.try_with(Clone::clone).ok()
-}
-
-/// Installs the global log subscriber, writing to stderr and filtered by `RUST_LOG`
-/// (default `info`). Safe to call more than once (later calls do nothing).
-pub fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing::subscriber::set_global_default(subscriber(format, filter, std::io::stderr));
-}
-
-/// The subscriber [`init_logging`] installs, writing to `writer`.
-pub fn subscriber<W>(
-    format: LogFormat,
-    filter: tracing_subscriber::EnvFilter,
-    writer: W,
-) -> Box<dyn tracing::Subscriber + Send + Sync>
-where
-    W: for<'a> tracing_subscriber::fmt::MakeWriter<'a> + Send + Sync + 'static,
-{
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(writer);
-    match format {
-        LogFormat::Json => Box::new(
-            builder
-                .json()
-                .flatten_event(true)
-                .with_current_span(true)
-                .with_span_list(false)
-                .finish(),
-        ),
-        LogFormat::Text => Box::new(builder.finish()),
-    }
 }
 
 /// A caller's id is kept when it is short and made of token characters: it ends up in
@@ -142,61 +109,6 @@ pub async fn observe(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A writer into a shared buffer.
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Buffer {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Buffer {
-        type Writer = Buffer;
-        fn make_writer(&'a self) -> Buffer {
-            self.clone()
-        }
-    }
-
-    #[test]
-    fn json_logs_are_one_object_per_line_with_the_request_id() {
-        let buffer = Buffer::default();
-        let filter = tracing_subscriber::EnvFilter::new("info");
-        let subscriber = subscriber(LogFormat::Json, filter, buffer.clone());
-        tracing::subscriber::with_default(subscriber, || {
-            let span = tracing::info_span!(
-                "request",
-                request_id = "req-1",
-                method = "GET",
-                route = "/api/rest/products/{id}"
-            );
-            span.in_scope(|| {
-                tracing::error!(
-                    status = 502,
-                    cause = "upstream said \"no\"",
-                    "request failed"
-                );
-                // Access lines are off unless asked for.
-                tracing::debug!(target: "storegate::access", status = 200, "request served");
-            });
-        });
-        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 1, "{text}");
-        let line: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
-        assert_eq!(line["level"], "ERROR");
-        assert_eq!(line["message"], "request failed");
-        assert_eq!(line["status"], 502);
-        assert_eq!(line["cause"], "upstream said \"no\"");
-        assert_eq!(line["span"]["request_id"], "req-1");
-        assert_eq!(line["span"]["route"], "/api/rest/products/{id}");
-    }
 
     #[test]
     fn ids() {

@@ -797,3 +797,91 @@ async fn metrics_count_requests_upstream_calls_and_the_cache_by_template() {
         assert!(!text.contains(secret), "{secret} in metrics");
     }
 }
+
+#[tokio::test]
+async fn the_binary_logs_failures_as_json_with_the_request_id() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let upstream = MockServer::start().await;
+    Mock::given(any())
+        .respond_with(recorded("products/get-error-internal"))
+        .mount(&upstream)
+        .await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_storegate"));
+    for (key, _) in std::env::vars() {
+        if key.starts_with("STOREGATE_") || key == "RUST_LOG" {
+            command.env_remove(key);
+        }
+    }
+    let mut child = command
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("STOREGATE_LISTEN", format!("127.0.0.1:{port}"))
+        .env("STOREGATE_UPSTREAM_URL", upstream.uri())
+        .env("STOREGATE_UPSTREAM_TOKEN", UPSTREAM_TOKEN)
+        .env("STOREGATE_ADMIN_KEY", ADMIN_KEY)
+        .env("STOREGATE_TOKEN_SECRET", "log-test-secret")
+        .env("STOREGATE_LOG_FORMAT", "json")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Lines of both streams, read on their own threads so neither pipe fills up.
+    let (tx, rx) = std::sync::mpsc::channel::<(bool, String)>();
+    for (is_err, stream) in [
+        (
+            false,
+            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+        ),
+        (true, Box::new(child.stderr.take().unwrap())),
+    ] {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                let _ = tx.send((is_err, line));
+            }
+        });
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut listening = false;
+    while !listening && Instant::now() < deadline {
+        if let Ok((false, line)) = rx.recv_timeout(Duration::from_millis(200)) {
+            listening = line.starts_with("storegate listening on");
+        }
+    }
+    assert!(listening, "the binary did not start");
+    storegate::upstream::install_crypto();
+    let r = reqwest::Client::new()
+        .get(format!("http://127.0.0.1:{port}/api/rest/products/1"))
+        .header("Accept", "application/json")
+        .header("X-Request-Id", "log-test-1")
+        .bearer_auth(ADMIN_KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 500);
+    let mut error_line = None;
+    let mut stderr = String::new();
+    while error_line.is_none() && Instant::now() < deadline {
+        if let Ok((true, line)) = rx.recv_timeout(Duration::from_millis(200)) {
+            stderr.push_str(&line);
+            stderr.push('\n');
+            let Ok(json) = serde_json::from_str::<Value>(&line) else {
+                panic!("a log line that is not JSON: {line}");
+            };
+            if json["level"] == "ERROR" && json["span"]["request_id"] == "log-test-1" {
+                error_line = Some(json);
+            }
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let line = error_line.unwrap_or_else(|| panic!("no error line with the request id:\n{stderr}"));
+    assert_eq!(line["span"]["route"], "/api/rest/products/{id}");
+    assert!(!stderr.contains(UPSTREAM_TOKEN) && !stderr.contains(ADMIN_KEY));
+}
