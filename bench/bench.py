@@ -1,0 +1,682 @@
+#!/usr/bin/env python3
+"""storegate side by side with nginx: the driver behind bench/run.sh.
+
+Starts, all on 127.0.0.1: the sandbox (`storegate sandbox`, with a generated catalog), a
+gateway with its cache, a gateway without it, nginx serving the gateway's bytes as static
+files, nginx `proxy_cache` in front of the gateway (the anchors' configurations), and, for a
+moment, nginx as a logging proxy to learn which upstream calls one gateway miss makes. Then:
+
+  1. gateway cache hits, GET /api/rest/products/1 as Guest, JSON and XML;
+  2. nginx proxy_cache hits in front of the gateway, same URL and bytes;
+  3. nginx serving the same bytes as static files;
+  4. the miss path: the gateway without cache against the sandbox, and the sandbox called
+     directly for the same upstream calls; at one connection, the gateway's own added p50;
+  5. coalescing: BENCH_BURST concurrent cold requests for one product, counting the
+     sandbox's calls for it;
+  6. memory: resident size after reading every generated product through a gateway capped
+     at BENCH_CACHE_MAX_BYTES.
+
+Load rows run interleaved, BENCH_REPS rounds; the table shows each row's median round.
+Every wrk run is bounded by -d and a timeout; every process started here is stopped by PID.
+"""
+
+import asyncio
+import datetime
+import hashlib
+import json
+import os
+import platform
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench" / "out"
+BIN = ROOT / "target" / "release" / "storegate"
+
+DURATION = int(os.environ.get("BENCH_DURATION", "10"))
+WARMUP = int(os.environ.get("BENCH_WARMUP", "2"))
+REPS = int(os.environ.get("BENCH_REPS", "3"))
+THREADS = int(os.environ.get("BENCH_THREADS", "2"))
+CONNS = int(os.environ.get("BENCH_CONNECTIONS", "64"))
+LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "0"))
+PRODUCTS = int(os.environ.get("BENCH_PRODUCTS", "100000"))
+CACHE_MAX = int(os.environ.get("BENCH_CACHE_MAX_BYTES", str(256 * 1024 * 1024)))
+BURST = int(os.environ.get("BENCH_BURST", "1000"))
+FILL_MAX_SECS = int(os.environ.get("BENCH_FILL_MAX_SECS", "300"))
+PORT_BASE = int(os.environ.get("BENCH_PORT_BASE", "18180"))
+
+TOKEN = "bench-integration-token"
+ADMIN_KEY = "bench-admin-key-0123456789"
+HOST = "127.0.0.1"
+
+PORTS = {
+    name: PORT_BASE + i
+    for i, name in enumerate(
+        ["sandbox", "gw", "gw_nocache", "gw_mem", "gw_discover", "static", "cache", "logger"]
+    )
+}
+
+processes = {}  # name -> Popen
+
+
+def log(text):
+    print(text, flush=True)
+
+
+# ---------------------------------------------------------------------------------------
+# Processes
+# ---------------------------------------------------------------------------------------
+
+
+def port_free(port):
+    with socket.socket() as s:
+        try:
+            s.bind((HOST, port))
+            return True
+        except OSError:
+            return False
+
+
+def start(name, argv, env=None, cwd=None):
+    stdout = open(OUT / f"{name}.out", "w")
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("STOREGATE_")}
+    full_env.pop("RUST_LOG", None)
+    full_env.update(env or {})
+    processes[name] = subprocess.Popen(
+        argv, stdout=stdout, stderr=subprocess.STDOUT, env=full_env, cwd=cwd or ROOT
+    )
+    return processes[name]
+
+
+def stop(name):
+    process = processes.pop(name, None)
+    if process is None or process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)
+
+
+def stop_all():
+    for name in list(processes):
+        stop(name)
+
+
+def wait_http(url, timeout=120, headers=None):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            request = urllib.request.Request(url, headers=headers or {})
+            with urllib.request.urlopen(request, timeout=2) as response:
+                if response.status < 500:
+                    return
+        except Exception:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} did not come up within {timeout}s")
+
+
+def http(method, url, headers=None, body=None, timeout=30):
+    request = urllib.request.Request(url, method=method, headers=headers or {}, data=body)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def rss_mb(pid):
+    """Resident memory of a process and its children (nginx workers), in MiB."""
+    total = 0
+    pids = [pid]
+    try:
+        children = subprocess.run(
+            ["pgrep", "-P", str(pid)], capture_output=True, text=True, timeout=5
+        ).stdout.split()
+        pids += [int(c) for c in children]
+    except Exception:
+        pass
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024
+
+
+def sandbox_stats():
+    _, _, body = http("GET", f"http://{HOST}:{PORTS['sandbox']}/__sandbox/stats")
+    return json.loads(body)
+
+
+def sandbox_reset():
+    http("POST", f"http://{HOST}:{PORTS['sandbox']}/__sandbox/stats/reset")
+
+
+def gateway_env(port, **extra):
+    env = {
+        "STOREGATE_LISTEN": f"{HOST}:{port}",
+        "STOREGATE_UPSTREAM_URL": f"http://{HOST}:{PORTS['sandbox']}",
+        "STOREGATE_UPSTREAM_TOKEN": TOKEN,
+        "STOREGATE_ADMIN_KEY": ADMIN_KEY,
+        "STOREGATE_TOKEN_SECRET": "bench-token-secret",
+    }
+    env.update({f"STOREGATE_{k.upper()}": str(v) for k, v in extra.items()})
+    return env
+
+
+# ---------------------------------------------------------------------------------------
+# nginx (the configurations of shared/reference/anchors.md)
+# ---------------------------------------------------------------------------------------
+
+NGINX_COMMON = """
+worker_processes 2;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log warn;
+events {{ worker_connections 4096; }}
+"""
+
+
+def nginx_conf(kind, directory):
+    head = NGINX_COMMON.format(dir=directory)
+    if kind == "static":
+        return head + f"""
+http {{
+  access_log off; sendfile on; tcp_nopush on; tcp_nodelay on; keepalive_requests 1000000;
+  types {{ application/json json; application/xml xml; }}
+  server {{ listen {HOST}:{PORTS['static']} backlog=4096; root {OUT}/www; location / {{ }} }}
+}}
+"""
+    if kind == "cache":
+        # The anchors' proxy_cache setup; the key adds Accept, because the gateway serves
+        # JSON and XML at one URL (without it nginx would hand XML to a JSON client).
+        return head + f"""
+http {{
+  access_log off; sendfile on; tcp_nopush on; tcp_nodelay on; keepalive_requests 1000000;
+  proxy_cache_path {directory}/cache levels=1:2 keys_zone=api:10m max_size=256m inactive=10m use_temp_path=off;
+  upstream backend {{ server {HOST}:{PORTS['gw']}; keepalive 64; }}
+  server {{
+    listen {HOST}:{PORTS['cache']} backlog=4096;
+    location / {{
+      proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_cache api; proxy_cache_valid 200 10m;
+      proxy_cache_key "$scheme$proxy_host$request_uri$http_accept";
+      proxy_cache_lock on;
+      proxy_cache_use_stale error timeout updating http_500 http_502 http_503 http_504;
+      proxy_cache_background_update on;
+      add_header X-Cache $upstream_cache_status;
+    }}
+  }}
+}}
+"""
+    if kind == "logger":
+        return head + f"""
+http {{
+  log_format calls '$request_method $request_uri';
+  access_log {directory}/calls.log calls;
+  upstream sandbox {{ server {HOST}:{PORTS['sandbox']}; keepalive 8; }}
+  server {{
+    listen {HOST}:{PORTS['logger']};
+    location / {{ proxy_pass http://sandbox; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $http_host; }}
+  }}
+}}
+"""
+    raise ValueError(kind)
+
+
+def start_nginx(kind):
+    directory = OUT / f"nginx-{kind}"
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "cache").mkdir(exist_ok=True)
+    # Workers run as an unprivileged user: let them write the cache and read the files.
+    os.chmod(directory, 0o777)
+    os.chmod(directory / "cache", 0o777)
+    conf = directory / "nginx.conf"
+    conf.write_text(nginx_conf(kind, directory))
+    nginx = "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else "nginx"
+    return start(
+        f"nginx-{kind}",
+        [nginx, "-p", str(directory), "-e", str(directory / "error.log"), "-c", str(conf),
+         "-g", "daemon off;"],
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# wrk
+# ---------------------------------------------------------------------------------------
+
+UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+
+
+def to_ms(text):
+    match = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text.strip())
+    if not match:
+        return float("nan")
+    return float(match.group(1)) * UNITS[match.group(2)]
+
+
+def wrk(url, duration, threads=THREADS, conns=CONNS, headers=None, script=None):
+    argv = ["wrk", f"-t{threads}", f"-c{conns}", f"-d{duration}s", "--latency", "--timeout", "5s"]
+    for name, value in (headers or {}).items():
+        argv += ["-H", f"{name}: {value}"]
+    if script:
+        argv += ["-s", str(script)]
+    argv.append(url)
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=duration + 30)
+    text = result.stdout
+    stats = {"raw": text}
+    m = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    stats["rps"] = float(m.group(1)) if m else 0.0
+    for pct, key in (("50%", "p50"), ("99%", "p99")):
+        m = re.search(rf"^\s+{re.escape(pct)}\s+(\S+)", text, re.M)
+        stats[key] = to_ms(m.group(1)) if m else float("nan")
+    m = re.search(r"Latency\s+(\S+)", text)
+    stats["avg"] = to_ms(m.group(1)) if m else float("nan")
+    m = re.search(r"(\d+) requests in", text)
+    stats["requests"] = int(m.group(1)) if m else 0
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    stats["non2xx"] = int(m.group(1)) if m else 0
+    m = re.search(r"Socket errors: (.*)", text)
+    stats["socket_errors"] = m.group(1).strip() if m else ""
+    return stats
+
+
+def lua_sequence(path, calls, token):
+    """A wrk script that sends `calls` (method, request-uri) in turn with the token."""
+    entries = ",\n".join(
+        '  {"%s", "%s"}' % (method, uri.replace("\\", "\\\\").replace('"', '\\"'))
+        for method, uri in calls
+    )
+    path.write_text(
+        f"""local calls = {{
+{entries}
+}}
+local i = 0
+local headers = {{ ["Authorization"] = "Bearer {token}", ["Accept"] = "application/json" }}
+request = function()
+  i = i % #calls + 1
+  return wrk.format(calls[i][1], calls[i][2], headers)
+end
+"""
+    )
+    return path
+
+
+def lua_fill(path, first_id, last_id):
+    """A one-thread wrk script that reads every product id once, then ends wrk (wrk itself
+    would wait out its whole -d)."""
+    path.write_text(
+        f"""local nextid, last = {first_id}, {last_id}
+request = function()
+  local id = nextid
+  if id > last then id = last end
+  nextid = nextid + 1
+  return wrk.format("GET", "/api/rest/products/" .. id, {{ ["Accept"] = "application/json" }})
+end
+response = function(status, headers, body)
+  if nextid > last + 256 then os.exit(0) end
+end
+"""
+    )
+    return path
+
+
+# ---------------------------------------------------------------------------------------
+# Row 5: a burst of cold concurrent requests
+# ---------------------------------------------------------------------------------------
+
+
+async def burst(port, path, count, timeout=60):
+    request = (
+        f"GET {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\nAccept: application/json\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode()
+    connections = []
+    for _ in range(count):
+        connections.append(await asyncio.open_connection(HOST, port))
+    gate = asyncio.Event()
+
+    async def one(reader, writer):
+        await gate.wait()
+        writer.write(request)
+        await writer.drain()
+        data = await reader.read()
+        writer.close()
+        return data.split(b" ", 2)[1].decode() if data.startswith(b"HTTP/1.1") else "?"
+
+    tasks = [asyncio.create_task(one(r, w)) for r, w in connections]
+    started = time.time()
+    gate.set()
+    statuses = await asyncio.wait_for(asyncio.gather(*tasks), timeout)
+    return statuses, time.time() - started
+
+
+# ---------------------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------------------
+
+
+def median_run(runs):
+    ordered = sorted(runs, key=lambda r: r["rps"])
+    return ordered[len(ordered) // 2]
+
+
+def fmt(value, digits=2):
+    if value is None or (isinstance(value, float) and value != value):
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "www").mkdir(exist_ok=True)
+    os.chmod(OUT, 0o755)
+    busy = [name for name, port in PORTS.items() if not port_free(port)]
+    if busy:
+        sys.exit(f"ports in use: {', '.join(f'{n}={PORTS[n]}' for n in busy)}; set BENCH_PORT_BASE")
+
+    cores = os.cpu_count()
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip()
+    wrk_version = subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.split("\n")[0]
+    nginx_version = subprocess.run(
+        ["/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else "nginx", "-v"],
+        capture_output=True, text=True,
+    ).stderr.strip()
+
+    log(f"== sandbox with {PRODUCTS} generated products, {LATENCY_MS} ms added per call")
+    start(
+        "sandbox",
+        [str(BIN), "sandbox", "--listen", f"{HOST}:{PORTS['sandbox']}",
+         "--latency-ms", str(LATENCY_MS), "--products", str(PRODUCTS)],
+        env={"STOREGATE_UPSTREAM_TOKEN": TOKEN},
+    )
+    wait_http(f"http://{HOST}:{PORTS['sandbox']}/__sandbox/stats", timeout=300)
+
+    log("== gateways (cache on, cache off)")
+    start("gw", [str(BIN)], env=gateway_env(PORTS["gw"], cache_ttl_secs=600))
+    start("gw_nocache", [str(BIN)], env=gateway_env(PORTS["gw_nocache"], cache_ttl_secs=0))
+    for name in ("gw", "gw_nocache"):
+        wait_http(f"http://{HOST}:{PORTS[name]}/healthz")
+
+    product_path = "/api/rest/products/1"
+    gw_url = f"http://{HOST}:{PORTS['gw']}{product_path}"
+    bodies = {}
+    for fmt_name, accept in (("json", "application/json"), ("xml", "application/xml")):
+        status, headers, body = http("GET", gw_url, {"Accept": accept})
+        if status != 200:
+            sys.exit(f"gateway answered {status} for {product_path} ({fmt_name}): {body[:200]!r}")
+        bodies[fmt_name] = body
+        (OUT / "www" / f"product.{fmt_name}").write_bytes(body)
+    os.chmod(OUT / "www", 0o755)
+    for f in (OUT / "www").iterdir():
+        os.chmod(f, 0o644)
+
+    log("== nginx: static files and proxy_cache in front of the gateway")
+    start_nginx("static")
+    start_nginx("cache")
+    wait_http(f"http://{HOST}:{PORTS['static']}/product.json")
+    wait_http(f"http://{HOST}:{PORTS['cache']}/healthz")
+    cache_url = f"http://{HOST}:{PORTS['cache']}{product_path}"
+    static_url = {f: f"http://{HOST}:{PORTS['static']}/product.{f}" for f in ("json", "xml")}
+    for fmt_name, accept in (("json", "application/json"), ("xml", "application/xml")):
+        for _ in range(3):
+            status, headers, body = http("GET", cache_url, {"Accept": accept})
+        if headers.get("X-Cache") != "HIT" or body != bodies[fmt_name]:
+            sys.exit(f"nginx proxy_cache does not hit with the gateway's bytes ({fmt_name})")
+        _, _, body = http("GET", static_url[fmt_name])
+        if body != bodies[fmt_name]:
+            sys.exit(f"nginx static does not serve the gateway's bytes ({fmt_name})")
+
+    log("== the upstream calls of one gateway miss (nginx logging proxy)")
+    start_nginx("logger")
+    wait_http(f"http://{HOST}:{PORTS['logger']}/__sandbox/stats")
+    discover_env = gateway_env(PORTS["gw_discover"], cache_ttl_secs=0)
+    discover_env["STOREGATE_UPSTREAM_URL"] = f"http://{HOST}:{PORTS['logger']}"
+    start("gw_discover", [str(BIN)], env=discover_env)
+    wait_http(f"http://{HOST}:{PORTS['gw_discover']}/healthz")
+    calls_log = OUT / "nginx-logger" / "calls.log"
+    calls_log.write_text("")
+    http("GET", f"http://{HOST}:{PORTS['gw_discover']}{product_path}", {"Accept": "application/json"})
+    time.sleep(0.5)
+    calls = [tuple(line.split(" ", 1)) for line in calls_log.read_text().splitlines() if line]
+    stop("gw_discover")
+    stop("nginx-logger")
+    if not calls:
+        sys.exit("no upstream call seen for a gateway miss")
+    log(f"   {len(calls)} calls: " + "; ".join(f"{m} {u.split('?')[0]}" for m, u in calls))
+    sequence_script = lua_sequence(OUT / "sequence.lua", calls, TOKEN)
+    single_scripts = [
+        lua_sequence(OUT / f"call-{i}.lua", [call], TOKEN) for i, call in enumerate(calls)
+    ]
+
+    sandbox_url = f"http://{HOST}:{PORTS['sandbox']}/"
+    rows = [
+        ("1j", "gateway cache hit, JSON", gw_url, {"Accept": "application/json"}, None, "gw"),
+        ("1x", "gateway cache hit, XML", gw_url, {"Accept": "application/xml"}, None, "gw"),
+        ("2j", "nginx proxy_cache hit, JSON", cache_url, {"Accept": "application/json"}, None, "nginx-cache"),
+        ("2x", "nginx proxy_cache hit, XML", cache_url, {"Accept": "application/xml"}, None, "nginx-cache"),
+        ("3j", "nginx static file, JSON", static_url["json"], {}, None, "nginx-static"),
+        ("3x", "nginx static file, XML", static_url["xml"], {}, None, "nginx-static"),
+        ("4a", "gateway miss path (cache off), JSON",
+         f"http://{HOST}:{PORTS['gw_nocache']}{product_path}", {"Accept": "application/json"}, None, "gw_nocache"),
+        ("4b", f"sandbox direct, the same {len(calls)} calls in turn (per call)",
+         sandbox_url, {}, sequence_script, "sandbox"),
+    ]
+    results = {key: [] for key, *_ in rows}
+    upstream = {key: [] for key, *_ in rows}
+    rss = {}
+    for rep in range(1, REPS + 1):
+        for key, title, url, headers, script, server in rows:
+            wrk(url, WARMUP, headers=headers, script=script)
+            sandbox_reset()
+            run = wrk(url, DURATION, headers=headers, script=script)
+            calls_made = sum(sandbox_stats().values())
+            results[key].append(run)
+            upstream[key].append((calls_made, run["requests"]))
+            rss[key] = rss_mb(processes[server].pid)
+            log(f"   round {rep} {key:>2} {title:<58} {run['rps']:>10,.0f} req/s  "
+                f"p50 {fmt(run['p50'])} ms  p99 {fmt(run['p99'])} ms"
+                + (f"  non-2xx {run['non2xx']}" if run["non2xx"] else "")
+                + (f"  socket errors: {run['socket_errors']}" if run["socket_errors"] else ""))
+
+    log("== the miss path at one connection: the gateway's own added latency")
+    latency_runs = {"gw": [], "calls": []}
+    single = max(3, DURATION // 2)
+    for rep in range(1, REPS + 1):
+        gw_run = wrk(f"http://{HOST}:{PORTS['gw_nocache']}{product_path}", single, threads=1, conns=1,
+                     headers={"Accept": "application/json"})
+        call_runs = [wrk(sandbox_url, single, threads=1, conns=1, script=s) for s in single_scripts]
+        latency_runs["gw"].append(gw_run)
+        latency_runs["calls"].append(call_runs)
+        added = gw_run["p50"] - sum(r["p50"] for r in call_runs)
+        log(f"   round {rep}: gateway p50 {fmt(gw_run['p50'], 3)} ms, sum of the calls' p50 "
+            f"{fmt(sum(r['p50'] for r in call_runs), 3)} ms, added {fmt(added, 3)} ms")
+    added_by_round = [
+        g["p50"] - sum(r["p50"] for r in c) for g, c in zip(latency_runs["gw"], latency_runs["calls"])
+    ]
+    added_p50 = statistics.median(added_by_round)
+    gw_c1 = sorted(latency_runs["gw"], key=lambda r: r["p50"])[len(latency_runs["gw"]) // 2]
+    calls_c1_p50 = statistics.median(sum(r["p50"] for r in c) for c in latency_runs["calls"])
+    calls_c1_p99 = statistics.median(sum(r["p99"] for r in c) for c in latency_runs["calls"])
+
+    log(f"== coalescing: {BURST} concurrent cold requests for one product")
+    # A generated product nobody has read yet.
+    target_sku = f"GEN-{max(1, PRODUCTS // 2):06d}"
+    status, _, body = http("GET", f"http://{HOST}:{PORTS['sandbox']}/rest/default/V1/products/{target_sku}",
+                           {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"})
+    if status != 200:
+        sys.exit(f"the sandbox has no {target_sku} (BENCH_PRODUCTS={PRODUCTS})")
+    target_id = json.loads(body)["id"]
+    sandbox_reset()
+    statuses, burst_secs = asyncio.run(burst(PORTS["gw"], f"/api/rest/products/{target_id}", BURST))
+    stats = sandbox_stats()
+    product_calls = sum(v for k, v in stats.items() if k == f"GET /V1/products/{target_sku}")
+    burst_ok = sum(1 for s in statuses if s == "200")
+    log(f"   {burst_ok}/{BURST} answered 200 in {burst_secs:.2f}s; sandbox calls: {stats}")
+
+    log(f"== memory: every generated product through a gateway capped at {CACHE_MAX} bytes")
+    start("gw_mem", [str(BIN)], env=gateway_env(PORTS["gw_mem"], cache_ttl_secs=3600, cache_max_bytes=CACHE_MAX))
+    wait_http(f"http://{HOST}:{PORTS['gw_mem']}/healthz")
+    status, _, body = http("GET", f"http://{HOST}:{PORTS['sandbox']}/rest/default/V1/products/GEN-000001",
+                           {"Authorization": f"Bearer {TOKEN}"})
+    first_id = json.loads(body)["id"]
+    last_id = first_id + PRODUCTS - 1
+    fill_script = lua_fill(OUT / "fill.lua", first_id, last_id)
+    rss_before = rss_mb(processes["gw_mem"].pid)
+    sandbox_reset()
+    fill_started = time.time()
+    wrk(f"http://{HOST}:{PORTS['gw_mem']}/", FILL_MAX_SECS, threads=1, conns=CONNS, script=fill_script)
+    fill_secs = time.time() - fill_started
+    product_reads = sum(v for k, v in sandbox_stats().items() if k.startswith("GET /V1/products/GEN-"))
+    time.sleep(1)
+    _, _, metrics = http("GET", f"http://{HOST}:{PORTS['gw_mem']}/metrics")
+    metrics = metrics.decode()
+
+    def metric(name):
+        m = re.search(rf"^{name} (\S+)", metrics, re.M)
+        return float(m.group(1)) if m else float("nan")
+
+    mem_rss = rss_mb(processes["gw_mem"].pid)
+    weight = metric("storegate_cache_weight_bytes")
+    entries = metric("storegate_cache_entries")
+    evictions = metric("storegate_cache_evictions_total")
+    served = metric(
+        'storegate_http_request_duration_seconds_count\\{route="/api/rest/products/\\{id\\}",'
+        'method="GET",status="200",user_type="guest"\\}'
+    )
+    log(f"   {served:,.0f} products served (200), {product_reads:,} product reads upstream in "
+        f"{fill_secs:.0f}s; RSS {mem_rss:.1f} MiB "
+        f"(at start {rss_before:.1f}); cache weight {weight / 2**20:.1f} MiB in {entries:,.0f} entries, "
+        f"{evictions:,.0f} evictions")
+    stop_all()
+
+    # -----------------------------------------------------------------------------------
+    # The table
+    # -----------------------------------------------------------------------------------
+    med = {key: median_run(runs) for key, runs in results.items()}
+
+    def per_request(key):
+        made = sum(c for c, _ in upstream[key])
+        requests = sum(r for _, r in upstream[key])
+        return made / requests if requests else float("nan")
+
+    def ratio(a, b):
+        return med[a]["rps"] / med[b]["rps"] if med[b]["rps"] else float("nan")
+
+    header = "| # | scenario | req/s | p50 ms | p99 ms | × row 2 | × row 3 | upstream calls | RSS MB |"
+    lines = [header, "|---|---|--:|--:|--:|--:|--:|--:|--:|"]
+    for key, title, *_ in rows:
+        m = med[key]
+        fmt_key = key[1]
+        r2 = ratio(key, "2" + fmt_key) if key[0] in "13" and fmt_key in "jx" else None
+        r3 = ratio(key, "3" + fmt_key) if key[0] in "12" and fmt_key in "jx" else None
+        if key == "4a":
+            calls_col = f"{per_request(key):.2f} per request"
+        elif key == "4b":
+            calls_col = f"{len(calls)} per set"
+        else:
+            calls_col = f"{sum(c for c, _ in upstream[key])}"
+        lines.append(
+            f"| {key} | {title} | {m['rps']:,.0f} | {fmt(m['p50'])} | {fmt(m['p99'])} | "
+            f"{fmt(r2) if r2 is not None else ''} | {fmt(r3) if r3 is not None else ''} | "
+            f"{calls_col} | {rss[key]:.0f} |"
+        )
+    lines.append(
+        f"| 4c | gateway miss path at 1 connection, JSON | {gw_c1['rps']:,.0f} | "
+        f"{fmt(gw_c1['p50'], 3)} | {fmt(gw_c1['p99'], 3)} |  |  | {len(calls)} per request |  |"
+    )
+    lines.append(
+        f"| 4d | sandbox direct, each of those calls at 1 connection (sum) |  | "
+        f"{fmt(calls_c1_p50, 3)} | {fmt(calls_c1_p99, 3)} |  |  | {len(calls)} |  |"
+    )
+    lines.append(
+        f"| 4e | **gateway's own added latency on a miss** (4c − 4d) |  | **{fmt(added_p50, 3)}** |  |  |  |  |  |"
+    )
+    lines.append(
+        f"| 5 | {BURST} concurrent cold requests for one product ({burst_ok} × 200 in "
+        f"{burst_secs:.2f} s) |  |  |  |  |  | **{product_calls}** product call(s), "
+        f"{sum(stats.values())} in all |  |"
+    )
+    lines.append(
+        f"| 6 | {PRODUCTS:,} products read through a gateway capped at {CACHE_MAX / 2**20:.0f} MiB "
+        f"(cache {weight / 2**20:.0f} MiB, {entries:,.0f} entries) |  |  |  |  |  | "
+        f"{product_reads:,} product reads | **{mem_rss:.0f}** |"
+    )
+    table = "\n".join(lines)
+
+    def check(ok):
+        return "met" if ok else "**missed**"
+
+    targets = [
+        f"- row 1 ≥ row 2 in req/s and p99 no worse: JSON {ratio('1j', '2j'):.2f}×, p99 "
+        f"{fmt(med['1j']['p99'])} vs {fmt(med['2j']['p99'])} ms; XML {ratio('1x', '2x'):.2f}×, p99 "
+        f"{fmt(med['1x']['p99'])} vs {fmt(med['2x']['p99'])} ms: "
+        + check(ratio("1j", "2j") >= 1 and ratio("1x", "2x") >= 1
+                and med["1j"]["p99"] <= med["2j"]["p99"] and med["1x"]["p99"] <= med["2x"]["p99"]),
+        f"- row 1 ≥ 0.8 × row 3: JSON {ratio('1j', '3j'):.2f}, XML {ratio('1x', '3x'):.2f}: "
+        + check(ratio("1j", "3j") >= 0.8 and ratio("1x", "3x") >= 0.8),
+        f"- the gateway adds < 0.3 ms at p50 on a miss: {added_p50:.3f} ms: " + check(added_p50 < 0.3),
+        f"- row 5 makes exactly one upstream product call: {product_calls}: " + check(product_calls == 1),
+        f"- row 6 under the cap + 64 MiB ({CACHE_MAX / 2**20 + 64:.0f} MiB): {mem_rss:.0f} MiB: "
+        + check(mem_rss < CACHE_MAX / 2**20 + 64),
+    ]
+    machine = (f"{cores} cores ({cpu}), {platform.system()} {platform.release()}; "
+               f"{wrk_version}; {nginx_version}")
+    params = (f"wrk -t{THREADS} -c{CONNS}, {DURATION} s per run after a {WARMUP} s warm-up, "
+              f"{REPS} interleaved rounds, median round shown; sandbox latency {LATENCY_MS} ms; "
+              f"body {len(bodies['json'])} B JSON / {len(bodies['xml'])} B XML")
+    log("")
+    log(f"storegate {commit}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
+    log(f"machine: {machine}")
+    log(f"load: {params}")
+    log("")
+    log(table)
+    log("")
+    log("\n".join(targets))
+
+    all_runs = ["| round | row | req/s | p50 ms | p99 ms | non-2xx |", "|--:|---|--:|--:|--:|--:|"]
+    for key, runs in results.items():
+        for i, run in enumerate(runs, 1):
+            all_runs.append(f"| {i} | {key} | {run['rps']:,.0f} | {fmt(run['p50'])} | {fmt(run['p99'])} | {run['non2xx']} |")
+    results_md = ROOT / "bench" / "RESULTS.md"
+    results_md.write_text(
+        "# Benchmark results\n\n"
+        "Written by `bench/run.sh` (do not edit by hand). Every figure below comes from the one run "
+        "described here; rows are explained in `bench/bench.py`'s docstring and the README.\n\n"
+        f"- commit: `{commit}`, run at {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n"
+        f"- machine: {machine}; wrk, nginx and the gateway share the cores, all on 127.0.0.1\n"
+        f"- load: {params}\n"
+        f"- upstream calls of one gateway miss: " + "; ".join(f"`{m} {u.split('?')[0]}`" for m, u in calls) + "\n\n"
+        + table + "\n\n## Targets (issue 5)\n\n" + "\n".join(targets)
+        + "\n\n## Every round\n\n" + "\n".join(all_runs) + "\n"
+    )
+    log(f"\nwritten to {results_md.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    finally:
+        stop_all()
