@@ -1,7 +1,8 @@
 //! The application: shared state and the HTTP service built from a configuration.
 //!
 //! Layers, outermost first: request id, log span and request metrics
-//! ([`telemetry::observe`]); then, for the API only: error rendering and format negotiation,
+//! ([`telemetry::observe`], which also answers repeats of cached reads at once:
+//! `resources::support::fast_hit`); then, for the API only: error rendering and format negotiation,
 //! load shedding (at most `STOREGATE_MAX_IN_FLIGHT` requests at once, the rest a 503 at
 //! once), panic guard, authentication, request deadline, then one route per spec resource.
 //! The operational endpoints (`/healthz`, `/readyz`, `/metrics`) sit outside the API's
@@ -133,7 +134,7 @@ fn router(app: AppState) -> Router {
         .nest("/api/rest", api)
         .merge(crate::ops::routes(app.clone()))
         .fallback(any(outside_api))
-        .layer(from_fn_with_state(app.metrics.clone(), telemetry::observe))
+        .layer(from_fn_with_state(app.clone(), telemetry::observe))
 }
 
 async fn route_not_found() -> ApiError {

@@ -419,6 +419,18 @@ impl Cache {
         })
     }
 
+    /// Files a fresh entry under a second key too (see `resources::support::fast_hit`).
+    /// Both keys share the entry, so invalidation and expiry apply to both at once.
+    pub async fn alias(&self, key: Arc<str>, entry: &Arc<Entry>) {
+        if let Some(store) = &self.store
+            && self.clock.valid(entry)
+            && entry.stored_at.elapsed() < self.ttl
+            && !entry.refresh_failed.load(Ordering::Relaxed)
+        {
+            store.insert(key, entry.clone()).await;
+        }
+    }
+
     /// The entry for `key`, fetching it (once, however many callers ask) when it is missing,
     /// invalidated or expired. `fetch` must be `'static` because a stale entry is refreshed
     /// in the background.

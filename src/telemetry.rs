@@ -12,7 +12,6 @@
 //!   logged at `error` (5xx) by the error renderer whatever the filter says about access
 //!   lines.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::extract::{MatchedPath, Request, State};
@@ -21,7 +20,8 @@ use axum::response::Response;
 use http::{HeaderName, HeaderValue};
 use tracing::Instrument;
 
-use crate::metrics::Metrics;
+use crate::app::AppState;
+use crate::resources::support::{self, FastPath};
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -56,13 +56,10 @@ fn new_id() -> HeaderValue {
     HeaderValue::from_str(&text).expect("hex digits are a valid header value")
 }
 
-/// The outermost middleware: request id, log span, access log and request metrics. Applied
-/// with `Router::layer`, so it runs after routing and knows the route template.
-pub async fn observe(
-    State(metrics): State<Arc<Metrics>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+/// The outermost middleware: request id, the fast path for cached reads, log span, access
+/// log and request metrics. Applied with `Router::layer`, so it runs after routing and knows
+/// the route template.
+pub async fn observe(State(app): State<AppState>, mut request: Request, next: Next) -> Response {
     let started = std::time::Instant::now();
     let id = match request.headers().get(&X_REQUEST_ID) {
         Some(value) if acceptable(value) => value.clone(),
@@ -77,31 +74,61 @@ pub async fn observe(
         .extensions()
         .get::<MatchedPath>()
         .map(|p| p.as_str().to_owned());
-    let span = tracing::info_span!(
-        "request",
-        request_id = id.to_str().unwrap_or_default(),
-        method = %method,
-        route = route.as_deref().unwrap_or("unmatched"),
-    );
-    let mut response = REQUEST_ID
-        .scope(id.clone(), next.run(request).instrument(span.clone()))
-        .await;
+
+    let (mut response, span) =
+        match support::fast_hit(&app, &method, request.uri(), request.headers()).await {
+            // A repeat of a cached read: nothing to log but the access line.
+            FastPath::Hit(response, user_type) => {
+                let mut response = response;
+                response.extensions_mut().insert(user_type);
+                (response, None)
+            }
+            FastPath::Miss(fast_key) => {
+                let span = tracing::info_span!(
+                    "request",
+                    request_id = id.to_str().unwrap_or_default(),
+                    method = %method,
+                    route = route.as_deref().unwrap_or("unmatched"),
+                );
+                let work = next.run(request).instrument(span.clone());
+                let response = match fast_key {
+                    Some(key) => {
+                        REQUEST_ID
+                            .scope(id.clone(), support::with_fast_key(key, work))
+                            .await
+                    }
+                    None => REQUEST_ID.scope(id.clone(), work).await,
+                };
+                (response, Some(span))
+            }
+        };
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
     let user_type = response
         .extensions()
         .get::<crate::auth::UserType>()
         .copied();
-    metrics.request(route.as_deref(), &method, status, user_type, elapsed);
-    span.in_scope(|| {
-        tracing::debug!(
-            target: "storegate::access",
-            status,
-            micros = elapsed.as_micros() as u64,
-            user_type = user_type.map(|u| u.as_str()).unwrap_or("none"),
-            "request served"
-        );
-    });
+    app.metrics
+        .request(route.as_deref(), &method, status, user_type, elapsed);
+    if tracing::enabled!(target: "storegate::access", tracing::Level::DEBUG) {
+        let span = span.unwrap_or_else(|| {
+            tracing::info_span!(
+                "request",
+                request_id = id.to_str().unwrap_or_default(),
+                method = %method,
+                route = route.as_deref().unwrap_or("unmatched"),
+            )
+        });
+        span.in_scope(|| {
+            tracing::debug!(
+                target: "storegate::access",
+                status,
+                micros = elapsed.as_micros() as u64,
+                user_type = user_type.map(|u| u.as_str()).unwrap_or("none"),
+                "request served"
+            );
+        });
+    }
     response.headers_mut().insert(X_REQUEST_ID, id);
     response
 }

@@ -1,5 +1,14 @@
 //! What every resource handler uses: the caller (principal and negotiated format), cached
 //! responses with validators, and cached upstream records.
+//!
+//! **The fast path.** A cached body is also filed under the request that produced it (GET,
+//! raw path and query, user type, format): [`fast_hit`], called by the outermost layer
+//! before the API's own layers, answers a repeat of that request straight from the cache,
+//! with the same headers [`cached`] would send. It is sound because what [`cached`] serves
+//! depends on nothing else: the policy and the parsing that run before it are functions of
+//! the method, the path, the query and the user type; a failed check never reaches
+//! [`cached`], so it never files an answer. Invalidation, expiry and the tags work on the
+//! very same entry.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -48,6 +57,67 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
+tokio::task_local! {
+    /// The fast-path key of the request this task serves, when it may be filed under one.
+    static FAST_KEY: Arc<str>;
+}
+
+/// Runs `future` (the rest of a request) so that a body [`cached`] serves is filed under
+/// `key` for [`fast_hit`].
+pub async fn with_fast_key<F: Future>(key: Arc<str>, future: F) -> F::Output {
+    FAST_KEY.scope(key, future).await
+}
+
+/// What [`fast_hit`] found: an answer, or the key to file this request's answer under.
+pub enum FastPath {
+    Hit(Response, UserType),
+    /// Not in the cache; `Some(key)` when the request may be filed.
+    Miss(Option<Arc<str>>),
+}
+
+/// Answers a GET from a body cached for the same request, without the API's layers.
+pub async fn fast_hit(
+    app: &AppState,
+    method: &http::Method,
+    uri: &http::Uri,
+    headers: &HeaderMap,
+) -> FastPath {
+    if method != http::Method::GET || !app.cache.enabled() {
+        return FastPath::Miss(None);
+    }
+    // Anything the slow path would refuse or treat specially goes the slow way.
+    if headers.get("version").is_some_and(|v| v.as_bytes() != b"1") {
+        return FastPath::Miss(None);
+    }
+    let Some(path) = uri.path_and_query() else {
+        return FastPath::Miss(None);
+    };
+    if !path.path().starts_with("/api/rest/") {
+        return FastPath::Miss(None);
+    }
+    let (Ok(principal), Ok(format)) = (
+        app.auth.authenticate(headers),
+        crate::http::format::negotiate_response(headers),
+    ) else {
+        return FastPath::Miss(None);
+    };
+    let caller = Caller { principal, format };
+    let key: Arc<str> = format!(
+        "f|{}|{}|{}",
+        caller.user_type().as_str(),
+        format.as_str(),
+        path.as_str()
+    )
+    .into();
+    match app.cache.fresh(&key).await {
+        Some(entry) => FastPath::Hit(
+            respond(app, caller, headers, &entry, Source::Hit),
+            caller.user_type(),
+        ),
+        None => FastPath::Miss(Some(key)),
+    }
+}
+
 /// A response document and the cache tags of what it shows.
 pub type Built = (Doc, Vec<String>);
 
@@ -73,6 +143,7 @@ where
         caller.format.as_str()
     );
     if let Some(entry) = app.cache.fresh(&key).await {
+        file_for_fast_path(app, &entry).await;
         return Ok(respond(app, caller, request_headers, &entry, Source::Hit));
     }
     let format = caller.format;
@@ -84,7 +155,17 @@ where
             Ok::<_, ApiError>(Fetched::new(cache::Value::Body(body), tags))
         })
         .await?;
+    if matches!(source, Source::Hit | Source::Fetched) {
+        file_for_fast_path(app, &entry).await;
+    }
     Ok(respond(app, caller, request_headers, &entry, source))
+}
+
+/// Files a fresh body under the current request's fast-path key, if it has one.
+async fn file_for_fast_path(app: &AppState, entry: &Arc<Entry>) {
+    if let Ok(key) = FAST_KEY.try_with(Clone::clone) {
+        app.cache.alias(key, entry).await;
+    }
 }
 
 fn respond(

@@ -885,3 +885,98 @@ async fn the_binary_logs_failures_as_json_with_the_request_id() {
     assert_eq!(line["span"]["route"], "/api/rest/products/{id}");
     assert!(!stderr.contains(UPSTREAM_TOKEN) && !stderr.contains(ADMIN_KEY));
 }
+
+/// Repeats of a cached read are answered before the API's layers (the fast path); every
+/// check of the slow path still holds for them.
+#[tokio::test]
+async fn repeated_reads_keep_every_check_of_the_slow_path() {
+    let gw = Gateway::start().await;
+    mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products-render-info"))
+        .respond_with(recorded("products/render-info-1-2-6"))
+        .mount(&gw.upstream)
+        .await;
+    let admin = gw.get_json("/products/1", &Who::Admin).await;
+    let guest = gw.get_json("/products/1", &Who::Guest).await;
+    let xml = gw.get_xml("/products/1", &Who::Guest).await;
+    for _ in 0..2 {
+        let again = gw.get_json("/products/1", &Who::Admin).await;
+        assert_eq!((again.status, &again.body), (200, &admin.body));
+        assert_eq!(again.header("x-cache"), Some("HIT"));
+        for name in ["content-type", "etag", "vary"] {
+            assert_eq!(again.header(name), admin.header(name), "{name}");
+        }
+        assert_eq!(
+            again
+                .header("cache-control")
+                .map(|v| v.starts_with("private, max-age=")),
+            Some(true)
+        );
+        // Views and formats stay apart.
+        let g = gw.get_json("/products/1", &Who::Guest).await;
+        assert_eq!(g.body, guest.body);
+        assert_ne!(g.body, admin.body);
+        assert_eq!(
+            g.header("cache-control")
+                .map(|v| v.starts_with("public, max-age=")),
+            Some(true)
+        );
+        assert_eq!(gw.get_xml("/products/1", &Who::Guest).await.body, xml.body);
+    }
+    // Credentials are still checked.
+    let r = gw
+        .get_json("/products/1", &Who::Bearer("Bearer forged".into()))
+        .await;
+    assert_eq!(r.status, 401);
+    // The version header, the Accept header and validators too.
+    let r = gw
+        .send(
+            gw.request("GET", "/products/1", &Who::Guest)
+                .header("Version", "2"),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    let r = gw
+        .send_raw(
+            gw.request("GET", "/products/1", &Who::Guest)
+                .header("Accept", "image/png"),
+        )
+        .await;
+    assert_eq!(r.status, 406);
+    let etag = guest.header("etag").unwrap();
+    let r = gw
+        .send(
+            gw.request("GET", "/products/1", &Who::Guest)
+                .header("If-None-Match", etag),
+        )
+        .await;
+    assert_eq!((r.status, r.body.as_str()), (304, ""));
+    // Magento was read once for all of that.
+    assert_eq!(
+        gw.upstream_calls("GET", "^/rest/default/V1/products/24-MB01$")
+            .await
+            .len(),
+        1
+    );
+    // A write through the gateway is seen at once by repeats too.
+    gw.upstream.reset().await;
+    mount_catalog(&gw.upstream, "Renamed").await;
+    Mock::given(method("PUT"))
+        .and(path("/rest/all/V1/products/24-MB01"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(product_named("Renamed")))
+        .mount(&gw.upstream)
+        .await;
+    let r = gw
+        .send(
+            gw.request("PUT", "/products/1", &Who::Admin)
+                .json(&json!({"name": "Renamed"})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = gw.get_json("/products/1", &Who::Admin).await;
+    assert_eq!(
+        (r.header("x-cache"), r.json()["name"].clone()),
+        (Some("MISS"), json!("Renamed"))
+    );
+}
