@@ -819,26 +819,36 @@ async fn the_binary_logs_failures_as_json_with_the_request_id() {
             command.env_remove(key);
         }
     }
-    let mut child = command
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("STOREGATE_LISTEN", format!("127.0.0.1:{port}"))
-        .env("STOREGATE_UPSTREAM_URL", upstream.uri())
-        .env("STOREGATE_UPSTREAM_TOKEN", UPSTREAM_TOKEN)
-        .env("STOREGATE_ADMIN_KEY", ADMIN_KEY)
-        .env("STOREGATE_TOKEN_SECRET", "log-test-secret")
-        .env("STOREGATE_LOG_FORMAT", "json")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    /// Stops the binary however the test ends.
+    struct Child(std::process::Child);
+    impl Drop for Child {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = Child(
+        command
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("STOREGATE_LISTEN", format!("127.0.0.1:{port}"))
+            .env("STOREGATE_UPSTREAM_URL", upstream.uri())
+            .env("STOREGATE_UPSTREAM_TOKEN", UPSTREAM_TOKEN)
+            .env("STOREGATE_ADMIN_KEY", ADMIN_KEY)
+            .env("STOREGATE_TOKEN_SECRET", "log-test-secret")
+            .env("STOREGATE_LOG_FORMAT", "json")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     // Lines of both streams, read on their own threads so neither pipe fills up.
     let (tx, rx) = std::sync::mpsc::channel::<(bool, String)>();
     for (is_err, stream) in [
         (
             false,
-            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+            Box::new(child.0.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
         ),
-        (true, Box::new(child.stderr.take().unwrap())),
+        (true, Box::new(child.0.stderr.take().unwrap())),
     ] {
         let tx = tx.clone();
         std::thread::spawn(move || {
@@ -879,8 +889,7 @@ async fn the_binary_logs_failures_as_json_with_the_request_id() {
             }
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     let line = error_line.unwrap_or_else(|| panic!("no error line with the request id:\n{stderr}"));
     assert_eq!(line["span"]["route"], "/api/rest/products/{id}");
     assert!(!stderr.contains(UPSTREAM_TOKEN) && !stderr.contains(ADMIN_KEY));
