@@ -672,7 +672,16 @@ def main():
         + table + "\n\n## Targets (issue 5)\n\n" + "\n".join(targets)
         + "\n\n## Every round\n\n" + "\n".join(all_runs) + "\n"
     )
-    log(f"\nwritten to {results_md.relative_to(ROOT)}")
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    start_mark, end_mark = "<!-- bench-table -->\n", "<!-- /bench-table -->"
+    if start_mark in text and end_mark in text:
+        before, rest = text.split(start_mark, 1)
+        _, after = rest.split(end_mark, 1)
+        summary = (f"{machine}; {params}; commit `{commit}`.\n\n" + table + "\n\n"
+                   + "\n".join(targets) + "\n")
+        readme.write_text(before + start_mark + summary + end_mark + after)
+    log(f"\nwritten to {results_md.relative_to(ROOT)} and README.md")
 
 
 if __name__ == "__main__":

@@ -112,6 +112,20 @@ pub enum Value {
 }
 
 impl Value {
+    /// The same value in allocations of exactly its size. A body read from a socket can be
+    /// a slice of a larger read buffer, and a rendered one sits in a `Vec` grown by doubling:
+    /// kept as they are, either would hold more memory than its weight says.
+    fn compact(self) -> Value {
+        match self {
+            Value::Bytes(b) => Value::Bytes(Bytes::copy_from_slice(&b)),
+            Value::Body(body) => Value::Body(Body {
+                bytes: Bytes::copy_from_slice(&body.bytes),
+                ..body
+            }),
+            text => text,
+        }
+    }
+
     fn weight(&self) -> usize {
         match self {
             Value::Bytes(b) => b.len(),
@@ -580,7 +594,7 @@ impl Cache {
                 slots.sort_unstable();
                 slots.dedup();
                 Ok(Op::Put(Arc::new(Entry::new(
-                    fetched.value,
+                    fetched.value.compact(),
                     seq,
                     slots.into_boxed_slice(),
                     inputs,

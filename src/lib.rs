@@ -39,6 +39,14 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 pub use app::{AppState, Parts};
+
+/// mimalloc instead of the system allocator: a cache hit is a handful of small allocations,
+/// and with glibc's malloc they were a sixth of the hit path's CPU time (bench/RESULTS.md,
+/// docs/decisions/resilience-and-cache.md). Left out of fuzz builds, where the sanitizer's
+/// allocator must see every allocation.
+#[cfg(not(fuzzing))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 pub use config::Config;
 
 /// Where the mappings come from: `STOREGATE_MAPPINGS`, else `mappings/magento2` when it

@@ -53,7 +53,7 @@ type LatencyFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     /// The route template (`/api/rest/products/{id}`), or `unmatched`.
-    route: String,
+    route: &'static str,
     method: &'static str,
     status: u16,
     /// `admin`, `customer`, `guest`, or `none` when no principal was established (a bad
@@ -232,7 +232,7 @@ impl Metrics {
     ) {
         self.requests
             .get_or_create(&RequestLabels {
-                route: route.unwrap_or("unmatched").to_owned(),
+                route: route.map_or("unmatched", intern),
                 method: method_label(method),
                 status,
                 user_type: user_type.map(UserType::as_str).unwrap_or("none"),
@@ -366,6 +366,26 @@ impl Collector for ScrapeTime {
         )?;
         Ok(())
     }
+}
+
+/// A route template as a `&'static str`, so that labelling a request allocates nothing.
+/// Templates come from the router, not from clients: the set is small and fixed, and each is
+/// leaked once.
+fn intern(route: &str) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::{OnceLock, RwLock};
+    static ROUTES: OnceLock<RwLock<HashSet<&'static str>>> = OnceLock::new();
+    let routes = ROUTES.get_or_init(Default::default);
+    if let Some(found) = routes.read().unwrap_or_else(|e| e.into_inner()).get(route) {
+        return found;
+    }
+    let mut routes = routes.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(found) = routes.get(route) {
+        return found;
+    }
+    let leaked: &'static str = Box::leak(route.to_owned().into_boxed_str());
+    routes.insert(leaked);
+    leaked
 }
 
 fn method_label(method: &Method) -> &'static str {

@@ -102,19 +102,18 @@ pub async fn fast_hit(
         return FastPath::Miss(None);
     };
     let caller = Caller { principal, format };
-    let key: Arc<str> = format!(
+    let key = format!(
         "f|{}|{}|{}",
         caller.user_type().as_str(),
         format.as_str(),
         path.as_str()
-    )
-    .into();
+    );
     match app.cache.fresh(&key).await {
         Some(entry) => FastPath::Hit(
             respond(app, caller, headers, &entry, Source::Hit),
             caller.user_type(),
         ),
-        None => FastPath::Miss(Some(key)),
+        None => FastPath::Miss(Some(key.into())),
     }
 }
 
@@ -183,10 +182,7 @@ fn respond(
     };
     // Rounded up: an entry stored a moment ago is good for the whole TTL.
     let max_age = app.cache.remaining(entry).as_millis().div_ceil(1000);
-    let cache_control = match caller.user_type() {
-        UserType::Guest => format!("public, max-age={max_age}"),
-        _ => format!("private, max-age={max_age}"),
-    };
+    let cache_control = cache_control(caller.user_type() == UserType::Guest, max_age as u64);
     let not_modified = request_headers
         .get(IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -203,9 +199,7 @@ fn respond(
     };
     let headers = response.headers_mut();
     headers.insert(ETAG, body.etag.clone());
-    if let Ok(value) = HeaderValue::from_str(&cache_control) {
-        headers.insert(CACHE_CONTROL, value);
-    }
+    headers.insert(CACHE_CONTROL, cache_control);
     headers.insert(VARY, HeaderValue::from_static("Accept, Authorization"));
     headers.insert(
         "x-cache",
@@ -231,6 +225,32 @@ fn respond(
         _ => {}
     }
     response
+}
+
+/// `public, max-age=N` or `private, max-age=N`, written without a formatter (every hit
+/// sends one).
+fn cache_control(public: bool, max_age: u64) -> HeaderValue {
+    let mut text = [0u8; 40];
+    let head: &[u8] = if public {
+        b"public, max-age="
+    } else {
+        b"private, max-age="
+    };
+    text[..head.len()].copy_from_slice(head);
+    let mut digits = [0u8; 20];
+    let mut n = max_age;
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let len = head.len() + digits.len() - i;
+    text[head.len()..len].copy_from_slice(&digits[i..]);
+    HeaderValue::from_bytes(&text[..len]).expect("ASCII digits are a valid header value")
 }
 
 /// `If-None-Match`: a list of entity tags or `*`, compared weakly (RFC 9110 §13.1.2).
@@ -277,6 +297,16 @@ pub fn parse_id(text: &str) -> Result<u64, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cache_control_values() {
+        assert_eq!(cache_control(true, 0), "public, max-age=0");
+        assert_eq!(cache_control(false, 60), "private, max-age=60");
+        assert_eq!(
+            cache_control(true, u64::MAX),
+            "public, max-age=18446744073709551615"
+        );
+    }
 
     #[test]
     fn etag_comparison() {
