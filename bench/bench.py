@@ -13,8 +13,13 @@ moment, nginx as a logging proxy to learn which upstream calls one gateway miss 
      directly for the same upstream calls; at one connection, the gateway's own added p50;
   5. coalescing: BENCH_BURST concurrent cold requests for one product, counting the
      sandbox's calls for it;
-  6. memory: resident size after reading every generated product through a gateway capped
-     at BENCH_CACHE_MAX_BYTES.
+  6. memory: resident size after reading every generated product (Admin view) through a
+     gateway capped at BENCH_CACHE_MAX_BYTES.
+
+Rows 1-5 use a sandbox with a small generated catalog (BENCH_PRODUCTS_SMALL): the sandbox
+answers searches by scanning every product, so with 100,000 products its own time (2-3 ms a
+search) would drown the gateway's in row 4. Row 6 uses a second sandbox with BENCH_PRODUCTS;
+it reads the Admin view, which costs the sandbox one scan per product instead of two.
 
 Load rows run interleaved, BENCH_REPS rounds; the table shows each row's median round.
 Every wrk run is bounded by -d and a timeout; every process started here is stopped by PID.
@@ -47,9 +52,11 @@ THREADS = int(os.environ.get("BENCH_THREADS", "2"))
 CONNS = int(os.environ.get("BENCH_CONNECTIONS", "64"))
 LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "0"))
 PRODUCTS = int(os.environ.get("BENCH_PRODUCTS", "100000"))
+PRODUCTS_SMALL = int(os.environ.get("BENCH_PRODUCTS_SMALL", "1000"))
+ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))  # development: load,latency,burst,memory
 CACHE_MAX = int(os.environ.get("BENCH_CACHE_MAX_BYTES", str(256 * 1024 * 1024)))
 BURST = int(os.environ.get("BENCH_BURST", "1000"))
-FILL_MAX_SECS = int(os.environ.get("BENCH_FILL_MAX_SECS", "300"))
+FILL_MAX_SECS = int(os.environ.get("BENCH_FILL_MAX_SECS", "420"))
 PORT_BASE = int(os.environ.get("BENCH_PORT_BASE", "18180"))
 
 TOKEN = "bench-integration-token"
@@ -59,7 +66,7 @@ HOST = "127.0.0.1"
 PORTS = {
     name: PORT_BASE + i
     for i, name in enumerate(
-        ["sandbox", "gw", "gw_nocache", "gw_mem", "gw_discover", "static", "cache", "logger"]
+        ["sandbox", "gw", "gw_nocache", "gw_mem", "gw_discover", "static", "cache", "logger", "sandbox_big"]
     )
 }
 
@@ -156,19 +163,23 @@ def rss_mb(pid):
     return total / 1024
 
 
-def sandbox_stats():
-    _, _, body = http("GET", f"http://{HOST}:{PORTS['sandbox']}/__sandbox/stats")
+def sandbox_stats(name="sandbox"):
+    _, _, body = http("GET", f"http://{HOST}:{PORTS[name]}/__sandbox/stats")
     return json.loads(body)
 
 
-def sandbox_reset():
-    http("POST", f"http://{HOST}:{PORTS['sandbox']}/__sandbox/stats/reset")
+def sandbox_reset(name="sandbox"):
+    http("POST", f"http://{HOST}:{PORTS[name]}/__sandbox/stats/reset")
 
 
-def gateway_env(port, **extra):
+def wanted(section):
+    return not ONLY or section in ONLY
+
+
+def gateway_env(port, sandbox="sandbox", **extra):
     env = {
         "STOREGATE_LISTEN": f"{HOST}:{port}",
-        "STOREGATE_UPSTREAM_URL": f"http://{HOST}:{PORTS['sandbox']}",
+        "STOREGATE_UPSTREAM_URL": f"http://{HOST}:{PORTS[sandbox]}",
         "STOREGATE_UPSTREAM_TOKEN": TOKEN,
         "STOREGATE_ADMIN_KEY": ADMIN_KEY,
         "STOREGATE_TOKEN_SECRET": "bench-token-secret",
@@ -323,7 +334,7 @@ request = function()
   local id = nextid
   if id > last then id = last end
   nextid = nextid + 1
-  return wrk.format("GET", "/api/rest/products/" .. id, {{ ["Accept"] = "application/json" }})
+  return wrk.format("GET", "/api/rest/products/" .. id, {{ ["Accept"] = "application/json", ["Authorization"] = "Bearer {ADMIN_KEY}" }})
 end
 response = function(status, headers, body)
   if nextid > last + 256 then os.exit(0) end
@@ -405,14 +416,16 @@ def main():
         capture_output=True, text=True,
     ).stderr.strip()
 
-    log(f"== sandbox with {PRODUCTS} generated products, {LATENCY_MS} ms added per call")
-    start(
-        "sandbox",
-        [str(BIN), "sandbox", "--listen", f"{HOST}:{PORTS['sandbox']}",
-         "--latency-ms", str(LATENCY_MS), "--products", str(PRODUCTS)],
-        env={"STOREGATE_UPSTREAM_TOKEN": TOKEN},
-    )
-    wait_http(f"http://{HOST}:{PORTS['sandbox']}/__sandbox/stats", timeout=300)
+    log(f"== sandboxes: {PRODUCTS_SMALL} and {PRODUCTS} generated products, {LATENCY_MS} ms added per call")
+    for name, count in (("sandbox", PRODUCTS_SMALL), ("sandbox_big", PRODUCTS)):
+        start(
+            name,
+            [str(BIN), "sandbox", "--listen", f"{HOST}:{PORTS[name]}",
+             "--latency-ms", str(LATENCY_MS), "--products", str(count)],
+            env={"STOREGATE_UPSTREAM_TOKEN": TOKEN},
+        )
+    for name in ("sandbox", "sandbox_big"):
+        wait_http(f"http://{HOST}:{PORTS[name]}/__sandbox/stats", timeout=300)
 
     log("== gateways (cache on, cache off)")
     start("gw", [str(BIN)], env=gateway_env(PORTS["gw"], cache_ttl_secs=600))
@@ -484,93 +497,101 @@ def main():
         ("4b", f"sandbox direct, the same {len(calls)} calls in turn (per call)",
          sandbox_url, {}, sequence_script, "sandbox"),
     ]
-    results = {key: [] for key, *_ in rows}
-    upstream = {key: [] for key, *_ in rows}
-    rss = {}
-    for rep in range(1, REPS + 1):
-        for key, title, url, headers, script, server in rows:
-            wrk(url, WARMUP, headers=headers, script=script)
-            sandbox_reset()
-            run = wrk(url, DURATION, headers=headers, script=script)
-            calls_made = sum(sandbox_stats().values())
-            results[key].append(run)
-            upstream[key].append((calls_made, run["requests"]))
-            rss[key] = rss_mb(processes[server].pid)
-            log(f"   round {rep} {key:>2} {title:<58} {run['rps']:>10,.0f} req/s  "
-                f"p50 {fmt(run['p50'])} ms  p99 {fmt(run['p99'])} ms"
-                + (f"  non-2xx {run['non2xx']}" if run["non2xx"] else "")
-                + (f"  socket errors: {run['socket_errors']}" if run["socket_errors"] else ""))
+    if wanted("load"):
+        results = {key: [] for key, *_ in rows}
+        upstream = {key: [] for key, *_ in rows}
+        rss = {}
+        for rep in range(1, REPS + 1):
+            for key, title, url, headers, script, server in rows:
+                wrk(url, WARMUP, headers=headers, script=script)
+                sandbox_reset()
+                run = wrk(url, DURATION, headers=headers, script=script)
+                calls_made = sum(sandbox_stats().values())
+                results[key].append(run)
+                upstream[key].append((calls_made, run["requests"]))
+                rss[key] = rss_mb(processes[server].pid)
+                log(f"   round {rep} {key:>2} {title:<58} {run['rps']:>10,.0f} req/s  "
+                    f"p50 {fmt(run['p50'])} ms  p99 {fmt(run['p99'])} ms"
+                    + (f"  non-2xx {run['non2xx']}" if run["non2xx"] else "")
+                    + (f"  socket errors: {run['socket_errors']}" if run["socket_errors"] else ""))
 
-    log("== the miss path at one connection: the gateway's own added latency")
-    latency_runs = {"gw": [], "calls": []}
-    single = max(3, DURATION // 2)
-    for rep in range(1, REPS + 1):
-        gw_run = wrk(f"http://{HOST}:{PORTS['gw_nocache']}{product_path}", single, threads=1, conns=1,
-                     headers={"Accept": "application/json"})
-        call_runs = [wrk(sandbox_url, single, threads=1, conns=1, script=s) for s in single_scripts]
-        latency_runs["gw"].append(gw_run)
-        latency_runs["calls"].append(call_runs)
-        added = gw_run["p50"] - sum(r["p50"] for r in call_runs)
-        log(f"   round {rep}: gateway p50 {fmt(gw_run['p50'], 3)} ms, sum of the calls' p50 "
-            f"{fmt(sum(r['p50'] for r in call_runs), 3)} ms, added {fmt(added, 3)} ms")
-    added_by_round = [
-        g["p50"] - sum(r["p50"] for r in c) for g, c in zip(latency_runs["gw"], latency_runs["calls"])
-    ]
-    added_p50 = statistics.median(added_by_round)
-    gw_c1 = sorted(latency_runs["gw"], key=lambda r: r["p50"])[len(latency_runs["gw"]) // 2]
-    calls_c1_p50 = statistics.median(sum(r["p50"] for r in c) for c in latency_runs["calls"])
-    calls_c1_p99 = statistics.median(sum(r["p99"] for r in c) for c in latency_runs["calls"])
+    if wanted("latency"):
+        log("== the miss path at one connection: the gateway's own added latency")
+        latency_runs = {"gw": [], "calls": []}
+        single = max(3, DURATION // 2)
+        for rep in range(1, REPS + 1):
+            gw_run = wrk(f"http://{HOST}:{PORTS['gw_nocache']}{product_path}", single, threads=1, conns=1,
+                         headers={"Accept": "application/json"})
+            call_runs = [wrk(sandbox_url, single, threads=1, conns=1, script=s) for s in single_scripts]
+            latency_runs["gw"].append(gw_run)
+            latency_runs["calls"].append(call_runs)
+            added = gw_run["p50"] - sum(r["p50"] for r in call_runs)
+            log(f"   round {rep}: gateway p50 {fmt(gw_run['p50'], 3)} ms, sum of the calls' p50 "
+                f"{fmt(sum(r['p50'] for r in call_runs), 3)} ms, added {fmt(added, 3)} ms")
+        added_by_round = [
+            g["p50"] - sum(r["p50"] for r in c) for g, c in zip(latency_runs["gw"], latency_runs["calls"])
+        ]
+        added_p50 = statistics.median(added_by_round)
+        gw_c1 = sorted(latency_runs["gw"], key=lambda r: r["p50"])[len(latency_runs["gw"]) // 2]
+        calls_c1_p50 = statistics.median(sum(r["p50"] for r in c) for c in latency_runs["calls"])
+        calls_c1_p99 = statistics.median(sum(r["p99"] for r in c) for c in latency_runs["calls"])
 
-    log(f"== coalescing: {BURST} concurrent cold requests for one product")
-    # A generated product nobody has read yet.
-    target_sku = f"GEN-{max(1, PRODUCTS // 2):06d}"
-    status, _, body = http("GET", f"http://{HOST}:{PORTS['sandbox']}/rest/default/V1/products/{target_sku}",
-                           {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"})
-    if status != 200:
-        sys.exit(f"the sandbox has no {target_sku} (BENCH_PRODUCTS={PRODUCTS})")
-    target_id = json.loads(body)["id"]
-    sandbox_reset()
-    statuses, burst_secs = asyncio.run(burst(PORTS["gw"], f"/api/rest/products/{target_id}", BURST))
-    stats = sandbox_stats()
-    product_calls = sum(v for k, v in stats.items() if k == f"GET /V1/products/{target_sku}")
-    burst_ok = sum(1 for s in statuses if s == "200")
-    log(f"   {burst_ok}/{BURST} answered 200 in {burst_secs:.2f}s; sandbox calls: {stats}")
+    if wanted("burst"):
+        log(f"== coalescing: {BURST} concurrent cold requests for one product")
+        # A generated product nobody has read yet.
+        target_sku = f"GEN-{max(1, PRODUCTS_SMALL // 2):06d}"
+        status, _, body = http("GET", f"http://{HOST}:{PORTS['sandbox']}/rest/default/V1/products/{target_sku}",
+                               {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"})
+        if status != 200:
+            sys.exit(f"the sandbox has no {target_sku} (BENCH_PRODUCTS_SMALL={PRODUCTS_SMALL})")
+        target_id = json.loads(body)["id"]
+        sandbox_reset()
+        statuses, burst_secs = asyncio.run(burst(PORTS["gw"], f"/api/rest/products/{target_id}", BURST))
+        stats = sandbox_stats()
+        product_calls = sum(v for k, v in stats.items() if k == f"GET /V1/products/{target_sku}")
+        burst_ok = sum(1 for s in statuses if s == "200")
+        log(f"   {burst_ok}/{BURST} answered 200 in {burst_secs:.2f}s; sandbox calls: {stats}")
 
-    log(f"== memory: every generated product through a gateway capped at {CACHE_MAX} bytes")
-    start("gw_mem", [str(BIN)], env=gateway_env(PORTS["gw_mem"], cache_ttl_secs=3600, cache_max_bytes=CACHE_MAX))
-    wait_http(f"http://{HOST}:{PORTS['gw_mem']}/healthz")
-    status, _, body = http("GET", f"http://{HOST}:{PORTS['sandbox']}/rest/default/V1/products/GEN-000001",
-                           {"Authorization": f"Bearer {TOKEN}"})
-    first_id = json.loads(body)["id"]
-    last_id = first_id + PRODUCTS - 1
-    fill_script = lua_fill(OUT / "fill.lua", first_id, last_id)
-    rss_before = rss_mb(processes["gw_mem"].pid)
-    sandbox_reset()
-    fill_started = time.time()
-    wrk(f"http://{HOST}:{PORTS['gw_mem']}/", FILL_MAX_SECS, threads=1, conns=CONNS, script=fill_script)
-    fill_secs = time.time() - fill_started
-    product_reads = sum(v for k, v in sandbox_stats().items() if k.startswith("GET /V1/products/GEN-"))
-    time.sleep(1)
-    _, _, metrics = http("GET", f"http://{HOST}:{PORTS['gw_mem']}/metrics")
-    metrics = metrics.decode()
+    if wanted("memory"):
+        log(f"== memory: every generated product through a gateway capped at {CACHE_MAX} bytes")
+        start("gw_mem", [str(BIN)],
+              env=gateway_env(PORTS["gw_mem"], sandbox="sandbox_big", cache_ttl_secs=3600, cache_max_bytes=CACHE_MAX))
+        wait_http(f"http://{HOST}:{PORTS['gw_mem']}/healthz")
+        status, _, body = http("GET", f"http://{HOST}:{PORTS['sandbox_big']}/rest/default/V1/products/GEN-000001",
+                               {"Authorization": f"Bearer {TOKEN}"})
+        first_id = json.loads(body)["id"]
+        last_id = first_id + PRODUCTS - 1
+        fill_script = lua_fill(OUT / "fill.lua", first_id, last_id)
+        rss_before = rss_mb(processes["gw_mem"].pid)
+        sandbox_reset("sandbox_big")
+        fill_started = time.time()
+        wrk(f"http://{HOST}:{PORTS['gw_mem']}/", FILL_MAX_SECS, threads=1, conns=CONNS, script=fill_script)
+        fill_secs = time.time() - fill_started
+        product_reads = sum(v for k, v in sandbox_stats("sandbox_big").items() if k.startswith("GET /V1/products/GEN-"))
+        time.sleep(1)
+        _, _, metrics = http("GET", f"http://{HOST}:{PORTS['gw_mem']}/metrics")
+        metrics = metrics.decode()
 
-    def metric(name):
-        m = re.search(rf"^{name} (\S+)", metrics, re.M)
-        return float(m.group(1)) if m else float("nan")
+        def metric(name):
+            m = re.search(rf"^{name} (\S+)", metrics, re.M)
+            return float(m.group(1)) if m else float("nan")
 
-    mem_rss = rss_mb(processes["gw_mem"].pid)
-    weight = metric("storegate_cache_weight_bytes")
-    entries = metric("storegate_cache_entries")
-    evictions = metric("storegate_cache_evictions_total")
-    served = metric(
-        'storegate_http_request_duration_seconds_count\\{route="/api/rest/products/\\{id\\}",'
-        'method="GET",status="200",user_type="guest"\\}'
-    )
-    log(f"   {served:,.0f} products served (200), {product_reads:,} product reads upstream in "
-        f"{fill_secs:.0f}s; RSS {mem_rss:.1f} MiB "
-        f"(at start {rss_before:.1f}); cache weight {weight / 2**20:.1f} MiB in {entries:,.0f} entries, "
-        f"{evictions:,.0f} evictions")
+        mem_rss = rss_mb(processes["gw_mem"].pid)
+        weight = metric("storegate_cache_weight_bytes")
+        entries = metric("storegate_cache_entries")
+        evictions = metric("storegate_cache_evictions_total")
+        served = metric(
+            'storegate_http_request_duration_seconds_count\\{route="/api/rest/products/\\{id\\}",'
+            'method="GET",status="200",user_type="admin"\\}'
+        )
+        log(f"   {served:,.0f} products served (200), {product_reads:,} product reads upstream in "
+            f"{fill_secs:.0f}s; RSS {mem_rss:.1f} MiB "
+            f"(at start {rss_before:.1f}); cache weight {weight / 2**20:.1f} MiB in {entries:,.0f} entries, "
+            f"{evictions:,.0f} evictions")
     stop_all()
+    if ONLY:
+        log(f"partial run (BENCH_ONLY={','.join(sorted(ONLY))}): no table written")
+        return
 
     # -----------------------------------------------------------------------------------
     # The table
@@ -620,7 +641,7 @@ def main():
         f"{sum(stats.values())} in all |  |"
     )
     lines.append(
-        f"| 6 | {PRODUCTS:,} products read through a gateway capped at {CACHE_MAX / 2**20:.0f} MiB "
+        f"| 6 | {served:,.0f} of {PRODUCTS:,} products read (Admin) through a gateway capped at {CACHE_MAX / 2**20:.0f} MiB "
         f"(cache {weight / 2**20:.0f} MiB, {entries:,.0f} entries) |  |  |  |  |  | "
         f"{product_reads:,} product reads | **{mem_rss:.0f}** |"
     )

@@ -69,52 +69,49 @@ fn new_id() -> HeaderValue {
 /// the route template.
 pub async fn observe(State(app): State<AppState>, mut request: Request, next: Next) -> Response {
     let started = std::time::Instant::now();
-    let id = match request.headers().get(&X_REQUEST_ID) {
-        Some(value) if acceptable(value) => value.clone(),
-        _ => {
-            let id = new_id();
-            request.headers_mut().insert(X_REQUEST_ID, id.clone());
-            id
-        }
+    let (id, kept) = match request.headers().get(&X_REQUEST_ID) {
+        Some(value) if acceptable(value) => (value.clone(), true),
+        _ => (new_id(), false),
     };
     let method = request.method().clone();
     // The matched path is shared (`Arc`): cloning it allocates nothing.
     let matched = request.extensions().get::<MatchedPath>().cloned();
     let route = matched.as_ref().map(MatchedPath::as_str);
 
-    let (mut response, span) =
-        match support::fast_hit(&app, &method, request.uri(), request.headers()).await {
-            // A repeat of a cached read: nothing to log but the access line.
-            FastPath::Hit(response, user_type) => {
-                let mut response = response;
-                response.extensions_mut().insert(user_type);
-                (response, None)
+    let fast = support::fast_hit(&app, &method, request.uri(), request.headers()).await;
+    let (mut response, span, fast_user) = match fast {
+        // A repeat of a cached read: nothing to log but the access line.
+        FastPath::Hit(response, user_type) => (response, None, Some(user_type)),
+        FastPath::Miss(fast_key) => {
+            if !kept {
+                request.headers_mut().insert(X_REQUEST_ID, id.clone());
             }
-            FastPath::Miss(fast_key) => {
-                let span = tracing::info_span!(
-                    "request",
-                    request_id = id.to_str().unwrap_or_default(),
-                    method = %method,
-                    route = route.unwrap_or("unmatched"),
-                );
-                let work = next.run(request).instrument(span.clone());
-                let response = match fast_key {
-                    Some(key) => {
-                        REQUEST_ID
-                            .scope(id.clone(), support::with_fast_key(key, work))
-                            .await
-                    }
-                    None => REQUEST_ID.scope(id.clone(), work).await,
-                };
-                (response, Some(span))
-            }
-        };
+            let span = tracing::info_span!(
+                "request",
+                request_id = id.to_str().unwrap_or_default(),
+                method = %method,
+                route = route.unwrap_or("unmatched"),
+            );
+            let work = next.run(request).instrument(span.clone());
+            let response = match fast_key {
+                Some(key) => {
+                    REQUEST_ID
+                        .scope(id.clone(), support::with_fast_key(key, work))
+                        .await
+                }
+                None => REQUEST_ID.scope(id.clone(), work).await,
+            };
+            (response, Some(span), None)
+        }
+    };
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
-    let user_type = response
-        .extensions()
-        .get::<crate::auth::UserType>()
-        .copied();
+    let user_type = fast_user.or_else(|| {
+        response
+            .extensions()
+            .get::<crate::auth::UserType>()
+            .copied()
+    });
     app.metrics
         .request(route, &method, status, user_type, elapsed);
     if tracing::enabled!(target: "storegate::access", tracing::Level::DEBUG) {

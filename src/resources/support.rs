@@ -192,12 +192,14 @@ fn respond(
         *r.status_mut() = StatusCode::NOT_MODIFIED;
         r
     } else {
-        let mut r = Response::new(HttpBody::from(body.bytes.clone()));
-        r.headers_mut()
-            .insert(CONTENT_TYPE, HeaderValue::from_static(body.content_type));
-        r
+        Response::new(HttpBody::from(body.bytes.clone()))
     };
+    // Sized once for everything set here and downstream (request id, length, date).
+    *response.headers_mut() = HeaderMap::with_capacity(12);
     let headers = response.headers_mut();
+    if !not_modified {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(body.content_type));
+    }
     headers.insert(ETAG, body.etag.clone());
     headers.insert(CACHE_CONTROL, cache_control);
     headers.insert(VARY, HeaderValue::from_static("Accept, Authorization"));
