@@ -84,6 +84,8 @@ def log(text):
 
 def port_free(port):
     with socket.socket() as s:
+        # As the servers do: connections of an earlier run waiting in TIME_WAIT do not count.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((HOST, port))
             return True
