@@ -643,7 +643,7 @@ def main():
         f"{sum(stats.values())} in all |  |"
     )
     lines.append(
-        f"| 6 | {served:,.0f} of {PRODUCTS:,} products read (Admin) through a gateway capped at {CACHE_MAX / 2**20:.0f} MiB "
+        f"| 6 | {product_reads:,} distinct products read (Admin) through a gateway capped at {CACHE_MAX / 2**20:.0f} MiB "
         f"(cache {weight / 2**20:.0f} MiB, {entries:,.0f} entries) |  |  |  |  |  | "
         f"{product_reads:,} product reads | **{mem_rss:.0f}** |"
     )
