@@ -36,10 +36,24 @@ pub use convert::{FieldType, UpstreamType};
 pub use path::Path;
 
 /// The mapping files the gateway needs, built into the binary as the defaults.
-const EMBEDDED: &[(&str, &str)] = &[(
-    "product.toml",
-    include_str!("../../mappings/magento2/product.toml"),
-)];
+const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "product.toml",
+        include_str!("../../mappings/magento2/product.toml"),
+    ),
+    (
+        "customer.toml",
+        include_str!("../../mappings/magento2/customer.toml"),
+    ),
+    (
+        "address.toml",
+        include_str!("../../mappings/magento2/address.toml"),
+    ),
+    (
+        "order.toml",
+        include_str!("../../mappings/magento2/order.toml"),
+    ),
+];
 
 /// A mapping problem, naming the file and line.
 #[derive(Debug, Clone, PartialEq, Eq)]
