@@ -53,6 +53,14 @@ const EMBEDDED: &[(&str, &str)] = &[
         "order.toml",
         include_str!("../../mappings/magento2/order.toml"),
     ),
+    (
+        "order_address.toml",
+        include_str!("../../mappings/magento2/order_address.toml"),
+    ),
+    (
+        "order_item.toml",
+        include_str!("../../mappings/magento2/order_item.toml"),
+    ),
 ];
 
 /// A mapping problem, naming the file and line.

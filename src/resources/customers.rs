@@ -29,7 +29,7 @@ use crate::http::body::decode;
 use crate::http::query::{Condition, ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
 use crate::mapping::convert::{as_i64, is_empty};
-use crate::mapping::{Field, ResourceMapping};
+use crate::mapping::{Field, FieldType, ResourceMapping};
 use crate::upstream::{Direction, SearchCriteria, UpstreamError};
 
 use super::support::{Caller, parse_id};
@@ -444,10 +444,12 @@ pub(super) fn criteria_for(
     params: &ListParams,
     mut criteria: SearchCriteria,
 ) -> Result<SearchCriteria, ApiError> {
+    // Lists and raw values are assembled by the gateway: nothing Magento can search.
     let searchable = |name: &str| {
         fields
             .iter()
             .find(|f| f.name == name)
+            .filter(|f| !matches!(f.ty, FieldType::List | FieldType::Raw))
             .and_then(Field::search_field)
     };
     if let Some(order) = &params.order {

@@ -17,7 +17,7 @@ use http::{Method, Uri};
 use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
-use crate::auth::{Operation, Principal, Route, authorize};
+use crate::auth::{Operation, Principal, Route, UserType, authorize};
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, ok};
 use crate::mapping::convert::{as_f64, as_i64};
@@ -146,27 +146,34 @@ pub fn order_source(order: Value) -> Value {
     json!({ "order": order, "derived": { "tax": tax, "addresses": addresses } })
 }
 
-/// Renders a view, with fields of type "object" whose source is a list rendered item by
-/// item (an absent list is an empty one).
-pub fn render(fields: &[Field], source: &Value) -> Map<String, Value> {
+/// Order fields that hold lists of records, and the mapping each record is rendered with
+/// (by the name its paths start with).
+const RECORD_LISTS: &[(&str, &str, &str)] = &[
+    ("addresses", "order_address", "address"),
+    ("order_items", "order_item", "item"),
+];
+
+/// Renders an order in a view; the record lists are rendered entry by entry with the
+/// caller's `list` view of their own mapping (an absent list is an empty one).
+fn render(app: &AppState, user: UserType, fields: &[Field], source: &Value) -> Map<String, Value> {
     let mut out = ResourceMapping::render(fields, source, "");
     for field in fields {
-        let Some(object) = &field.object else {
+        let Some((_, resource, root)) = RECORD_LISTS.iter().find(|(name, ..)| *name == field.name)
+        else {
             continue;
         };
-        match field.source.get(source) {
-            Some(Value::Array(items)) => {
-                let list = items
-                    .iter()
-                    .map(|item| Value::Object(ResourceMapping::render(object, item, "")))
-                    .collect();
-                out.insert(field.name.clone(), Value::Array(list));
-            }
-            None => {
-                out.insert(field.name.clone(), Value::Array(Vec::new()));
-            }
-            Some(_) => {}
-        }
+        let view = app.mappings.get(resource).view(user, "list");
+        let list = match field.source.get(source) {
+            Some(Value::Array(entries)) => entries
+                .iter()
+                .map(|entry| {
+                    let record = json!({ *root: entry });
+                    Value::Object(ResourceMapping::render(&view, &record, ""))
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        out.insert(field.name.clone(), Value::Array(list));
     }
     out
 }
@@ -180,7 +187,8 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
             &Doc::keyed_elements(Value::Object(Map::new())),
         )));
     }
-    let fields = app.mappings.get("order").view(caller.user_type(), "list");
+    let user = caller.user_type();
+    let fields = app.mappings.get("order").view(user, "list");
     let mut criteria = criteria_for(&fields, &params, SearchCriteria::new())?;
     if let Principal::Customer(me) = caller.principal {
         criteria = criteria.filter("customer_id", me.to_string(), "eq");
@@ -203,7 +211,7 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
         };
         out.insert(
             id.to_string(),
-            Value::Object(render(&fields, &order_source(order))),
+            Value::Object(render(&app, user, &fields, &order_source(order))),
         );
     }
     Ok(private(ok(
@@ -218,8 +226,9 @@ async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, Ap
     if !may_see(caller.principal, &order) || order_id(&order) != Some(id) {
         return Err(ApiError::not_found());
     }
-    let fields = app.mappings.get("order").view(caller.user_type(), "single");
-    let record = render(&fields, &order_source(order));
+    let user = caller.user_type();
+    let fields = app.mappings.get("order").view(user, "single");
+    let record = render(&app, user, &fields, &order_source(order));
     Ok(private(ok(caller.format, &Doc::new(Value::Object(record)))))
 }
 
