@@ -289,10 +289,18 @@ async fn update(
     // Without the key Magento keeps every stored address and the default ones; with it,
     // the list sent would replace them.
     customer.remove("addresses");
+    // SPEC 4.4: these never change, whatever an operator puts in the update views.
+    let fixed: Vec<(String, Value)> = ["id", "website_id", "created_in"]
+        .iter()
+        .filter_map(|k| customer.get(*k).map(|v| ((*k).to_owned(), v.clone())))
+        .collect();
     if let Value::Object(changes) = changes["customer"].take() {
         for (key, value) in changes {
             customer.insert(key, value);
         }
+    }
+    for (key, value) in fixed {
+        customer.insert(key, value);
     }
     customer.insert("id".into(), json!(id));
     app.magento

@@ -612,3 +612,51 @@ async fn a_default_address_cannot_be_deleted_another_can() {
         .await;
     assert_eq!(r.status, 404);
 }
+
+#[tokio::test]
+async fn a_zero_default_flag_changes_no_default() {
+    let gw = store().await;
+    mount(&gw.upstream, "customers/update-5-edit-address-8").await;
+    let r = put_address(
+        &gw,
+        &Who::Customer(5),
+        7,
+        json!({"is_default_billing": "0", "telephone": "212-555-0100"}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let sent = &saves(&gw, 5).await[0]["customer"];
+    assert_eq!(sent["default_billing"], "7");
+    assert_eq!(sent["addresses"][0]["default_billing"], true);
+}
+
+#[tokio::test]
+async fn concurrent_writes_to_one_customer_take_turns() {
+    // Each address write reads the customer and saves the whole list; two at once would
+    // each save a list without the other's address. They must not interleave.
+    let gw = store().await;
+    Mock::given(method("PUT"))
+        .and(path_regex(any_scope("/V1/customers/5")))
+        .respond_with(
+            recorded("customers/update-5-add-address")
+                .set_delay(std::time::Duration::from_millis(150)),
+        )
+        .mount(&gw.upstream)
+        .await;
+    let (body, jane, admin) = (new_address(), Who::Customer(5), Who::Admin);
+    let (a, b) = tokio::join!(
+        post_address(&gw, &jane, 5, &body),
+        post_address(&gw, &admin, 5, &body),
+    );
+    assert_eq!((a.status, b.status), (200, 200), "{} {}", a.body, b.body);
+    let sequence: Vec<String> = gw
+        .upstream
+        .received_requests()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.url.path().ends_with("/V1/customers/5"))
+        .map(|r| r.method.to_string())
+        .collect();
+    assert_eq!(sequence, ["GET", "PUT", "GET", "PUT"]);
+}

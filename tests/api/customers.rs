@@ -440,6 +440,40 @@ async fn a_customer_updates_their_name_but_not_their_group() {
 }
 
 #[tokio::test]
+async fn website_and_store_of_creation_never_change_even_if_a_mapping_lets_them() {
+    // An operator adds website_id and created_in to the admin update view.
+    let dir = temp_dir("customer-update-view");
+    copy_mappings(&dir);
+    let file = dir.join("customer.toml");
+    let text = std::fs::read_to_string(&file).unwrap().replace(
+        "update = [\"firstname\", \"lastname\", \"email\", \"group_id\",",
+        "update = [\"website_id\", \"created_in\", \"firstname\", \"lastname\", \"email\", \"group_id\",",
+    );
+    assert!(
+        text.contains("update = [\"website_id\""),
+        "the edit applies"
+    );
+    std::fs::write(&file, text).unwrap();
+    let gw = Gateway::start_with(|c| c.mappings = Some(dir.clone())).await;
+    mount(&gw.upstream, "customers/get-5").await;
+    mount(&gw.upstream, "customers/update-5").await;
+    let r = gw
+        .send(
+            gw.request("PUT", "/customers/5", &Who::Admin)
+                .header("Content-Type", "application/json")
+                .json(
+                    &json!({"lastname": "Doe-Smith", "website_id": 9, "created_in": "Elsewhere"}),
+                ),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let body: Value = gw.upstream_calls("PUT", "/V1/customers/5$").await[0]
+        .body_json()
+        .unwrap();
+    assert_eq!(body, sent("customers/update-5"));
+}
+
+#[tokio::test]
 async fn update_refusals() {
     let gw = Gateway::start().await;
     mount(&gw.upstream, "customers/get-5").await;
