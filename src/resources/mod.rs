@@ -2,7 +2,11 @@
 //! input, applies the policy, calls the upstream (through the cache where it may), maps the
 //! records to the caller's view and answers. The other modules do not know the resources.
 
+pub mod addresses;
 pub mod auth_token;
+pub mod customers;
+pub mod directory;
+pub mod orders;
 pub mod products;
 pub mod stores;
 pub mod support;
@@ -21,4 +25,10 @@ pub fn routes() -> Router<AppState> {
         .route("/products", any(products::collection))
         .route("/products/category/{category_id}", any(products::category))
         .route("/products/{id}", any(products::entity))
+        .route("/customers", any(customers::collection))
+        .route("/customers/{id}", any(customers::entity))
+        .route("/customers/{id}/addresses", any(addresses::collection))
+        .route("/customers/addresses/{id}", any(addresses::entity))
+        .route("/orders", any(orders::collection))
+        .route("/orders/{id}", any(orders::entity))
 }

@@ -9,7 +9,9 @@
 
 pub mod catalog;
 pub mod customers;
+pub mod directory;
 pub mod error;
+pub mod orders;
 pub mod search;
 
 use std::time::Duration;

@@ -4,9 +4,13 @@
 
 mod helpers;
 
+mod addresses;
 mod auth;
 mod cache;
+mod customers;
 mod formats;
 mod mapping;
+mod orders;
 mod policy;
+mod privacy;
 mod products;

@@ -39,6 +39,37 @@ const TABLE: &[(&str, &str, Expect, Expect, Expect)] = &[
     ("POST", "/products/category_id=4", D, D, S),
     ("PUT", "/products/category_id=4", D, D, S),
     ("DELETE", "/products/category_id=4", D, D, S),
+    // 4.4 and 5.2, 5.4: a customer reads and changes their own record; listing (their own
+    // record only), create and delete are Admin's. PUT and DELETE on the collection exist
+    // for nobody; a customer, who may update, learns that with a 405.
+    ("GET", "/customers", D, P, P),
+    ("POST", "/customers", D, D, P),
+    ("PUT", "/customers", D, N, N),
+    ("DELETE", "/customers", D, D, N),
+    ("GET", "/customers/5", D, P, P),
+    ("POST", "/customers/5", D, D, N),
+    ("PUT", "/customers/5", D, P, P),
+    // Admin deletes another customer here: deleting 5 would revoke the tokens the next
+    // rows use for customer 5.
+    ("DELETE", "/customers/7", D, D, P),
+    // 4.5 and 5.2, 5.3: a customer lists, creates, changes and deletes their own addresses.
+    ("GET", "/customers/5/addresses", D, P, P),
+    ("POST", "/customers/5/addresses", D, P, P),
+    ("PUT", "/customers/5/addresses", D, N, N),
+    ("DELETE", "/customers/5/addresses", D, N, N),
+    ("GET", "/customers/addresses/7", D, P, P),
+    ("POST", "/customers/addresses/7", D, N, N),
+    ("PUT", "/customers/addresses/7", D, P, P),
+    ("DELETE", "/customers/addresses/7", D, P, P),
+    // 4.6: read-only; everyone may list (a guest has no orders), a guest reads none.
+    ("GET", "/orders", P, P, P),
+    ("POST", "/orders", D, D, N),
+    ("PUT", "/orders", D, D, N),
+    ("DELETE", "/orders", D, D, N),
+    ("GET", "/orders/31", D, P, P),
+    ("POST", "/orders/31", D, D, N),
+    ("PUT", "/orders/31", D, D, N),
+    ("DELETE", "/orders/31", D, D, N),
 ];
 
 #[tokio::test]
