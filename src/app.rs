@@ -102,7 +102,10 @@ fn router(app: AppState) -> Router {
         .nest("/api/rest", api)
         .merge(crate::ops::routes(app.clone()))
         .fallback(any(outside_api))
-        .layer(TraceLayer::new_for_http())
+        // Spans name the method and path only: a query string can hold an e-mail filter.
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
+            tracing::info_span!("request", method = %request.method(), path = %request.uri().path())
+        }))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
 }

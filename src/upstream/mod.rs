@@ -123,7 +123,8 @@ impl Magento {
             .await;
         match first {
             Err(error) if idempotent && error.is_transient() => {
-                tracing::debug!(%error, path, "retrying an upstream read once");
+                // The status only: Magento's message can carry a customer's values.
+                tracing::debug!(status = ?error.status(), "retrying an upstream read once");
                 self.call_once(method, scope, path, query, body, &self.authorization)
                     .await
             }
