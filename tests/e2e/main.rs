@@ -6,5 +6,6 @@
 mod common;
 mod harness;
 
+mod customers;
 mod products;
 mod schema;
