@@ -36,10 +36,20 @@ pub use convert::{FieldType, UpstreamType};
 pub use path::Path;
 
 /// The mapping files the gateway needs, built into the binary as the defaults.
-const EMBEDDED: &[(&str, &str)] = &[(
-    "product.toml",
-    include_str!("../../mappings/magento2/product.toml"),
-)];
+const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "product.toml",
+        include_str!("../../mappings/magento2/product.toml"),
+    ),
+    (
+        "stock_item.toml",
+        include_str!("../../mappings/magento2/stock_item.toml"),
+    ),
+    (
+        "image.toml",
+        include_str!("../../mappings/magento2/image.toml"),
+    ),
+];
 
 /// A mapping problem, naming the file and line.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,9 @@
 //! records to the caller's view and answers. The other modules do not know the resources.
 
 pub mod auth_token;
+pub mod images;
 pub mod products;
+pub mod stock_items;
 pub mod stores;
 pub mod support;
 pub mod upstream_errors;
@@ -21,4 +23,16 @@ pub fn routes() -> Router<AppState> {
         .route("/products", any(products::collection))
         .route("/products/category/{category_id}", any(products::category))
         .route("/products/{id}", any(products::entity))
+        .route("/stockitems", any(stock_items::collection))
+        .route("/stockitems/{id}", any(stock_items::entity))
+        .route("/products/{id}/images", any(images::collection))
+        .route(
+            "/products/{id}/images/store/{store_id}",
+            any(images::store_collection),
+        )
+        .route("/products/{id}/images/{image_id}", any(images::entity))
+        .route(
+            "/products/{id}/images/{image_id}/store/{store_id}",
+            any(images::store_entity),
+        )
 }

@@ -10,7 +10,9 @@
 pub mod catalog;
 pub mod customers;
 pub mod error;
+pub mod media;
 pub mod search;
+pub mod stock;
 
 use std::time::Duration;
 
