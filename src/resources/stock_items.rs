@@ -335,7 +335,7 @@ enum Check {
 }
 
 /// The largest magnitude `cataloginventory_stock_item` stores (decimal 12,4).
-const QTY_LIMIT: f64 = 99_999_999.9999;
+const QTY_LIMIT: f64 = 99_999_999.999_9;
 
 const FIELDS: &[(&str, Check)] = &[
     ("product_id", Check::ReadOnlyId),
@@ -570,8 +570,10 @@ fn plan(app: &AppState, index: usize, entry: Value) -> Result<Plan, Vec<Outcome>
             vec![ITEM_DATA_INVALID.into()],
         ));
     };
-    // Echo what the client sent so it can match the entry, when it is a plain value.
+    // The id as every entry shows it (a number), or what the client sent when it is not
+    // one, so the client can still match the entry.
     let echo = match input.get("item_id") {
+        Some(value) if id_value(value).is_some() => json!(id_value(value)),
         Some(value @ (Value::String(_) | Value::Number(_))) => value.clone(),
         _ => Value::Null,
     };

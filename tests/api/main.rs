@@ -7,6 +7,8 @@ mod helpers;
 mod auth;
 mod cache;
 mod formats;
+mod images;
 mod mapping;
 mod policy;
 mod products;
+mod stock_items;
