@@ -823,3 +823,76 @@ async fn the_index_scans_pages_until_it_finds_the_item() {
         2
     );
 }
+
+#[tokio::test]
+async fn a_product_created_through_the_gateway_has_its_stock_item_found() {
+    let gw = Gateway::start().await;
+    mount_stores(&gw.upstream).await;
+    mount_skus(&gw.upstream).await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products"))
+        .and(query_param(
+            "searchCriteria[filter_groups][0][filters][0][value]",
+            "8",
+        ))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(
+                json!({"items": [{"id": 8, "sku": "SG-TOTE-01"}], "total_count": 1}),
+            ),
+        )
+        .with_priority(1)
+        .mount(&gw.upstream)
+        .await;
+    // Before the create the store has items 15 to 21; after it, item 22 too.
+    let before = fixture("stock/low-stock-every-item")["response"]["body"].clone();
+    let mut after = before.clone();
+    let mut item = fixture("stock/get-24-mb01")["response"]["body"].clone();
+    item["item_id"] = json!(22);
+    item["product_id"] = json!(8);
+    item["qty"] = json!(40);
+    after["items"].as_array_mut().unwrap().push(item.clone());
+    after["total_count"] = json!(8);
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/stockItems/lowStock/"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(before))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&gw.upstream)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/stockItems/lowStock/"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(after))
+        .with_priority(2)
+        .mount(&gw.upstream)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/stockItems/SG-TOTE-01"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(item))
+        .mount(&gw.upstream)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products/SG-TOTE-01"))
+        .respond_with(recorded("products/get-error-not-found"))
+        .mount(&gw.upstream)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/rest/all/V1/products"))
+        .respond_with(recorded("products/create-sg-tote-01"))
+        .mount(&gw.upstream)
+        .await;
+
+    assert_eq!(gw.get_json("/stockitems/22", &Who::Admin).await.status, 404);
+    let r = gw
+        .send(gw.request("POST", "/products", &Who::Admin).json(&json!({
+            "type_id": "simple", "attribute_set_id": 4, "sku": "SG-TOTE-01",
+            "name": "Market Canvas Tote", "price": "18.5", "weight": "0.6", "status": 1,
+            "visibility": 4, "tax_class_id": 2, "description": "A tote.",
+            "short_description": "Tote"
+        })))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = gw.get_json("/stockitems/22", &Who::Admin).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["product_id"], "8");
+    assert_eq!(r.json()["qty"], "40.0000");
+}
