@@ -61,6 +61,14 @@ const EMBEDDED: &[(&str, &str)] = &[
         "order_item.toml",
         include_str!("../../mappings/magento2/order_item.toml"),
     ),
+    (
+        "stock_item.toml",
+        include_str!("../../mappings/magento2/stock_item.toml"),
+    ),
+    (
+        "image.toml",
+        include_str!("../../mappings/magento2/image.toml"),
+    ),
 ];
 
 /// A mapping problem, naming the file and line.

@@ -6,8 +6,10 @@ pub mod addresses;
 pub mod auth_token;
 pub mod customers;
 pub mod directory;
+pub mod images;
 pub mod orders;
 pub mod products;
+pub mod stock_items;
 pub mod stores;
 pub mod support;
 pub mod upstream_errors;
@@ -31,4 +33,16 @@ pub fn routes() -> Router<AppState> {
         .route("/customers/addresses/{id}", any(addresses::entity))
         .route("/orders", any(orders::collection))
         .route("/orders/{id}", any(orders::entity))
+        .route("/stockitems", any(stock_items::collection))
+        .route("/stockitems/{id}", any(stock_items::entity))
+        .route("/products/{id}/images", any(images::collection))
+        .route(
+            "/products/{id}/images/store/{store_id}",
+            any(images::store_collection),
+        )
+        .route("/products/{id}/images/{image_id}", any(images::entity))
+        .route(
+            "/products/{id}/images/{image_id}/store/{store_id}",
+            any(images::store_entity),
+        )
 }

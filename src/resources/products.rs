@@ -125,12 +125,17 @@ pub async fn category(
 // Records
 // ---------------------------------------------------------------------------------------
 
+/// The cache key of a product id's SKU.
+fn sku_key(id: u64) -> String {
+    format!("r|sku|{id}")
+}
+
 /// The SKU of a product id (Magento 2 addresses products by SKU). 404 when there is none.
 pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
     let magento = app.magento.clone();
     let (entry, _) = app
         .cache
-        .get_or_fetch(&format!("r|sku|{id}"), move || async move {
+        .get_or_fetch(&sku_key(id), move || async move {
             let found = magento
                 .skus_of(&[id])
                 .await
@@ -148,6 +153,41 @@ pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
         cache::Value::Text(sku) => Ok(sku.clone()),
         _ => Err(ApiError::internal().with_cause("sku entry holds no text")),
     }
+}
+
+/// The SKUs of several product ids: the cached ones, and the others in one search per 300
+/// ids, which are then cached like [`sku_of`]'s. Ids without a product are left out. (A
+/// batch of stock updates would otherwise look its products up one call each.)
+pub async fn skus_of_many(app: &AppState, ids: &[u64]) -> Result<HashMap<u64, Arc<str>>, ApiError> {
+    let mut found = HashMap::new();
+    let mut missing = Vec::new();
+    for &id in ids {
+        match app.cache.fresh(&sku_key(id)).await.map(|e| e.value.clone()) {
+            Some(cache::Value::Text(sku)) => {
+                found.insert(id, sku);
+            }
+            _ => missing.push(id),
+        }
+    }
+    for chunk in missing.chunks(crate::upstream::search::MAX_PAGE_SIZE as usize) {
+        let pairs = app
+            .magento
+            .skus_of(chunk)
+            .await
+            .map_err(upstream_errors::to_api)?;
+        for pair in pairs.into_iter().filter(|p| chunk.contains(&p.id)) {
+            let sku: Arc<str> = pair.sku.into();
+            let value = sku.clone();
+            let tags = vec![tag_product(pair.id), tag_sku(&sku)];
+            app.cache
+                .get_or_fetch(&sku_key(pair.id), move || async move {
+                    Ok::<_, ApiError>(Fetched::new(cache::Value::Text(value), tags))
+                })
+                .await?;
+            found.insert(pair.id, sku);
+        }
+    }
+    Ok(found)
 }
 
 /// A product as Magento returns it by SKU (with its stock item), through the cache.
@@ -236,7 +276,7 @@ fn product_id(product: &Value) -> Option<u64> {
 }
 
 /// What a shopper may see: enabled and visible in the catalog or search.
-fn shopper_visible(product: &Value) -> bool {
+pub fn shopper_visible(product: &Value) -> bool {
     let status = product.get("status").and_then(as_i64).unwrap_or(0);
     let visibility = product.get("visibility").and_then(as_i64).unwrap_or(1);
     status == 1 && visibility != 1
@@ -647,8 +687,13 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
         .map_err(upstream_errors::to_api)?;
     let id = product_id(&saved)
         .ok_or_else(|| ApiError::bad_gateway().with_cause("created product has no id"))?;
-    app.cache
-        .invalidate(&[LISTS.to_owned(), tag_product(id), tag_sku(&sku)]);
+    app.cache.invalidate(&[
+        LISTS.to_owned(),
+        tag_product(id),
+        tag_sku(&sku),
+        // A new product has a new stock item.
+        super::stock_items::INDEX.to_owned(),
+    ]);
     Ok(created(&format!("/api/rest/products/{id}")))
 }
 
@@ -751,6 +796,9 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
         tag_product(id),
         tag_sku(&sku),
         format!("i:{id}"),
+        // Its stock item goes with it.
+        super::stock_items::INDEX.to_owned(),
+        super::stock_items::tag_index_of(id),
     ]);
     result.map_err(upstream_errors::to_api)?;
     Ok(empty_ok())

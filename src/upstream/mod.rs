@@ -11,8 +11,10 @@ pub mod catalog;
 pub mod customers;
 pub mod directory;
 pub mod error;
+pub mod media;
 pub mod orders;
 pub mod search;
+pub mod stock;
 
 use std::time::Duration;
 

@@ -70,6 +70,32 @@ const TABLE: &[(&str, &str, Expect, Expect, Expect)] = &[
     ("POST", "/orders/31", D, D, N),
     ("PUT", "/orders/31", D, D, N),
     ("DELETE", "/orders/31", D, D, N),
+    // 4.1 and 5.1: stock items are Admin's; nobody deletes one, nobody creates one.
+    ("GET", "/stockitems", D, D, P),
+    ("POST", "/stockitems", D, D, N),
+    ("PUT", "/stockitems", D, D, P),
+    ("DELETE", "/stockitems", D, D, N),
+    ("GET", "/stockitems/15", D, D, P),
+    ("POST", "/stockitems/15", D, D, N),
+    ("PUT", "/stockitems/15", D, D, P),
+    ("DELETE", "/stockitems/15", D, D, N),
+    // 4.3: everyone reads images, globally and per store; Admin writes them.
+    ("GET", "/products/1/images", P, P, P),
+    ("POST", "/products/1/images", D, D, P),
+    ("PUT", "/products/1/images", D, D, N),
+    ("DELETE", "/products/1/images", D, D, N),
+    ("GET", "/products/1/images/store/2", P, P, P),
+    ("POST", "/products/1/images/store/2", D, D, P),
+    ("PUT", "/products/1/images/store/2", D, D, N),
+    ("DELETE", "/products/1/images/store/2", D, D, N),
+    ("GET", "/products/1/images/11", P, P, P),
+    ("POST", "/products/1/images/11", D, D, N),
+    ("PUT", "/products/1/images/11", D, D, P),
+    ("DELETE", "/products/1/images/11", D, D, P),
+    ("GET", "/products/1/images/11/store/2", P, P, P),
+    ("POST", "/products/1/images/11/store/2", D, D, N),
+    ("PUT", "/products/1/images/11/store/2", D, D, P),
+    ("DELETE", "/products/1/images/11/store/2", D, D, P),
 ];
 
 #[tokio::test]
