@@ -9,3 +9,4 @@ mod harness;
 mod customers;
 mod products;
 mod schema;
+mod stock_and_images;
