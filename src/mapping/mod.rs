@@ -145,6 +145,9 @@ impl Field {
                     | FieldType::TierPrice
                     | FieldType::MediaUrl
                     | FieldType::Nonempty
+                    // Assembled by the gateway: nothing Magento can search.
+                    | FieldType::List
+                    | FieldType::Raw
             )
         })
     }

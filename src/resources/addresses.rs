@@ -101,11 +101,7 @@ pub async fn entity(
 // ---------------------------------------------------------------------------------------
 
 fn id_of(value: &Value) -> Option<u64> {
-    value
-        .get("id")
-        .and_then(as_i64)
-        .filter(|&id| id > 0)
-        .map(|id| id as u64)
+    super::support::positive_id(value, "id")
 }
 
 /// The customer's default billing and shipping address ids.

@@ -26,12 +26,13 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::{Operation, Principal, Route, UserType, authorize};
 use crate::http::body::decode;
-use crate::http::query::{Condition, ListParams, SortDir};
+use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
+use crate::mapping::ResourceMapping;
 use crate::mapping::convert::{as_i64, is_empty};
-use crate::mapping::{Field, FieldType, ResourceMapping};
-use crate::upstream::{Direction, SearchCriteria, UpstreamError};
+use crate::upstream::{SearchCriteria, UpstreamError};
 
+use super::listing::search_criteria;
 use super::support::{Caller, parse_id};
 use super::{stores, upstream_errors};
 
@@ -84,11 +85,7 @@ pub async fn entity(
 // ---------------------------------------------------------------------------------------
 
 fn customer_id(customer: &Value) -> Option<u64> {
-    customer
-        .get("id")
-        .and_then(as_i64)
-        .filter(|&id| id > 0)
-        .map(|id| id as u64)
+    super::support::positive_id(customer, "id")
 }
 
 /// The list. Admin sees every customer; a customer, whom the policy lets read the
@@ -98,7 +95,7 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
     let params = ListParams::parse(uri.query())?;
     let user = caller.user_type();
     let fields = app.mappings.get("customer").view(user, "list");
-    let mut criteria = criteria_for(&fields, &params, SearchCriteria::new())?;
+    let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
     let only = match caller.principal {
         Principal::Customer(me) => {
             criteria = criteria.filter("entity_id", me.to_string(), "eq");
@@ -443,62 +440,6 @@ pub(super) async fn object_body(
         Value::Object(map) => Ok(map),
         _ => Err(ApiError::not_implemented()),
     }
-}
-
-/// Translates the original's list parameters into Magento search criteria, allowing only
-/// the fields of the caller's view that Magento can search on.
-pub(super) fn criteria_for(
-    fields: &[Field],
-    params: &ListParams,
-    mut criteria: SearchCriteria,
-) -> Result<SearchCriteria, ApiError> {
-    // Lists and raw values are assembled by the gateway: nothing Magento can search.
-    let searchable = |name: &str| {
-        fields
-            .iter()
-            .find(|f| f.name == name)
-            .filter(|f| !matches!(f.ty, FieldType::List | FieldType::Raw))
-            .and_then(Field::search_field)
-    };
-    if let Some(order) = &params.order {
-        let field = searchable(order).ok_or_else(|| ApiError::bad_request(msg::ORDERING))?;
-        let direction = if params.dir == SortDir::Asc {
-            Direction::Asc
-        } else {
-            Direction::Desc
-        };
-        criteria = criteria.sort(&field, direction);
-    }
-    for filter in &params.filters {
-        let field =
-            searchable(&filter.attribute).ok_or_else(|| ApiError::bad_request(msg::FILTERING))?;
-        criteria = match &filter.condition {
-            Condition::Eq(v) => criteria.filter(&field, v.clone(), "eq"),
-            Condition::Neq(v) => criteria.filter(&field, v.clone(), "neq"),
-            Condition::Like(v) => criteria.filter(&field, v.clone(), "like"),
-            Condition::NotLike(v) => criteria.filter(&field, v.clone(), "nlike"),
-            Condition::In(vs) => criteria.filter(&field, vs.join(","), "in"),
-            Condition::NotIn(vs) => criteria.filter(&field, vs.join(","), "nin"),
-            Condition::Gt(v) => criteria.filter(&field, v.clone(), "gt"),
-            Condition::Lt(v) => criteria.filter(&field, v.clone(), "lt"),
-            Condition::Gteq(v) => criteria.filter(&field, v.clone(), "gteq"),
-            Condition::Lteq(v) => criteria.filter(&field, v.clone(), "lteq"),
-            Condition::FindInSet(v) => criteria.filter(&field, v.clone(), "finset"),
-            Condition::Null => criteria.filter(&field, "", "null"),
-            Condition::NotNull => criteria.filter(&field, "", "notnull"),
-            Condition::Range { from, to } => {
-                let mut c = criteria;
-                if let Some(from) = from {
-                    c = c.filter(&field, from.clone(), "gteq");
-                }
-                if let Some(to) = to {
-                    c = c.filter(&field, to.clone(), "lteq");
-                }
-                c
-            }
-        };
-    }
-    Ok(criteria)
 }
 
 #[cfg(test)]

@@ -218,11 +218,7 @@ fn image_id(text: &str) -> Result<u64, ApiError> {
 // ---------------------------------------------------------------------------------------
 
 fn entry_id(entry: &Value) -> Option<u64> {
-    entry
-        .get("id")
-        .and_then(as_i64)
-        .filter(|&id| id > 0)
-        .map(|id| id as u64)
+    super::support::positive_id(entry, "id")
 }
 
 /// Videos (`external-video`) are gallery entries too, but not images.

@@ -7,6 +7,7 @@ pub mod auth_token;
 pub mod customers;
 pub mod directory;
 pub mod images;
+pub mod listing;
 pub mod orders;
 pub mod products;
 pub mod stock_items;

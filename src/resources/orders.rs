@@ -20,11 +20,12 @@ use crate::app::AppState;
 use crate::auth::{Operation, Principal, Route, UserType, authorize};
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, ok};
-use crate::mapping::convert::{as_f64, as_i64};
+use crate::mapping::convert::as_f64;
 use crate::mapping::{Field, ResourceMapping};
 use crate::upstream::SearchCriteria;
 
-use super::customers::{criteria_for, private, redact, scalar_text};
+use super::customers::{private, redact, scalar_text};
+use super::listing::search_criteria;
 use super::support::{Caller, parse_id};
 
 /// How the lines of an order address's street become the spec's single string: the way
@@ -58,19 +59,11 @@ pub async fn entity(
 }
 
 fn customer_of(order: &Value) -> Option<u64> {
-    order
-        .get("customer_id")
-        .and_then(as_i64)
-        .filter(|&id| id > 0)
-        .map(|id| id as u64)
+    super::support::positive_id(order, "customer_id")
 }
 
 fn order_id(order: &Value) -> Option<u64> {
-    order
-        .get("entity_id")
-        .and_then(as_i64)
-        .filter(|&id| id > 0)
-        .map(|id| id as u64)
+    super::support::positive_id(order, "entity_id")
 }
 
 /// May this principal see this order? A guest never: guest orders have no owner to prove.
@@ -189,7 +182,7 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
     }
     let user = caller.user_type();
     let fields = app.mappings.get("order").view(user, "list");
-    let mut criteria = criteria_for(&fields, &params, SearchCriteria::new())?;
+    let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
     if let Principal::Customer(me) = caller.principal {
         criteria = criteria.filter("customer_id", me.to_string(), "eq");
     }

@@ -21,13 +21,14 @@ use crate::app::AppState;
 use crate::auth::{Operation, Route, UserType, authorize};
 use crate::cache::{self, Fetched};
 use crate::http::body::decode;
-use crate::http::query::{Condition, ListParams, SortDir};
-use crate::http::{ApiError, Doc, Format, created, empty_ok, msg};
+use crate::http::query::ListParams;
+use crate::http::{ApiError, Doc, Format, created, empty_ok};
+use crate::mapping::ResourceMapping;
 use crate::mapping::convert::{as_f64, as_i64, is_empty};
-use crate::mapping::{Field, ResourceMapping};
 use crate::upstream::catalog::SearchResult;
-use crate::upstream::{Direction, Scope, SearchCriteria, UpstreamError};
+use crate::upstream::{Scope, SearchCriteria, UpstreamError};
 
+use super::listing::search_criteria;
 use super::support::{Caller, cached, json, parse_id, record};
 use super::{stores, upstream_errors};
 
@@ -268,11 +269,7 @@ async fn render_many(
 }
 
 fn product_id(product: &Value) -> Option<u64> {
-    product
-        .get("id")
-        .and_then(as_i64)
-        .filter(|&id| id > 0)
-        .map(|id| id as u64)
+    super::support::positive_id(product, "id")
 }
 
 /// What a shopper may see: enabled and visible in the catalog or search.
@@ -330,60 +327,6 @@ async fn get_one(
     .await
 }
 
-/// Translates the original's list parameters into Magento search criteria, allowing only
-/// the fields of the caller's view.
-fn criteria_for(
-    fields: &[Field],
-    params: &ListParams,
-    mut criteria: SearchCriteria,
-) -> Result<SearchCriteria, ApiError> {
-    let searchable = |name: &str| {
-        fields
-            .iter()
-            .find(|f| f.name == name)
-            .and_then(Field::search_field)
-    };
-    if let Some(order) = &params.order {
-        let field = searchable(order).ok_or_else(|| ApiError::bad_request(msg::ORDERING))?;
-        let direction = if params.dir == SortDir::Asc {
-            Direction::Asc
-        } else {
-            Direction::Desc
-        };
-        criteria = criteria.sort(&field, direction);
-    }
-    for filter in &params.filters {
-        let field =
-            searchable(&filter.attribute).ok_or_else(|| ApiError::bad_request(msg::FILTERING))?;
-        criteria = match &filter.condition {
-            Condition::Eq(v) => criteria.filter(&field, v.clone(), "eq"),
-            Condition::Neq(v) => criteria.filter(&field, v.clone(), "neq"),
-            Condition::Like(v) => criteria.filter(&field, v.clone(), "like"),
-            Condition::NotLike(v) => criteria.filter(&field, v.clone(), "nlike"),
-            Condition::In(vs) => criteria.filter(&field, vs.join(","), "in"),
-            Condition::NotIn(vs) => criteria.filter(&field, vs.join(","), "nin"),
-            Condition::Gt(v) => criteria.filter(&field, v.clone(), "gt"),
-            Condition::Lt(v) => criteria.filter(&field, v.clone(), "lt"),
-            Condition::Gteq(v) => criteria.filter(&field, v.clone(), "gteq"),
-            Condition::Lteq(v) => criteria.filter(&field, v.clone(), "lteq"),
-            Condition::FindInSet(v) => criteria.filter(&field, v.clone(), "finset"),
-            Condition::Null => criteria.filter(&field, "", "null"),
-            Condition::NotNull => criteria.filter(&field, "", "notnull"),
-            Condition::Range { from, to } => {
-                let mut c = criteria;
-                if let Some(from) = from {
-                    c = c.filter(&field, from.clone(), "gteq");
-                }
-                if let Some(to) = to {
-                    c = c.filter(&field, to.clone(), "lteq");
-                }
-                c
-            }
-        };
-    }
-    Ok(criteria)
-}
-
 async fn list(
     app: AppState,
     caller: Caller,
@@ -393,12 +336,12 @@ async fn list(
     let user = caller.user_type();
     let fields = app.mappings.get("product").view(user, "list");
     // Check the parameters before anything is cached or fetched.
-    criteria_for(&fields, &params, SearchCriteria::new())?;
+    search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
     let logical = format!("pl?{}", params.canonical());
     cached(&app, caller, headers, &logical, move || async move {
         let app = state;
-        let mut criteria = criteria_for(&fields, &params, SearchCriteria::new())?;
+        let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
         if user != UserType::Admin {
             criteria = shopper_filters(criteria);
         }
@@ -463,7 +406,7 @@ async fn category_list(
         .ok_or_else(|| ApiError::bad_request("Category not found."))?;
     let user = caller.user_type();
     let fields = app.mappings.get("product").view(user, "category");
-    criteria_for(&fields, &params, SearchCriteria::new())?;
+    search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
     let logical = format!("c/{category_id}?{}", params.canonical());
     cached(&app, caller, headers, &logical, move || async move {
@@ -497,7 +440,7 @@ async fn category_list(
         };
         let mut found: Vec<Value> = Vec::new();
         for chunk in candidates.chunks(crate::upstream::search::MAX_PAGE_SIZE as usize) {
-            let mut criteria = criteria_for(&fields, &params, SearchCriteria::new())?.filter(
+            let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?.filter(
                 "sku",
                 chunk.join(","),
                 "in",

@@ -184,6 +184,16 @@ pub fn json(bytes: &[u8]) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::bad_gateway().with_cause(format!("upstream JSON: {e}")))
 }
 
+/// A positive integer id under `key` of an upstream record (Magento sends ids as numbers
+/// or numeric strings).
+pub fn positive_id(record: &Value, key: &str) -> Option<u64> {
+    record
+        .get(key)
+        .and_then(crate::mapping::convert::as_i64)
+        .filter(|&id| id > 0)
+        .map(|id| id as u64)
+}
+
 /// Parses a path id the way the original did: anything that is not a positive integer
 /// names no resource.
 pub fn parse_id(text: &str) -> Result<u64, ApiError> {
