@@ -27,6 +27,9 @@ pub struct Doc {
     /// The top-level value is a map keyed by id that XML writes as plain `<data_item>`s
     /// (products), where JSON keeps the keys.
     pub keyed_list_as_items: bool,
+    /// The top-level value is a map keyed by id whose keys XML keeps as element names
+    /// (`data_item_<id>`, GET /orders), even though every key is a number.
+    pub keys_as_elements: bool,
 }
 
 impl Doc {
@@ -34,12 +37,21 @@ impl Doc {
         Doc {
             value,
             keyed_list_as_items: false,
+            keys_as_elements: false,
         }
     }
     pub fn keyed_list(value: Value) -> Doc {
         Doc {
             value,
             keyed_list_as_items: true,
+            keys_as_elements: false,
+        }
+    }
+    pub fn keyed_elements(value: Value) -> Doc {
+        Doc {
+            value,
+            keyed_list_as_items: false,
+            keys_as_elements: true,
         }
     }
 }
@@ -49,6 +61,7 @@ pub fn render(format: Format, doc: &Doc) -> Bytes {
     match format {
         // Serialising a `Value` cannot fail: its keys are strings.
         Format::Json => Bytes::from(serde_json::to_vec(&doc.value).unwrap_or_default()),
+        Format::Xml if doc.keys_as_elements => Bytes::from(xml::write_keyed_document(&doc.value)),
         Format::Xml => Bytes::from(xml::write_document(&doc.value, doc.keyed_list_as_items)),
     }
 }

@@ -99,6 +99,23 @@ pub fn write_document(value: &Value, keyed_list_as_items: bool) -> String {
     out
 }
 
+/// Renders a top-level map with every key as an element name, numeric keys included:
+/// `{"31": {...}}` is `<data_item_31>...</data_item_31>` (how GET /orders looks in XML).
+/// Anything that is not a map is written as [`write_document`] would.
+pub fn write_keyed_document(value: &Value) -> String {
+    let Value::Object(map) = value else {
+        return write_document(value, false);
+    };
+    if map.is_empty() {
+        return write_document(value, false);
+    }
+    let mut out = String::with_capacity(256);
+    out.push_str("<?xml version=\"1.0\"?>\n<service_api>");
+    write_children(&mut out, map);
+    out.push_str("</service_api>");
+    out
+}
+
 fn all_keys_numeric(map: &Map<String, Value>) -> bool {
     !map.is_empty()
         && map
@@ -432,6 +449,21 @@ mod tests {
         );
         assert!(
             write_document(&json!("x"), false).contains("<service_api><data_item>x</data_item>")
+        );
+    }
+
+    #[test]
+    fn keyed_documents_keep_numeric_keys_as_element_names() {
+        let doc = json!({"31": {"n": [1, 2]}, "32": {"n": []}});
+        assert_eq!(
+            write_keyed_document(&doc),
+            "<?xml version=\"1.0\"?>\n<service_api><data_item_31><n><data_item>1</data_item>\
+             <data_item>2</data_item></n></data_item_31><data_item_32><n/></data_item_32>\
+             </service_api>"
+        );
+        assert_eq!(
+            write_keyed_document(&json!({})),
+            "<?xml version=\"1.0\"?>\n<service_api/>"
         );
     }
 

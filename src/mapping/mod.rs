@@ -36,10 +36,40 @@ pub use convert::{FieldType, UpstreamType};
 pub use path::Path;
 
 /// The mapping files the gateway needs, built into the binary as the defaults.
-const EMBEDDED: &[(&str, &str)] = &[(
-    "product.toml",
-    include_str!("../../mappings/magento2/product.toml"),
-)];
+const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "product.toml",
+        include_str!("../../mappings/magento2/product.toml"),
+    ),
+    (
+        "customer.toml",
+        include_str!("../../mappings/magento2/customer.toml"),
+    ),
+    (
+        "address.toml",
+        include_str!("../../mappings/magento2/address.toml"),
+    ),
+    (
+        "order.toml",
+        include_str!("../../mappings/magento2/order.toml"),
+    ),
+    (
+        "order_address.toml",
+        include_str!("../../mappings/magento2/order_address.toml"),
+    ),
+    (
+        "order_item.toml",
+        include_str!("../../mappings/magento2/order_item.toml"),
+    ),
+    (
+        "stock_item.toml",
+        include_str!("../../mappings/magento2/stock_item.toml"),
+    ),
+    (
+        "image.toml",
+        include_str!("../../mappings/magento2/image.toml"),
+    ),
+];
 
 /// A mapping problem, naming the file and line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +145,9 @@ impl Field {
                     | FieldType::TierPrice
                     | FieldType::MediaUrl
                     | FieldType::Nonempty
+                    // Assembled by the gateway: nothing Magento can search.
+                    | FieldType::List
+                    | FieldType::Raw
             )
         })
     }

@@ -21,13 +21,14 @@ use crate::app::AppState;
 use crate::auth::{Operation, Route, UserType, authorize};
 use crate::cache::{self, Fetched};
 use crate::http::body::decode;
-use crate::http::query::{Condition, ListParams, SortDir};
-use crate::http::{ApiError, Doc, Format, created, empty_ok, msg};
+use crate::http::query::ListParams;
+use crate::http::{ApiError, Doc, Format, created, empty_ok};
+use crate::mapping::ResourceMapping;
 use crate::mapping::convert::{as_f64, as_i64, is_empty};
-use crate::mapping::{Field, ResourceMapping};
 use crate::upstream::catalog::SearchResult;
-use crate::upstream::{Direction, Scope, SearchCriteria, UpstreamError};
+use crate::upstream::{Scope, SearchCriteria, UpstreamError};
 
+use super::listing::search_criteria;
 use super::support::{Caller, cached, json, parse_id, record};
 use super::{stores, upstream_errors};
 
@@ -125,12 +126,17 @@ pub async fn category(
 // Records
 // ---------------------------------------------------------------------------------------
 
+/// The cache key of a product id's SKU.
+fn sku_key(id: u64) -> String {
+    format!("r|sku|{id}")
+}
+
 /// The SKU of a product id (Magento 2 addresses products by SKU). 404 when there is none.
 pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
     let magento = app.magento.clone();
     let (entry, _) = app
         .cache
-        .get_or_fetch(&format!("r|sku|{id}"), move || async move {
+        .get_or_fetch(&sku_key(id), move || async move {
             let found = magento
                 .skus_of(&[id])
                 .await
@@ -148,6 +154,41 @@ pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
         cache::Value::Text(sku) => Ok(sku.clone()),
         _ => Err(ApiError::internal().with_cause("sku entry holds no text")),
     }
+}
+
+/// The SKUs of several product ids: the cached ones, and the others in one search per 300
+/// ids, which are then cached like [`sku_of`]'s. Ids without a product are left out. (A
+/// batch of stock updates would otherwise look its products up one call each.)
+pub async fn skus_of_many(app: &AppState, ids: &[u64]) -> Result<HashMap<u64, Arc<str>>, ApiError> {
+    let mut found = HashMap::new();
+    let mut missing = Vec::new();
+    for &id in ids {
+        match app.cache.fresh(&sku_key(id)).await.map(|e| e.value.clone()) {
+            Some(cache::Value::Text(sku)) => {
+                found.insert(id, sku);
+            }
+            _ => missing.push(id),
+        }
+    }
+    for chunk in missing.chunks(crate::upstream::search::MAX_PAGE_SIZE as usize) {
+        let pairs = app
+            .magento
+            .skus_of(chunk)
+            .await
+            .map_err(upstream_errors::to_api)?;
+        for pair in pairs.into_iter().filter(|p| chunk.contains(&p.id)) {
+            let sku: Arc<str> = pair.sku.into();
+            let value = sku.clone();
+            let tags = vec![tag_product(pair.id), tag_sku(&sku)];
+            app.cache
+                .get_or_fetch(&sku_key(pair.id), move || async move {
+                    Ok::<_, ApiError>(Fetched::new(cache::Value::Text(value), tags))
+                })
+                .await?;
+            found.insert(pair.id, sku);
+        }
+    }
+    Ok(found)
 }
 
 /// A product as Magento returns it by SKU (with its stock item), through the cache.
@@ -228,15 +269,11 @@ async fn render_many(
 }
 
 fn product_id(product: &Value) -> Option<u64> {
-    product
-        .get("id")
-        .and_then(as_i64)
-        .filter(|&id| id > 0)
-        .map(|id| id as u64)
+    super::support::positive_id(product, "id")
 }
 
 /// What a shopper may see: enabled and visible in the catalog or search.
-fn shopper_visible(product: &Value) -> bool {
+pub fn shopper_visible(product: &Value) -> bool {
     let status = product.get("status").and_then(as_i64).unwrap_or(0);
     let visibility = product.get("visibility").and_then(as_i64).unwrap_or(1);
     status == 1 && visibility != 1
@@ -290,60 +327,6 @@ async fn get_one(
     .await
 }
 
-/// Translates the original's list parameters into Magento search criteria, allowing only
-/// the fields of the caller's view.
-fn criteria_for(
-    fields: &[Field],
-    params: &ListParams,
-    mut criteria: SearchCriteria,
-) -> Result<SearchCriteria, ApiError> {
-    let searchable = |name: &str| {
-        fields
-            .iter()
-            .find(|f| f.name == name)
-            .and_then(Field::search_field)
-    };
-    if let Some(order) = &params.order {
-        let field = searchable(order).ok_or_else(|| ApiError::bad_request(msg::ORDERING))?;
-        let direction = if params.dir == SortDir::Asc {
-            Direction::Asc
-        } else {
-            Direction::Desc
-        };
-        criteria = criteria.sort(&field, direction);
-    }
-    for filter in &params.filters {
-        let field =
-            searchable(&filter.attribute).ok_or_else(|| ApiError::bad_request(msg::FILTERING))?;
-        criteria = match &filter.condition {
-            Condition::Eq(v) => criteria.filter(&field, v.clone(), "eq"),
-            Condition::Neq(v) => criteria.filter(&field, v.clone(), "neq"),
-            Condition::Like(v) => criteria.filter(&field, v.clone(), "like"),
-            Condition::NotLike(v) => criteria.filter(&field, v.clone(), "nlike"),
-            Condition::In(vs) => criteria.filter(&field, vs.join(","), "in"),
-            Condition::NotIn(vs) => criteria.filter(&field, vs.join(","), "nin"),
-            Condition::Gt(v) => criteria.filter(&field, v.clone(), "gt"),
-            Condition::Lt(v) => criteria.filter(&field, v.clone(), "lt"),
-            Condition::Gteq(v) => criteria.filter(&field, v.clone(), "gteq"),
-            Condition::Lteq(v) => criteria.filter(&field, v.clone(), "lteq"),
-            Condition::FindInSet(v) => criteria.filter(&field, v.clone(), "finset"),
-            Condition::Null => criteria.filter(&field, "", "null"),
-            Condition::NotNull => criteria.filter(&field, "", "notnull"),
-            Condition::Range { from, to } => {
-                let mut c = criteria;
-                if let Some(from) = from {
-                    c = c.filter(&field, from.clone(), "gteq");
-                }
-                if let Some(to) = to {
-                    c = c.filter(&field, to.clone(), "lteq");
-                }
-                c
-            }
-        };
-    }
-    Ok(criteria)
-}
-
 async fn list(
     app: AppState,
     caller: Caller,
@@ -353,12 +336,12 @@ async fn list(
     let user = caller.user_type();
     let fields = app.mappings.get("product").view(user, "list");
     // Check the parameters before anything is cached or fetched.
-    criteria_for(&fields, &params, SearchCriteria::new())?;
+    search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
     let logical = format!("pl?{}", params.canonical());
     cached(&app, caller, headers, &logical, move || async move {
         let app = state;
-        let mut criteria = criteria_for(&fields, &params, SearchCriteria::new())?;
+        let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
         if user != UserType::Admin {
             criteria = shopper_filters(criteria);
         }
@@ -423,7 +406,7 @@ async fn category_list(
         .ok_or_else(|| ApiError::bad_request("Category not found."))?;
     let user = caller.user_type();
     let fields = app.mappings.get("product").view(user, "category");
-    criteria_for(&fields, &params, SearchCriteria::new())?;
+    search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
     let logical = format!("c/{category_id}?{}", params.canonical());
     cached(&app, caller, headers, &logical, move || async move {
@@ -457,7 +440,7 @@ async fn category_list(
         };
         let mut found: Vec<Value> = Vec::new();
         for chunk in candidates.chunks(crate::upstream::search::MAX_PAGE_SIZE as usize) {
-            let mut criteria = criteria_for(&fields, &params, SearchCriteria::new())?.filter(
+            let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?.filter(
                 "sku",
                 chunk.join(","),
                 "in",
@@ -647,8 +630,13 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
         .map_err(upstream_errors::to_api)?;
     let id = product_id(&saved)
         .ok_or_else(|| ApiError::bad_gateway().with_cause("created product has no id"))?;
-    app.cache
-        .invalidate(&[LISTS.to_owned(), tag_product(id), tag_sku(&sku)]);
+    app.cache.invalidate(&[
+        LISTS.to_owned(),
+        tag_product(id),
+        tag_sku(&sku),
+        // A new product has a new stock item.
+        super::stock_items::INDEX.to_owned(),
+    ]);
     Ok(created(&format!("/api/rest/products/{id}")))
 }
 
@@ -751,6 +739,9 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
         tag_product(id),
         tag_sku(&sku),
         format!("i:{id}"),
+        // Its stock item goes with it.
+        super::stock_items::INDEX.to_owned(),
+        super::stock_items::tag_index_of(id),
     ]);
     result.map_err(upstream_errors::to_api)?;
     Ok(empty_ok())

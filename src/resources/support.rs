@@ -124,7 +124,9 @@ pub type Built = (Doc, Vec<String>);
 ///
 /// `logical` names the resource and the list parameters (not the raw query: unknown
 /// parameters must not multiply entries); the key adds the user type and format, so only
-/// data that is the same for every caller of a view is shared.
+/// data that is the same for every caller of a view is shared. Never use it for a
+/// principal's own records: the answer is also filed for [`fast_hit`] under the request's
+/// method, path, query, user type and format, and served to the next caller who sends them.
 pub async fn cached<F, Fut>(
     app: &AppState,
     caller: Caller,
@@ -285,6 +287,16 @@ where
 pub fn json(bytes: &[u8]) -> Result<Value, ApiError> {
     serde_json::from_slice(bytes)
         .map_err(|e| ApiError::bad_gateway().with_cause(format!("upstream JSON: {e}")))
+}
+
+/// A positive integer id under `key` of an upstream record (Magento sends ids as numbers
+/// or numeric strings).
+pub fn positive_id(record: &Value, key: &str) -> Option<u64> {
+    record
+        .get(key)
+        .and_then(crate::mapping::convert::as_i64)
+        .filter(|&id| id > 0)
+        .map(|id| id as u64)
 }
 
 /// Parses a path id the way the original did: anything that is not a positive integer

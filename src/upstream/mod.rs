@@ -11,9 +11,13 @@
 
 pub mod catalog;
 pub mod customers;
+pub mod directory;
 pub mod error;
+pub mod media;
+pub mod orders;
 pub mod resilience;
 pub mod search;
+pub mod stock;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -156,7 +160,8 @@ impl Magento {
                 if !fits || !self.guard.may_retry() {
                     return Err(error);
                 }
-                tracing::debug!(%error, path, "retrying an upstream read once");
+                // The status only: Magento's message can carry a customer's values.
+                tracing::debug!(status = ?error.status(), "retrying an upstream read once");
                 tokio::time::sleep(wait).await;
                 self.attempt(&method, scope, path, query, body, &self.authorization)
                     .await
@@ -207,7 +212,10 @@ impl Magento {
         let Some(_slot) = self.guard.slot() else {
             // Never sent: says nothing about Magento's health.
             drop(admission);
-            tracing::warn!(path, "upstream call shed: too many calls in flight");
+            tracing::warn!(
+                endpoint = %crate::metrics::endpoint_template(path),
+                "upstream call shed: too many calls in flight"
+            );
             metrics.call(method, path, Outcome::Shed, Duration::ZERO);
             return Err(UpstreamError::Unavailable);
         };
@@ -226,8 +234,9 @@ impl Magento {
         let healthy = matches!(outcome, Outcome::Ok | Outcome::ClientError);
         if admission.done(healthy) {
             metrics.circuit_opened();
+            // The endpoint's template, not its path: a path can hold a customer's id or e-mail.
             tracing::error!(
-                path,
+                endpoint = %crate::metrics::endpoint_template(path),
                 "upstream circuit opened after repeated failures; calls fail fast until a probe succeeds"
             );
         }

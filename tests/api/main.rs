@@ -4,11 +4,17 @@
 
 mod helpers;
 
+mod addresses;
 mod auth;
 mod cache;
+mod customers;
 mod formats;
+mod images;
 mod mapping;
+mod orders;
 mod policy;
+mod privacy;
 mod products;
 mod purge;
 mod resilience;
+mod stock_items;

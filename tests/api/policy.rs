@@ -39,6 +39,63 @@ const TABLE: &[(&str, &str, Expect, Expect, Expect)] = &[
     ("POST", "/products/category_id=4", D, D, S),
     ("PUT", "/products/category_id=4", D, D, S),
     ("DELETE", "/products/category_id=4", D, D, S),
+    // 4.4 and 5.2, 5.4: a customer reads and changes their own record; listing (their own
+    // record only), create and delete are Admin's. PUT and DELETE on the collection exist
+    // for nobody; a customer, who may update, learns that with a 405.
+    ("GET", "/customers", D, P, P),
+    ("POST", "/customers", D, D, P),
+    ("PUT", "/customers", D, N, N),
+    ("DELETE", "/customers", D, D, N),
+    ("GET", "/customers/5", D, P, P),
+    ("POST", "/customers/5", D, D, N),
+    ("PUT", "/customers/5", D, P, P),
+    // Admin deletes another customer here: deleting 5 would revoke the tokens the next
+    // rows use for customer 5.
+    ("DELETE", "/customers/7", D, D, P),
+    // 4.5 and 5.2, 5.3: a customer lists, creates, changes and deletes their own addresses.
+    ("GET", "/customers/5/addresses", D, P, P),
+    ("POST", "/customers/5/addresses", D, P, P),
+    ("PUT", "/customers/5/addresses", D, N, N),
+    ("DELETE", "/customers/5/addresses", D, N, N),
+    ("GET", "/customers/addresses/7", D, P, P),
+    ("POST", "/customers/addresses/7", D, N, N),
+    ("PUT", "/customers/addresses/7", D, P, P),
+    ("DELETE", "/customers/addresses/7", D, P, P),
+    // 4.6: read-only; everyone may list (a guest has no orders), a guest reads none.
+    ("GET", "/orders", P, P, P),
+    ("POST", "/orders", D, D, N),
+    ("PUT", "/orders", D, D, N),
+    ("DELETE", "/orders", D, D, N),
+    ("GET", "/orders/31", D, P, P),
+    ("POST", "/orders/31", D, D, N),
+    ("PUT", "/orders/31", D, D, N),
+    ("DELETE", "/orders/31", D, D, N),
+    // 4.1 and 5.1: stock items are Admin's; nobody deletes one, nobody creates one.
+    ("GET", "/stockitems", D, D, P),
+    ("POST", "/stockitems", D, D, N),
+    ("PUT", "/stockitems", D, D, P),
+    ("DELETE", "/stockitems", D, D, N),
+    ("GET", "/stockitems/15", D, D, P),
+    ("POST", "/stockitems/15", D, D, N),
+    ("PUT", "/stockitems/15", D, D, P),
+    ("DELETE", "/stockitems/15", D, D, N),
+    // 4.3: everyone reads images, globally and per store; Admin writes them.
+    ("GET", "/products/1/images", P, P, P),
+    ("POST", "/products/1/images", D, D, P),
+    ("PUT", "/products/1/images", D, D, N),
+    ("DELETE", "/products/1/images", D, D, N),
+    ("GET", "/products/1/images/store/2", P, P, P),
+    ("POST", "/products/1/images/store/2", D, D, P),
+    ("PUT", "/products/1/images/store/2", D, D, N),
+    ("DELETE", "/products/1/images/store/2", D, D, N),
+    ("GET", "/products/1/images/11", P, P, P),
+    ("POST", "/products/1/images/11", D, D, N),
+    ("PUT", "/products/1/images/11", D, D, P),
+    ("DELETE", "/products/1/images/11", D, D, P),
+    ("GET", "/products/1/images/11/store/2", P, P, P),
+    ("POST", "/products/1/images/11/store/2", D, D, N),
+    ("PUT", "/products/1/images/11/store/2", D, D, P),
+    ("DELETE", "/products/1/images/11/store/2", D, D, P),
 ];
 
 #[tokio::test]

@@ -6,5 +6,7 @@
 mod common;
 mod harness;
 
+mod customers;
 mod products;
 mod schema;
+mod stock_and_images;

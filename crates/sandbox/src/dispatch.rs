@@ -157,6 +157,7 @@ const PRODUCTS: Acl = Acl::Resource("Magento_Catalog::products");
 const CATALOG: Acl = Acl::Resource("Magento_Catalog::catalog");
 const ATTRIBUTES: Acl = Acl::Resource("Magento_Catalog::attributes_attributes");
 const CATEGORIES: Acl = Acl::Resource("Magento_Catalog::categories");
+const SETS: Acl = Acl::Resource("Magento_Catalog::sets");
 const INVENTORY: Acl = Acl::Resource("Magento_CatalogInventory::cataloginventory");
 const CUSTOMER_READ: Acl = Acl::Resource("Magento_Customer::customer");
 const CUSTOMER_MANAGE: Acl = Acl::Resource("Magento_Customer::manage");
@@ -180,6 +181,13 @@ static ROUTES: &[Route] = &[
         "/V1/products-render-info",
         Acl::Anonymous,
         render_info::list,
+    ),
+    // Catalog: attribute sets (clients ask whether a set has a media gallery).
+    route(
+        "GET",
+        "/V1/products/attribute-sets/:attributeSetId/attributes",
+        SETS,
+        crate::attributes::set_attributes,
     ),
     // Catalog: media gallery.
     route("GET", "/V1/products/:sku/media", CATALOG, media::list),

@@ -70,6 +70,45 @@ async fn unknown_product_is_404() {
     assert_eq!(r.status, 404);
 }
 
+#[tokio::test]
+async fn attribute_sets_say_whether_they_hold_a_media_gallery() {
+    let h = Harness::start().await;
+    let has_gallery = |body: &Value| {
+        body.as_array()
+            .expect("a list")
+            .iter()
+            .any(|a| a["attribute_code"] == "media_gallery")
+    };
+    let r = h.get("/rest/V1/products/attribute-sets/4/attributes").await;
+    assert_eq!(r.status, 200);
+    assert!(has_gallery(&r.body));
+    assert!(
+        r.body
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["attribute_code"] == "name")
+    );
+    let r = h
+        .get("/rest/V1/products/attribute-sets/16/attributes")
+        .await;
+    assert_eq!(r.status, 200);
+    assert!(!has_gallery(&r.body));
+    let r = h
+        .get("/rest/V1/products/attribute-sets/99/attributes")
+        .await;
+    assert_eq!(r.status, 404);
+    let r = h
+        .send(
+            "GET",
+            "/rest/V1/products/attribute-sets/4/attributes",
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 401);
+}
+
 fn new_product(sku: &str, name: &str) -> Value {
     json!({"product": {
         "sku": sku, "name": name, "attribute_set_id": 4, "price": 12.5, "type_id": "simple",

@@ -1,0 +1,819 @@
+//! Customer addresses (SPEC 2.5, 4.5): a customer's list and create, and one address's
+//! read, update and delete, for Admin and for the customer who owns them.
+//!
+//! Magento 2 has no address create or update endpoint: both go through the customer save
+//! (`PUT /V1/customers/{id}`) with the whole `addresses` list, and any stored address left
+//! out of that list is deleted. So a write reads the customer, changes one entry of the
+//! list it got (every other entry goes back as it came, with its id), and saves, all while
+//! holding the customer's lock; and everything the spec can refuse is checked before that
+//! cycle starts, with SPEC 7's messages, the country and region against Magento's
+//! directory. A created address's id is the one id in the saved list that was not there
+//! before.
+//!
+//! A customer's address is found through the customer's own record, so a customer asking
+//! for someone else's address gets the 404 of an address that does not exist, and nothing
+//! about the other customer is even fetched. The default flags shown come from the
+//! customer record (`default_billing` / `default_shipping` hold address ids).
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use http::{HeaderMap, Method, Uri};
+use serde_json::{Map, Value, json};
+
+use crate::app::AppState;
+use crate::auth::{Operation, Principal, Route, UserType, authorize};
+use crate::http::body::decode;
+use crate::http::query::{Condition, Filter, ListParams, SortDir};
+use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
+use crate::mapping::ResourceMapping;
+use crate::mapping::convert::{as_i64, is_empty};
+use crate::upstream::directory::Country;
+
+use super::customers::{
+    lock, object_body, owns, private, redact, reference_error, required, scalar_text,
+};
+use super::directory;
+use super::support::{Caller, parse_id};
+
+/// DESIGN.md: street lines past the second are joined into the second with this.
+pub const STREET_JOIN: &str = "; ";
+
+/// SPEC 7's country and region messages.
+pub mod messages {
+    pub const COUNTRY_TYPE: &str = "Invalid country identifier type";
+    pub const COUNTRY_MISSING: &str = "Country does not exist";
+    pub const COUNTRY_REQUIRED: &str = "Country is required";
+    pub const COUNTRY_LENGTH: &str = "Country is not between '2' and '3' inclusively.";
+    pub const REGION_TYPE: &str = "Invalid State/Province type";
+    pub const REGION_REQUIRED: &str = "State/Province is required";
+    pub const REGION_INVALID: &str = "State/Province is invalid";
+    pub const REGION_MISSING: &str = "State/Province does not exist";
+    pub const DEFAULT_DELETE: &str =
+        "Address is default for customer so is not allowed to be deleted";
+}
+use messages as m;
+
+// ---------------------------------------------------------------------------------------
+// Routes
+// ---------------------------------------------------------------------------------------
+
+/// `/customers/:customer_id/addresses`: list and create.
+pub async fn collection(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path(customer): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    match authorize(Route::CustomerAddresses, &method, caller.principal)? {
+        Operation::Retrieve => list(app, caller, &customer, &uri).await,
+        Operation::Create => create(app, caller, &customer, &headers, body).await,
+        op => Err(ApiError::internal()
+            .with_cause(format!("{op:?} is not served on /customers/:id/addresses"))),
+    }
+}
+
+/// `/customers/addresses/:address_id`: read, update, delete.
+pub async fn entity(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    match authorize(Route::CustomerAddress, &method, caller.principal)? {
+        Operation::Retrieve => get_one(app, caller, &id).await,
+        Operation::Update => update(app, caller, &id, &headers, body).await,
+        Operation::Delete => delete(app, caller, &id).await,
+        Operation::Create => Err(ApiError::not_implemented()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Records
+// ---------------------------------------------------------------------------------------
+
+fn id_of(value: &Value) -> Option<u64> {
+    super::support::positive_id(value, "id")
+}
+
+/// The customer's default billing and shipping address ids.
+fn defaults_of(customer: &Value) -> (Option<u64>, Option<u64>) {
+    let id = |key: &str| {
+        customer
+            .get(key)
+            .and_then(as_i64)
+            .filter(|&id| id > 0)
+            .map(|id| id as u64)
+    };
+    (id("default_billing"), id("default_shipping"))
+}
+
+/// The customer's addresses, each with its default flags set from the customer record,
+/// which is where Magento keeps them.
+fn addresses_of(customer: &Value) -> Vec<Value> {
+    let (billing, shipping) = defaults_of(customer);
+    customer
+        .get("addresses")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter(|a| a.is_object())
+                .map(|a| {
+                    let mut a = a.clone();
+                    let id = id_of(&a);
+                    a["default_billing"] = json!(id.is_some() && id == billing);
+                    a["default_shipping"] = json!(id.is_some() && id == shipping);
+                    a
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Street lines as stored: trimmed, empty ones dropped, and everything past the second
+/// line joined into the second.
+pub fn fold_street(lines: &[String]) -> Vec<String> {
+    let lines: Vec<&str> = lines
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    match lines.as_slice() {
+        [] => Vec::new(),
+        [one] => vec![(*one).to_owned()],
+        [first, rest @ ..] => vec![(*first).to_owned(), rest.join(STREET_JOIN)],
+    }
+}
+
+/// The street of a record (Magento keeps up to four lines), folded for the response.
+fn street_lines(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter(|v| !v.is_array() && !v.is_object())
+            .map(scalar_text)
+            .collect(),
+        Some(Value::String(s)) => vec![s.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// One address in the caller's view.
+fn render(fields: &[crate::mapping::Field], address: &Value) -> Map<String, Value> {
+    let mut address = address.clone();
+    let street = fold_street(&street_lines(address.get("street")));
+    address["street"] = json!(street);
+    ResourceMapping::render(fields, &json!({ "address": address }), "")
+}
+
+/// Finds address `id` and its customer, as the caller may see them. A customer looks only
+/// in their own record; Admin asks Magento whose address it is.
+async fn locate(app: &AppState, principal: Principal, id: u64) -> Result<(Value, Value), ApiError> {
+    let owner = owner_of(app, principal, id).await?;
+    find_in(app, owner, id).await
+}
+
+/// Address `id` in the record of customer `owner`, with that record.
+async fn find_in(app: &AppState, owner: u64, id: u64) -> Result<(Value, Value), ApiError> {
+    let customer = app.magento.customer(owner).await.map_err(redact)?;
+    let address = addresses_of(&customer)
+        .into_iter()
+        .find(|a| id_of(a) == Some(id))
+        .ok_or_else(ApiError::not_found)?;
+    Ok((address, customer))
+}
+
+/// The id of the customer whose address `id` is, as far as this caller may know.
+async fn owner_of(app: &AppState, principal: Principal, id: u64) -> Result<u64, ApiError> {
+    match principal {
+        Principal::Customer(me) => Ok(me),
+        Principal::Admin => {
+            let address = app.magento.address(id).await.map_err(redact)?;
+            address
+                .get("customer_id")
+                .and_then(as_i64)
+                .filter(|&c| c > 0)
+                .map(|c| c as u64)
+                .ok_or_else(ApiError::not_found)
+        }
+        Principal::Guest => Err(ApiError::not_found()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Reads
+// ---------------------------------------------------------------------------------------
+
+async fn list(
+    app: AppState,
+    caller: Caller,
+    customer: &str,
+    uri: &Uri,
+) -> Result<Response, ApiError> {
+    let customer_id = parse_id(customer)?;
+    if !owns(caller.principal, customer_id) {
+        return Err(ApiError::not_found());
+    }
+    let params = ListParams::parse(uri.query())?;
+    let fields = app.mappings.get("address").view(caller.user_type(), "list");
+    let known = |name: &str| fields.iter().any(|f| f.name == name);
+    if params.order.as_deref().is_some_and(|o| !known(o)) {
+        return Err(ApiError::bad_request(msg::ORDERING));
+    }
+    if params.filters.iter().any(|f| !known(&f.attribute)) {
+        return Err(ApiError::bad_request(msg::FILTERING));
+    }
+    let customer = app.magento.customer(customer_id).await.map_err(redact)?;
+    let mut records: Vec<Map<String, Value>> = addresses_of(&customer)
+        .iter()
+        .map(|a| render(&fields, a))
+        .filter(|r| params.filters.iter().all(|f| matches(r, f)))
+        .collect();
+    if let Some(order) = &params.order {
+        records.sort_by(|a, b| {
+            let ordering = compare(a.get(order), b.get(order));
+            if params.dir == SortDir::Asc {
+                ordering
+            } else {
+                ordering.reverse()
+            }
+        });
+    }
+    let page: Vec<Value> = records
+        .into_iter()
+        .skip(params.offset() as usize)
+        .take(params.limit as usize)
+        .map(Value::Object)
+        .collect();
+    Ok(private(ok(caller.format, &Doc::new(Value::Array(page)))))
+}
+
+async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
+    let id = parse_id(id)?;
+    let (address, _) = locate(&app, caller.principal, id).await?;
+    let fields = app
+        .mappings
+        .get("address")
+        .view(caller.user_type(), "single");
+    Ok(private(ok(
+        caller.format,
+        &Doc::new(Value::Object(render(&fields, &address))),
+    )))
+}
+
+// In-memory list parameters: a customer's addresses come in one record, so filters and
+// order apply to the rendered values, compared the way the original's database did
+// (case-insensitive text, numbers as numbers).
+
+fn texts(value: Option<&Value>) -> Vec<String> {
+    match value {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items.iter().map(scalar_text).collect(),
+        Some(other) => vec![scalar_text(other)],
+    }
+}
+
+fn compare_text(a: &str, b: &str) -> Ordering {
+    match (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
+        (Ok(x), Ok(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
+        _ => a.to_lowercase().cmp(&b.to_lowercase()),
+    }
+}
+
+fn compare(a: Option<&Value>, b: Option<&Value>) -> Ordering {
+    let (a, b) = (texts(a), texts(b));
+    match (a.first(), b.first()) {
+        (Some(x), Some(y)) => compare_text(x, y),
+        (None, Some(_)) => Ordering::Less,
+        (Some(_), None) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    }
+}
+
+/// SQL `LIKE`: `%` any run, `_` one character; case-insensitive.
+fn like(text: &str, pattern: &str) -> bool {
+    let t: Vec<char> = text.to_lowercase().chars().collect();
+    let p: Vec<char> = pattern.to_lowercase().chars().collect();
+    // Iterative matcher with backtracking on the last `%`.
+    let (mut ti, mut pi) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '_' || p[pi] == t[ti]) {
+            ti += 1;
+            pi += 1;
+        } else if pi < p.len() && p[pi] == '%' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '%')
+}
+
+fn matches(record: &Map<String, Value>, filter: &Filter) -> bool {
+    let values = texts(record.get(&filter.attribute));
+    let eq = |v: &str| values.iter().any(|x| compare_text(x, v) == Ordering::Equal);
+    let any = |f: &dyn Fn(Ordering) -> bool, v: &str| values.iter().any(|x| f(compare_text(x, v)));
+    match &filter.condition {
+        Condition::Eq(v) => eq(v),
+        Condition::Neq(v) => !eq(v),
+        Condition::Like(p) => values.iter().any(|x| like(x, p)),
+        Condition::NotLike(p) => !values.iter().any(|x| like(x, p)),
+        Condition::In(vs) => vs.iter().any(|v| eq(v)),
+        Condition::NotIn(vs) => !vs.iter().any(|v| eq(v)),
+        Condition::Gt(v) => any(&|o| o == Ordering::Greater, v),
+        Condition::Lt(v) => any(&|o| o == Ordering::Less, v),
+        Condition::Gteq(v) => any(&|o| o != Ordering::Less, v),
+        Condition::Lteq(v) => any(&|o| o != Ordering::Greater, v),
+        Condition::Range { from, to } => values.iter().any(|x| {
+            from.as_ref()
+                .is_none_or(|f| compare_text(x, f) != Ordering::Less)
+                && to
+                    .as_ref()
+                    .is_none_or(|t| compare_text(x, t) != Ordering::Greater)
+        }),
+        Condition::Null => values.iter().all(|x| x.is_empty()),
+        Condition::NotNull => values.iter().any(|x| !x.is_empty()),
+        Condition::FindInSet(v) => values.iter().any(|x| {
+            x.split(',')
+                .any(|part| part.trim().eq_ignore_ascii_case(v.trim()))
+        }),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Checks
+// ---------------------------------------------------------------------------------------
+
+/// What a write changes, checked, in Magento's terms.
+#[derive(Debug, Default)]
+struct Change {
+    /// Magento address fields to set (the mapped text fields, street, country, region).
+    fields: Map<String, Value>,
+    billing: Option<bool>,
+    shipping: Option<bool>,
+}
+
+impl Change {
+    fn is_empty(&self) -> bool {
+        self.fields.is_empty() && self.billing.is_none() && self.shipping.is_none()
+    }
+}
+
+/// Is this text shaped like a region code (`NY`, `2A`) or name (`Provence-Alpes-Côte
+/// d'Azur`)? Anything else is SPEC 7's "neither a valid region code nor name".
+fn region_shaped(text: &str) -> bool {
+    text.chars().count() <= 255
+        && text.chars().any(char::is_alphanumeric)
+        && text
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == ' ' || "-'’.,()&/".contains(c))
+}
+
+/// Magento's region of an address: `{region_code, region, region_id}` plus `region_id`.
+fn region_fields(fields: &mut Map<String, Value>, id: u64, code: Option<&str>, name: Option<&str>) {
+    fields.insert(
+        "region".into(),
+        json!({"region_code": code, "region": name, "region_id": id}),
+    );
+    fields.insert("region_id".into(), json!(id));
+}
+
+/// The country of the request, checked: SPEC 7's messages in the original's order.
+fn check_country<'c>(
+    value: Option<&Value>,
+    countries: &'c [Country],
+) -> Result<&'c Country, &'static str> {
+    let code = match value {
+        None | Some(Value::Null) => return Err(m::COUNTRY_REQUIRED),
+        Some(Value::String(s)) => s.trim(),
+        Some(_) => return Err(m::COUNTRY_TYPE),
+    };
+    if code.is_empty() {
+        return Err(m::COUNTRY_REQUIRED);
+    }
+    if !(2..=3).contains(&code.chars().count()) {
+        return Err(m::COUNTRY_LENGTH);
+    }
+    directory::find_country(countries, code).ok_or(m::COUNTRY_MISSING)
+}
+
+/// A default flag: `1`/`0`, `true`/`false`; empty is "no".
+fn flag(name: &str, value: &Value) -> Result<bool, String> {
+    match value {
+        Value::Bool(b) => Ok(*b),
+        v if is_empty(v) => Ok(false),
+        v => match as_i64(v) {
+            Some(0) => Ok(false),
+            Some(1) => Ok(true),
+            _ => Err(format!(
+                "Invalid value \"{}\" for attribute \"{name}\".",
+                scalar_text(v)
+            )),
+        },
+    }
+}
+
+/// Checks a create (`stored` is None) or an update of `stored` and says what to change.
+/// Every problem is reported at once, with SPEC 7's messages.
+fn check(
+    app: &AppState,
+    user: UserType,
+    input: &Map<String, Value>,
+    stored: Option<&Value>,
+    countries: &[Country],
+) -> Result<Change, ApiError> {
+    let creating = stored.is_none();
+    let mapping = app.mappings.get("address");
+    let mut errors: Vec<String> = Vec::new();
+    let mut change = Change::default();
+
+    for field in mapping.view(user, "required").iter() {
+        let value = input.get(&field.name);
+        let empty = match value {
+            None => creating,
+            Some(v) if field.name == "street" => {
+                fold_street(&street_lines(Some(v))).is_empty() || v.is_object()
+            }
+            Some(v) => is_empty(v),
+        };
+        if empty {
+            errors.push(required(&field.name));
+        }
+    }
+
+    let mut root = json!({ "address": {} });
+    if let Err(mut conversion) =
+        ResourceMapping::write(&mapping.view(user, "write"), input, &mut root)
+    {
+        errors.append(&mut conversion);
+    }
+    if let Value::Object(fields) = root["address"].take() {
+        change.fields = fields;
+    }
+
+    if let Some(street) = input.get("street") {
+        let bad = match street {
+            Value::Object(_) => true,
+            Value::Array(items) => items.iter().any(|v| v.is_array() || v.is_object()),
+            _ => false,
+        };
+        if bad {
+            errors.push("Invalid value for \"street\" in request.".into());
+        } else {
+            let lines = fold_street(&street_lines(Some(street)));
+            if !lines.is_empty() {
+                change.fields.insert("street".into(), json!(lines));
+            }
+        }
+    }
+
+    // The country: always on create, on update when sent. Then the region of the country
+    // the address will have.
+    let stored_country = stored
+        .and_then(|a| a.get("country_id"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let country = if creating || input.contains_key("country_id") {
+        match check_country(input.get("country_id"), countries) {
+            Ok(country) => {
+                change
+                    .fields
+                    .insert("country_id".into(), json!(country.id.clone()));
+                Some(country)
+            }
+            Err(message) => {
+                errors.push(message.into());
+                None
+            }
+        }
+    } else {
+        directory::find_country(countries, stored_country)
+    };
+    let country_changed =
+        creating || country.is_some_and(|c| !c.id.eq_ignore_ascii_case(stored_country));
+    if let Some(country) = country {
+        let has_regions = !country.available_regions.is_empty();
+        match input.get("region") {
+            None | Some(Value::Null) => {
+                if country_changed {
+                    if has_regions {
+                        errors.push(m::REGION_REQUIRED.into());
+                    } else {
+                        // A region of the old country means nothing in the new one.
+                        region_fields(&mut change.fields, 0, None, None);
+                    }
+                }
+            }
+            Some(Value::String(text)) => {
+                let text = text.trim();
+                if text.is_empty() {
+                    if has_regions {
+                        errors.push(m::REGION_TYPE.into());
+                    } else {
+                        region_fields(&mut change.fields, 0, None, None);
+                    }
+                } else if !region_shaped(text) {
+                    errors.push(m::REGION_INVALID.into());
+                } else if has_regions {
+                    match directory::find_region(country, text) {
+                        Some(region) => region_fields(
+                            &mut change.fields,
+                            region.id,
+                            Some(&region.code),
+                            Some(&region.name),
+                        ),
+                        None => errors.push(m::REGION_MISSING.into()),
+                    }
+                } else {
+                    region_fields(&mut change.fields, 0, None, Some(text));
+                }
+            }
+            Some(_) => errors.push(m::REGION_TYPE.into()),
+        }
+    }
+
+    for (name, slot) in [
+        ("is_default_billing", &mut change.billing),
+        ("is_default_shipping", &mut change.shipping),
+    ] {
+        if let Some(value) = input.get(name) {
+            match flag(name, value) {
+                Ok(on) => *slot = Some(on),
+                Err(message) => errors.push(message),
+            }
+        }
+    }
+
+    if !errors.is_empty() {
+        errors.dedup();
+        return Err(ApiError::validation(errors));
+    }
+    if change.is_empty() {
+        return Err(ApiError::request_data_invalid());
+    }
+    Ok(change)
+}
+
+// ---------------------------------------------------------------------------------------
+// Writes
+// ---------------------------------------------------------------------------------------
+
+/// Which entry of the list a write is about.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Existing(u64),
+    New,
+}
+
+/// The customer to save: the stored one with its addresses (default flags made explicit)
+/// and `edit` applied to them. Defaults only move to the written address when the client
+/// asks for it; a `0` changes nothing (the customer keeps a default, as in the original).
+fn customer_to_save(
+    stored: &Value,
+    target: Target,
+    change: &Change,
+    new_address: Option<Value>,
+) -> Value {
+    let mut customer = stored.clone();
+    let mut addresses = addresses_of(stored);
+    if let Target::Existing(id) = target {
+        for address in addresses.iter_mut().filter(|a| id_of(a) == Some(id)) {
+            if let Value::Object(map) = address {
+                for (key, value) in &change.fields {
+                    map.insert(key.clone(), value.clone());
+                }
+            }
+        }
+    }
+    if let Some(address) = new_address {
+        addresses.push(address);
+    }
+    let is_target = |a: &Value, index: usize, count: usize| match target {
+        Target::Existing(id) => id_of(a) == Some(id),
+        Target::New => index + 1 == count,
+    };
+    let count = addresses.len();
+    for (key, wanted) in [
+        ("default_billing", change.billing),
+        ("default_shipping", change.shipping),
+    ] {
+        if wanted != Some(true) {
+            continue;
+        }
+        for (index, address) in addresses.iter_mut().enumerate() {
+            let on = is_target(address, index, count);
+            address[key] = json!(on);
+        }
+        // The address flags say it now; a stale id here must not win over them.
+        if let Some(map) = customer.as_object_mut() {
+            map.remove(key);
+        }
+    }
+    customer["addresses"] = Value::Array(addresses);
+    customer
+}
+
+/// The id of the address a create added: the one id in the saved list that was not there
+/// before. Should something else have added one at the same moment, the one that holds
+/// what we sent.
+fn new_address_id(saved: &Value, before: &HashSet<u64>, sent: &Value) -> Option<u64> {
+    let added: Vec<&Value> = saved
+        .get("addresses")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter(|a| id_of(a).is_some_and(|id| !before.contains(&id)))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let [only] = added.as_slice() {
+        return id_of(only);
+    }
+    let same = |a: &Value| {
+        [
+            "firstname",
+            "lastname",
+            "city",
+            "postcode",
+            "country_id",
+            "street",
+        ]
+        .iter()
+        .all(|k| a.get(*k) == sent.get(*k))
+    };
+    added
+        .iter()
+        .filter(|a| same(a))
+        .filter_map(|a| id_of(a))
+        .max()
+}
+
+async fn create(
+    app: AppState,
+    caller: Caller,
+    customer: &str,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let customer_id = parse_id(customer)?;
+    if !owns(caller.principal, customer_id) {
+        return Err(ApiError::not_found());
+    }
+    let input = object_body(headers, body, app.config.body_limit).await?;
+    let countries = directory::countries(&app).await?;
+    let change = check(&app, caller.user_type(), &input, None, &countries)?;
+
+    let _turn = lock(&app, customer_id).await;
+    let stored = app.magento.customer(customer_id).await.map_err(redact)?;
+    let before: HashSet<u64> = addresses_of(&stored).iter().filter_map(id_of).collect();
+    let mut address = Value::Object(change.fields.clone());
+    address["customer_id"] = json!(customer_id);
+    let to_save = customer_to_save(&stored, Target::New, &change, Some(address.clone()));
+    let saved = app
+        .magento
+        .save_customer(customer_id, to_save)
+        .await
+        .map_err(reference_error)?;
+    let id = new_address_id(&saved, &before, &address).ok_or_else(|| {
+        ApiError::bad_gateway().with_cause("the saved customer holds no new address")
+    })?;
+    Ok(created(&format!("/api/rest/customers/addresses/{id}")))
+}
+
+async fn update(
+    app: AppState,
+    caller: Caller,
+    id: &str,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let id = parse_id(id)?;
+    let input = match decode(headers, body, Format::Xml, app.config.body_limit).await? {
+        Value::Object(map) => map,
+        _ => return Err(ApiError::request_data_invalid()),
+    };
+    let owner = owner_of(&app, caller.principal, id).await?;
+    let _turn = lock(&app, owner).await;
+    let (address, stored) = find_in(&app, owner, id).await?;
+    let countries = directory::countries(&app).await?;
+    let change = check(&app, caller.user_type(), &input, Some(&address), &countries)?;
+    let to_save = customer_to_save(&stored, Target::Existing(id), &change, None);
+    app.magento
+        .save_customer(owner, to_save)
+        .await
+        .map_err(reference_error)?;
+    Ok(empty_ok())
+}
+
+async fn delete(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
+    let id = parse_id(id)?;
+    let owner = owner_of(&app, caller.principal, id).await?;
+    let _turn = lock(&app, owner).await;
+    let (_, customer) = find_in(&app, owner, id).await?;
+    let (billing, shipping) = defaults_of(&customer);
+    if billing == Some(id) || shipping == Some(id) {
+        return Err(ApiError::bad_request(m::DEFAULT_DELETE));
+    }
+    app.magento.delete_address(id).await.map_err(redact)?;
+    Ok(empty_ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn streets_fold_past_the_second_line() {
+        assert_eq!(fold_street(&lines(&["a"])), ["a"]);
+        assert_eq!(fold_street(&lines(&["a", "b"])), ["a", "b"]);
+        assert_eq!(fold_street(&lines(&["a", "b", "c", "d"])), ["a", "b; c; d"]);
+        assert_eq!(fold_street(&lines(&[" a ", "", "b"])), ["a", "b"]);
+        assert!(fold_street(&lines(&["", " "])).is_empty());
+    }
+
+    #[test]
+    fn region_shapes() {
+        for good in [
+            "NY",
+            "2A",
+            "New York",
+            "Provence-Alpes-Côte d'Azur",
+            "Baden-Württemberg",
+        ] {
+            assert!(region_shaped(good), "{good}");
+        }
+        for bad in ["@@", "<b>", "NY;DROP", "", "   ", "a\u{0}b"] {
+            assert!(!region_shaped(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sql_like() {
+        assert!(like("New York", "new%"));
+        assert!(like("New York", "%york"));
+        assert!(like("New York", "N_w York"));
+        assert!(like("abc", "%"));
+        assert!(!like("New York", "york%"));
+        assert!(like("aXbXc", "a%b%c"));
+    }
+
+    #[test]
+    fn new_ids_are_the_ones_not_there_before() {
+        let saved = json!({"addresses": [{"id": 7}, {"id": 8}, {"id": 12, "city": "X"}]});
+        let before: HashSet<u64> = [7, 8].into_iter().collect();
+        assert_eq!(new_address_id(&saved, &before, &json!({})), Some(12));
+        let saved =
+            json!({"addresses": [{"id": 7}, {"id": 12, "city": "Y"}, {"id": 13, "city": "X"}]});
+        let before: HashSet<u64> = [7].into_iter().collect();
+        assert_eq!(
+            new_address_id(&saved, &before, &json!({"city": "X"})),
+            Some(13)
+        );
+        assert_eq!(
+            new_address_id(&json!({"addresses": [{"id": 7}]}), &before, &json!({})),
+            None
+        );
+    }
+
+    #[test]
+    fn a_new_default_takes_the_flag_from_the_others() {
+        let stored = json!({"id": 5, "default_billing": "7", "default_shipping": "8", "addresses": [
+            {"id": 7, "city": "A", "default_billing": true},
+            {"id": 8, "city": "B", "default_shipping": true}]});
+        let change = Change {
+            fields: Map::new(),
+            billing: Some(true),
+            shipping: None,
+        };
+        let saved = customer_to_save(&stored, Target::New, &change, Some(json!({"city": "C"})));
+        assert!(saved.get("default_billing").is_none());
+        assert_eq!(saved["default_shipping"], "8");
+        let flags: Vec<(bool, bool)> = saved["addresses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| (a["default_billing"] == true, a["default_shipping"] == true))
+            .collect();
+        assert_eq!(flags, [(false, false), (false, true), (true, false)]);
+        assert_eq!(saved["addresses"][0]["id"], 7);
+    }
+}

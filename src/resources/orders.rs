@@ -1,0 +1,256 @@
+//! Sales orders (SPEC 2.6, 4.6), read-only: the list (Admin: every order; a customer: their
+//! own; a guest, who has none: an empty list) and one order (Admin, or its customer).
+//!
+//! Each order is rendered from one record: the Magento 2 order plus what the gateway works
+//! out of it (`derived`): the tax name and rate from `extension_attributes.applied_taxes`,
+//! and the addresses, billing from `billing_address` and shipping from
+//! `extension_attributes.shipping_assignments[0].shipping.address`, each with its
+//! `address_type` and the street as one string. The list is keyed by order id: a JSON
+//! object, and `<data_item_<id>>` elements in XML (DESIGN.md).
+//!
+//! Orders are one customer's data: never cached in a shared entry, marked `private,
+//! no-store`; another customer's order is the 404 of an order that does not exist.
+
+use axum::extract::{Path, State};
+use axum::response::Response;
+use http::{Method, Uri};
+use serde_json::{Map, Value, json};
+
+use crate::app::AppState;
+use crate::auth::{Operation, Principal, Route, UserType, authorize};
+use crate::http::query::ListParams;
+use crate::http::{ApiError, Doc, ok};
+use crate::mapping::convert::as_f64;
+use crate::mapping::{Field, ResourceMapping};
+use crate::upstream::SearchCriteria;
+
+use super::customers::{private, redact, scalar_text};
+use super::listing::search_criteria;
+use super::support::{Caller, parse_id};
+
+/// How the lines of an order address's street become the spec's single string: the way
+/// the original stored them.
+pub const ORDER_STREET_JOIN: &str = "\n";
+
+/// `/orders`: the list.
+pub async fn collection(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    match authorize(Route::Orders, &method, caller.principal)? {
+        Operation::Retrieve => list(app, caller, &uri).await,
+        _ => Err(ApiError::not_implemented()),
+    }
+}
+
+/// `/orders/:id`: one order.
+pub async fn entity(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    match authorize(Route::Order, &method, caller.principal)? {
+        Operation::Retrieve => get_one(app, caller, &id).await,
+        _ => Err(ApiError::not_implemented()),
+    }
+}
+
+fn customer_of(order: &Value) -> Option<u64> {
+    super::support::positive_id(order, "customer_id")
+}
+
+fn order_id(order: &Value) -> Option<u64> {
+    super::support::positive_id(order, "entity_id")
+}
+
+/// May this principal see this order? A guest never: guest orders have no owner to prove.
+fn may_see(principal: Principal, order: &Value) -> bool {
+    match principal {
+        Principal::Admin => true,
+        Principal::Customer(me) => customer_of(order) == Some(me),
+        Principal::Guest => false,
+    }
+}
+
+/// An order address as the spec shows it: its street in one string, its type named.
+fn order_address(address: &Value, address_type: &str) -> Value {
+    let mut address = address.clone();
+    let street = match address.get("street") {
+        Some(Value::Array(lines)) => Value::String(
+            lines
+                .iter()
+                .map(scalar_text)
+                .filter(|l| !l.trim().is_empty())
+                .collect::<Vec<_>>()
+                .join(ORDER_STREET_JOIN),
+        ),
+        Some(other) => other.clone(),
+        None => Value::Null,
+    };
+    address["street"] = street;
+    if address
+        .get("address_type")
+        .and_then(Value::as_str)
+        .is_none()
+    {
+        address["address_type"] = json!(address_type);
+    }
+    address
+}
+
+/// The record an order is rendered from (see the module doc).
+pub fn order_source(order: Value) -> Value {
+    let taxes: Vec<&Value> = order
+        .pointer("/extension_attributes/applied_taxes")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().collect())
+        .unwrap_or_default();
+    let names: Vec<String> = taxes
+        .iter()
+        .filter_map(|t| {
+            ["title", "code"]
+                .iter()
+                .filter_map(|k| t.get(*k).and_then(Value::as_str))
+                .find(|s| !s.is_empty())
+                .map(str::to_owned)
+        })
+        .collect();
+    let rates: Vec<f64> = taxes
+        .iter()
+        .filter_map(|t| t.get("percent").and_then(as_f64))
+        .collect();
+    let tax = json!({
+        "name": (!names.is_empty()).then(|| names.join(", ")),
+        "rate": (!rates.is_empty()).then(|| rates.iter().sum::<f64>()),
+    });
+    let mut addresses = Vec::new();
+    if let Some(billing) = order.get("billing_address").filter(|a| a.is_object()) {
+        addresses.push(order_address(billing, "billing"));
+    }
+    if let Some(shipping) = order
+        .pointer("/extension_attributes/shipping_assignments/0/shipping/address")
+        .filter(|a| a.is_object())
+    {
+        addresses.push(order_address(shipping, "shipping"));
+    }
+    json!({ "order": order, "derived": { "tax": tax, "addresses": addresses } })
+}
+
+/// Order fields that hold lists of records, and the mapping each record is rendered with
+/// (by the name its paths start with).
+const RECORD_LISTS: &[(&str, &str, &str)] = &[
+    ("addresses", "order_address", "address"),
+    ("order_items", "order_item", "item"),
+];
+
+/// Renders an order in a view; the record lists are rendered entry by entry with the
+/// caller's `list` view of their own mapping (an absent list is an empty one).
+fn render(app: &AppState, user: UserType, fields: &[Field], source: &Value) -> Map<String, Value> {
+    let mut out = ResourceMapping::render(fields, source, "");
+    for field in fields {
+        let Some((_, resource, root)) = RECORD_LISTS.iter().find(|(name, ..)| *name == field.name)
+        else {
+            continue;
+        };
+        let view = app.mappings.get(resource).view(user, "list");
+        let list = match field.source.get(source) {
+            Some(Value::Array(entries)) => entries
+                .iter()
+                .map(|entry| {
+                    let record = json!({ *root: entry });
+                    Value::Object(ResourceMapping::render(&view, &record, ""))
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        out.insert(field.name.clone(), Value::Array(list));
+    }
+    out
+}
+
+async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiError> {
+    let params = ListParams::parse(uri.query())?;
+    // A guest has no orders (DESIGN.md): nothing to ask Magento.
+    if caller.principal == Principal::Guest {
+        return Ok(private(ok(
+            caller.format,
+            &Doc::keyed_elements(Value::Object(Map::new())),
+        )));
+    }
+    let user = caller.user_type();
+    let fields = app.mappings.get("order").view(user, "list");
+    let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
+    if let Principal::Customer(me) = caller.principal {
+        criteria = criteria.filter("customer_id", me.to_string(), "eq");
+    }
+    let criteria = criteria.page(params.limit, params.page);
+    let result = app.magento.search_orders(&criteria).await.map_err(redact)?;
+    let items = if params.offset() >= result.total_count {
+        Vec::new()
+    } else {
+        result.items
+    };
+    let mut out = Map::new();
+    for order in items {
+        // The customer filter is Magento's to apply; this makes sure of it.
+        if !may_see(caller.principal, &order) {
+            continue;
+        }
+        let Some(id) = order_id(&order) else {
+            continue;
+        };
+        out.insert(
+            id.to_string(),
+            Value::Object(render(&app, user, &fields, &order_source(order))),
+        );
+    }
+    Ok(private(ok(
+        caller.format,
+        &Doc::keyed_elements(Value::Object(out)),
+    )))
+}
+
+async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
+    let id = parse_id(id)?;
+    let order = app.magento.order(id).await.map_err(redact)?;
+    if !may_see(caller.principal, &order) || order_id(&order) != Some(id) {
+        return Err(ApiError::not_found());
+    }
+    let user = caller.user_type();
+    let fields = app.mappings.get("order").view(user, "single");
+    let record = render(&app, user, &fields, &order_source(order));
+    Ok(private(ok(caller.format, &Doc::new(Value::Object(record)))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tax_and_addresses_are_derived() {
+        let order = json!({
+            "entity_id": 9,
+            "billing_address": {"street": ["a", "b"], "city": "X"},
+            "extension_attributes": {
+                "applied_taxes": [{"title": "T1", "percent": 5}, {"code": "T2", "percent": 2.5}],
+                "shipping_assignments": [{"shipping": {"address": {"street": ["c"], "address_type": "shipping"}}}]
+            }
+        });
+        let source = order_source(order);
+        assert_eq!(
+            source["derived"]["tax"],
+            json!({"name": "T1, T2", "rate": 7.5})
+        );
+        let addresses = source["derived"]["addresses"].as_array().unwrap();
+        assert_eq!(addresses[0]["street"], "a\nb");
+        assert_eq!(addresses[0]["address_type"], "billing");
+        assert_eq!(addresses[1]["address_type"], "shipping");
+        let none =
+            order_source(json!({"entity_id": 1, "extension_attributes": {"applied_taxes": []}}));
+        assert_eq!(none["derived"]["tax"], json!({"name": null, "rate": null}));
+        assert_eq!(none["derived"]["addresses"], json!([]));
+    }
+}
