@@ -305,16 +305,35 @@ async fn get_one(
         &format!("p/{id}"),
         move || async move {
             let app = state;
-            let sku = sku_of(&app, id).await?;
-            let product = product_record(&app, id, &sku).await?;
-            let store = stores::config(&app, app.magento.default_store()).await?;
+            let shopper = user != UserType::Admin;
+            // Two independent chains, run side by side so a miss costs two upstream round
+            // trips, not four: id -> SKU -> product, and store -> rendering (which needs
+            // only the id and the store).
+            let product_chain = async {
+                let sku = sku_of(&app, id).await?;
+                let product = product_record(&app, id, &sku).await?;
+                Ok::<_, ApiError>((sku, product))
+            };
+            let store_chain = async {
+                let store = stores::config(&app, app.magento.default_store()).await?;
+                let render = match shopper {
+                    true => {
+                        Some(render_record(&app, id, store.id, &store.base_currency_code).await?)
+                    }
+                    false => None,
+                };
+                Ok::<_, ApiError>((store, render))
+            };
+            // Both run to the end; the product's own failure is the one to report.
+            let (product_result, store_result) = tokio::join!(product_chain, store_chain);
+            let (sku, product) = product_result?;
+            let (store, render) = store_result?;
             let mut source = json!({ "product": product });
-            if user != UserType::Admin {
+            if shopper {
                 if !shopper_visible(&source["product"]) {
                     return Err(ApiError::not_found());
                 }
-                source["render"] =
-                    render_record(&app, id, store.id, &store.base_currency_code).await?;
+                source["render"] = render.unwrap_or(Value::Null);
             }
             let fields = app.mappings.get("product").view(user, "single");
             let record = ResourceMapping::render(&fields, &source, &store.base_media_url);

@@ -250,6 +250,15 @@ async fn the_circuit_opens_fails_fast_and_recovers() {
         .respond_with(recorded("products/get-error-internal"))
         .mount(&gw.upstream)
         .await;
+    // A product read fetches the store's configuration alongside the product; a success
+    // finishing after a failure resets the count, so have it cached before counting.
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products"))
+        .and(wiremock::matchers::query_param_is_missing("fields"))
+        .respond_with(recorded("products/list-page-1"))
+        .mount(&gw.upstream)
+        .await;
+    assert_eq!(gw.get_json("/products", &Who::Admin).await.status, 200);
     for _ in 0..3 {
         let r = gw.get_json("/products/1", &Who::Admin).await;
         assert_eq!(r.status, 500, "{}", r.body);
@@ -312,13 +321,21 @@ async fn an_open_circuit_serves_stale_data_where_the_cache_has_it() {
     assert_eq!(fresh.status, 200);
     break_upstream(&gw.upstream).await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    // The first read opens the circuit; later ones do not reach Magento at all.
+    // The first read opens the circuit (its calls run side by side, so each may have
+    // left before it opened); later ones do not reach Magento at all.
+    let mut reached = None;
     for _ in 0..3 {
         let r = gw.get_json("/products/1", &Who::Admin).await;
         assert_eq!((r.status, r.header("x-cache")), (200, Some("STALE")));
         assert_eq!(r.body, fresh.body);
+        let calls = gw.upstream_calls("GET", ".").await.len();
+        assert!((1..=2).contains(&calls), "{calls} calls");
+        assert_eq!(
+            *reached.get_or_insert(calls),
+            calls,
+            "a read reached Magento with the circuit open"
+        );
     }
-    assert_eq!(gw.upstream_calls("GET", ".").await.len(), 1);
     // Nothing cached for product 2: a plain 503.
     let r = gw.get_json("/products/2", &Who::Admin).await;
     assert_eq!(r.status, 503, "{}", r.body);
@@ -381,10 +398,22 @@ async fn the_retry_budget_stops_retries_during_an_outage() {
     for _ in 0..30 {
         assert_eq!(gw.get_json("/products/1", &Who::Admin).await.status, 503);
     }
-    // 30 first tries; the reserve of 10 retries plus a fifth of the calls, not 30.
-    let calls = gw.upstream_calls("GET", ".").await.len();
-    assert!((40..=48).contains(&calls), "{calls} calls");
+    // Every read tries each of its calls once; of the retries those failures ask for, the
+    // budget allows its reserve of 10 plus a fifth of the calls, then refuses.
+    let calls = gw.upstream_calls("GET", ".").await.len() as f64;
     let text = metrics(&gw).await;
+    let retried = sample(
+        &text,
+        "storegate_upstream_retries_total{decision=\"retried\"}",
+    )
+    .unwrap();
+    let first_tries = calls - retried;
+    assert!(first_tries >= 30.0, "{calls} calls, {retried} retried");
+    assert!(
+        retried <= 10.0 + 0.2 * calls + 1.0,
+        "{calls} calls, {retried} retried"
+    );
+    assert!(retried < first_tries, "{calls} calls, {retried} retried");
     assert!(
         sample(
             &text,
