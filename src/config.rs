@@ -74,6 +74,9 @@ pub struct Config {
     pub stale_while_revalidate: Duration,
     /// API requests served at once; more are refused at once with 503 (load shedding).
     pub max_in_flight: usize,
+    /// Serving threads of the binary, each with its own runtime and listening socket; 0
+    /// means one per core.
+    pub workers: usize,
     /// Upstream calls in flight at once; more are refused at once (503 or stale data).
     pub upstream_max_in_flight: usize,
     /// Consecutive upstream failures that open the circuit breaker; 0 never opens it.
@@ -104,6 +107,7 @@ impl Default for Config {
             sandbox_products: 0,
             stale_while_revalidate: Duration::from_secs(10),
             max_in_flight: 1024,
+            workers: 0,
             upstream_max_in_flight: 256,
             circuit_failure_threshold: 5,
             circuit_open: Duration::from_millis(5000),
@@ -145,6 +149,7 @@ const KEYS: &[(&str, bool)] = &[
     ("sandbox_products", false),
     ("stale_while_revalidate_secs", false),
     ("max_in_flight", false),
+    ("workers", false),
     ("upstream_max_in_flight", false),
     ("circuit_failure_threshold", false),
     ("circuit_open_ms", false),
@@ -354,6 +359,9 @@ impl Config {
         if let Some(r) = raw.get("max_in_flight") {
             config.max_in_flight = positive(r, "a number of requests above 0")? as usize;
         }
+        if let Some(r) = raw.get("workers") {
+            config.workers = number(r, "a number of threads (0: one per core)")? as usize;
+        }
         if let Some(r) = raw.get("upstream_max_in_flight") {
             config.upstream_max_in_flight = positive(r, "a number of calls above 0")? as usize;
         }
@@ -494,6 +502,14 @@ mod tests {
         ])
         .unwrap_err();
         assert!(e.0.contains("STOREGATE_UPSTREAM_URL"));
+    }
+
+    #[test]
+    fn workers() {
+        assert_eq!(from_env(&[]).unwrap().workers, 0);
+        assert_eq!(from_env(&[("STOREGATE_WORKERS", "4")]).unwrap().workers, 4);
+        let e = from_env(&[("STOREGATE_WORKERS", "many")]).unwrap_err();
+        assert!(e.0.starts_with("invalid STOREGATE_WORKERS"), "{e}");
     }
 
     #[test]

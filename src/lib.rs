@@ -132,6 +132,107 @@ pub async fn start(
     })
 }
 
+/// The gateway served by worker threads: how the binary runs it.
+///
+/// Each worker is an OS thread with its own single-threaded runtime and its own listening
+/// socket on the same address (`SO_REUSEPORT`), so the kernel spreads connections over the
+/// workers and a request never hops between threads: the model nginx uses, and on a small
+/// machine the cheapest one (the work-stealing runtime spends a sixth of a cache hit on
+/// waking threads). State (cache, upstream client, tokens) is shared by all workers.
+#[derive(Debug)]
+pub struct Workers {
+    pub addr: SocketAddr,
+    pub app: AppState,
+    stop: tokio::sync::watch::Sender<bool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Workers {
+    /// `http://ADDR/api/rest`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/api/rest", self.addr)
+    }
+
+    /// Stops accepting, lets requests in flight finish, and waits for every worker.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let threads = self.threads;
+        let _ = tokio::task::spawn_blocking(move || {
+            for thread in threads {
+                let _ = thread.join();
+            }
+        })
+        .await;
+    }
+}
+
+/// Binds `workers` sockets on `addr` (0: one per core) and serves the gateway on them.
+pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Workers, String> {
+    let workers = match workers {
+        0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+        n => n,
+    };
+    let wanted = config.listen;
+    let cannot = |e: std::io::Error| format!("cannot listen on {wanted}: {e}");
+    // Every socket of the group must say SO_REUSEPORT before it binds; the first one decides
+    // the port when the configuration asks for port 0.
+    let mut sockets = Vec::with_capacity(workers);
+    let mut addr = wanted;
+    for _ in 0..workers {
+        let socket = match addr {
+            SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
+            SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6(),
+        }
+        .map_err(cannot)?;
+        socket.set_reuseaddr(true).map_err(cannot)?;
+        socket.set_reuseport(true).map_err(cannot)?;
+        socket.set_nodelay(true).map_err(cannot)?;
+        socket.bind(addr).map_err(cannot)?;
+        addr = socket.local_addr().map_err(cannot)?;
+        sockets.push(socket);
+    }
+    let (router, app) = app::build(config, parts)?;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let mut threads = Vec::with_capacity(workers);
+    for (i, socket) in sockets.into_iter().enumerate() {
+        let router = router.clone();
+        let mut stopped = stopped.clone();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start worker {i}: {e}"))?;
+        let thread = std::thread::Builder::new()
+            .name(format!("storegate-worker-{i}"))
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let listener = match socket.listen(4096) {
+                        Ok(listener) => listener,
+                        Err(error) => {
+                            tracing::error!(%error, worker = i, "cannot listen");
+                            return;
+                        }
+                    };
+                    let served = axum::serve(listener, router)
+                        .with_graceful_shutdown(async move {
+                            let _ = stopped.wait_for(|stop| *stop).await;
+                        })
+                        .await;
+                    if let Err(error) = served {
+                        tracing::error!(%error, worker = i, "worker stopped");
+                    }
+                });
+            })
+            .map_err(|e| format!("cannot start worker {i}: {e}"))?;
+        threads.push(thread);
+    }
+    Ok(Workers {
+        addr,
+        app,
+        stop,
+        threads,
+    })
+}
+
 /// Resolves when the process is asked to stop (Ctrl-C or SIGTERM).
 pub async fn shutdown_signal() {
     let ctrl_c = async {

@@ -108,9 +108,6 @@ fn random_hex(bytes: usize) -> String {
 
 async fn serve(config: Config) -> Result<(), String> {
     let mappings = storegate::load_mappings(&config).map_err(|e| e.to_string())?;
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
 
     // Upstream: the configured Magento 2, or the embedded sandbox.
     let mut sandbox = None;
@@ -169,13 +166,8 @@ async fn serve(config: Config) -> Result<(), String> {
         token_secret,
         mappings,
     };
-    let running = storegate::start(
-        config,
-        parts,
-        listener,
-        Some(Box::pin(storegate::shutdown_signal())),
-    )
-    .await?;
+    let workers = config.workers;
+    let running = storegate::serve_workers(config, parts, workers)?;
 
     println!("storegate listening on {}", running.base_url());
     match &sandbox {
@@ -196,11 +188,12 @@ async fn serve(config: Config) -> Result<(), String> {
         None => println!("upstream: {upstream_url}"),
     }
 
-    let result = running.wait().await.map_err(|e| e.to_string());
+    storegate::shutdown_signal().await;
+    running.stop().await;
     if let Some(sandbox) = sandbox {
         sandbox.shutdown().await;
     }
-    result
+    Ok(())
 }
 
 async fn sandbox(

@@ -18,3 +18,4 @@ mod products;
 mod purge;
 mod resilience;
 mod stock_items;
+mod workers;
