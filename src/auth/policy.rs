@@ -62,10 +62,10 @@ impl Operation {
 /// What a refused method answers for a caller that may use the resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Missing {
-    /// 405 `Resource method not implemented yet.`
-    NotImplemented,
-    /// 405 `Resource does not support method.`
-    NotSupported,
+    /// The resource never had the method: 405 `Resource method not implemented yet.`
+    Absent,
+    /// The resource has it but refuses it: 405 `Resource does not support method.`
+    Refused,
 }
 
 /// One row of the table.
@@ -90,14 +90,14 @@ pub const RULES: &[Rule] = &[
         guest: &[],
         customer: &[],
         served: &[R, U],
-        missing: Missing::NotImplemented,
+        missing: Missing::Absent,
     },
     Rule {
         route: Route::StockItem,
         guest: &[],
         customer: &[],
         served: &[R, U],
-        missing: Missing::NotImplemented,
+        missing: Missing::Absent,
     },
     // 4.2: everyone reads products; Admin writes. Bulk update/delete of the collection is
     // not something the resource supports (405 "does not support"); POST to an entity is
@@ -107,21 +107,21 @@ pub const RULES: &[Rule] = &[
         guest: &[R],
         customer: &[R],
         served: &[R, C],
-        missing: Missing::NotSupported,
+        missing: Missing::Refused,
     },
     Rule {
         route: Route::Product,
         guest: &[R],
         customer: &[R],
         served: &[R, U, D],
-        missing: Missing::NotImplemented,
+        missing: Missing::Absent,
     },
     Rule {
         route: Route::CategoryProducts,
         guest: &[R],
         customer: &[R],
         served: &[R],
-        missing: Missing::NotSupported,
+        missing: Missing::Refused,
     },
     // 4.3: images are read by everyone, written by Admin.
     Rule {
@@ -129,14 +129,14 @@ pub const RULES: &[Rule] = &[
         guest: &[R],
         customer: &[R],
         served: &[R, C],
-        missing: Missing::NotImplemented,
+        missing: Missing::Absent,
     },
     Rule {
         route: Route::ProductImage,
         guest: &[R],
         customer: &[R],
         served: &[R, U, D],
-        missing: Missing::NotImplemented,
+        missing: Missing::Absent,
     },
     // 4.4 and 5: a customer reads and changes their own record; listing all customers,
     // creating and deleting are Admin's.
@@ -145,14 +145,14 @@ pub const RULES: &[Rule] = &[
         guest: &[],
         customer: &[R, U],
         served: &[R, C],
-        missing: Missing::NotImplemented,
+        missing: Missing::Absent,
     },
     Rule {
         route: Route::Customer,
         guest: &[],
         customer: &[R, U],
         served: &[R, U, D],
-        missing: Missing::NotImplemented,
+        missing: Missing::Absent,
     },
     // 4.5: a customer manages their own addresses.
     Rule {
@@ -160,14 +160,14 @@ pub const RULES: &[Rule] = &[
         guest: &[],
         customer: &[R, C, U, D],
         served: &[R, C],
-        missing: Missing::NotImplemented,
+        missing: Missing::Absent,
     },
     Rule {
         route: Route::CustomerAddress,
         guest: &[],
         customer: &[R, C, U, D],
         served: &[R, U, D],
-        missing: Missing::NotImplemented,
+        missing: Missing::Absent,
     },
     // 4.6: orders are read-only; a guest may list (and has none), only owners read one.
     Rule {
@@ -175,14 +175,14 @@ pub const RULES: &[Rule] = &[
         guest: &[R],
         customer: &[R],
         served: &[R],
-        missing: Missing::NotImplemented,
+        missing: Missing::Absent,
     },
     Rule {
         route: Route::Order,
         guest: &[],
         customer: &[R],
         served: &[R],
-        missing: Missing::NotImplemented,
+        missing: Missing::Absent,
     },
 ];
 
@@ -211,8 +211,8 @@ pub fn authorize(
     }
     if !rule.served.contains(&operation) {
         return Err(match rule.missing {
-            Missing::NotImplemented => ApiError::not_implemented(),
-            Missing::NotSupported => ApiError::not_supported(),
+            Missing::Absent => ApiError::not_implemented(),
+            Missing::Refused => ApiError::not_supported(),
         });
     }
     Ok(operation)
