@@ -55,6 +55,22 @@ pub async fn decode(
     decode_bytes(format, &bytes)
 }
 
+/// A body that must be one record (a JSON object, an XML document with named fields).
+/// What a list answers depends on the route: `on_list` (a list posted to a collection is a
+/// multi-create, which the original never implemented; sent to an entity it is invalid).
+pub async fn decode_record(
+    headers: &HeaderMap,
+    body: Body,
+    default: Format,
+    limit: usize,
+    on_list: fn() -> ApiError,
+) -> Result<serde_json::Map<String, Value>, ApiError> {
+    match decode(headers, body, default, limit).await? {
+        Value::Object(map) => Ok(map),
+        _ => Err(on_list()),
+    }
+}
+
 /// The decoding half of [`decode`], for bodies already in memory.
 pub fn decode_bytes(format: Format, bytes: &[u8]) -> Result<Value, ApiError> {
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {

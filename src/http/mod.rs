@@ -24,34 +24,29 @@ pub use format::Format;
 #[derive(Debug, Clone)]
 pub struct Doc {
     pub value: Value,
-    /// The top-level value is a map keyed by id that XML writes as plain `<data_item>`s
-    /// (products), where JSON keeps the keys.
-    pub keyed_list_as_items: bool,
-    /// The top-level value is a map keyed by id whose keys XML keeps as element names
-    /// (`data_item_<id>`, GET /orders), even though every key is a number.
-    pub keys_as_elements: bool,
+    /// How XML writes a top-level map; JSON always keeps the keys.
+    pub top: xml::TopMap,
 }
 
 impl Doc {
     pub fn new(value: Value) -> Doc {
         Doc {
             value,
-            keyed_list_as_items: false,
-            keys_as_elements: false,
+            top: xml::TopMap::Natural,
         }
     }
+    /// A map keyed by id that XML writes as plain `<data_item>`s (products).
     pub fn keyed_list(value: Value) -> Doc {
         Doc {
             value,
-            keyed_list_as_items: true,
-            keys_as_elements: false,
+            top: xml::TopMap::Items,
         }
     }
+    /// A map keyed by id whose keys XML keeps as `data_item_<id>` elements (orders).
     pub fn keyed_elements(value: Value) -> Doc {
         Doc {
             value,
-            keyed_list_as_items: false,
-            keys_as_elements: true,
+            top: xml::TopMap::Keys,
         }
     }
 }
@@ -61,8 +56,7 @@ pub fn render(format: Format, doc: &Doc) -> Bytes {
     match format {
         // Serialising a `Value` cannot fail: its keys are strings.
         Format::Json => Bytes::from(serde_json::to_vec(&doc.value).unwrap_or_default()),
-        Format::Xml if doc.keys_as_elements => Bytes::from(xml::write_keyed_document(&doc.value)),
-        Format::Xml => Bytes::from(xml::write_document(&doc.value, doc.keyed_list_as_items)),
+        Format::Xml => Bytes::from(xml::write_document(&doc.value, doc.top)),
     }
 }
 

@@ -60,9 +60,22 @@ pub enum ReadError {
 // Writing
 // ---------------------------------------------------------------------------------------
 
-/// Renders a whole document. With `keyed_list_as_items`, a top-level map is written as one
-/// `<data_item>` per value (how the product list looks in XML while JSON keys it by id).
-pub fn write_document(value: &Value, keyed_list_as_items: bool) -> String {
+/// How the top-level map of a document is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopMap {
+    /// The original's rule: all-numeric keys make a list of `<data_item>`s, other keys are
+    /// element names.
+    Natural,
+    /// One `<data_item>` per value whatever the keys (the product list, which JSON keys by
+    /// id).
+    Items,
+    /// Every key is an element name, numeric ones included: `{"31": {...}}` is
+    /// `<data_item_31>...</data_item_31>` (GET /orders).
+    Keys,
+}
+
+/// Renders a whole document.
+pub fn write_document(value: &Value, top: TopMap) -> String {
     let mut out = String::with_capacity(256);
     out.push_str("<?xml version=\"1.0\"?>\n");
     match value {
@@ -81,7 +94,12 @@ pub fn write_document(value: &Value, keyed_list_as_items: bool) -> String {
         }
         Value::Object(map) => {
             out.push_str("<service_api>");
-            if keyed_list_as_items || all_keys_numeric(map) {
+            let as_items = match top {
+                TopMap::Natural => all_keys_numeric(map),
+                TopMap::Items => true,
+                TopMap::Keys => false,
+            };
+            if as_items {
                 for item in map.values() {
                     write_element(&mut out, ITEM, item);
                 }
@@ -96,23 +114,6 @@ pub fn write_document(value: &Value, keyed_list_as_items: bool) -> String {
             out.push_str("</service_api>");
         }
     }
-    out
-}
-
-/// Renders a top-level map with every key as an element name, numeric keys included:
-/// `{"31": {...}}` is `<data_item_31>...</data_item_31>` (how GET /orders looks in XML).
-/// Anything that is not a map is written as [`write_document`] would.
-pub fn write_keyed_document(value: &Value) -> String {
-    let Value::Object(map) = value else {
-        return write_document(value, false);
-    };
-    if map.is_empty() {
-        return write_document(value, false);
-    }
-    let mut out = String::with_capacity(256);
-    out.push_str("<?xml version=\"1.0\"?>\n<service_api>");
-    write_children(&mut out, map);
-    out.push_str("</service_api>");
     out
 }
 
@@ -429,7 +430,7 @@ mod tests {
         let doc = json!({"a": 1, "5": "five", "2x": "y", "n": null, "f": false, "t": true,
                           "list": ["x", "y"], "empty": [], "s": "a&b<c>"});
         assert_eq!(
-            write_document(&doc, false),
+            write_document(&doc, TopMap::Natural),
             "<?xml version=\"1.0\"?>\n<service_api><a>1</a><data_item_5>five</data_item_5>\
              <data_item_2x>y</data_item_2x><n/><f/><t>1</t><list><data_item>x</data_item>\
              <data_item>y</data_item></list><empty/><s>a&amp;b&lt;c&gt;</s></service_api>"
@@ -439,16 +440,19 @@ mod tests {
     #[test]
     fn numeric_keyed_maps_are_lists_and_keyed_lists_can_be_forced() {
         let doc = json!({"16": {"sku": "a"}, "17": {"sku": "b"}});
-        let xml = write_document(&doc, false);
+        let xml = write_document(&doc, TopMap::Natural);
         assert!(xml.contains("<service_api><data_item><sku>a</sku></data_item><data_item>"));
         let doc = json!({"x16": {"sku": "a"}});
-        assert!(write_document(&doc, true).contains("<service_api><data_item><sku>a</sku>"));
+        assert!(
+            write_document(&doc, TopMap::Items).contains("<service_api><data_item><sku>a</sku>")
+        );
         assert_eq!(
-            write_document(&json!([]), false),
+            write_document(&json!([]), TopMap::Natural),
             "<?xml version=\"1.0\"?>\n<service_api/>"
         );
         assert!(
-            write_document(&json!("x"), false).contains("<service_api><data_item>x</data_item>")
+            write_document(&json!("x"), TopMap::Natural)
+                .contains("<service_api><data_item>x</data_item>")
         );
     }
 
@@ -456,13 +460,13 @@ mod tests {
     fn keyed_documents_keep_numeric_keys_as_element_names() {
         let doc = json!({"31": {"n": [1, 2]}, "32": {"n": []}});
         assert_eq!(
-            write_keyed_document(&doc),
+            write_document(&doc, TopMap::Keys),
             "<?xml version=\"1.0\"?>\n<service_api><data_item_31><n><data_item>1</data_item>\
              <data_item>2</data_item></n></data_item_31><data_item_32><n/></data_item_32>\
              </service_api>"
         );
         assert_eq!(
-            write_keyed_document(&json!({})),
+            write_document(&json!({}), TopMap::Keys),
             "<?xml version=\"1.0\"?>\n<service_api/>"
         );
     }
@@ -480,7 +484,7 @@ mod tests {
 
     #[test]
     fn control_characters_never_reach_the_output() {
-        let xml = write_document(&json!({"s": "a\u{0}b\u{1b}c"}), false);
+        let xml = write_document(&json!({"s": "a\u{0}b\u{1b}c"}), TopMap::Natural);
         assert!(xml.contains("<s>abc</s>"));
     }
 

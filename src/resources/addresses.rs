@@ -26,16 +26,14 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::{Operation, Principal, Route, UserType, authorize};
-use crate::http::body::decode;
+use crate::http::body::decode_record;
 use crate::http::query::{Condition, Filter, ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
 use crate::mapping::ResourceMapping;
 use crate::mapping::convert::{as_i64, is_empty};
 use crate::upstream::directory::Country;
 
-use super::customers::{
-    lock, object_body, owns, private, redact, reference_error, required, scalar_text,
-};
+use super::customers::{lock, owns, private, redact, reference_error, required, scalar_text};
 use super::directory;
 use super::support::{Caller, parse_id};
 
@@ -674,7 +672,14 @@ async fn create(
     if !owns(caller.principal, customer_id) {
         return Err(ApiError::not_found());
     }
-    let input = object_body(headers, body, app.config.body_limit).await?;
+    let input = decode_record(
+        headers,
+        body,
+        Format::Xml,
+        app.config.body_limit,
+        ApiError::not_implemented,
+    )
+    .await?;
     let countries = directory::countries(&app).await?;
     let change = check(&app, caller.user_type(), &input, None, &countries)?;
 
@@ -703,10 +708,14 @@ async fn update(
     body: Body,
 ) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    let input = match decode(headers, body, Format::Xml, app.config.body_limit).await? {
-        Value::Object(map) => map,
-        _ => return Err(ApiError::request_data_invalid()),
-    };
+    let input = decode_record(
+        headers,
+        body,
+        Format::Xml,
+        app.config.body_limit,
+        ApiError::request_data_invalid,
+    )
+    .await?;
     let owner = owner_of(&app, caller.principal, id).await?;
     let _turn = lock(&app, owner).await;
     let (address, stored) = find_in(&app, owner, id).await?;

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::{Operation, Principal, Route, UserType, authorize};
-use crate::http::body::decode;
+use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
 use crate::mapping::ResourceMapping;
@@ -185,7 +185,14 @@ async fn store_for_website(app: &AppState, website_id: u64) -> Result<Option<u64
 }
 
 async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Response, ApiError> {
-    let input = object_body(headers, body, app.config.body_limit).await?;
+    let input = decode_record(
+        headers,
+        body,
+        Format::Xml,
+        app.config.body_limit,
+        ApiError::not_implemented,
+    )
+    .await?;
     let mapping = app.mappings.get("customer");
     let mut errors = Vec::new();
     for field in mapping.view(UserType::Admin, "required").iter() {
@@ -247,10 +254,14 @@ async fn update(
     if !owns(caller.principal, id) {
         return Err(ApiError::not_found());
     }
-    let input = match decode(headers, body, Format::Xml, app.config.body_limit).await? {
-        Value::Object(map) => map,
-        _ => return Err(ApiError::request_data_invalid()),
-    };
+    let input = decode_record(
+        headers,
+        body,
+        Format::Xml,
+        app.config.body_limit,
+        ApiError::request_data_invalid,
+    )
+    .await?;
     let mapping = app.mappings.get("customer");
     let fields = mapping.view(caller.user_type(), "update");
     let mut errors = Vec::new();
@@ -427,19 +438,6 @@ pub(super) async fn lock(app: &AppState, customer_id: u64) -> tokio::sync::Owned
             Arc::new(tokio::sync::Mutex::new(()))
         });
     mutex.lock_owned().await
-}
-
-/// A request body that must be one record. A list is a multi-create, which the original
-/// never implemented.
-pub(super) async fn object_body(
-    headers: &HeaderMap,
-    body: Body,
-    limit: usize,
-) -> Result<Map<String, Value>, ApiError> {
-    match decode(headers, body, Format::Xml, limit).await? {
-        Value::Object(map) => Ok(map),
-        _ => Err(ApiError::not_implemented()),
-    }
 }
 
 #[cfg(test)]

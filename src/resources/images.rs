@@ -29,7 +29,7 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::{Operation, Route, UserType, authorize};
 use crate::cache::{self, Fetched};
-use crate::http::body::decode;
+use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
 use crate::mapping::ResourceMapping;
 use crate::mapping::convert::{as_i64, is_empty};
@@ -682,16 +682,20 @@ fn parse_input(input: &Map<String, Value>, create: bool) -> Result<ImageInput, A
     Ok(out)
 }
 
+/// Image bodies have their own (larger) limit; 413 past it, never buffered beyond it.
 async fn object_body(
     app: &AppState,
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Map<String, Value>, ApiError> {
-    // Image bodies have their own (larger) limit; 413 past it, never buffered beyond it.
-    match decode(headers, body, Format::Xml, app.config.image_body_limit).await? {
-        Value::Object(map) => Ok(map),
-        _ => Err(ApiError::request_data_invalid()),
-    }
+    decode_record(
+        headers,
+        body,
+        Format::Xml,
+        app.config.image_body_limit,
+        ApiError::request_data_invalid,
+    )
+    .await
 }
 
 // ---------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::{Operation, Route, UserType, authorize};
 use crate::cache::{self, Fetched};
-use crate::http::body::decode;
+use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
 use crate::mapping::ResourceMapping;
@@ -354,13 +354,12 @@ async fn list(
 ) -> Result<Response, ApiError> {
     let user = caller.user_type();
     let fields = app.mappings.get("product").view(user, "list");
-    // Check the parameters before anything is cached or fetched.
-    search_criteria(&fields, &params, SearchCriteria::new())?;
+    // Checked before anything is cached or fetched.
+    let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
     let logical = format!("pl?{}", params.canonical());
     cached(&app, caller, headers, &logical, move || async move {
         let app = state;
-        let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
         if user != UserType::Admin {
             criteria = shopper_filters(criteria);
         }
@@ -425,7 +424,8 @@ async fn category_list(
         .ok_or_else(|| ApiError::bad_request("Category not found."))?;
     let user = caller.user_type();
     let fields = app.mappings.get("product").view(user, "category");
-    search_criteria(&fields, &params, SearchCriteria::new())?;
+    // Checked before anything is cached or fetched; each chunk's search starts from it.
+    let filters = search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
     let logical = format!("c/{category_id}?{}", params.canonical());
     cached(&app, caller, headers, &logical, move || async move {
@@ -459,11 +459,7 @@ async fn category_list(
         };
         let mut found: Vec<Value> = Vec::new();
         for chunk in candidates.chunks(crate::upstream::search::MAX_PAGE_SIZE as usize) {
-            let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?.filter(
-                "sku",
-                chunk.join(","),
-                "in",
-            );
+            let mut criteria = filters.clone().filter("sku", chunk.join(","), "in");
             if user != UserType::Admin {
                 criteria = shopper_filters(criteria);
             }
@@ -515,19 +511,6 @@ async fn category_list(
 // Writes
 // ---------------------------------------------------------------------------------------
 
-/// The body of a product write as an object.
-async fn object_body(
-    headers: &HeaderMap,
-    body: Body,
-    limit: usize,
-) -> Result<Map<String, Value>, ApiError> {
-    match decode(headers, body, Format::Json, limit).await? {
-        Value::Object(map) => Ok(map),
-        // A list is a multi-create, which the original never implemented.
-        _ => Err(ApiError::not_implemented()),
-    }
-}
-
 fn text_of(value: &Value) -> String {
     match value {
         Value::String(s) => s.trim().to_owned(),
@@ -566,7 +549,14 @@ fn check_values(input: &Map<String, Value>, errors: &mut Vec<String>) {
 }
 
 async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Response, ApiError> {
-    let input = object_body(headers, body, app.config.body_limit).await?;
+    let input = decode_record(
+        headers,
+        body,
+        Format::Json,
+        app.config.body_limit,
+        ApiError::not_implemented,
+    )
+    .await?;
     let mapping = app.mappings.get("product");
 
     // The original stops at the first of these.
@@ -666,10 +656,14 @@ async fn update(
     body: Body,
 ) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    let mut input = match decode(headers, body, Format::Json, app.config.body_limit).await? {
-        Value::Object(map) => map,
-        _ => return Err(ApiError::request_data_invalid()),
-    };
+    let mut input = decode_record(
+        headers,
+        body,
+        Format::Json,
+        app.config.body_limit,
+        ApiError::request_data_invalid,
+    )
+    .await?;
     let sku = sku_of(&app, id).await?;
     // The original ignores these on update; the type and set of a product stay.
     input.remove("type_id");

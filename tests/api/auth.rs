@@ -142,11 +142,7 @@ async fn bad_credentials_are_401_never_guest() {
         .respond_with(recorded("products/get-simple-24-mb01"))
         .mount(&gw.upstream)
         .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products-render-info"))
-        .respond_with(recorded("products/render-info-1-2-6"))
-        .mount(&gw.upstream)
-        .await;
+    mount_render(&gw.upstream).await;
     let other_issuer = storegate::auth::TokenIssuer::new(
         b"another-secret".to_vec(),
         std::time::Duration::from_secs(60),

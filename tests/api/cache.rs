@@ -24,7 +24,7 @@ async fn mount_product(gw: &Gateway, name: &str, expect: Option<u64>) {
     }
 }
 
-async fn mount_render(gw: &Gateway) {
+async fn mount_render_once(gw: &Gateway) {
     Mock::given(method("GET"))
         .and(path("/rest/default/V1/products-render-info"))
         .respond_with(recorded("products/render-info-1-2-6"))
@@ -39,7 +39,7 @@ async fn concurrent_cold_reads_make_one_upstream_call() {
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
     mount_product(&gw, "Harbor Duffle Bag", Some(1)).await;
-    mount_render(&gw).await;
+    mount_render_once(&gw).await;
     let gw = std::sync::Arc::new(gw);
     let mut tasks = Vec::new();
     for _ in 0..64 {
@@ -94,11 +94,7 @@ async fn reads_after_a_write_see_the_write_for_every_user_type() {
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
     mount_product(&gw, "Harbor Duffle Bag", None).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products-render-info"))
-        .respond_with(recorded("products/render-info-1-2-6"))
-        .mount(&gw.upstream)
-        .await;
+    mount_render(&gw.upstream).await;
     assert_eq!(
         gw.get_json("/products/1", &Who::Admin).await.json()["name"],
         "Harbor Duffle Bag"
@@ -119,11 +115,7 @@ async fn reads_after_a_write_see_the_write_for_every_user_type() {
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
     mount_product(&gw, "Harbor Duffle Bag II", None).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products-render-info"))
-        .respond_with(recorded("products/render-info-1-2-6"))
-        .mount(&gw.upstream)
-        .await;
+    mount_render(&gw.upstream).await;
     Mock::given(method("PUT"))
         .and(path("/rest/all/V1/products/24-MB01"))
         .respond_with(recorded("products/update-price-24-mb02"))

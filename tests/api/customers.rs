@@ -7,15 +7,6 @@ use wiremock::{Mock, ResponseTemplate};
 
 use crate::helpers::*;
 
-fn keys(value: &Value) -> Vec<&str> {
-    value
-        .as_object()
-        .unwrap_or_else(|| panic!("not an object: {value}"))
-        .keys()
-        .map(String::as_str)
-        .collect()
-}
-
 fn query_of(request: &wiremock::Request) -> Vec<(String, String)> {
     request
         .url

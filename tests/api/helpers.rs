@@ -110,6 +110,25 @@ pub async fn mount_stores(server: &MockServer) {
     mount(server, "store/store-configs").await;
 }
 
+/// The shoppers' rendering (prices with tax, salability) of the recorded products.
+pub async fn mount_render(server: &MockServer) {
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products-render-info"))
+        .respond_with(recorded("products/render-info-1-2-6"))
+        .mount(server)
+        .await;
+}
+
+/// The keys of a JSON object, in order.
+pub fn keys(value: &Value) -> Vec<&str> {
+    value
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {value}"))
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
 /// Mounts the id-to-SKU lookups for the recorded products.
 pub async fn mount_skus(server: &MockServer) {
     Mock::given(method("GET"))

@@ -65,15 +65,6 @@ fn png_base64() -> String {
         .to_owned()
 }
 
-fn keys(value: &Value) -> Vec<&str> {
-    value
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect()
-}
-
 async fn json_request(gw: &Gateway, verb: &str, route: &str, body: Value) -> Reply {
     gw.send(
         gw.request(verb, route, &Who::Admin)
@@ -818,11 +809,7 @@ async fn cached_twice(gw: &Gateway, route: &str, who: &Who) {
 #[tokio::test]
 async fn image_writes_invalidate_image_and_product_views() {
     let gw = catalog().await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products-render-info"))
-        .respond_with(recorded("products/render-info-1-2-6"))
-        .mount(&gw.upstream)
-        .await;
+    mount_render(&gw.upstream).await;
     Mock::given(method("PUT"))
         .and(path("/rest/all/V1/products/24-MB01/media/12"))
         .respond_with(ResponseTemplate::new(200).set_body_json(true))

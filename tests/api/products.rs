@@ -23,21 +23,8 @@ async fn catalog() -> Gateway {
             .mount(&gw.upstream)
             .await;
     }
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products-render-info"))
-        .respond_with(recorded("products/render-info-1-2-6"))
-        .mount(&gw.upstream)
-        .await;
+    mount_render(&gw.upstream).await;
     gw
-}
-
-fn keys(value: &Value) -> Vec<&str> {
-    value
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect()
 }
 
 #[tokio::test]

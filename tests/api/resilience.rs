@@ -747,11 +747,7 @@ async fn request_ids_are_kept_or_made_and_passed_to_magento() {
 async fn metrics_count_requests_upstream_calls_and_the_cache_by_template() {
     let gw = Gateway::start().await;
     mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products-render-info"))
-        .respond_with(recorded("products/render-info-1-2-6"))
-        .mount(&gw.upstream)
-        .await;
+    mount_render(&gw.upstream).await;
     for _ in 0..2 {
         assert_eq!(gw.get_json("/products/1", &Who::Admin).await.status, 200);
     }
@@ -930,11 +926,7 @@ async fn the_binary_logs_failures_as_json_with_the_request_id() {
 async fn repeated_reads_keep_every_check_of_the_slow_path() {
     let gw = Gateway::start().await;
     mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products-render-info"))
-        .respond_with(recorded("products/render-info-1-2-6"))
-        .mount(&gw.upstream)
-        .await;
+    mount_render(&gw.upstream).await;
     let admin = gw.get_json("/products/1", &Who::Admin).await;
     let guest = gw.get_json("/products/1", &Who::Guest).await;
     let xml = gw.get_xml("/products/1", &Who::Guest).await;

@@ -35,15 +35,6 @@ async fn stock() -> Gateway {
     gw
 }
 
-fn keys(value: &Value) -> Vec<&str> {
-    value
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect()
-}
-
 const FULL: &[&str] = &[
     "item_id",
     "product_id",
@@ -696,11 +687,7 @@ async fn mount_catalog(gw: &Gateway) {
         .respond_with(recorded("products/get-simple-24-mb01"))
         .mount(&gw.upstream)
         .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products-render-info"))
-        .respond_with(recorded("products/render-info-1-2-6"))
-        .mount(&gw.upstream)
-        .await;
+    mount_render(&gw.upstream).await;
     Mock::given(method("GET"))
         .and(path("/rest/default/V1/products"))
         .and(query_param("searchCriteria[pageSize]", "10"))
