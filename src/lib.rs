@@ -29,6 +29,7 @@ pub mod http;
 pub mod mapping;
 pub mod metrics;
 pub mod ops;
+pub mod pricing;
 pub mod resources;
 pub mod telemetry;
 pub mod upstream;

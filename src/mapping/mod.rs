@@ -109,6 +109,9 @@ struct FieldSpec {
     default: Option<toml::Value>,
     /// Magento's search field name, when it differs from the last path segment.
     search: Option<String>,
+    /// The name answers show, when it differs from the field's key: one spec field in
+    /// different shapes for different views (the Admin's and the shoppers' `tier_price`).
+    name: Option<String>,
 }
 
 /// One mapped field.
@@ -391,7 +394,7 @@ fn build_field(
     let source = Path::parse(spec.source.get_ref())
         .map_err(|e| MappingError(format!("{}: {name}: {e}", at(spec.source.span()))))?;
     Ok(Field {
-        name: name.to_owned(),
+        name: spec.name.clone().unwrap_or_else(|| name.to_owned()),
         upstream: spec
             .upstream
             .unwrap_or_else(|| default_upstream(&source, spec.ty)),

@@ -311,10 +311,10 @@ async fn update(
         customer.insert(key, value);
     }
     customer.insert("id".into(), json!(id));
-    app.magento
-        .save_customer(id, stored)
-        .await
-        .map_err(reference_error)?;
+    let saved = app.magento.save_customer(id, stored).await;
+    // The group decides the customer's prices: read it again, whatever happened.
+    app.cache.invalidate(&[super::customer_group::tag(id)]);
+    saved.map_err(reference_error)?;
     Ok(empty_ok())
 }
 
@@ -324,8 +324,10 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     // of that customer may keep working. After it again, for a login that raced the delete.
     app.auth.tokens().revoke_customer(id);
     let _turn = lock(&app, id).await;
-    app.magento.delete_customer(id).await.map_err(redact)?;
+    let deleted = app.magento.delete_customer(id).await;
     app.auth.tokens().revoke_customer(id);
+    app.cache.invalidate(&[super::customer_group::tag(id)]);
+    deleted.map_err(redact)?;
     Ok(empty_ok())
 }
 

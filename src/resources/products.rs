@@ -23,14 +23,15 @@ use crate::cache::{self, Fetched};
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
-use crate::mapping::ResourceMapping;
 use crate::mapping::convert::{as_f64, as_i64, is_empty};
-use crate::upstream::catalog::SearchResult;
+use crate::mapping::{Field, FieldType, ResourceMapping};
+use crate::pricing::{self, NOT_LOGGED_IN};
+use crate::upstream::catalog::{SearchResult, StoreConfig};
 use crate::upstream::{Scope, SearchCriteria, UpstreamError};
 
 use super::listing::search_criteria;
 use super::support::{Caller, cached, json, parse_id, record};
-use super::{stores, upstream_errors};
+use super::{customer_group, stores, upstream_errors};
 
 /// Tag of every product list: any product write changes some list.
 pub const LISTS: &str = "pl";
@@ -285,6 +286,55 @@ fn shopper_filters(criteria: SearchCriteria) -> SearchCriteria {
         .filter("visibility", "2,3,4", "in")
 }
 
+/// Does a view show prices that depend on the customer group (tier and group prices)?
+fn shows_group_prices(fields: &[Field]) -> bool {
+    fields.iter().any(|field| {
+        let path = field.source.segments();
+        let tiers = ["product", "tier_prices"];
+        matches!(field.ty, FieldType::TierPrice | FieldType::GroupPrice)
+            || path.first().is_some_and(|s| s == "pricing")
+            // The product itself, or its tiers, whatever the type.
+            || tiers.iter().zip(path).all(|(a, b)| a == b)
+    })
+}
+
+/// The customer group a shopper's answer in this view is priced for, and the caller that
+/// keys its cache entry by that group. Views without group prices are the same for every
+/// group: they are shared, and their records still carry only anonymous tiers.
+async fn priced_caller(
+    app: &AppState,
+    caller: Caller,
+    fields: &[Field],
+) -> Result<(Caller, u64), ApiError> {
+    match caller.user_type() {
+        UserType::Admin | UserType::Guest => Ok((caller, NOT_LOGGED_IN)),
+        UserType::Customer if shows_group_prices(fields) => {
+            let group = customer_group::of(app, caller.principal).await?;
+            Ok((caller.with_price_group(group), group))
+        }
+        UserType::Customer => Ok((caller, NOT_LOGGED_IN)),
+    }
+}
+
+/// Renders one product for a caller. A shopper's record first loses every tier price that
+/// is not for `group` (see [`pricing::prepare_shopper_source`]).
+fn render_product(
+    fields: &[Field],
+    user: UserType,
+    mut source: Value,
+    group: u64,
+    store: &StoreConfig,
+) -> Value {
+    if user != UserType::Admin {
+        pricing::prepare_shopper_source(&mut source, group, store.website_id);
+    }
+    Value::Object(ResourceMapping::render(
+        fields,
+        &source,
+        &store.base_media_url,
+    ))
+}
+
 // ---------------------------------------------------------------------------------------
 // Reads
 // ---------------------------------------------------------------------------------------
@@ -297,6 +347,8 @@ async fn get_one(
 ) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     let user = caller.user_type();
+    let fields = app.mappings.get("product").view(user, "single");
+    let (caller, group) = priced_caller(&app, caller, &fields).await?;
     let state = app.clone();
     cached(
         &app,
@@ -335,10 +387,9 @@ async fn get_one(
                 }
                 source["render"] = render.unwrap_or(Value::Null);
             }
-            let fields = app.mappings.get("product").view(user, "single");
-            let record = ResourceMapping::render(&fields, &source, &store.base_media_url);
+            let record = render_product(&fields, user, source, group, &store);
             Ok((
-                Doc::new(Value::Object(record)),
+                Doc::new(record),
                 vec![tag_product(id), tag_sku(&sku), "stores".into()],
             ))
         },
@@ -356,6 +407,7 @@ async fn list(
     let fields = app.mappings.get("product").view(user, "list");
     // Checked before anything is cached or fetched.
     let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
+    let (caller, group) = priced_caller(&app, caller, &fields).await?;
     let state = app.clone();
     let logical = format!("pl?{}", params.canonical());
     cached(&app, caller, headers, &logical, move || async move {
@@ -395,11 +447,7 @@ async fn list(
             let source = json!({ "product": product, "render": render });
             out.insert(
                 id.to_string(),
-                Value::Object(ResourceMapping::render(
-                    &fields,
-                    &source,
-                    &store.base_media_url,
-                )),
+                render_product(&fields, user, source, group, &store),
             );
             tags.push(tag_product(id));
         }
@@ -426,6 +474,7 @@ async fn category_list(
     let fields = app.mappings.get("product").view(user, "category");
     // Checked before anything is cached or fetched; each chunk's search starts from it.
     let filters = search_criteria(&fields, &params, SearchCriteria::new())?;
+    let (caller, group) = priced_caller(&app, caller, &fields).await?;
     let state = app.clone();
     let logical = format!("c/{category_id}?{}", params.canonical());
     cached(&app, caller, headers, &logical, move || async move {
@@ -496,11 +545,7 @@ async fn category_list(
                 tags.push(tag_product(id));
             }
             let source = json!({ "product": product });
-            out.push(Value::Object(ResourceMapping::render(
-                &fields,
-                &source,
-                &store.base_media_url,
-            )));
+            out.push(render_product(&fields, user, source, group, &store));
         }
         Ok((Doc::new(Value::Array(out)), tags))
     })

@@ -36,12 +36,36 @@ use super::upstream_errors;
 pub struct Caller {
     pub principal: Principal,
     pub format: Format,
+    /// The customer group the answer's prices are for, when they depend on it (tier
+    /// prices); set by the resource, part of every cache key of the answer.
+    pub price_group: Option<u64>,
 }
 
 impl Caller {
     pub fn user_type(&self) -> UserType {
         self.principal.user_type()
     }
+
+    /// The same caller, for an answer whose prices are `group`'s.
+    pub fn with_price_group(self, group: u64) -> Caller {
+        Caller {
+            price_group: Some(group),
+            ..self
+        }
+    }
+
+    /// What a cached answer for this caller is shared by: the user type, and the customer
+    /// group when the answer shows group prices. Guests are all one group.
+    pub fn view(&self) -> String {
+        match (self.user_type(), self.price_group) {
+            (UserType::Customer, Some(group)) => customer_group_view(group),
+            (user, _) => user.as_str().to_owned(),
+        }
+    }
+}
+
+fn customer_group_view(group: u64) -> String {
+    format!("customer.g{group}")
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
@@ -51,14 +75,19 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
         let principal = parts.extensions.get::<Principal>().copied();
         let format = parts.extensions.get::<Format>().copied();
         match (principal, format) {
-            (Some(principal), Some(format)) => Ok(Caller { principal, format }),
+            (Some(principal), Some(format)) => Ok(Caller {
+                principal,
+                format,
+                price_group: None,
+            }),
             _ => Err(ApiError::internal().with_cause("caller middleware missing")),
         }
     }
 }
 
 tokio::task_local! {
-    /// The fast-path key of the request this task serves, when it may be filed under one.
+    /// The fast-path key tail (`<format>|<path and query>`) of the request this task
+    /// serves, when it may be filed under one; the view is added when filing.
     static FAST_KEY: Arc<str>;
 }
 
@@ -73,6 +102,10 @@ pub enum FastPath {
     Hit(Response, UserType),
     /// Not in the cache; `Some(key)` when the request may be filed.
     Miss(Option<Arc<str>>),
+}
+
+fn fast_key(view: &str, tail: &str) -> String {
+    format!("f|{view}|{tail}")
 }
 
 /// Answers a GET from a body cached for the same request, without the API's layers.
@@ -101,20 +134,37 @@ pub async fn fast_hit(
     ) else {
         return FastPath::Miss(None);
     };
-    let caller = Caller { principal, format };
-    let key = format!(
-        "f|{}|{}|{}",
-        caller.user_type().as_str(),
-        format.as_str(),
-        path.as_str()
-    );
-    match app.cache.fresh(&key).await {
-        Some(entry) => FastPath::Hit(
+    let caller = Caller {
+        principal,
+        format,
+        price_group: None,
+    };
+    let tail = format!("{}|{}", format.as_str(), path.as_str());
+    if let Some(entry) = app
+        .cache
+        .fresh(&fast_key(caller.user_type().as_str(), &tail))
+        .await
+    {
+        return FastPath::Hit(
             respond(app, caller, headers, &entry, Source::Hit),
             caller.user_type(),
-        ),
-        None => FastPath::Miss(Some(key.into())),
+        );
     }
+    // A customer's answers with group prices are filed under their group's view; the
+    // group is looked up in the cache only (a miss takes the slow path, which fetches it).
+    if let Principal::Customer(id) = principal
+        && let Some(group) = super::customer_group::known(app, id).await
+        && let Some(entry) = app
+            .cache
+            .fresh(&fast_key(&customer_group_view(group), &tail))
+            .await
+    {
+        return FastPath::Hit(
+            respond(app, caller, headers, &entry, Source::Hit),
+            caller.user_type(),
+        );
+    }
+    FastPath::Miss(Some(tail.into()))
 }
 
 /// A response document and the cache tags of what it shows.
@@ -123,8 +173,9 @@ pub type Built = (Doc, Vec<String>);
 /// Serves a read through the rendered-body cache.
 ///
 /// `logical` names the resource and the list parameters (not the raw query: unknown
-/// parameters must not multiply entries); the key adds the user type and format, so only
-/// data that is the same for every caller of a view is shared. Never use it for a
+/// parameters must not multiply entries); the key adds the caller's view (user type, and
+/// customer group when prices depend on it) and format, so only data that is the same for
+/// every caller of a view is shared. Never use it for a
 /// principal's own records: the answer is also filed for [`fast_hit`] under the request's
 /// method, path, query, user type and format, and served to the next caller who sends them.
 pub async fn cached<F, Fut>(
@@ -138,13 +189,10 @@ where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: Future<Output = Result<Built, ApiError>> + Send + 'static,
 {
-    let key = format!(
-        "b|{}|{}|{logical}",
-        caller.user_type().as_str(),
-        caller.format.as_str()
-    );
+    let view = caller.view();
+    let key = format!("b|{view}|{}|{logical}", caller.format.as_str());
     if let Some(entry) = app.cache.fresh(&key).await {
-        file_for_fast_path(app, &entry).await;
+        file_for_fast_path(app, &view, &entry).await;
         return Ok(respond(app, caller, request_headers, &entry, Source::Hit));
     }
     let format = caller.format;
@@ -157,15 +205,17 @@ where
         })
         .await?;
     if matches!(source, Source::Hit | Source::Fetched) {
-        file_for_fast_path(app, &entry).await;
+        file_for_fast_path(app, &view, &entry).await;
     }
     Ok(respond(app, caller, request_headers, &entry, source))
 }
 
-/// Files a fresh body under the current request's fast-path key, if it has one.
-async fn file_for_fast_path(app: &AppState, entry: &Arc<Entry>) {
-    if let Ok(key) = FAST_KEY.try_with(Clone::clone) {
-        app.cache.alias(key, entry).await;
+/// Files a fresh body under the current request's fast-path key, if it has one, in the
+/// view it was built for (so a body with one group's prices is only ever found by callers
+/// of that group).
+async fn file_for_fast_path(app: &AppState, view: &str, entry: &Arc<Entry>) {
+    if let Ok(tail) = FAST_KEY.try_with(Clone::clone) {
+        app.cache.alias(fast_key(view, &tail).into(), entry).await;
     }
 }
 

@@ -134,3 +134,60 @@ async fn paging_through_the_catalog_ends() {
     assert!(seen.len() >= 5, "{seen:?}");
     assert!(seen.len() < 250, "paging never ended");
 }
+
+/// A wholesale-only tier (group 2) reaches the wholesale customer and nobody else; each
+/// shopper's tiers come in the original's shopper shape.
+#[tokio::test]
+async fn tier_prices_reach_only_their_customer_group() {
+    let stack = Stack::start().await;
+    let mut product = new_product("E2E-TIERS");
+    product["tier_price"] = json!([
+        {"cust_group": 32000, "price": "11", "price_qty": 5},
+        {"cust_group": 2, "price": "7.77", "price_qty": 2},
+        {"cust_group": 1, "price": "10.5", "price_qty": 3}
+    ]);
+    let r = stack.admin("POST", "/products", Some(product)).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let id = r
+        .header("location")
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let path = format!("/products/{id}");
+
+    let general = stack
+        .customer_token("roni_cost@example.com", "Roni-Cost-2024")
+        .await;
+    let wholesale = stack
+        .customer_token("alex.walker@example.com", "Alex-Walker-99")
+        .await;
+    let qtys = |body: &serde_json::Value| -> Vec<serde_json::Value> {
+        body["tier_price"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{body}"))
+            .iter()
+            .map(|t| t["qty"].clone())
+            .collect()
+    };
+    // Twice each: the second answer comes from the cache.
+    for _ in 0..2 {
+        let w = stack.call("GET", &path, Some(&wholesale), None).await;
+        assert_eq!(w.status, 200, "{}", w.body);
+        assert_eq!(qtys(&w.json()), [json!(2), json!(5)], "{}", w.body);
+        assert_eq!(w.json()["tier_price"][0]["price_without_tax"], json!(7.77));
+
+        let g = stack.call("GET", &path, None, None).await;
+        assert_eq!(qtys(&g.json()), [json!(5)], "{}", g.body);
+        assert!(!g.body.contains("7.77"), "{}", g.body);
+
+        let c = stack.call("GET", &path, Some(&general), None).await;
+        assert_eq!(qtys(&c.json()), [json!(3), json!(5)], "{}", c.body);
+        assert!(!c.body.contains("7.77"), "{}", c.body);
+        let tier = &c.json()["tier_price"][0];
+        assert_eq!(tier["price_without_tax"], json!(10.5));
+        assert!(tier["price_with_tax"].as_f64().unwrap() >= 10.5, "{tier}");
+    }
+    assert_answers_match_schema(&stack.exchanges());
+}
