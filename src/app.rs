@@ -18,7 +18,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use http::{HeaderValue, StatusCode};
 use tokio::sync::Semaphore;
+use tower::Layer;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::normalize_path::NormalizePathLayer;
 
 use crate::auth::{self, Authenticator, TokenIssuer};
 use crate::cache::Cache;
@@ -130,11 +132,14 @@ fn router(app: AppState) -> Router {
         .layer(from_fn(negotiate))
         .with_state(app.clone());
 
-    Router::new()
+    let routed = Router::new()
         .nest("/api/rest", api)
         .merge(crate::ops::routes(app.clone()))
         .fallback(any(outside_api))
-        .layer(from_fn_with_state(app.clone(), telemetry::observe))
+        .layer(from_fn_with_state(app.clone(), telemetry::observe));
+    // A trailing slash names the same route (`/products/` is `/products`), as in the
+    // original; the path is trimmed before routing, so it is one route, one cache entry.
+    Router::new().fallback_service(NormalizePathLayer::trim_trailing_slash().layer(routed))
 }
 
 async fn route_not_found() -> ApiError {

@@ -26,7 +26,7 @@ use crate::http::{ApiError, Doc, Format, created, empty_ok};
 use crate::mapping::convert::{as_f64, as_i64, is_empty};
 use crate::mapping::{Field, FieldType, ResourceMapping};
 use crate::pricing::{self, NOT_LOGGED_IN};
-use crate::upstream::catalog::{SearchResult, StoreConfig};
+use crate::upstream::catalog::{SearchResult, StoreConfig, StoreView};
 use crate::upstream::{Scope, SearchCriteria, UpstreamError};
 
 use super::listing::search_criteria;
@@ -72,17 +72,130 @@ pub async fn collection(
     // The policy answers before anything about the request is looked at.
     match authorize(Route::Products, &method, caller.principal)? {
         Operation::Retrieve => {
-            let params = ListParams::parse(uri.query())?;
-            match params.category_id.clone() {
-                Some(category) => {
-                    authorize(Route::CategoryProducts, &method, caller.principal)?;
-                    category_list(app, caller, &headers, &category, params).await
-                }
-                None => list(app, caller, &headers, params).await,
-            }
+            read_collection(app, caller, &method, &uri, &headers, ReadStore::Default).await
         }
         Operation::Create => create(app, &headers, body).await,
         op => Err(ApiError::internal().with_cause(format!("{op:?} is not served on /products"))),
+    }
+}
+
+/// A product list, or a category's when the query names one (`?category_id=N`).
+async fn read_collection(
+    app: AppState,
+    caller: Caller,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    store: ReadStore,
+) -> Result<Response, ApiError> {
+    let params = ListParams::parse(uri.query())?;
+    match params.category_id.clone() {
+        Some(category) => {
+            authorize(Route::CategoryProducts, method, caller.principal)?;
+            category_list(app, caller, headers, &category, params, store).await
+        }
+        None => list(app, caller, headers, params, store).await,
+    }
+}
+
+/// `/products/store/:store`: the product list in a store view (by id or code).
+pub async fn store_collection(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path(store): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    authorize(Route::StoreProducts, &method, caller.principal)?;
+    let store = ReadStore::resolve(&app, &store).await?;
+    read_collection(app, caller, &method, &uri, &headers, store).await
+}
+
+/// `/products/:id/store/:store`: one product in a store view.
+pub async fn store_entity(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path((id, store)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    authorize(Route::StoreProduct, &method, caller.principal)?;
+    let store = ReadStore::resolve(&app, &store).await?;
+    get_one(app, caller, &headers, &id, store).await
+}
+
+/// `/products/category/:category_id/store/:store` and
+/// `/products/store/:store/category/:category_id`: a category's products in a store view.
+pub async fn store_category(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path(params): Path<HashMap<String, String>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    authorize(Route::CategoryProducts, &method, caller.principal)?;
+    let (Some(category), Some(store)) = (params.get("category_id"), params.get("store")) else {
+        return Err(ApiError::internal().with_cause("store category route without parameters"));
+    };
+    let store = ReadStore::resolve(&app, store).await?;
+    let params = ListParams::parse(uri.query())?;
+    category_list(app, caller, &headers, category, params, store).await
+}
+
+/// The store view a product read answers for: the configured default, or the one a
+/// `/store/:store` route names. Store 0 (admin) and the default store's own id or code are
+/// the same as the routes without a store.
+#[derive(Debug, Clone)]
+pub enum ReadStore {
+    Default,
+    View(StoreView),
+}
+
+impl ReadStore {
+    pub async fn resolve(app: &AppState, store: &str) -> Result<ReadStore, ApiError> {
+        let view = stores::view_by_id_or_code(app, store).await?;
+        Ok(
+            if view.id == 0 || view.code == app.magento.default_store() {
+                ReadStore::Default
+            } else {
+                ReadStore::View(view)
+            },
+        )
+    }
+
+    fn code<'a>(&'a self, app: &'a AppState) -> &'a str {
+        match self {
+            ReadStore::Default => app.magento.default_store(),
+            ReadStore::View(view) => &view.code,
+        }
+    }
+
+    fn scope(&self) -> Scope<'_> {
+        match self {
+            ReadStore::Default => Scope::Default,
+            ReadStore::View(view) => Scope::Store(&view.code),
+        }
+    }
+
+    /// Part of cache keys: nothing for the default store, so its keys stay as they were.
+    fn key(&self) -> String {
+        match self {
+            ReadStore::Default => String::new(),
+            ReadStore::View(view) => format!("@{}", view.code),
+        }
+    }
+
+    /// A store view's lists hold only products of its website (the default store's lists
+    /// are Magento's as they are).
+    fn website_filter(&self, criteria: SearchCriteria) -> SearchCriteria {
+        match self {
+            ReadStore::Default => criteria,
+            ReadStore::View(view) => {
+                criteria.filter("website_id", view.website_id.to_string(), "eq")
+            }
+        }
     }
 }
 
@@ -99,10 +212,10 @@ pub async fn entity(
     if let Some(category) = id.strip_prefix("category_id=") {
         authorize(Route::CategoryProducts, &method, caller.principal)?;
         let params = ListParams::parse(uri.query())?;
-        return category_list(app, caller, &headers, category, params).await;
+        return category_list(app, caller, &headers, category, params, ReadStore::Default).await;
     }
     match authorize(Route::Product, &method, caller.principal)? {
-        Operation::Retrieve => get_one(app, caller, &headers, &id).await,
+        Operation::Retrieve => get_one(app, caller, &headers, &id, ReadStore::Default).await,
         Operation::Update => update(app, &headers, &id, body).await,
         Operation::Delete => delete(app, &id).await,
         Operation::Create => Err(ApiError::not_implemented()),
@@ -120,7 +233,7 @@ pub async fn category(
 ) -> Result<Response, ApiError> {
     authorize(Route::CategoryProducts, &method, caller.principal)?;
     let params = ListParams::parse(uri.query())?;
-    category_list(app, caller, &headers, &category, params).await
+    category_list(app, caller, &headers, &category, params, ReadStore::Default).await
 }
 
 // ---------------------------------------------------------------------------------------
@@ -206,6 +319,43 @@ pub async fn product_record(app: &AppState, id: u64, sku: &str) -> Result<Value,
     )
     .await?;
     json(&bytes)
+}
+
+/// A product as a store view sees it: [`product_record`] for the default store, else the
+/// store view's values (`/rest/<code>/V1/products/{sku}`), through the cache.
+async fn product_record_in(
+    app: &AppState,
+    id: u64,
+    sku: &str,
+    store: &ReadStore,
+) -> Result<Value, ApiError> {
+    let ReadStore::View(view) = store else {
+        return product_record(app, id, sku).await;
+    };
+    let magento = app.magento.clone();
+    let owned = sku.to_owned();
+    let code = view.code.clone();
+    let bytes = record(
+        app,
+        format!("r|prod@{}|{sku}", view.code),
+        move || async move {
+            let bytes = magento.product(Scope::Store(&code), &owned).await?;
+            Ok((bytes, vec![tag_product(id), tag_sku(&owned)]))
+        },
+    )
+    .await?;
+    json(&bytes)
+}
+
+/// A product a shopper may see in a store of `website`: assigned to it, when Magento says
+/// which websites the product is on.
+fn on_website(product: &Value, website: u64) -> bool {
+    match product.pointer("/extension_attributes/website_ids") {
+        Some(Value::Array(ids)) => ids
+            .iter()
+            .any(|id| as_i64(id).is_some_and(|id| id as u64 == website)),
+        _ => true,
+    }
 }
 
 /// The shopper-facing rendering of one product (prices with tax, salability, URLs), or
@@ -344,6 +494,7 @@ async fn get_one(
     caller: Caller,
     headers: &HeaderMap,
     id: &str,
+    read_store: ReadStore,
 ) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     let user = caller.user_type();
@@ -354,7 +505,7 @@ async fn get_one(
         &app,
         caller,
         headers,
-        &format!("p/{id}"),
+        &format!("p/{id}{}", read_store.key()),
         move || async move {
             let app = state;
             let shopper = user != UserType::Admin;
@@ -363,11 +514,11 @@ async fn get_one(
             // only the id and the store).
             let product_chain = async {
                 let sku = sku_of(&app, id).await?;
-                let product = product_record(&app, id, &sku).await?;
+                let product = product_record_in(&app, id, &sku, &read_store).await?;
                 Ok::<_, ApiError>((sku, product))
             };
             let store_chain = async {
-                let store = stores::config(&app, app.magento.default_store()).await?;
+                let store = stores::config(&app, read_store.code(&app)).await?;
                 let render = match shopper {
                     true => {
                         Some(render_record(&app, id, store.id, &store.base_currency_code).await?)
@@ -382,7 +533,9 @@ async fn get_one(
             let (store, render) = store_result?;
             let mut source = json!({ "product": product });
             if shopper {
-                if !shopper_visible(&source["product"]) {
+                if !shopper_visible(&source["product"])
+                    || !on_website(&source["product"], store.website_id)
+                {
                     return Err(ApiError::not_found());
                 }
                 source["render"] = render.unwrap_or(Value::Null);
@@ -402,6 +555,7 @@ async fn list(
     caller: Caller,
     headers: &HeaderMap,
     params: ListParams,
+    read_store: ReadStore,
 ) -> Result<Response, ApiError> {
     let user = caller.user_type();
     let fields = app.mappings.get("product").view(user, "list");
@@ -409,16 +563,16 @@ async fn list(
     let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
     let (caller, group) = priced_caller(&app, caller, &fields).await?;
     let state = app.clone();
-    let logical = format!("pl?{}", params.canonical());
+    let logical = format!("pl{}?{}", read_store.key(), params.canonical());
     cached(&app, caller, headers, &logical, move || async move {
         let app = state;
         if user != UserType::Admin {
-            criteria = shopper_filters(criteria);
+            criteria = read_store.website_filter(shopper_filters(criteria));
         }
         let criteria = criteria.page(params.limit, params.page);
         let bytes = app
             .magento
-            .search_products(Scope::Default, &criteria)
+            .search_products(read_store.scope(), &criteria)
             .await
             .map_err(upstream_errors::to_api)?;
         let result: SearchResult<Value> =
@@ -430,7 +584,7 @@ async fn list(
         } else {
             result.items
         };
-        let store = stores::config(&app, app.magento.default_store()).await?;
+        let store = stores::config(&app, read_store.code(&app)).await?;
         let ids: Vec<u64> = items.iter().filter_map(product_id).collect();
         let renders = if user == UserType::Admin {
             HashMap::new()
@@ -464,6 +618,7 @@ async fn category_list(
     headers: &HeaderMap,
     category: &str,
     params: ListParams,
+    read_store: ReadStore,
 ) -> Result<Response, ApiError> {
     let category_id: u64 = category
         .parse()
@@ -476,7 +631,7 @@ async fn category_list(
     let filters = search_criteria(&fields, &params, SearchCriteria::new())?;
     let (caller, group) = priced_caller(&app, caller, &fields).await?;
     let state = app.clone();
-    let logical = format!("c/{category_id}?{}", params.canonical());
+    let logical = format!("c/{category_id}{}?{}", read_store.key(), params.canonical());
     cached(&app, caller, headers, &logical, move || async move {
         let app = state;
         let mut links = app
@@ -510,12 +665,12 @@ async fn category_list(
         for chunk in candidates.chunks(crate::upstream::search::MAX_PAGE_SIZE as usize) {
             let mut criteria = filters.clone().filter("sku", chunk.join(","), "in");
             if user != UserType::Admin {
-                criteria = shopper_filters(criteria);
+                criteria = read_store.website_filter(shopper_filters(criteria));
             }
             let criteria = criteria.page(chunk.len() as u32, 1);
             let bytes = app
                 .magento
-                .search_products(Scope::Default, &criteria)
+                .search_products(read_store.scope(), &criteria)
                 .await
                 .map_err(upstream_errors::to_api)?;
             let result: SearchResult<Value> =
@@ -537,7 +692,7 @@ async fn category_list(
         } else {
             found
         };
-        let store = stores::config(&app, app.magento.default_store()).await?;
+        let store = stores::config(&app, read_store.code(&app)).await?;
         let mut out = Vec::new();
         let mut tags = vec![LISTS.to_owned(), tag_category(category_id)];
         for product in page {

@@ -18,5 +18,6 @@ mod products;
 mod purge;
 mod resilience;
 mod stock_items;
+mod store_views;
 mod tier_prices;
 mod workers;

@@ -191,3 +191,30 @@ async fn tier_prices_reach_only_their_customer_group() {
     }
     assert_answers_match_schema(&stack.exchanges());
 }
+
+/// The original's store-view routes answer the store view's values, for shoppers and the
+/// Admin, by store id or code; the lists of a store view too.
+#[tokio::test]
+async fn store_view_routes_answer_the_store_views_values() {
+    let stack = Stack::start().await;
+    let english = stack.call("GET", "/products/1", None, None).await.json();
+    for path in ["/products/1/store/french", "/products/1/store/2/"] {
+        let r = stack.call("GET", path, None, None).await;
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        assert_ne!(r.json()["name"], english["name"], "{path}");
+        let admin = stack.admin("GET", path, None).await;
+        assert_eq!(admin.json()["name"], r.json()["name"], "{path}");
+    }
+    let list = stack
+        .call("GET", "/products/store/french", None, None)
+        .await;
+    assert_eq!(list.status, 200, "{}", list.body);
+    let french = stack
+        .call("GET", "/products/1/store/french", None, None)
+        .await
+        .json();
+    assert_eq!(list.json()["1"]["name"], french["name"]);
+    let r = stack.call("GET", "/products/store/mars", None, None).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_answers_match_schema(&stack.exchanges());
+}
