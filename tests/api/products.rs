@@ -60,7 +60,9 @@ async fn guest_single_product_has_the_shopper_fields_in_json() {
             "url",
             "buy_now_url",
             "total_reviews_count",
-            "has_custom_options"
+            "has_custom_options",
+            "created_at",
+            "updated_at"
         ]
     );
     assert_eq!(p["entity_id"], "1");
@@ -147,7 +149,9 @@ async fn admin_single_product_has_the_admin_fields() {
             "description",
             "group_price",
             "tier_price",
-            "stock_data"
+            "stock_data",
+            "created_at",
+            "updated_at"
         ]
     );
     assert_eq!(p["price"], "34.0000");
@@ -280,7 +284,9 @@ async fn admin_list_is_keyed_by_id_in_json_and_items_in_xml() {
             "news_to_date",
             "special_from_date",
             "special_to_date",
-            "description"
+            "description",
+            "created_at",
+            "updated_at"
         ]
     );
     assert_eq!(list["2"]["special_price"], "49.0000");
@@ -351,7 +357,9 @@ async fn shopper_lists_ask_magento_for_visible_products_only_and_add_prices() {
             "final_price_with_tax",
             "final_price_without_tax",
             "is_saleable",
-            "image_url"
+            "image_url",
+            "created_at",
+            "updated_at"
         ]
     );
     assert_eq!(first["final_price_with_tax"], json!(36.85));

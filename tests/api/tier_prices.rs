@@ -180,8 +180,8 @@ async fn lists_of_shoppers_carry_no_other_groups_tier_even_when_an_operator_adds
     let file = dir.join("product.toml");
     let text = std::fs::read_to_string(&file).unwrap();
     let text = text.replacen(
-        "\"is_saleable\", \"image_url\"]",
-        "\"is_saleable\", \"image_url\", \"tier_price\"]",
+        "\"is_saleable\", \"image_url\", \"created_at\",",
+        "\"is_saleable\", \"image_url\", \"tier_price\", \"created_at\",",
         2,
     );
     std::fs::write(&file, text).unwrap();

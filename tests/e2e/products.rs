@@ -198,6 +198,13 @@ async fn tier_prices_reach_only_their_customer_group() {
 async fn store_view_routes_answer_the_store_views_values() {
     let stack = Stack::start().await;
     let english = stack.call("GET", "/products/1", None, None).await.json();
+    // The sandbox dates its products as Magento 2 does; the original showed the dates.
+    for field in ["created_at", "updated_at"] {
+        let date = english[field]
+            .as_str()
+            .unwrap_or_else(|| panic!("{english}"));
+        assert_eq!(date.len(), 19, "{field}: {date}");
+    }
     for path in ["/products/1/store/french", "/products/1/store/2/"] {
         let r = stack.call("GET", path, None, None).await;
         assert_eq!(r.status, 200, "{path}: {}", r.body);
