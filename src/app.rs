@@ -136,7 +136,12 @@ fn router(app: AppState) -> Router {
         .nest("/api/rest", api)
         .merge(crate::ops::routes(app.clone()))
         .fallback(any(outside_api))
-        .layer(from_fn_with_state(app.clone(), telemetry::observe));
+        .layer(from_fn_with_state(app.clone(), telemetry::observe))
+        // Outermost: everything a request does is in the configured profile.
+        .layer(from_fn_with_state(
+            app.config.profile,
+            crate::profile::layer,
+        ));
     // A trailing slash names the same route (`/products/` is `/products`), as in the
     // original; the path is trimmed before routing, so it is one route, one cache entry.
     Router::new().fallback_service(NormalizePathLayer::trim_trailing_slash().layer(routed))

@@ -83,6 +83,8 @@ pub struct Config {
     pub circuit_failure_threshold: u32,
     /// How long the circuit stays open before one probe call.
     pub circuit_open: Duration,
+    /// SPEC.md's answers, or the original's where they differ (`crate::profile`).
+    pub profile: crate::profile::Profile,
 }
 
 impl Default for Config {
@@ -111,6 +113,7 @@ impl Default for Config {
             upstream_max_in_flight: 256,
             circuit_failure_threshold: 5,
             circuit_open: Duration::from_millis(5000),
+            profile: crate::profile::Profile::Spec,
         }
     }
 }
@@ -153,6 +156,7 @@ const KEYS: &[(&str, bool)] = &[
     ("upstream_max_in_flight", false),
     ("circuit_failure_threshold", false),
     ("circuit_open_ms", false),
+    ("profile", false),
 ];
 
 fn env_name(key: &str) -> String {
@@ -347,6 +351,10 @@ impl Config {
                 _ => return Err(r.fail("text or json")),
             };
         }
+        if let Some(r) = raw.get("profile") {
+            config.profile = crate::profile::Profile::parse(&r.value)
+                .ok_or_else(|| r.fail("spec or original"))?;
+        }
         if let Some(r) = raw.get("sandbox_latency_ms") {
             config.sandbox_latency = Duration::from_millis(number(r, "a number of milliseconds")?);
         }
@@ -459,6 +467,20 @@ mod tests {
         assert_eq!(c.upstream_max_in_flight, 256);
         assert_eq!(c.circuit_failure_threshold, 5);
         assert_eq!(c.circuit_open, Duration::from_millis(5000));
+    }
+
+    #[test]
+    fn the_profile_is_spec_or_original_and_nothing_else() {
+        assert_eq!(
+            from_env(&[]).unwrap().profile,
+            crate::profile::Profile::Spec
+        );
+        let c = from_env(&[("STOREGATE_PROFILE", "original")]).unwrap();
+        assert_eq!(c.profile, crate::profile::Profile::Original);
+        let e = from_env(&[("STOREGATE_PROFILE", "magento1")]).unwrap_err();
+        assert!(e.0.contains("STOREGATE_PROFILE"), "{e}");
+        assert!(e.0.contains("spec or original"), "{e}");
+        assert!(!e.0.contains('\n'), "{e}");
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod mapping;
 pub mod metrics;
 pub mod ops;
 pub mod pricing;
+pub mod profile;
 pub mod resources;
 pub mod telemetry;
 pub mod upstream;
@@ -54,13 +55,13 @@ pub use config::Config;
 /// exists (so edits apply on restart), else the copy built into the binary.
 pub fn load_mappings(config: &Config) -> Result<mapping::Mappings, mapping::MappingError> {
     match &config.mappings {
-        Some(dir) => mapping::Mappings::load_dir(dir),
+        Some(dir) => mapping::Mappings::load_dir(dir, config.profile),
         None => {
             let default = std::path::Path::new("mappings/magento2");
             if default.join("product.toml").is_file() {
-                mapping::Mappings::load_dir(default)
+                mapping::Mappings::load_dir(default, config.profile)
             } else {
-                Ok(mapping::Mappings::embedded())
+                Ok(mapping::Mappings::embedded(config.profile))
             }
         }
     }

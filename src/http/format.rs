@@ -90,7 +90,7 @@ pub fn negotiate_response(headers: &HeaderMap) -> Result<Format, ApiError> {
             return Ok(format);
         }
         match media.as_str() {
-            "*/*" | "*" => return Ok(Format::Xml),
+            "*/*" | "*" => return Ok(crate::profile::Profile::current().any_media_type()),
             "application/*" => return Ok(Format::Json),
             "text/*" => return Ok(Format::Xml),
             _ => {}
@@ -105,15 +105,20 @@ pub fn negotiate_response(headers: &HeaderMap) -> Result<Format, ApiError> {
 /// elsewhere). Only `charset=utf-8` is accepted as a parameter; anything else about the
 /// header is a 400, never a guess.
 pub fn negotiate_request(headers: &HeaderMap, default: Format) -> Result<Format, ApiError> {
+    let absent = || {
+        crate::profile::Profile::current()
+            .body_without_content_type(default)
+            .ok_or_else(|| ApiError::bad_request("Content-Type header is empty"))
+    };
     let Some(value) = headers.get(CONTENT_TYPE) else {
-        return Ok(default);
+        return absent();
     };
     let text = value
         .to_str()
         .map_err(|_| ApiError::bad_request("Invalid Content-Type header"))?
         .trim();
     if text.is_empty() {
-        return Ok(default);
+        return absent();
     }
     let mut parts = text.split(';');
     let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();

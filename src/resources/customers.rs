@@ -195,9 +195,10 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     .await?;
     let mapping = app.mappings.get("customer");
     let mut errors = Vec::new();
+    let profile = crate::profile::Profile::current();
     for field in mapping.view(UserType::Admin, "required").iter() {
         if input.get(&field.name).is_none_or(is_empty) {
-            errors.push(required(&field.name));
+            errors.push(profile.required_customer_field(&field.name));
         }
     }
     let password = password_of(&input, &mut errors);

@@ -47,6 +47,8 @@ pub fn tag_images(product_id: u64) -> String {
 /// Tag of cached attribute set member lists.
 const ATTRIBUTE_SETS: &str = "attrsets";
 
+use crate::profile::Message;
+
 const IMAGE_NOT_FOUND: &str = "Product image not found";
 const NOT_SPECIFIED: &str = "The image is not specified";
 const BAD_BASE64: &str = "The image content must be valid base64 encoded data";
@@ -54,7 +56,13 @@ const BAD_MIME: &str = "Unsupported image MIME type";
 const NO_IMAGES: &str = "Requested product does not support images";
 
 fn image_not_found() -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, IMAGE_NOT_FOUND)
+    let message = crate::profile::Profile::current().message(Message::ImageNotFound);
+    ApiError::new(StatusCode::NOT_FOUND, message.unwrap_or(IMAGE_NOT_FOUND))
+}
+
+fn bad_mime() -> ApiError {
+    let message = crate::profile::Profile::current().message(Message::ImageMimeType);
+    ApiError::bad_request(message.unwrap_or(BAD_MIME))
 }
 
 fn invalid(field: &str) -> String {
@@ -573,10 +581,7 @@ fn check_file(input: &Map<String, Value>) -> Result<NewFile, ApiError> {
         .as_str()
         .and_then(decode_base64)
         .ok_or_else(|| ApiError::bad_request(BAD_BASE64))?;
-    let kind = mime
-        .as_str()
-        .and_then(Kind::of_mime)
-        .ok_or_else(|| ApiError::bad_request(BAD_MIME))?;
+    let kind = mime.as_str().and_then(Kind::of_mime).ok_or_else(bad_mime)?;
     if !kind.matches(&bytes) {
         return Err(ApiError::validation(vec![format!(
             "The image content is not a valid {} image.",
@@ -801,9 +806,7 @@ fn media_error(error: UpstreamError) -> ApiError {
             (400, "The image content must be valid base64 encoded data.") => {
                 Some(ApiError::bad_request(BAD_BASE64))
             }
-            (400, "The image MIME type is not valid or not supported.") => {
-                Some(ApiError::bad_request(BAD_MIME))
-            }
+            (400, "The image MIME type is not valid or not supported.") => Some(bad_mime()),
             _ => None,
         };
         if let Some(mapped) = mapped {

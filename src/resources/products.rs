@@ -24,7 +24,7 @@ use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
 use crate::mapping::convert::{as_f64, as_i64, is_empty};
-use crate::mapping::{Field, FieldType, ResourceMapping};
+use crate::mapping::{Field, ResourceMapping};
 use crate::pricing::{self, NOT_LOGGED_IN};
 use crate::upstream::catalog::{SearchResult, StoreConfig, StoreView};
 use crate::upstream::{Scope, SearchCriteria, UpstreamError};
@@ -441,7 +441,7 @@ fn shows_group_prices(fields: &[Field]) -> bool {
     fields.iter().any(|field| {
         let path = field.source.segments();
         let tiers = ["product", "tier_prices"];
-        matches!(field.ty, FieldType::TierPrice | FieldType::GroupPrice)
+        field.ty.tier_kind().is_some()
             || path.first().is_some_and(|s| s == "pricing")
             // The product itself, or its tiers, whatever the type.
             || tiers.iter().zip(path).all(|(a, b)| a == b)
@@ -626,7 +626,10 @@ async fn category_list(
         .filter(|&id| id > 0)
         .ok_or_else(|| ApiError::bad_request("Category not found."))?;
     let user = caller.user_type();
-    let fields = app.mappings.get("product").view(user, "category");
+    // The original answered a category's products in the shape of `/products`.
+    let as_product_list = crate::profile::Profile::current().category_list_as_product_list();
+    let view = if as_product_list { "list" } else { "category" };
+    let fields = app.mappings.get("product").view(user, view);
     // Checked before anything is cached or fetched; each chunk's search starts from it.
     let filters = search_criteria(&fields, &params, SearchCriteria::new())?;
     let (caller, group) = priced_caller(&app, caller, &fields).await?;
@@ -693,8 +696,29 @@ async fn category_list(
             found
         };
         let store = stores::config(&app, read_store.code(&app)).await?;
-        let mut out = Vec::new();
         let mut tags = vec![LISTS.to_owned(), tag_category(category_id)];
+        if as_product_list {
+            let ids: Vec<u64> = page.iter().filter_map(product_id).collect();
+            let renders = match user {
+                UserType::Admin => HashMap::new(),
+                _ => render_many(&app, &ids, store.id, &store.base_currency_code).await?,
+            };
+            let mut out = Map::new();
+            for product in page {
+                let Some(id) = product_id(&product) else {
+                    continue;
+                };
+                tags.push(tag_product(id));
+                let render = renders.get(&id).cloned().unwrap_or(Value::Null);
+                let source = json!({ "product": product, "render": render });
+                out.insert(
+                    id.to_string(),
+                    render_product(&fields, user, source, group, &store),
+                );
+            }
+            return Ok((Doc::keyed_list(Value::Object(out)), tags));
+        }
+        let mut out = Vec::new();
         for product in page {
             if let Some(id) = product_id(&product) {
                 tags.push(tag_product(id));
@@ -820,7 +844,10 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     match app.magento.product(Scope::Default, &sku).await {
         Ok(_) => {
             return Err(ApiError::validation(vec![
-                "The value of attribute \"sku\" must be unique.".into(),
+                crate::profile::Profile::current()
+                    .message(crate::profile::Message::DuplicateSku)
+                    .unwrap_or("The value of attribute \"sku\" must be unique.")
+                    .into(),
             ]));
         }
         Err(e) if e.is_not_found() => {}

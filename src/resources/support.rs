@@ -196,12 +196,17 @@ where
         return Ok(respond(app, caller, request_headers, &entry, Source::Hit));
     }
     let format = caller.format;
+    // The fetch may run after this request is gone (a background refresh): it takes the
+    // request's profile along.
+    let profile = crate::profile::Profile::current();
     let (entry, source) = app
         .cache
-        .get_or_fetch(&key, move || async move {
-            let (doc, tags) = build().await?;
-            let body = Body::new(render(format, &doc), format.content_type());
-            Ok::<_, ApiError>(Fetched::new(cache::Value::Body(body), tags))
+        .get_or_fetch(&key, move || {
+            crate::profile::scope(profile, async move {
+                let (doc, tags) = build().await?;
+                let body = Body::new(render(format, &doc), format.content_type());
+                Ok::<_, ApiError>(Fetched::new(cache::Value::Body(body), tags))
+            })
         })
         .await?;
     if matches!(source, Source::Hit | Source::Fetched) {

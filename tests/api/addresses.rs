@@ -10,7 +10,11 @@ use crate::helpers::*;
 
 /// A gateway whose Magento knows customers 5 and 6, their addresses and the directory.
 async fn store() -> Gateway {
-    let gw = Gateway::start().await;
+    mount_addresses(Gateway::start().await).await
+}
+
+/// What [`store`] mounts, on any gateway (the profile tests reuse it).
+pub(crate) async fn mount_addresses(gw: Gateway) -> Gateway {
     for name in [
         "customers/get-5",
         "customers/get-6-french",
@@ -198,7 +202,7 @@ async fn more_than_two_street_lines_come_back_as_two() {
     );
 }
 
-fn new_address() -> Value {
+pub(crate) fn new_address() -> Value {
     json!({
         "firstname": "Jane", "lastname": "Doe", "city": "San Francisco", "postcode": "94111",
         "telephone": "415-555-0100", "country_id": "US", "region": "CA",

@@ -284,7 +284,7 @@ async fn admin_creates_a_customer_in_xml() {
     );
 }
 
-async fn post_customer(gw: &Gateway, body: Value) -> Reply {
+pub(crate) async fn post_customer(gw: &Gateway, body: Value) -> Reply {
     gw.send(
         gw.request("POST", "/customers", &Who::Admin)
             .header("Content-Type", "application/json")

@@ -15,6 +15,7 @@ mod orders;
 mod policy;
 mod privacy;
 mod products;
+mod profile;
 mod purge;
 mod resilience;
 mod stock_items;

@@ -6,7 +6,11 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 async fn store() -> Gateway {
-    let gw = Gateway::start().await;
+    mount_orders(Gateway::start().await).await
+}
+
+/// What [`store`] mounts, on any gateway (the profile tests reuse it).
+pub(crate) async fn mount_orders(gw: Gateway) -> Gateway {
     for name in [
         "orders/list-page-1",
         "orders/get-31",

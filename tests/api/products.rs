@@ -8,7 +8,11 @@ use crate::helpers::*;
 
 /// A gateway whose Magento knows the recorded catalog reads.
 async fn catalog() -> Gateway {
-    let gw = Gateway::start().await;
+    mount_catalog(Gateway::start().await).await
+}
+
+/// What [`catalog`] mounts, on any gateway (the profile tests reuse it).
+pub(crate) async fn mount_catalog(gw: Gateway) -> Gateway {
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
     for (sku, name) in [
@@ -481,7 +485,7 @@ async fn bad_list_parameters_get_the_original_messages() {
     );
 }
 
-async fn mount_category(gw: &Gateway) {
+pub(crate) async fn mount_category(gw: &Gateway) {
     Mock::given(method("GET"))
         .and(path("/rest/default/V1/categories/4/products"))
         .respond_with(recorded("categories/products-of-category-4"))
@@ -564,7 +568,7 @@ async fn unknown_categories_are_refused() {
     }
 }
 
-fn create_body() -> Value {
+pub(crate) fn create_body() -> Value {
     json!({
         "type_id": "simple", "attribute_set_id": "4", "sku": "SG-TOTE-01", "name": "Market Canvas Tote",
         "price": "18.50", "weight": "0.6", "status": "1", "visibility": "4", "tax_class_id": "2",
