@@ -26,9 +26,10 @@ use crate::config::Config;
 use crate::http::{ApiError, middleware::negotiate};
 use crate::mapping::Mappings;
 use crate::metrics::{Metrics, UpstreamMetrics};
+use crate::request_context;
 use crate::resources;
 use crate::telemetry;
-use crate::upstream::{self, Magento, resilience};
+use crate::upstream::{Magento, resilience};
 
 /// Everything a handler may need, shared by every request.
 #[derive(Debug)]
@@ -88,7 +89,10 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     let metrics = Arc::new(Metrics::new(
         upstream_metrics,
         cache.clone(),
-        magento.circuit_probe(),
+        {
+            let probe = magento.circuit_probe();
+            Arc::new(move || probe() as i64)
+        },
         {
             let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
             Arc::new(move || (max - in_flight.available_permits()) as i64)
@@ -154,7 +158,7 @@ async fn outside_api(request: Request) -> Response {
 async fn request_deadline(upstream_timeout: Duration, request: Request, next: Next) -> Response {
     let upstream_deadline = tokio::time::Instant::now() + upstream_timeout;
     let hard_deadline = upstream_deadline + Duration::from_millis(500);
-    let work = upstream::with_deadline(upstream_deadline, next.run(request));
+    let work = request_context::with_deadline(upstream_deadline, next.run(request));
     match tokio::time::timeout_at(hard_deadline, work).await {
         Ok(response) => response,
         Err(_) => ApiError::gateway_timeout()

@@ -13,9 +13,12 @@
 //! - [`mapping`]: which spec field comes from which Magento field, per user type (data
 //!   files in `mappings/`, applied without I/O).
 //! - [`cache`]: the read cache (coalescing, tags, staleness).
+//! - [`cache_keys`]: every cache key and tag, and what invalidates each.
 //! - [`ops`]: health, readiness and metrics.
 //! - [`metrics`]: the Prometheus instruments behind `/metrics`.
 //! - [`telemetry`]: request ids, log spans and the log subscriber.
+//! - [`request_context`]: the id and deadline of the request a task serves, read by the
+//!   upstream client and set by the outer layers.
 //!
 //! The embedded Magento 2 sandbox lives in its own crate, `storegate-sandbox`, so that it
 //! shares no types with [`upstream`]: a misread Magento shape fails a test instead of
@@ -24,11 +27,13 @@
 pub mod app;
 pub mod auth;
 pub mod cache;
+pub mod cache_keys;
 pub mod config;
 pub mod http;
 pub mod mapping;
 pub mod metrics;
 pub mod ops;
+pub mod request_context;
 pub mod resources;
 pub mod telemetry;
 pub mod upstream;

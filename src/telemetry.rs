@@ -17,22 +17,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use http::{HeaderName, HeaderValue};
+use http::HeaderValue;
 use tracing::Instrument;
 
 use crate::app::AppState;
+use crate::request_context::with_request_id;
 use crate::resources::support::{self, FastPath};
 
-pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-tokio::task_local! {
-    static REQUEST_ID: HeaderValue;
-}
-
-/// The id of the request the current task serves, if any.
-pub fn request_id() -> Option<HeaderValue> {
-    REQUEST_ID.try_with(Clone::clone).ok()
-}
+pub use crate::request_context::{X_REQUEST_ID, request_id};
 
 /// A caller's id is kept when it is short and made of token characters: it ends up in
 /// logs, and a log line must not be forgeable through it.
@@ -94,12 +86,8 @@ pub async fn observe(State(app): State<AppState>, mut request: Request, next: Ne
             );
             let work = next.run(request).instrument(span.clone());
             let response = match fast_key {
-                Some(key) => {
-                    REQUEST_ID
-                        .scope(id.clone(), support::with_fast_key(key, work))
-                        .await
-                }
-                None => REQUEST_ID.scope(id.clone(), work).await,
+                Some(key) => with_request_id(id.clone(), support::with_fast_key(key, work)).await,
+                None => with_request_id(id.clone(), work).await,
             };
             (response, Some(span), None)
         }

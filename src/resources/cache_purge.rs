@@ -7,13 +7,7 @@
 //! comma-separated string, which is what Magento's `X-Magento-Tags` header holds. Tags are
 //! the gateway's own (`p:<product id>`, `s:<sku>`, `c:<category id>`, `pl` for every
 //! product list, `stores`, and those of the other resources) or Magento's cache tags, which
-//! are translated:
-//!
-//! | Magento tag | purges |
-//! |---|---|
-//! | `cat_p_<id>` (a product) | `p:<id>` and `pl` (the product may enter or leave any list) |
-//! | `cat_p` (products in general) | `pl` |
-//! | `cat_c_<id>`, `cat_c_p_<id>` (a category, its products) | `c:<id>` |
+//! are translated by [`crate::cache_keys::from_magento_tag`] (its table says into what).
 //!
 //! The answer is 200 with the tags purged after translation (`{"all": false, "tags":
 //! [...]}`), so an operator sees what a Magento tag became. Like Varnish's bans, a purge is
@@ -30,7 +24,8 @@ use crate::auth::Principal;
 use crate::http::body::decode;
 use crate::http::{ApiError, Doc, Format, ok};
 
-use super::products::{LISTS, tag_product};
+use crate::cache_keys::from_magento_tag;
+
 use super::support::Caller;
 
 /// At most this many tags in one purge, each at most this long.
@@ -113,7 +108,7 @@ impl PurgeRequest {
             if tag.len() > MAX_TAG_LEN || tag.chars().any(char::is_control) {
                 return Err(invalid_tags());
             }
-            for translated in translate(tag) {
+            for translated in from_magento_tag(tag) {
                 if !tags.contains(&translated) {
                     tags.push(translated);
                 }
@@ -146,43 +141,12 @@ fn invalid_tags() -> ApiError {
     ])
 }
 
-/// A Magento cache tag as the gateway's tags; the gateway's own tags as they are.
-fn translate(tag: &str) -> Vec<String> {
-    let id_after = |prefix: &str| {
-        tag.strip_prefix(prefix)
-            .filter(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|rest| rest.parse::<u64>().ok())
-    };
-    // The category tags' form is `products::tag_category`'s; the purge tests check the two
-    // agree.
-    if let Some(id) = id_after("cat_c_p_").or_else(|| id_after("cat_c_")) {
-        return vec![format!("c:{id}")];
-    }
-    if let Some(id) = id_after("cat_p_") {
-        return vec![tag_product(id), LISTS.to_owned()];
-    }
-    if tag == "cat_p" {
-        return vec![LISTS.to_owned()];
-    }
-    vec![tag.to_owned()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn read(value: Value) -> Result<PurgeRequest, u16> {
         PurgeRequest::read(&value).map_err(|e| e.status().as_u16())
-    }
-
-    #[test]
-    fn magento_tags_are_translated() {
-        assert_eq!(translate("cat_p_12"), vec!["p:12", "pl"]);
-        assert_eq!(translate("cat_c_4"), vec!["c:4"]);
-        assert_eq!(translate("cat_c_p_4"), vec!["c:4"]);
-        assert_eq!(translate("cat_p"), vec!["pl"]);
-        assert_eq!(translate("cat_p_x"), vec!["cat_p_x"]);
-        assert_eq!(translate("s:24-MB01"), vec!["s:24-MB01"]);
     }
 
     #[test]

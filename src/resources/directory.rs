@@ -9,18 +9,17 @@ use crate::app::AppState;
 use crate::http::ApiError;
 use crate::upstream::directory::{Country, Region};
 
-use super::support::{json, record};
+use crate::cache_keys::{key, tag};
 
-/// Cache tag of the directory.
-pub const TAG: &str = "directory";
+use super::support::{json, record};
 
 /// The allowed countries with their predefined regions, through the cache.
 pub async fn countries(app: &AppState) -> Result<Vec<Country>, ApiError> {
     let magento = app.magento.clone();
-    let key = format!("r|countries|{}", magento.default_store());
+    let key = key::countries(magento.default_store());
     let bytes = record(app, key, move || async move {
         let bytes = magento.countries().await?;
-        Ok((bytes, vec![TAG.to_owned()]))
+        Ok((bytes, vec![tag::DIRECTORY.to_owned()]))
     })
     .await?;
     serde_json::from_value(json(&bytes)?)

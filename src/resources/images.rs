@@ -36,16 +36,10 @@ use crate::mapping::convert::{as_i64, is_empty};
 use crate::upstream::catalog::StoreView;
 use crate::upstream::{Scope, UpstreamError};
 
+use crate::cache_keys::{key, tag, view};
+
 use super::support::{Caller, cached, json, parse_id, record};
 use super::{products, stores, upstream_errors};
-
-/// Tag of everything cached about a product's images (product deletes drop it too).
-pub fn tag_images(product_id: u64) -> String {
-    format!("i:{product_id}")
-}
-
-/// Tag of cached attribute set member lists.
-const ATTRIBUTE_SETS: &str = "attrsets";
 
 const IMAGE_NOT_FOUND: &str = "Product image not found";
 const NOT_SPECIFIED: &str = "The image is not specified";
@@ -258,16 +252,16 @@ async fn store_record(
     let magento = app.magento.clone();
     let owned_sku = sku.to_owned();
     let code = label.to_owned();
-    let bytes = record(app, format!("r|prod|{label}|{sku}"), move || async move {
+    let bytes = record(app, key::product(label, sku), move || async move {
         let scope = match store_id {
             Some(_) => Scope::Default,
             None => Scope::Store(&code),
         };
         let bytes = magento.product_in(scope, &owned_sku, store_id).await?;
         let tags = vec![
-            products::tag_product(product_id),
-            products::tag_sku(&owned_sku),
-            tag_images(product_id),
+            tag::product(product_id),
+            tag::sku(&owned_sku),
+            tag::images(product_id),
         ];
         Ok((bytes, tags))
     })
@@ -320,10 +314,10 @@ async fn gallery(
         .filter(|e| is_image(e) && !(shopper && is_disabled(e)))
         .collect();
     let tags = vec![
-        products::tag_product(product_id),
-        products::tag_sku(&sku),
-        tag_images(product_id),
-        "stores".to_owned(),
+        tag::product(product_id),
+        tag::sku(&sku),
+        tag::images(product_id),
+        tag::STORES.to_owned(),
     ];
     Ok((images, media_base, tags))
 }
@@ -353,10 +347,10 @@ fn find_image(entries: &[Value], image_id: u64) -> Result<&Value, ApiError> {
 /// its image (`image_url`, in single products and lists).
 fn invalidate(app: &AppState, product_id: u64, sku: &str) {
     app.cache.invalidate(&[
-        tag_images(product_id),
-        products::tag_product(product_id),
-        products::tag_sku(sku),
-        products::LISTS.to_owned(),
+        tag::images(product_id),
+        tag::product(product_id),
+        tag::sku(sku),
+        tag::LISTS.to_owned(),
     ]);
 }
 
@@ -375,7 +369,7 @@ async fn list(
     let place = place(&app, store).await?;
     let user = caller.user_type();
     let state = app.clone();
-    let logical = format!("pi/{product_id}/{}", place.key());
+    let logical = view::images(product_id, &place.key());
     cached(&app, caller, headers, &logical, move || async move {
         let (images, media_base, tags) = gallery(&state, product_id, &place, user).await?;
         let fields = state.mappings.get("image").view(user, "list");
@@ -401,7 +395,7 @@ async fn get_one(
     let place = place(&app, store).await?;
     let user = caller.user_type();
     let state = app.clone();
-    let logical = format!("pi/{product_id}/{}/{image_id}", place.key());
+    let logical = view::image(product_id, &place.key(), image_id);
     cached(&app, caller, headers, &logical, move || async move {
         let (images, media_base, tags) = gallery(&state, product_id, &place, user).await?;
         let entry = find_image(&images, image_id)?;
@@ -756,11 +750,11 @@ async fn ensure_supports_images(app: &AppState, product: &Value) -> Result<(), A
     let magento = app.magento.clone();
     let found = app
         .cache
-        .get_or_fetch(&format!("r|attrset|{set_id}"), move || async move {
+        .get_or_fetch(&key::attribute_set(set_id), move || async move {
             let bytes = magento.attribute_set_attributes(set_id as u64).await?;
             Ok::<_, UpstreamError>(Fetched::new(
                 cache::Value::Bytes(bytes),
-                vec![ATTRIBUTE_SETS.to_owned()],
+                vec![tag::ATTRIBUTE_SETS.to_owned()],
             ))
         })
         .await;

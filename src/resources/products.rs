@@ -28,22 +28,11 @@ use crate::mapping::convert::{as_f64, as_i64, is_empty};
 use crate::upstream::catalog::SearchResult;
 use crate::upstream::{Scope, SearchCriteria, UpstreamError};
 
+use crate::cache_keys::{key, tag, view};
+
 use super::listing::search_criteria;
 use super::support::{Caller, cached, json, parse_id, record};
 use super::{stores, upstream_errors};
-
-/// Tag of every product list: any product write changes some list.
-pub const LISTS: &str = "pl";
-
-pub fn tag_product(id: u64) -> String {
-    format!("p:{id}")
-}
-pub fn tag_sku(sku: &str) -> String {
-    format!("s:{sku}")
-}
-fn tag_category(id: u64) -> String {
-    format!("c:{id}")
-}
 
 /// Types Magento knows; only `simple` may be created here (SPEC 2.2).
 const PRODUCT_TYPES: &[&str] = &[
@@ -126,17 +115,12 @@ pub async fn category(
 // Records
 // ---------------------------------------------------------------------------------------
 
-/// The cache key of a product id's SKU.
-fn sku_key(id: u64) -> String {
-    format!("r|sku|{id}")
-}
-
 /// The SKU of a product id (Magento 2 addresses products by SKU). 404 when there is none.
 pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
     let magento = app.magento.clone();
     let (entry, _) = app
         .cache
-        .get_or_fetch(&sku_key(id), move || async move {
+        .get_or_fetch(&key::sku_of(id), move || async move {
             let found = magento
                 .skus_of(&[id])
                 .await
@@ -146,7 +130,7 @@ pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
                 .find(|pair| pair.id == id)
                 .map(|pair| pair.sku)
                 .ok_or_else(ApiError::not_found)?;
-            let tags = vec![tag_product(id), tag_sku(&sku)];
+            let tags = vec![tag::product(id), tag::sku(&sku)];
             Ok::<_, ApiError>(Fetched::new(cache::Value::Text(sku.into()), tags))
         })
         .await?;
@@ -163,7 +147,12 @@ pub async fn skus_of_many(app: &AppState, ids: &[u64]) -> Result<HashMap<u64, Ar
     let mut found = HashMap::new();
     let mut missing = Vec::new();
     for &id in ids {
-        match app.cache.fresh(&sku_key(id)).await.map(|e| e.value.clone()) {
+        match app
+            .cache
+            .fresh(&key::sku_of(id))
+            .await
+            .map(|e| e.value.clone())
+        {
             Some(cache::Value::Text(sku)) => {
                 found.insert(id, sku);
             }
@@ -179,9 +168,9 @@ pub async fn skus_of_many(app: &AppState, ids: &[u64]) -> Result<HashMap<u64, Ar
         for pair in pairs.into_iter().filter(|p| chunk.contains(&p.id)) {
             let sku: Arc<str> = pair.sku.into();
             let value = sku.clone();
-            let tags = vec![tag_product(pair.id), tag_sku(&sku)];
+            let tags = vec![tag::product(pair.id), tag::sku(&sku)];
             app.cache
-                .get_or_fetch(&sku_key(pair.id), move || async move {
+                .get_or_fetch(&key::sku_of(pair.id), move || async move {
                     Ok::<_, ApiError>(Fetched::new(cache::Value::Text(value), tags))
                 })
                 .await?;
@@ -197,10 +186,10 @@ pub async fn product_record(app: &AppState, id: u64, sku: &str) -> Result<Value,
     let owned = sku.to_owned();
     let bytes = record(
         app,
-        format!("r|prod|{}|{sku}", magento.default_store()),
+        key::product(magento.default_store(), sku),
         move || async move {
             let bytes = magento.product(Scope::Default, &owned).await?;
-            Ok((bytes, vec![tag_product(id), tag_sku(&owned)]))
+            Ok((bytes, vec![tag::product(id), tag::sku(&owned)]))
         },
     )
     .await?;
@@ -217,20 +206,16 @@ async fn render_record(
 ) -> Result<Value, ApiError> {
     let magento = app.magento.clone();
     let currency = currency.to_owned();
-    let bytes = record(
-        app,
-        format!("r|render|{store_id}|{id}"),
-        move || async move {
-            let criteria = SearchCriteria::new().filter("entity_id", id.to_string(), "eq");
-            let bytes = magento.render_info(store_id, &currency, &criteria).await?;
-            let items: RenderItems = crate::upstream::parse(&bytes)?;
-            let item = items.items.into_iter().next().unwrap_or(Value::Null);
-            Ok((
-                Bytes::from(serde_json::to_vec(&item).unwrap_or_default()),
-                vec![tag_product(id)],
-            ))
-        },
-    )
+    let bytes = record(app, key::render_info(store_id, id), move || async move {
+        let criteria = SearchCriteria::new().filter("entity_id", id.to_string(), "eq");
+        let bytes = magento.render_info(store_id, &currency, &criteria).await?;
+        let items: RenderItems = crate::upstream::parse(&bytes)?;
+        let item = items.items.into_iter().next().unwrap_or(Value::Null);
+        Ok((
+            Bytes::from(serde_json::to_vec(&item).unwrap_or_default()),
+            vec![tag::product(id)],
+        ))
+    })
     .await?;
     json(&bytes)
 }
@@ -302,7 +287,7 @@ async fn get_one(
         &app,
         caller,
         headers,
-        &format!("p/{id}"),
+        &view::product(id),
         move || async move {
             let app = state;
             let shopper = user != UserType::Admin;
@@ -339,7 +324,7 @@ async fn get_one(
             let record = ResourceMapping::render(&fields, &source, &store.base_media_url);
             Ok((
                 Doc::new(Value::Object(record)),
-                vec![tag_product(id), tag_sku(&sku), "stores".into()],
+                vec![tag::product(id), tag::sku(&sku), tag::STORES.to_owned()],
             ))
         },
     )
@@ -357,7 +342,7 @@ async fn list(
     // Checked before anything is cached or fetched.
     let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
-    let logical = format!("pl?{}", params.canonical());
+    let logical = view::product_list(&params.canonical());
     cached(&app, caller, headers, &logical, move || async move {
         let app = state;
         if user != UserType::Admin {
@@ -386,7 +371,7 @@ async fn list(
             render_many(&app, &ids, store.id, &store.base_currency_code).await?
         };
         let mut out = Map::new();
-        let mut tags = vec![LISTS.to_owned(), "stores".to_owned()];
+        let mut tags = vec![tag::LISTS.to_owned(), tag::STORES.to_owned()];
         for product in items {
             let Some(id) = product_id(&product) else {
                 continue;
@@ -401,7 +386,7 @@ async fn list(
                     &store.base_media_url,
                 )),
             );
-            tags.push(tag_product(id));
+            tags.push(tag::product(id));
         }
         Ok((Doc::keyed_list(Value::Object(out)), tags))
     })
@@ -427,7 +412,7 @@ async fn category_list(
     // Checked before anything is cached or fetched; each chunk's search starts from it.
     let filters = search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
-    let logical = format!("c/{category_id}?{}", params.canonical());
+    let logical = view::category(category_id, &params.canonical());
     cached(&app, caller, headers, &logical, move || async move {
         let app = state;
         let mut links = app
@@ -490,10 +475,10 @@ async fn category_list(
         };
         let store = stores::config(&app, app.magento.default_store()).await?;
         let mut out = Vec::new();
-        let mut tags = vec![LISTS.to_owned(), tag_category(category_id)];
+        let mut tags = vec![tag::LISTS.to_owned(), tag::category(category_id)];
         for product in page {
             if let Some(id) = product_id(&product) {
-                tags.push(tag_product(id));
+                tags.push(tag::product(id));
             }
             let source = json!({ "product": product });
             out.push(Value::Object(ResourceMapping::render(
@@ -640,11 +625,11 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     let id = product_id(&saved)
         .ok_or_else(|| ApiError::bad_gateway().with_cause("created product has no id"))?;
     app.cache.invalidate(&[
-        LISTS.to_owned(),
-        tag_product(id),
-        tag_sku(&sku),
+        tag::LISTS.to_owned(),
+        tag::product(id),
+        tag::sku(&sku),
         // A new product has a new stock item.
-        super::stock_items::INDEX.to_owned(),
+        tag::STOCK_INDEX.to_owned(),
     ]);
     Ok(created(&format!("/api/rest/products/{id}")))
 }
@@ -738,7 +723,7 @@ async fn update(
         .await;
     // Whatever happened, what we had cached about this product is suspect now.
     app.cache
-        .invalidate(&[LISTS.to_owned(), tag_product(id), tag_sku(&sku)]);
+        .invalidate(&[tag::LISTS.to_owned(), tag::product(id), tag::sku(&sku)]);
     result.map_err(upstream_errors::to_api)?;
     Ok(empty_ok())
 }
@@ -748,13 +733,13 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     let sku = sku_of(&app, id).await?;
     let result = app.magento.delete_product(&sku).await;
     app.cache.invalidate(&[
-        LISTS.to_owned(),
-        tag_product(id),
-        tag_sku(&sku),
-        format!("i:{id}"),
+        tag::LISTS.to_owned(),
+        tag::product(id),
+        tag::sku(&sku),
+        tag::images(id),
         // Its stock item goes with it.
-        super::stock_items::INDEX.to_owned(),
-        super::stock_items::tag_index_of(id),
+        tag::STOCK_INDEX.to_owned(),
+        tag::stock_index_of(id),
     ]);
     result.map_err(upstream_errors::to_api)?;
     Ok(empty_ok())

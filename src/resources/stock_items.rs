@@ -42,16 +42,10 @@ use crate::upstream::catalog::SearchResult;
 use crate::upstream::search::MAX_PAGE_SIZE;
 use crate::upstream::stock::EVERY_QTY;
 
+use crate::cache_keys::{key, tag};
+
 use super::support::{Caller, json, parse_id, record};
 use super::{products, upstream_errors};
-
-/// Tag of the index pages: creating or deleting a product adds or removes a stock item.
-pub const INDEX: &str = "sx";
-
-/// Tag of the index entry of a product's stock item: deleting the product drops it.
-pub fn tag_index_of(product_id: u64) -> String {
-    format!("sx:{product_id}")
-}
 
 /// Index pages are read with the largest page Magento gives.
 const INDEX_PAGE_SIZE: u32 = MAX_PAGE_SIZE;
@@ -136,7 +130,7 @@ fn id_field(record: &Value, field: &str) -> Option<u64> {
 /// an item, so a page's age does not matter to it, only products created or deleted.
 async fn index_page(app: &AppState, page: u32) -> Result<IndexPage, ApiError> {
     let magento = app.magento.clone();
-    let bytes = record(app, format!("r|sx|{page}"), move || async move {
+    let bytes = record(app, key::stock_index_page(page), move || async move {
         let raw = magento
             .stock_items_page(EVERY_QTY, page, INDEX_PAGE_SIZE)
             .await?;
@@ -153,7 +147,7 @@ async fn index_page(app: &AppState, page: u32) -> Result<IndexPage, ApiError> {
         };
         let bytes = serde_json::to_vec(&compact)
             .map_err(|e| crate::upstream::UpstreamError::Protocol(e.to_string()))?;
-        Ok((Bytes::from(bytes), vec![INDEX.to_owned()]))
+        Ok((Bytes::from(bytes), vec![tag::STOCK_INDEX.to_owned()]))
     })
     .await?;
     serde_json::from_slice(&bytes)
@@ -181,13 +175,13 @@ pub async fn product_of_item(app: &AppState, item_id: u64) -> Result<u64, ApiErr
     let state = app.clone();
     let (entry, _) = app
         .cache
-        .get_or_fetch(&format!("r|si|{item_id}"), move || async move {
+        .get_or_fetch(&key::stock_item(item_id), move || async move {
             let product = scan(&state, item_id)
                 .await?
                 .ok_or_else(ApiError::not_found)?;
             Ok::<_, ApiError>(Fetched::new(
                 cache::Value::Text(product.to_string().into()),
-                vec![tag_index_of(product)],
+                vec![tag::stock_index_of(product)],
             ))
         })
         .await?;
@@ -218,7 +212,7 @@ fn check_identity(
     if found == Some(item_id) {
         return Ok(());
     }
-    app.cache.invalidate(&[tag_index_of(product_id)]);
+    app.cache.invalidate(&[tag::stock_index_of(product_id)]);
     Err(ApiError::not_found().with_cause(format!(
         "the stock item of product {product_id} is {found:?}, not {item_id}"
     )))
@@ -227,9 +221,9 @@ fn check_identity(
 /// What a stock write changes in the cache: every view of the product that shows stock.
 fn invalidate_product(app: &AppState, product_id: u64, sku: &str) {
     app.cache.invalidate(&[
-        products::tag_product(product_id),
-        products::tag_sku(sku),
-        products::LISTS.to_owned(),
+        tag::product(product_id),
+        tag::sku(sku),
+        tag::LISTS.to_owned(),
     ]);
 }
 

@@ -5,17 +5,17 @@ use crate::app::AppState;
 use crate::http::ApiError;
 use crate::upstream::catalog::{StoreConfig, StoreView};
 
-use super::support::{json, record};
+use crate::cache_keys::{key, tag};
 
-const TAG: &str = "stores";
+use super::support::{json, record};
 
 pub async fn views(app: &AppState) -> Result<Vec<StoreView>, ApiError> {
     let magento = app.magento.clone();
-    let bytes = record(app, "r|storeviews".into(), move || async move {
+    let bytes = record(app, key::store_views(), move || async move {
         let bytes = magento
             .get(crate::upstream::Scope::Default, "/V1/store/storeViews", &[])
             .await?;
-        Ok((bytes, vec![TAG.to_owned()]))
+        Ok((bytes, vec![tag::STORES.to_owned()]))
     })
     .await?;
     serde_json::from_value(json(&bytes)?)
@@ -24,7 +24,7 @@ pub async fn views(app: &AppState) -> Result<Vec<StoreView>, ApiError> {
 
 pub async fn configs(app: &AppState) -> Result<Vec<StoreConfig>, ApiError> {
     let magento = app.magento.clone();
-    let bytes = record(app, "r|storeconfigs".into(), move || async move {
+    let bytes = record(app, key::store_configs(), move || async move {
         let bytes = magento
             .get(
                 crate::upstream::Scope::Default,
@@ -32,7 +32,7 @@ pub async fn configs(app: &AppState) -> Result<Vec<StoreConfig>, ApiError> {
                 &[],
             )
             .await?;
-        Ok((bytes, vec![TAG.to_owned()]))
+        Ok((bytes, vec![tag::STORES.to_owned()]))
     })
     .await?;
     serde_json::from_value(json(&bytes)?)

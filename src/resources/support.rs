@@ -25,6 +25,7 @@ use serde_json::Value;
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
 use crate::cache::{self, Body, Entry, Fetched, Source};
+use crate::cache_keys;
 use crate::http::{ApiError, Doc, Format, render};
 use crate::upstream::UpstreamError;
 
@@ -102,12 +103,7 @@ pub async fn fast_hit(
         return FastPath::Miss(None);
     };
     let caller = Caller { principal, format };
-    let key = format!(
-        "f|{}|{}|{}",
-        caller.user_type().as_str(),
-        format.as_str(),
-        path.as_str()
-    );
+    let key = cache_keys::key::fast(caller.user_type(), format, path.as_str());
     match app.cache.fresh(&key).await {
         Some(entry) => FastPath::Hit(
             respond(app, caller, headers, &entry, Source::Hit),
@@ -138,11 +134,7 @@ where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: Future<Output = Result<Built, ApiError>> + Send + 'static,
 {
-    let key = format!(
-        "b|{}|{}|{logical}",
-        caller.user_type().as_str(),
-        caller.format.as_str()
-    );
+    let key = cache_keys::key::body(caller.user_type(), caller.format, logical);
     if let Some(entry) = app.cache.fresh(&key).await {
         file_for_fast_path(app, &entry).await;
         return Ok(respond(app, caller, request_headers, &entry, Source::Hit));
