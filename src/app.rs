@@ -1,9 +1,10 @@
 //! The application: shared state and the HTTP service built from a configuration.
 //!
 //! Layers, outermost first: request id, log span and request metrics
-//! ([`telemetry::observe`], which also answers repeats of cached reads at once:
-//! `resources::support::fast_hit`); then, for the API only: error rendering and format negotiation,
-//! load shedding (at most `STOREGATE_MAX_IN_FLIGHT` requests at once, the rest a 503 at
+//! ([`telemetry::observe`]); the caller, authenticated and negotiated once
+//! ([`caller::resolve`]); the fast path, which answers repeats of cached reads at once
+//! ([`fast_path::answer_repeats`]); then, for the API only: error rendering and format
+//! negotiation, load shedding (at most `STOREGATE_MAX_IN_FLIGHT` requests at once, the rest a 503 at
 //! once), panic guard, authentication, request deadline, then one route per spec resource.
 //! The operational endpoints (`/healthz`, `/readyz`, `/metrics`) sit outside the API's
 //! layers, so they answer even when the API sheds load.
@@ -22,7 +23,10 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::auth::{self, Authenticator, TokenIssuer};
 use crate::cache::Cache;
+use crate::caller;
 use crate::config::Config;
+use crate::fast_path;
+use crate::http::format::Negotiated;
 use crate::http::{ApiError, middleware::negotiate};
 use crate::mapping::Mappings;
 use crate::metrics::{Metrics, UpstreamMetrics};
@@ -138,7 +142,12 @@ fn router(app: AppState) -> Router {
         .nest("/api/rest", api)
         .merge(crate::ops::routes(app.clone()))
         .fallback(any(outside_api))
-        .layer(from_fn_with_state(app.clone(), telemetry::observe))
+        .layer(from_fn_with_state(
+            app.cache.clone(),
+            fast_path::answer_repeats,
+        ))
+        .layer(from_fn_with_state(app.auth.clone(), caller::resolve))
+        .layer(from_fn_with_state(app.metrics.clone(), telemetry::observe))
 }
 
 async fn route_not_found() -> ApiError {
@@ -147,8 +156,11 @@ async fn route_not_found() -> ApiError {
 
 /// Paths outside `/api/rest` get the API's answer too, in its format.
 async fn outside_api(request: Request) -> Response {
-    let format = crate::http::format::negotiate_response(request.headers())
-        .unwrap_or(crate::http::Format::Xml);
+    let format = match request.extensions().get::<Negotiated>() {
+        Some(Negotiated(negotiated)) => negotiated.clone(),
+        None => crate::http::format::negotiate_response(request.headers()),
+    }
+    .unwrap_or(crate::http::Format::Xml);
     crate::http::middleware::finish(format, ApiError::route_not_found().into_response())
 }
 

@@ -28,15 +28,20 @@ pub mod app;
 pub mod auth;
 pub mod cache;
 pub mod cache_keys;
+pub mod caller;
 pub mod config;
+pub mod fast_path;
 pub mod http;
 pub mod mapping;
 pub mod metrics;
 pub mod ops;
+pub mod records;
 pub mod request_context;
 pub mod resources;
+pub mod response_cache;
 pub mod telemetry;
 pub mod upstream;
+pub mod upstream_errors;
 
 use std::net::SocketAddr;
 

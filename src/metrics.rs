@@ -468,8 +468,8 @@ pub fn endpoint_template(path: &str) -> String {
     out
 }
 
-/// Middleware inside authentication: hands the caller's user type to
-/// [`crate::telemetry::observe`], which records the request.
+/// Middleware inside authentication: hands the caller's user type to the telemetry layer,
+/// which records the request.
 pub async fn tag_user_type(request: Request, next: Next) -> Response {
     let user_type = request
         .extensions()

@@ -35,7 +35,8 @@ use crate::upstream::directory::Country;
 
 use super::customers::{lock, owns, private, redact, reference_error, required, scalar_text};
 use super::directory;
-use super::support::{Caller, parse_id};
+use super::parse_id;
+use crate::caller::Caller;
 
 /// DESIGN.md: street lines past the second are joined into the second with this.
 pub const STREET_JOIN: &str = "; ";
@@ -99,7 +100,7 @@ pub async fn entity(
 // ---------------------------------------------------------------------------------------
 
 fn id_of(value: &Value) -> Option<u64> {
-    super::support::positive_id(value, "id")
+    crate::records::positive_id(value, "id")
 }
 
 /// The customer's default billing and shipping address ids.

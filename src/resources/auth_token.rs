@@ -17,8 +17,8 @@ use crate::http::{ApiError, Doc, Format, ok};
 use crate::mapping::convert::as_i64;
 use crate::upstream::UpstreamError;
 
-use super::support::Caller;
-use super::upstream_errors;
+use crate::caller::Caller;
+use crate::upstream_errors;
 
 pub async fn issue(
     State(app): State<AppState>,

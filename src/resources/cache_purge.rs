@@ -26,7 +26,7 @@ use crate::http::{ApiError, Doc, Format, ok};
 
 use crate::cache_keys::from_magento_tag;
 
-use super::support::Caller;
+use crate::caller::Caller;
 
 /// At most this many tags in one purge, each at most this long.
 const MAX_TAGS: usize = 1000;

@@ -33,8 +33,10 @@ use crate::mapping::convert::{as_i64, is_empty};
 use crate::upstream::{SearchCriteria, UpstreamError};
 
 use super::listing::search_criteria;
-use super::support::{Caller, parse_id};
-use super::{stores, upstream_errors};
+use super::parse_id;
+use super::stores;
+use crate::caller::Caller;
+use crate::upstream_errors;
 
 /// SPEC 8: a customer password has at least this many characters. Magento 2 may demand
 /// more (8 and three character classes by default); its refusal is passed on.
@@ -85,7 +87,7 @@ pub async fn entity(
 // ---------------------------------------------------------------------------------------
 
 fn customer_id(customer: &Value) -> Option<u64> {
-    super::support::positive_id(customer, "id")
+    crate::records::positive_id(customer, "id")
 }
 
 /// The list. Admin sees every customer; a customer, whom the policy lets read the

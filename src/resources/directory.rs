@@ -11,7 +11,7 @@ use crate::upstream::directory::{Country, Region};
 
 use crate::cache_keys::{key, tag};
 
-use super::support::{json, record};
+use crate::records::{json, record};
 
 /// The allowed countries with their predefined regions, through the cache.
 pub async fn countries(app: &AppState) -> Result<Vec<Country>, ApiError> {

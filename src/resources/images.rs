@@ -38,8 +38,12 @@ use crate::upstream::{Scope, UpstreamError};
 
 use crate::cache_keys::{key, tag, view};
 
-use super::support::{Caller, cached, json, parse_id, record};
-use super::{products, stores, upstream_errors};
+use super::parse_id;
+use super::{products, stores};
+use crate::caller::Caller;
+use crate::records::{json, record};
+use crate::response_cache::cached;
+use crate::upstream_errors;
 
 const IMAGE_NOT_FOUND: &str = "Product image not found";
 const NOT_SPECIFIED: &str = "The image is not specified";
@@ -212,7 +216,7 @@ fn image_id(text: &str) -> Result<u64, ApiError> {
 // ---------------------------------------------------------------------------------------
 
 fn entry_id(entry: &Value) -> Option<u64> {
-    super::support::positive_id(entry, "id")
+    crate::records::positive_id(entry, "id")
 }
 
 /// Videos (`external-video`) are gallery entries too, but not images.
@@ -370,7 +374,7 @@ async fn list(
     let user = caller.user_type();
     let state = app.clone();
     let logical = view::images(product_id, &place.key());
-    cached(&app, caller, headers, &logical, move || async move {
+    cached(&app.cache, caller, headers, &logical, move || async move {
         let (images, media_base, tags) = gallery(&state, product_id, &place, user).await?;
         let fields = state.mappings.get("image").view(user, "list");
         let out: Vec<Value> = images
@@ -396,7 +400,7 @@ async fn get_one(
     let user = caller.user_type();
     let state = app.clone();
     let logical = view::image(product_id, &place.key(), image_id);
-    cached(&app, caller, headers, &logical, move || async move {
+    cached(&app.cache, caller, headers, &logical, move || async move {
         let (images, media_base, tags) = gallery(&state, product_id, &place, user).await?;
         let entry = find_image(&images, image_id)?;
         let fields = state.mappings.get("image").view(user, "single");

@@ -13,13 +13,12 @@ pub mod orders;
 pub mod products;
 pub mod stock_items;
 pub mod stores;
-pub mod support;
-pub mod upstream_errors;
 
 use axum::Router;
 use axum::routing::any;
 
 use crate::app::AppState;
+use crate::http::ApiError;
 
 /// Every route under `/api/rest`. Methods are dispatched inside the handlers, so that the
 /// policy (403) is checked before "method not allowed" (405), as the spec wants.
@@ -48,4 +47,26 @@ pub fn routes() -> Router<AppState> {
             "/products/{id}/images/{image_id}/store/{store_id}",
             any(images::store_entity),
         )
+}
+
+/// Parses a path id the way the original did: anything that is not a positive integer
+/// names no resource.
+pub fn parse_id(text: &str) -> Result<u64, ApiError> {
+    text.parse::<u64>()
+        .ok()
+        .filter(|&id| id > 0)
+        .ok_or_else(ApiError::not_found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids() {
+        assert_eq!(parse_id("12").unwrap(), 12);
+        for bad in ["0", "-1", "abc", "1.5", "", "99999999999999999999999"] {
+            assert_eq!(parse_id(bad).unwrap_err().status().as_u16(), 404);
+        }
+    }
 }

@@ -26,7 +26,8 @@ use crate::upstream::SearchCriteria;
 
 use super::customers::{private, redact, scalar_text};
 use super::listing::search_criteria;
-use super::support::{Caller, parse_id};
+use super::parse_id;
+use crate::caller::Caller;
 
 /// How the lines of an order address's street become the spec's single string: the way
 /// the original stored them.
@@ -59,11 +60,11 @@ pub async fn entity(
 }
 
 fn customer_of(order: &Value) -> Option<u64> {
-    super::support::positive_id(order, "customer_id")
+    crate::records::positive_id(order, "customer_id")
 }
 
 fn order_id(order: &Value) -> Option<u64> {
-    super::support::positive_id(order, "entity_id")
+    crate::records::positive_id(order, "entity_id")
 }
 
 /// May this principal see this order? A guest never: guest orders have no owner to prove.

@@ -31,8 +31,12 @@ use crate::upstream::{Scope, SearchCriteria, UpstreamError};
 use crate::cache_keys::{key, tag, view};
 
 use super::listing::search_criteria;
-use super::support::{Caller, cached, json, parse_id, record};
-use super::{stores, upstream_errors};
+use super::parse_id;
+use super::stores;
+use crate::caller::Caller;
+use crate::records::{json, record};
+use crate::response_cache::cached;
+use crate::upstream_errors;
 
 /// Types Magento knows; only `simple` may be created here (SPEC 2.2).
 const PRODUCT_TYPES: &[&str] = &[
@@ -254,7 +258,7 @@ async fn render_many(
 }
 
 fn product_id(product: &Value) -> Option<u64> {
-    super::support::positive_id(product, "id")
+    crate::records::positive_id(product, "id")
 }
 
 /// What a shopper may see: enabled and visible in the catalog or search.
@@ -284,7 +288,7 @@ async fn get_one(
     let user = caller.user_type();
     let state = app.clone();
     cached(
-        &app,
+        &app.cache,
         caller,
         headers,
         &view::product(id),
@@ -343,7 +347,7 @@ async fn list(
     let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
     let logical = view::product_list(&params.canonical());
-    cached(&app, caller, headers, &logical, move || async move {
+    cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
         if user != UserType::Admin {
             criteria = shopper_filters(criteria);
@@ -413,7 +417,7 @@ async fn category_list(
     let filters = search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
     let logical = view::category(category_id, &params.canonical());
-    cached(&app, caller, headers, &logical, move || async move {
+    cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
         let mut links = app
             .magento

@@ -44,8 +44,11 @@ use crate::upstream::stock::EVERY_QTY;
 
 use crate::cache_keys::{key, tag};
 
-use super::support::{Caller, json, parse_id, record};
-use super::{products, upstream_errors};
+use super::parse_id;
+use super::products;
+use crate::caller::Caller;
+use crate::records::{json, record};
+use crate::upstream_errors;
 
 /// Index pages are read with the largest page Magento gives.
 const INDEX_PAGE_SIZE: u32 = MAX_PAGE_SIZE;

@@ -7,7 +7,7 @@ use crate::upstream::catalog::{StoreConfig, StoreView};
 
 use crate::cache_keys::{key, tag};
 
-use super::support::{json, record};
+use crate::records::{json, record};
 
 pub async fn views(app: &AppState) -> Result<Vec<StoreView>, ApiError> {
     let magento = app.magento.clone();
