@@ -1,18 +1,15 @@
-//! The spec's resources, one module each. A resource orchestrates: it parses and checks
-//! input, applies the policy, calls the upstream (through the cache where it may), maps the
-//! records to the caller's view and answers. The other modules do not know the resources.
+//! The spec's resources, one module each, and the gateway's own endpoints ([`gateway`]).
+//! A resource orchestrates: it parses and checks input, applies the policy, calls the
+//! upstream (through the cache where it may), maps the records to the caller's view and
+//! answers. The other modules do not know the resources.
 
 pub mod addresses;
-pub mod auth_token;
-pub mod cache_purge;
 pub mod customers;
-pub mod directory;
+pub mod gateway;
 pub mod images;
-pub mod listing;
 pub mod orders;
 pub mod products;
 pub mod stock_items;
-pub mod stores;
 
 use axum::Router;
 use axum::routing::any;
@@ -24,8 +21,8 @@ use crate::http::ApiError;
 /// policy (403) is checked before "method not allowed" (405), as the spec wants.
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/auth/token", any(auth_token::issue))
-        .route("/cache/purge", any(cache_purge::purge))
+        .route("/auth/token", any(gateway::auth_token::issue))
+        .route("/cache/purge", any(gateway::cache_purge::purge))
         .route("/products", any(products::collection))
         .route("/products/category/{category_id}", any(products::category))
         .route("/products/{id}", any(products::entity))

@@ -24,10 +24,11 @@ use crate::mapping::convert::as_f64;
 use crate::mapping::{Field, ResourceMapping};
 use crate::upstream::SearchCriteria;
 
-use super::customers::{private, redact, scalar_text};
-use super::listing::search_criteria;
-use super::parse_id;
 use crate::caller::Caller;
+use crate::listing::search_criteria;
+use crate::mapping::convert::scalar_text;
+use crate::privacy::{private, redact};
+use crate::resources::parse_id;
 
 /// How the lines of an order address's street become the spec's single string: the way
 /// the original stored them.

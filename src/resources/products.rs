@@ -13,13 +13,11 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use bytes::Bytes;
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::{Operation, Route, UserType, authorize};
-use crate::cache::{self, Fetched};
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
@@ -28,13 +26,15 @@ use crate::mapping::convert::{as_f64, as_i64, is_empty};
 use crate::upstream::catalog::SearchResult;
 use crate::upstream::{Scope, SearchCriteria, UpstreamError};
 
-use crate::cache_keys::{key, tag, view};
+use crate::cache_keys::{tag, view};
 
-use super::listing::search_criteria;
-use super::parse_id;
-use super::stores;
 use crate::caller::Caller;
-use crate::records::{json, record};
+use crate::catalog::product_index::sku_of;
+use crate::catalog::product_records::{product_record, render_many, render_record};
+use crate::listing::search_criteria;
+use crate::lookups::stores;
+use crate::records::json;
+use crate::resources::parse_id;
 use crate::response_cache::cached;
 use crate::upstream_errors;
 
@@ -118,144 +118,6 @@ pub async fn category(
 // ---------------------------------------------------------------------------------------
 // Records
 // ---------------------------------------------------------------------------------------
-
-/// The SKU of a product id (Magento 2 addresses products by SKU). 404 when there is none.
-pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
-    let magento = app.magento.clone();
-    let (entry, _) = app
-        .cache
-        .get_or_fetch(&key::sku_of(id), move || async move {
-            let found = magento
-                .skus_of(&[id])
-                .await
-                .map_err(upstream_errors::to_api)?;
-            let sku = found
-                .into_iter()
-                .find(|pair| pair.id == id)
-                .map(|pair| pair.sku)
-                .ok_or_else(ApiError::not_found)?;
-            let tags = vec![tag::product(id), tag::sku(&sku)];
-            Ok::<_, ApiError>(Fetched::new(cache::Value::Text(sku.into()), tags))
-        })
-        .await?;
-    match &entry.value {
-        cache::Value::Text(sku) => Ok(sku.clone()),
-        _ => Err(ApiError::internal().with_cause("sku entry holds no text")),
-    }
-}
-
-/// The SKUs of several product ids: the cached ones, and the others in one search per 300
-/// ids, which are then cached like [`sku_of`]'s. Ids without a product are left out. (A
-/// batch of stock updates would otherwise look its products up one call each.)
-pub async fn skus_of_many(app: &AppState, ids: &[u64]) -> Result<HashMap<u64, Arc<str>>, ApiError> {
-    let mut found = HashMap::new();
-    let mut missing = Vec::new();
-    for &id in ids {
-        match app
-            .cache
-            .fresh(&key::sku_of(id))
-            .await
-            .map(|e| e.value.clone())
-        {
-            Some(cache::Value::Text(sku)) => {
-                found.insert(id, sku);
-            }
-            _ => missing.push(id),
-        }
-    }
-    for chunk in missing.chunks(crate::upstream::search::MAX_PAGE_SIZE as usize) {
-        let pairs = app
-            .magento
-            .skus_of(chunk)
-            .await
-            .map_err(upstream_errors::to_api)?;
-        for pair in pairs.into_iter().filter(|p| chunk.contains(&p.id)) {
-            let sku: Arc<str> = pair.sku.into();
-            let value = sku.clone();
-            let tags = vec![tag::product(pair.id), tag::sku(&sku)];
-            app.cache
-                .get_or_fetch(&key::sku_of(pair.id), move || async move {
-                    Ok::<_, ApiError>(Fetched::new(cache::Value::Text(value), tags))
-                })
-                .await?;
-            found.insert(pair.id, sku);
-        }
-    }
-    Ok(found)
-}
-
-/// A product as Magento returns it by SKU (with its stock item), through the cache.
-pub async fn product_record(app: &AppState, id: u64, sku: &str) -> Result<Value, ApiError> {
-    let magento = app.magento.clone();
-    let owned = sku.to_owned();
-    let bytes = record(
-        app,
-        key::product(magento.default_store(), sku),
-        move || async move {
-            let bytes = magento.product(Scope::Default, &owned).await?;
-            Ok((bytes, vec![tag::product(id), tag::sku(&owned)]))
-        },
-    )
-    .await?;
-    json(&bytes)
-}
-
-/// The shopper-facing rendering of one product (prices with tax, salability, URLs), or
-/// `null` when Magento does not show it in the store.
-async fn render_record(
-    app: &AppState,
-    id: u64,
-    store_id: u64,
-    currency: &str,
-) -> Result<Value, ApiError> {
-    let magento = app.magento.clone();
-    let currency = currency.to_owned();
-    let bytes = record(app, key::render_info(store_id, id), move || async move {
-        let criteria = SearchCriteria::new().filter("entity_id", id.to_string(), "eq");
-        let bytes = magento.render_info(store_id, &currency, &criteria).await?;
-        let items: RenderItems = crate::upstream::parse(&bytes)?;
-        let item = items.items.into_iter().next().unwrap_or(Value::Null);
-        Ok((
-            Bytes::from(serde_json::to_vec(&item).unwrap_or_default()),
-            vec![tag::product(id)],
-        ))
-    })
-    .await?;
-    json(&bytes)
-}
-
-#[derive(serde::Deserialize)]
-struct RenderItems {
-    #[serde(default)]
-    items: Vec<Value>,
-}
-
-/// Render entries for a page of products, by id.
-async fn render_many(
-    app: &AppState,
-    ids: &[u64],
-    store_id: u64,
-    currency: &str,
-) -> Result<HashMap<u64, Value>, ApiError> {
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
-    let criteria = SearchCriteria::new()
-        .filter("entity_id", list, "in")
-        .page(ids.len() as u32, 1);
-    let bytes = app
-        .magento
-        .render_info(store_id, currency, &criteria)
-        .await
-        .map_err(upstream_errors::to_api)?;
-    let items: RenderItems = crate::upstream::parse(&bytes).map_err(upstream_errors::to_api)?;
-    Ok(items
-        .items
-        .into_iter()
-        .filter_map(|item| Some((item.get("id").and_then(as_i64)? as u64, item)))
-        .collect())
-}
 
 fn product_id(product: &Value) -> Option<u64> {
     crate::records::positive_id(product, "id")

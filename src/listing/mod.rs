@@ -1,8 +1,12 @@
-//! The original's list parameters (`order`, `dir`, `filter[n]`) as Magento search criteria.
+//! The list engine: the original's list parameters (`order`, `dir`, `filter[n]`) as
+//! Magento search criteria, and, for lists Magento cannot search, applied in memory
+//! ([`in_memory`]).
 //!
 //! One translation for every list resource: a client may only sort and filter on fields of
 //! its own view that Magento can search (`Field::search_field`); anything else is the
 //! original's 400 `Resource collection ordering error.` or `... filtering error.`.
+
+pub mod in_memory;
 
 use crate::http::query::{Condition, ListParams, SortDir};
 use crate::http::{ApiError, msg};

@@ -12,9 +12,7 @@ use crate::records::{json, record};
 pub async fn views(app: &AppState) -> Result<Vec<StoreView>, ApiError> {
     let magento = app.magento.clone();
     let bytes = record(app, key::store_views(), move || async move {
-        let bytes = magento
-            .get(crate::upstream::Scope::Default, "/V1/store/storeViews", &[])
-            .await?;
+        let bytes = magento.store_views().await?;
         Ok((bytes, vec![tag::STORES.to_owned()]))
     })
     .await?;
@@ -25,13 +23,7 @@ pub async fn views(app: &AppState) -> Result<Vec<StoreView>, ApiError> {
 pub async fn configs(app: &AppState) -> Result<Vec<StoreConfig>, ApiError> {
     let magento = app.magento.clone();
     let bytes = record(app, key::store_configs(), move || async move {
-        let bytes = magento
-            .get(
-                crate::upstream::Scope::Default,
-                "/V1/store/storeConfigs",
-                &[],
-            )
-            .await?;
+        let bytes = magento.store_configs().await?;
         Ok((bytes, vec![tag::STORES.to_owned()]))
     })
     .await?;
