@@ -28,6 +28,7 @@ use crate::config::Config;
 use crate::fast_path;
 use crate::http::format::Negotiated;
 use crate::http::{ApiError, middleware::negotiate};
+use crate::locks::Locks;
 use crate::mapping::Mappings;
 use crate::metrics::{Metrics, UpstreamMetrics};
 use crate::request_context;
@@ -35,23 +36,7 @@ use crate::resources;
 use crate::telemetry;
 use crate::upstream::{Magento, resilience};
 
-/// Everything a handler may need, shared by every request.
-#[derive(Debug)]
-pub struct App {
-    pub config: Config,
-    pub magento: Magento,
-    pub cache: Arc<Cache>,
-    pub mappings: Mappings,
-    pub auth: Arc<Authenticator>,
-    /// Serialises creates of one SKU in this instance (Magento's create is an upsert).
-    pub create_locks: moka::sync::Cache<String, Arc<tokio::sync::Mutex<()>>>,
-    /// What `/metrics` shows.
-    pub metrics: Arc<Metrics>,
-    /// One permit per API request being served (`STOREGATE_MAX_IN_FLIGHT`).
-    pub in_flight: Arc<Semaphore>,
-}
-
-pub type AppState = Arc<App>;
+pub use crate::state::{App, AppState};
 
 /// What the caller of [`build`] must know besides the configuration.
 #[derive(Debug)]
@@ -110,10 +95,7 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         cache,
         mappings: parts.mappings,
         auth,
-        create_locks: moka::sync::Cache::builder()
-            .max_capacity(10_000)
-            .time_to_idle(Duration::from_secs(60))
-            .build(),
+        locks: Locks::default(),
         metrics,
         in_flight,
     });

@@ -6,9 +6,9 @@ use std::future::Future;
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::app::AppState;
 use crate::cache::{self, Fetched};
 use crate::http::ApiError;
+use crate::state::AppState;
 use crate::upstream::UpstreamError;
 use crate::upstream_errors;
 

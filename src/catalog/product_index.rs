@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::app::AppState;
 use crate::cache::{self, Fetched};
 use crate::cache_keys::{key, tag};
 use crate::http::ApiError;
+use crate::state::AppState;
 use crate::upstream_errors;
 
 /// The SKU of a product id (Magento 2 addresses products by SKU). 404 when there is none.

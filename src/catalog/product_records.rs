@@ -6,11 +6,11 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::app::AppState;
 use crate::cache_keys::{key, tag};
 use crate::http::ApiError;
 use crate::mapping::convert::as_i64;
 use crate::records::{json, record};
+use crate::state::AppState;
 use crate::upstream::{Scope, SearchCriteria};
 use crate::upstream_errors;
 

@@ -6,12 +6,12 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::app::AppState;
 use crate::cache::{self, Fetched};
 use crate::cache_keys::{key, tag};
 use crate::http::ApiError;
 use crate::mapping::convert::as_i64;
 use crate::records::record;
+use crate::state::AppState;
 use crate::upstream::catalog::SearchResult;
 use crate::upstream::search::MAX_PAGE_SIZE;
 use crate::upstream::stock::EVERY_QTY;

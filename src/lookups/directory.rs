@@ -5,8 +5,8 @@
 //! The list is the store's allowed countries: the same for every caller, so one cached
 //! entry is shared (it holds nothing about anyone).
 
-use crate::app::AppState;
 use crate::http::ApiError;
+use crate::state::AppState;
 use crate::upstream::directory::{Country, Region};
 
 use crate::cache_keys::{key, tag};

@@ -1,8 +1,8 @@
 //! Store views and their configuration (media URL, currency), cached: every catalog read
 //! needs them and they almost never change.
 
-use crate::app::AppState;
 use crate::http::ApiError;
+use crate::state::AppState;
 use crate::upstream::catalog::{StoreConfig, StoreView};
 
 use crate::cache_keys::{key, tag};

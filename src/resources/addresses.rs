@@ -23,18 +23,20 @@ use axum::response::Response;
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::app::AppState;
 use crate::auth::{Operation, Principal, Route, UserType, authorize};
 use crate::http::body::decode_record;
 use crate::http::query::{ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
 use crate::mapping::ResourceMapping;
+use crate::mapping::View;
 use crate::mapping::convert::{as_i64, is_empty};
+use crate::state::AppState;
 use crate::upstream::directory::Country;
 
-use super::customers::{lock, required};
+use super::customers::required;
 use crate::caller::Caller;
 use crate::listing::in_memory::{compare, matches};
+use crate::locks::LockKey;
 use crate::lookups::directory;
 use crate::mapping::convert::scalar_text;
 use crate::privacy::{owns, private, redact, reference_error};
@@ -224,7 +226,10 @@ async fn list(
         return Err(ApiError::not_found());
     }
     let params = ListParams::parse(uri.query())?;
-    let fields = app.mappings.get("address").view(caller.user_type(), "list");
+    let fields = app
+        .mappings
+        .get("address")
+        .view(caller.user_type(), View::List);
     let known = |name: &str| fields.iter().any(|f| f.name == name);
     if params.order.as_deref().is_some_and(|o| !known(o)) {
         return Err(ApiError::bad_request(msg::ORDERING));
@@ -263,7 +268,7 @@ async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, Ap
     let fields = app
         .mappings
         .get("address")
-        .view(caller.user_type(), "single");
+        .view(caller.user_type(), View::Single);
     Ok(private(ok(
         caller.format,
         &Doc::new(Value::Object(render(&fields, &address))),
@@ -357,7 +362,7 @@ fn check(
     let mut errors: Vec<String> = Vec::new();
     let mut change = Change::default();
 
-    for field in mapping.view(user, "required").iter() {
+    for field in mapping.view(user, View::Required).iter() {
         let value = input.get(&field.name);
         let empty = match value {
             None => creating,
@@ -373,7 +378,7 @@ fn check(
 
     let mut root = json!({ "address": {} });
     if let Err(mut conversion) =
-        ResourceMapping::write(&mapping.view(user, "write"), input, &mut root)
+        ResourceMapping::write(&mapping.view(user, View::Write), input, &mut root)
     {
         errors.append(&mut conversion);
     }
@@ -600,7 +605,7 @@ async fn create(
     let countries = directory::countries(&app).await?;
     let change = check(&app, caller.user_type(), &input, None, &countries)?;
 
-    let _turn = lock(&app, customer_id).await;
+    let _turn = app.locks.lock(LockKey::Customer(customer_id)).await;
     let stored = app.magento.customer(customer_id).await.map_err(redact)?;
     let before: HashSet<u64> = addresses_of(&stored).iter().filter_map(id_of).collect();
     let mut address = Value::Object(change.fields.clone());
@@ -634,7 +639,7 @@ async fn update(
     )
     .await?;
     let owner = owner_of(&app, caller.principal, id).await?;
-    let _turn = lock(&app, owner).await;
+    let _turn = app.locks.lock(LockKey::Customer(owner)).await;
     let (address, stored) = find_in(&app, owner, id).await?;
     let countries = directory::countries(&app).await?;
     let change = check(&app, caller.user_type(), &input, Some(&address), &countries)?;
@@ -649,7 +654,7 @@ async fn update(
 async fn delete(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     let owner = owner_of(&app, caller.principal, id).await?;
-    let _turn = lock(&app, owner).await;
+    let _turn = app.locks.lock(LockKey::Customer(owner)).await;
     let (_, customer) = find_in(&app, owner, id).await?;
     let (billing, shipping) = defaults_of(&customer);
     if billing == Some(id) || shipping == Some(id) {

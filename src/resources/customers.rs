@@ -8,14 +8,12 @@
 //! e-mail addresses). A customer reaching for another customer's record gets the same 404
 //! as for a record that does not exist, before anything is asked of Magento.
 //!
-//! The helpers at the end ([`redact`], [`private`], [`owns`], [`criteria_for`], [`lock`])
-//! are shared with the address and order resources, which have the same needs.
+//! The privacy rules ([`crate::privacy`]) and the customer lock ([`crate::locks`]) are
+//! shared with the address and order resources, which have the same needs.
 //!
 //! Magento 2's `PUT /V1/customers/{id}` replaces the whole customer, so an update reads the
 //! stored customer, changes only the fields sent, and writes it back without an
 //! `addresses` key (with one, the list would replace the stored addresses).
-
-use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -23,17 +21,19 @@ use axum::response::Response;
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::app::AppState;
 use crate::auth::{Operation, Principal, Route, UserType, authorize};
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
 use crate::mapping::ResourceMapping;
+use crate::mapping::View;
 use crate::mapping::convert::{as_i64, is_empty};
+use crate::state::AppState;
 use crate::upstream::SearchCriteria;
 
 use crate::caller::Caller;
 use crate::listing::search_criteria;
+use crate::locks::LockKey;
 use crate::lookups::stores;
 use crate::mapping::convert::scalar_text;
 use crate::privacy::{owns, private, redact, reference_error};
@@ -97,7 +97,7 @@ fn customer_id(customer: &Value) -> Option<u64> {
 async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiError> {
     let params = ListParams::parse(uri.query())?;
     let user = caller.user_type();
-    let fields = app.mappings.get("customer").view(user, "list");
+    let fields = app.mappings.get("customer").view(user, View::List);
     let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
     let only = match caller.principal {
         Principal::Customer(me) => {
@@ -146,7 +146,7 @@ async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, Ap
     let fields = app
         .mappings
         .get("customer")
-        .view(caller.user_type(), "single");
+        .view(caller.user_type(), View::Single);
     let record = ResourceMapping::render(&fields, &json!({ "customer": customer }), "");
     Ok(private(ok(caller.format, &Doc::new(Value::Object(record)))))
 }
@@ -198,16 +198,18 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     .await?;
     let mapping = app.mappings.get("customer");
     let mut errors = Vec::new();
-    for field in mapping.view(UserType::Admin, "required").iter() {
+    for field in mapping.view(UserType::Admin, View::Required).iter() {
         if input.get(&field.name).is_none_or(is_empty) {
             errors.push(required(&field.name));
         }
     }
     let password = password_of(&input, &mut errors);
     let mut root = json!({ "customer": {} });
-    if let Err(mut conversion) =
-        ResourceMapping::write(&mapping.view(UserType::Admin, "create"), &input, &mut root)
-    {
+    if let Err(mut conversion) = ResourceMapping::write(
+        &mapping.view(UserType::Admin, View::Create),
+        &input,
+        &mut root,
+    ) {
         errors.append(&mut conversion);
     }
     // Every customer belongs to a store view of their website; Magento would otherwise
@@ -266,10 +268,10 @@ async fn update(
     )
     .await?;
     let mapping = app.mappings.get("customer");
-    let fields = mapping.view(caller.user_type(), "update");
+    let fields = mapping.view(caller.user_type(), View::Update);
     let mut errors = Vec::new();
     // What must be there on create may not be emptied by an update.
-    for field in mapping.view(UserType::Admin, "required").iter() {
+    for field in mapping.view(UserType::Admin, View::Required).iter() {
         let writable = fields.iter().any(|f| f.name == field.name);
         if writable && input.get(&field.name).is_some_and(is_empty) {
             errors.push(required(&field.name));
@@ -292,7 +294,7 @@ async fn update(
         return Err(ApiError::request_data_invalid());
     }
 
-    let _turn = lock(&app, id).await;
+    let _turn = app.locks.lock(LockKey::Customer(id)).await;
     let mut stored = app.magento.customer(id).await.map_err(redact)?;
     let Some(customer) = stored.as_object_mut() else {
         return Err(ApiError::bad_gateway().with_cause("customer is not an object"));
@@ -326,7 +328,7 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     // Before the call: if Magento deletes the customer but its answer is lost, no token
     // of that customer may keep working. After it again, for a login that raced the delete.
     app.auth.tokens().revoke_customer(id);
-    let _turn = lock(&app, id).await;
+    let _turn = app.locks.lock(LockKey::Customer(id)).await;
     app.magento.delete_customer(id).await.map_err(redact)?;
     app.auth.tokens().revoke_customer(id);
     Ok(empty_ok())
@@ -339,15 +341,4 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
 /// SPEC 7's message for a missing required value.
 pub(super) fn required(name: &str) -> String {
     format!("{name} is a required value.")
-}
-
-/// Serialises the read-modify-write cycles on one customer in this instance: an address
-/// save sends the whole customer, so two at once would lose one of them.
-pub(super) async fn lock(app: &AppState, customer_id: u64) -> tokio::sync::OwnedMutexGuard<()> {
-    let mutex = app
-        .create_locks
-        .get_with(format!("customer:{customer_id}"), || {
-            Arc::new(tokio::sync::Mutex::new(()))
-        });
-    mutex.lock_owned().await
 }

@@ -23,13 +23,14 @@ use axum::response::Response;
 use http::{HeaderMap, Method, StatusCode};
 use serde_json::{Map, Value, json};
 
-use crate::app::AppState;
 use crate::auth::{Operation, Route, UserType, authorize};
 use crate::cache::{self, Fetched};
 use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
 use crate::mapping::ResourceMapping;
+use crate::mapping::View;
 use crate::mapping::convert::as_i64;
+use crate::state::AppState;
 use crate::upstream::catalog::StoreView;
 use crate::upstream::{Scope, UpstreamError};
 
@@ -369,7 +370,7 @@ async fn list(
     let logical = view::images(product_id, &place.key());
     cached(&app.cache, caller, headers, &logical, move || async move {
         let (images, media_base, tags) = gallery(&state, product_id, &place, user).await?;
-        let fields = state.mappings.get("image").view(user, "list");
+        let fields = state.mappings.get("image").view(user, View::List);
         let out: Vec<Value> = images
             .iter()
             .map(|e| Value::Object(ResourceMapping::render(&fields, e, &media_base)))
@@ -396,7 +397,7 @@ async fn get_one(
     cached(&app.cache, caller, headers, &logical, move || async move {
         let (images, media_base, tags) = gallery(&state, product_id, &place, user).await?;
         let entry = find_image(&images, image_id)?;
-        let fields = state.mappings.get("image").view(user, "single");
+        let fields = state.mappings.get("image").view(user, View::Single);
         let out = ResourceMapping::render(&fields, entry, &media_base);
         Ok((Doc::new(Value::Object(out)), tags))
     })

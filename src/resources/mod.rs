@@ -14,8 +14,8 @@ pub mod stock_items;
 use axum::Router;
 use axum::routing::any;
 
-use crate::app::AppState;
 use crate::http::ApiError;
+use crate::state::AppState;
 
 /// Every route under `/api/rest`. Methods are dispatched inside the handlers, so that the
 /// policy (403) is checked before "method not allowed" (405), as the spec wants.

@@ -8,7 +8,6 @@
 //! before answering, so the next read, by anyone, sees it.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -16,13 +15,14 @@ use axum::response::Response;
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::app::AppState;
 use crate::auth::{Operation, Route, UserType, authorize};
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
 use crate::mapping::ResourceMapping;
+use crate::mapping::View;
 use crate::mapping::convert::{as_f64, as_i64, is_empty};
+use crate::state::AppState;
 use crate::upstream::catalog::SearchResult;
 use crate::upstream::{Scope, SearchCriteria, UpstreamError};
 
@@ -32,6 +32,7 @@ use crate::caller::Caller;
 use crate::catalog::product_index::sku_of;
 use crate::catalog::product_records::{product_record, render_many, render_record};
 use crate::listing::search_criteria;
+use crate::locks::LockKey;
 use crate::lookups::stores;
 use crate::records::json;
 use crate::resources::parse_id;
@@ -186,7 +187,7 @@ async fn get_one(
                 }
                 source["render"] = render.unwrap_or(Value::Null);
             }
-            let fields = app.mappings.get("product").view(user, "single");
+            let fields = app.mappings.get("product").view(user, View::Single);
             let record = ResourceMapping::render(&fields, &source, &store.base_media_url);
             Ok((
                 Doc::new(Value::Object(record)),
@@ -204,7 +205,7 @@ async fn list(
     params: ListParams,
 ) -> Result<Response, ApiError> {
     let user = caller.user_type();
-    let fields = app.mappings.get("product").view(user, "list");
+    let fields = app.mappings.get("product").view(user, View::List);
     // Checked before anything is cached or fetched.
     let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
@@ -274,7 +275,7 @@ async fn category_list(
         .filter(|&id| id > 0)
         .ok_or_else(|| ApiError::bad_request("Category not found."))?;
     let user = caller.user_type();
-    let fields = app.mappings.get("product").view(user, "category");
+    let fields = app.mappings.get("product").view(user, View::Category);
     // Checked before anything is cached or fetched; each chunk's search starts from it.
     let filters = search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
@@ -441,7 +442,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     }
 
     let mut errors = Vec::new();
-    for field in mapping.view(UserType::Admin, "required").iter() {
+    for field in mapping.view(UserType::Admin, View::Required).iter() {
         match input.get(&field.name) {
             None => errors.push(format!("Missing \"{}\" in request.", field.name)),
             Some(v) if is_empty(v) => {
@@ -452,7 +453,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     }
     check_values(&input, &mut errors);
     let mut root = json!({ "product": {} });
-    let write_fields = mapping.view(UserType::Admin, "write");
+    let write_fields = mapping.view(UserType::Admin, View::Write);
     if let Err(mut conversion) = ResourceMapping::write(&write_fields, &input, &mut root) {
         errors.append(&mut conversion);
     }
@@ -464,10 +465,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
 
     // Magento's POST updates an existing SKU. Refuse instead of overwriting, and make
     // concurrent creates of one SKU through this instance take turns.
-    let lock = app
-        .create_locks
-        .get_with(sku.clone(), || Arc::new(tokio::sync::Mutex::new(())));
-    let _turn = lock.lock().await;
+    let _turn = app.locks.lock(LockKey::Sku(sku.clone())).await;
     match app.magento.product(Scope::Default, &sku).await {
         Ok(_) => {
             return Err(ApiError::validation(vec![
@@ -530,21 +528,24 @@ async fn update(
     }
     let mapping = app.mappings.get("product");
     let mut errors = Vec::new();
-    for field in mapping.view(UserType::Admin, "required").iter() {
+    for field in mapping.view(UserType::Admin, View::Required).iter() {
         if input.get(&field.name).is_some_and(is_empty) {
             errors.push(format!("Empty value for \"{}\" in request.", field.name));
         }
     }
     check_values(&input, &mut errors);
     let mut root = json!({ "product": {} });
-    let written =
-        match ResourceMapping::write(&mapping.view(UserType::Admin, "write"), &input, &mut root) {
-            Ok(written) => written,
-            Err(mut conversion) => {
-                errors.append(&mut conversion);
-                Vec::new()
-            }
-        };
+    let written = match ResourceMapping::write(
+        &mapping.view(UserType::Admin, View::Write),
+        &input,
+        &mut root,
+    ) {
+        Ok(written) => written,
+        Err(mut conversion) => {
+            errors.append(&mut conversion);
+            Vec::new()
+        }
+    };
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }

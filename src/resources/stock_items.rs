@@ -28,13 +28,14 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
-use crate::app::AppState;
 use crate::auth::{Operation, Route, UserType, authorize};
 use crate::http::body::{decode, decode_record};
 use crate::http::query::{Condition, ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, empty_ok, msg, multi_status, ok};
 use crate::mapping::ResourceMapping;
+use crate::mapping::View;
 use crate::mapping::convert::{as_f64, as_i64, is_empty};
+use crate::state::AppState;
 use crate::upstream::catalog::SearchResult;
 use crate::upstream::stock::EVERY_QTY;
 
@@ -192,7 +193,10 @@ async fn list(app: AppState, caller: Caller, query: Option<&str>) -> Result<Resp
     } else {
         result.items
     };
-    let fields = app.mappings.get("stock_item").view(UserType::Admin, "list");
+    let fields = app
+        .mappings
+        .get("stock_item")
+        .view(UserType::Admin, View::List);
     let out: Vec<Value> = items
         .iter()
         .map(|item| Value::Object(ResourceMapping::render(&fields, item, "")))
@@ -213,7 +217,7 @@ async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, Ap
     let fields = app
         .mappings
         .get("stock_item")
-        .view(UserType::Admin, "single");
+        .view(UserType::Admin, View::Single);
     let out = ResourceMapping::render(&fields, &record, "");
     Ok(ok(caller.format, &Doc::new(Value::Object(out))))
 }
@@ -344,8 +348,11 @@ fn changes_of(app: &AppState, input: &Map<String, Value>) -> Result<Option<Value
     }
     let mapping = app.mappings.get("stock_item");
     let mut changes = json!({});
-    let written =
-        ResourceMapping::write(&mapping.view(UserType::Admin, "write"), input, &mut changes)?;
+    let written = ResourceMapping::write(
+        &mapping.view(UserType::Admin, View::Write),
+        input,
+        &mut changes,
+    )?;
     Ok((!written.is_empty()).then_some(changes))
 }
 

@@ -11,10 +11,10 @@ use axum::response::Response;
 use http::{HeaderMap, Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::app::AppState;
 use crate::http::body::decode;
 use crate::http::{ApiError, Doc, Format, ok};
 use crate::mapping::convert::as_i64;
+use crate::state::AppState;
 use crate::upstream::UpstreamError;
 
 use crate::caller::Caller;

@@ -19,10 +19,10 @@ use axum::response::Response;
 use http::{HeaderMap, Method};
 use serde_json::{Value, json};
 
-use crate::app::AppState;
 use crate::auth::Principal;
 use crate::http::body::decode;
 use crate::http::{ApiError, Doc, Format, ok};
+use crate::state::AppState;
 
 use crate::cache_keys::from_magento_tag;
 
