@@ -2,15 +2,15 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::clock;
-use crate::customer::{self, Address, Customer};
-use crate::dispatch::{Call, Caller};
-use crate::error::{ApiError, ApiResult};
-use crate::input;
-use crate::messages;
-use crate::search::{FieldValue, Scalar, SearchCriteria};
+use crate::api::call::{Call, Caller};
+use crate::model::customer::{self, Address, Customer};
+use crate::model::store::DEFAULT_STORE_ID;
 use crate::state::Db;
-use crate::store::DEFAULT_STORE_ID;
+use crate::webapi::clock;
+use crate::webapi::error::{ApiError, ApiResult};
+use crate::webapi::input;
+use crate::webapi::messages;
+use crate::webapi::search::{FieldValue, Scalar, SearchCriteria};
 
 fn customer_not_found(id: i64) -> ApiError {
     ApiError::no_such_entity("customerId", json!(id))

@@ -2,15 +2,15 @@
 
 use serde_json::{Value, json};
 
-use crate::clock;
-use crate::dispatch::Call;
-use crate::error::{ApiError, ApiResult, Params};
-use crate::input;
-use crate::messages;
-use crate::product::{self, Product};
-use crate::product_save;
-use crate::search::{FieldValue, Scalar, SearchCriteria};
+use crate::api::call::Call;
+use crate::model::product::{self, Product};
+use crate::model::product_save;
 use crate::state::Db;
+use crate::webapi::clock;
+use crate::webapi::error::{ApiError, ApiResult, Params};
+use crate::webapi::input;
+use crate::webapi::messages;
+use crate::webapi::search::{FieldValue, Scalar, SearchCriteria};
 
 fn not_found() -> ApiError {
     ApiError::not_found(messages::PRODUCT_NOT_FOUND)

@@ -9,12 +9,15 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::attributes::CatalogConfig;
-use crate::category::Category;
-use crate::customer::Customer;
-use crate::directory::Directory;
-use crate::product::Product;
-use crate::store::Stores;
+pub(crate) mod media_files;
+pub(crate) mod seed;
+
+use crate::model::attributes::CatalogConfig;
+use crate::model::category::Category;
+use crate::model::customer::Customer;
+use crate::model::directory::Directory;
+use crate::model::product::Product;
+use crate::model::store::Stores;
 
 pub(crate) struct Db {
     pub(crate) stores: Stores,

@@ -6,10 +6,10 @@
 use rand::distr::{Alphanumeric, SampleString};
 use serde_json::{Value, json};
 
-use crate::dispatch::Call;
-use crate::error::{ApiError, ApiResult, ErrorItem};
-use crate::input;
-use crate::messages;
+use crate::api::call::Call;
+use crate::webapi::error::{ApiError, ApiResult, ErrorItem};
+use crate::webapi::input;
+use crate::webapi::messages;
 
 pub(crate) fn random_token() -> String {
     Alphanumeric
@@ -42,7 +42,13 @@ pub(crate) fn customer_token(call: &Call) -> ApiResult<Value> {
         })
         .filter(|c| c.password.as_deref() == Some(password.as_str()))
         .map(|c| c.id)
-        .ok_or_else(|| ApiError::new(401, messages::SIGN_IN_FAILED, crate::error::Params::None))?;
+        .ok_or_else(|| {
+            ApiError::new(
+                401,
+                messages::SIGN_IN_FAILED,
+                crate::webapi::error::Params::None,
+            )
+        })?;
     let token = random_token();
     db.customer_tokens.insert(token.clone(), customer);
     Ok(json!(token))

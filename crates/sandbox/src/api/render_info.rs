@@ -8,17 +8,17 @@
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
-use crate::clock;
-use crate::directory::currency_symbol;
-use crate::dispatch::Call;
-use crate::error::{ApiError, ApiResult, ErrorItem};
-use crate::input::{self, num, round2};
-use crate::messages;
-use crate::product::Product;
-use crate::product_api;
-use crate::search::SearchCriteria;
+use crate::api::call::Call;
+use crate::api::products;
+use crate::model::directory::currency_symbol;
+use crate::model::product::Product;
+use crate::model::store::StoreUrls;
 use crate::state::Db;
-use crate::store::StoreUrls;
+use crate::webapi::clock;
+use crate::webapi::error::{ApiError, ApiResult, ErrorItem};
+use crate::webapi::input::{self, num, round2};
+use crate::webapi::messages;
+use crate::webapi::search::SearchCriteria;
 
 /// Customer group of anonymous shoppers, and Magento's "all groups" marker.
 const GUEST_GROUP: i64 = 0;
@@ -353,7 +353,7 @@ pub(crate) fn list(call: &Call) -> ApiResult<Value> {
         .ok_or_else(|| ApiError::not_found(messages::STORE_NOT_FOUND))?;
     let store_id = store.id;
     let website = i64::from(store.website_id);
-    let (page, _) = product_api::search(&db, &criteria, store_id, |p| {
+    let (page, _) = products::search(&db, &criteria, store_id, |p| {
         p.status(store_id) == 1
             && matches!(p.visibility(store_id), 2..=4)
             && p.website_ids.contains(&website)

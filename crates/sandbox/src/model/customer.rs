@@ -8,11 +8,11 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::clock;
-use crate::directory::Directory;
-use crate::error::{self, ApiError, ApiResult, ErrorItem, Params};
-use crate::input;
-use crate::messages;
+use crate::model::directory::Directory;
+use crate::webapi::clock;
+use crate::webapi::error::{self, ApiError, ApiResult, ErrorItem, Params};
+use crate::webapi::input;
+use crate::webapi::messages;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Region {

@@ -1,4 +1,5 @@
-//! Product media gallery (`/V1/products/{sku}/media`) and the files behind it.
+//! Product media gallery entries: their shape, checks and role assignments (served by
+//! `api::media`; the files behind them are kept by `state::media_files`).
 //!
 //! Label, position and "disabled" are store-scoped in Magento: writes through `/rest/all` set
 //! the defaults, writes through a store code (or none, which means `default`) set only that
@@ -9,20 +10,17 @@
 //! name, `_1`, `_2` suffixes on collision).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
-use crate::attributes::IMAGE_ROLES;
-use crate::dispatch::Call;
-use crate::error::{ApiError, ApiResult};
-use crate::image;
-use crate::input;
-use crate::messages;
-use crate::product::Product;
-use crate::state::Db;
-use crate::store::ADMIN_STORE_ID;
+use crate::model::attributes::IMAGE_ROLES;
+use crate::model::image;
+use crate::model::product::Product;
+use crate::model::store::ADMIN_STORE_ID;
+use crate::webapi::error::{ApiError, ApiResult};
+use crate::webapi::input;
+use crate::webapi::messages;
 
 /// Store-scoped values of a gallery entry; `None` falls back to the next level.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -107,9 +105,9 @@ pub(crate) fn gallery_json(product: &Product, store_id: u32) -> Vec<Value> {
 
 /// A decoded upload that passed `ImageContentValidator`.
 pub(crate) struct Upload {
-    bytes: Vec<u8>,
-    name: String,
-    mime: &'static str,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) name: String,
+    pub(crate) mime: &'static str,
 }
 
 const ALLOWED_MIME: [&str; 4] = ["image/jpg", "image/jpeg", "image/gif", "image/png"];
@@ -152,65 +150,6 @@ pub(crate) fn validate_content(content: Option<&Map<String, Value>>) -> ApiResul
         name,
         mime: info.mime,
     })
-}
-
-fn extension_for(mime: &str) -> Option<&'static str> {
-    match mime {
-        "image/jpg" | "image/jpeg" => Some("jpg"),
-        "image/gif" => Some("gif"),
-        "image/png" => Some("png"),
-        _ => None,
-    }
-}
-
-/// Stores an upload under `media/catalog/product` and returns its gallery path, e.g.
-/// `/t/e/test_image.jpg`, `/t/e/test_image_1.jpg` when that name is taken.
-pub(crate) fn store_file(db: &mut Db, upload: Upload) -> ApiResult<String> {
-    let mut name = upload.name.clone();
-    let has_extension = name
-        .rsplit_once('.')
-        .is_some_and(|(stem, ext)| !stem.is_empty() && !ext.is_empty());
-    if !has_extension {
-        let ext = extension_for(upload.mime)
-            .ok_or_else(|| ApiError::bad_request(messages::IMAGE_NO_EXTENSION))?;
-        name = format!("{name}.{ext}");
-    }
-    let corrected: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let (stem, ext) = corrected
-        .rsplit_once('.')
-        .map_or((corrected.clone(), String::new()), |(s, e)| {
-            (s.to_string(), e.to_string())
-        });
-    let stem = if stem.chars().all(|c| c == '_') {
-        "file".to_string()
-    } else {
-        stem
-    };
-    let mut dispersion = String::new();
-    for c in stem.chars().take(2) {
-        dispersion.push('/');
-        dispersion.push(if c == '.' { '_' } else { c });
-    }
-    let mut candidate = format!("{dispersion}/{stem}.{ext}");
-    let mut suffix = 1;
-    while db.media_files.contains_key(&candidate) {
-        candidate = format!("{dispersion}/{stem}_{suffix}.{ext}");
-        suffix += 1;
-    }
-    db.media_files.insert(
-        candidate.clone(),
-        Arc::from(upload.bytes.into_boxed_slice()),
-    );
-    Ok(candidate)
 }
 
 fn parse_types(entry: &Map<String, Value>) -> ApiResult<Option<Vec<String>>> {
@@ -323,135 +262,6 @@ pub(crate) fn update_entry(
 pub(crate) fn remove_entry(product: &mut Product, index: usize) {
     let removed = product.media.remove(index);
     product.roles.retain(|_, f| f != &removed.file);
-}
-
-fn entry_body<'a>(call: &'a Call<'_>) -> ApiResult<&'a Map<String, Value>> {
-    input::opt_object(call.body(), "entry", "entry")?.ok_or_else(|| ApiError::required("entry"))
-}
-
-fn product_not_found() -> ApiError {
-    ApiError::not_found(messages::PRODUCT_NOT_FOUND)
-}
-
-/// `GET /V1/products/{sku}/media`
-pub(crate) fn list(call: &Call) -> ApiResult<Value> {
-    let db = call.db();
-    let product = db
-        .product_by_sku(call.param("sku"))
-        .ok_or_else(product_not_found)?;
-    Ok(Value::Array(gallery_json(product, call.store.id)))
-}
-
-/// `GET /V1/products/{sku}/media/{entryId}`
-pub(crate) fn get(call: &Call) -> ApiResult<Value> {
-    let entry_id = call.param_int("entryId")?;
-    let db = call.db();
-    let product = db
-        .product_by_sku(call.param("sku"))
-        .ok_or_else(|| ApiError::not_found(messages::MEDIA_GET_PRODUCT_MISSING))?;
-    product
-        .media
-        .iter()
-        .find(|e| e.id as i64 == entry_id)
-        .map(|e| e.to_json(call.store.id, &product.roles))
-        .ok_or_else(|| ApiError::not_found(messages::MEDIA_GET_IMAGE_MISSING))
-}
-
-/// `POST /V1/products/{sku}/media`: answers the new entry id.
-pub(crate) fn create(call: &Call) -> ApiResult<Value> {
-    let entry = entry_body(call)?;
-    let upload = validate_content(input::opt_object(entry, "content", "content")?)?;
-    let mut db = call.db_mut();
-    let id = db
-        .product_id_by_sku(call.param("sku"))
-        .ok_or_else(product_not_found)?;
-    let supports_images = {
-        let product = db.products.get(&id).ok_or_else(product_not_found)?;
-        db.catalog
-            .attribute_set(product.attribute_set_id)
-            .is_some_and(|s| s.has_media_gallery)
-    };
-    if !supports_images {
-        // The repository refuses ("Requested product does not support images.") and
-        // GalleryManagement::create masks every such failure with this message.
-        return Err(ApiError::bad_request(messages::PRODUCT_CANT_BE_SAVED));
-    }
-    let file = store_file(&mut db, upload)?;
-    let now = crate::clock::now();
-    let Db {
-        products,
-        next_media_id,
-        ..
-    } = &mut *db;
-    let product = products.get_mut(&id).ok_or_else(product_not_found)?;
-    let entry_id = add_entry(next_media_id, product, entry, file, call.store.id)?;
-    product.updated_at = now;
-    Ok(json!(entry_id))
-}
-
-/// `PUT /V1/products/{sku}/media/{entryId}`: the entry is found by `entry.id` in the body.
-pub(crate) fn update(call: &Call) -> ApiResult<Value> {
-    let entry = entry_body(call)?;
-    let mut db = call.db_mut();
-    let id = db
-        .product_id_by_sku(call.param("sku"))
-        .ok_or_else(product_not_found)?;
-    let not_found = || ApiError::not_found(messages::MEDIA_ENTRY_NOT_FOUND);
-    let wanted = input::opt_int(entry, "id")?;
-    let index = {
-        let product = db.products.get(&id).ok_or_else(product_not_found)?;
-        product
-            .media
-            .iter()
-            .position(|e| Some(e.id as i64) == wanted)
-            .ok_or_else(not_found)?
-    };
-    let content = input::opt_object(entry, "content", "content")?;
-    let replacement = match content {
-        // A new file replaces the entry; GalleryManagement::update reports any failure of
-        // that save as "The product can't be saved."
-        Some(content) => Some(
-            validate_content(Some(content))
-                .map_err(|_| ApiError::bad_request(messages::PRODUCT_CANT_BE_SAVED))?,
-        ),
-        None => None,
-    };
-    let new_file = match replacement {
-        Some(upload) => Some(store_file(&mut db, upload)?),
-        None => None,
-    };
-    let now = crate::clock::now();
-    let product = db.products.get_mut(&id).ok_or_else(product_not_found)?;
-    if let Some(file) = new_file {
-        let old = product.media[index].file.clone();
-        for target in product.roles.values_mut() {
-            if *target == old {
-                *target = file.clone();
-            }
-        }
-        product.media[index].file = file;
-    }
-    update_entry(product, index, entry, call.store.id)?;
-    product.updated_at = now;
-    Ok(json!(true))
-}
-
-/// `DELETE /V1/products/{sku}/media/{entryId}`: removes the entry for all store views.
-pub(crate) fn delete(call: &Call) -> ApiResult<Value> {
-    let entry_id = call.param_int("entryId")?;
-    let mut db = call.db_mut();
-    let id = db
-        .product_id_by_sku(call.param("sku"))
-        .ok_or_else(product_not_found)?;
-    let product = db.products.get_mut(&id).ok_or_else(product_not_found)?;
-    let index = product
-        .media
-        .iter()
-        .position(|e| e.id as i64 == entry_id)
-        .ok_or_else(|| ApiError::not_found(messages::MEDIA_ENTRY_NOT_FOUND))?;
-    remove_entry(product, index);
-    product.updated_at = crate::clock::now();
-    Ok(json!(true))
 }
 
 #[cfg(test)]

@@ -6,10 +6,10 @@
 
 use serde_json::{Value, json};
 
-use crate::dispatch::Call;
-use crate::error::{ApiError, ApiResult};
-use crate::messages;
-use crate::search::{FieldValue, Scalar, SearchCriteria};
+use crate::api::call::Call;
+use crate::webapi::error::{ApiError, ApiResult};
+use crate::webapi::messages;
+use crate::webapi::search::{FieldValue, Scalar, SearchCriteria};
 
 fn order_field<'a>(order: &'a Value, field: &str) -> Option<FieldValue<'a>> {
     Some(FieldValue::One(Scalar::from_json(order.get(field))))

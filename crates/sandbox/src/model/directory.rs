@@ -1,4 +1,5 @@
-//! Allowed countries and their regions (`/V1/directory/*`), also used to validate addresses.
+//! Allowed countries and their regions (served by `api::directory`), also used to validate
+//! addresses.
 //!
 //! Region ids are Magento's real ones (California 12, Texas 57, ...), because clients store
 //! `region_id` values and must be able to map them back to codes.
@@ -7,10 +8,6 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-
-use crate::dispatch::Call;
-use crate::error::{ApiError, ApiResult};
-use crate::messages;
 
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct RegionInfo {
@@ -81,7 +78,7 @@ impl Directory {
         self.optional_zip_countries.iter().any(|c| c == country)
     }
 
-    fn to_json(&self, country: &Country, locale: &str) -> Value {
+    pub(crate) fn to_json(&self, country: &Country, locale: &str) -> Value {
         let local_name = self
             .locale_names
             .get(locale)
@@ -107,42 +104,6 @@ impl Directory {
         }
         Value::Object(out)
     }
-}
-
-pub(crate) fn countries(call: &Call) -> ApiResult<Value> {
-    let db = call.db();
-    let locale = db.stores.locale_of(call.store.id);
-    Ok(Value::Array(
-        db.directory
-            .countries
-            .iter()
-            .map(|c| db.directory.to_json(c, &locale))
-            .collect(),
-    ))
-}
-
-pub(crate) fn country(call: &Call) -> ApiResult<Value> {
-    let db = call.db();
-    let locale = db.stores.locale_of(call.store.id);
-    let id = call.param("countryId");
-    db.directory
-        .country(id)
-        .map(|c| db.directory.to_json(c, &locale))
-        .ok_or_else(|| ApiError::not_found(messages::COUNTRY_NOT_AVAILABLE))
-}
-
-pub(crate) fn currency(call: &Call) -> ApiResult<Value> {
-    let db = call.db();
-    let code = db.stores.base_currency_of(call.store.id);
-    let symbol = currency_symbol(&code);
-    Ok(json!({
-        "base_currency_code": code,
-        "base_currency_symbol": symbol,
-        "default_display_currency_code": code,
-        "default_display_currency_symbol": symbol,
-        "available_currency_codes": [code],
-        "exchange_rates": [{"currency_to": code, "rate": 1}]
-    }))
 }
 
 pub(crate) fn currency_symbol(code: &str) -> String {

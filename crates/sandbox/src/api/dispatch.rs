@@ -8,93 +8,21 @@
 //! 3. Check the route's ACL resource against the bearer token (401 otherwise).
 //! 4. Refuse GET through `all` (400), then decode the JSON body and call the handler.
 //!
-//! Everything a handler needs travels in [`Call`].
-
-use std::sync::{RwLockReadGuard, RwLockWriteGuard};
+//! Everything a handler needs travels in [`Call`] (`call.rs`); this is the one file that
+//! knows every handler.
 
 use serde_json::{Map, Value, json};
 
-use crate::error::{ApiError, ApiResult};
-use crate::state::{Db, Shared};
-use crate::store::{ADMIN_STORE_ID, DEFAULT_STORE_ID};
-use crate::{
-    category, customer_api, directory, fields, media, messages, order, product_api, query,
-    render_info, stock, store, token,
+use crate::model::store::{ADMIN_STORE_ID, DEFAULT_STORE_ID};
+use crate::state::Shared;
+use crate::webapi::error::{ApiError, ApiResult};
+use crate::webapi::{fields, messages, query};
+
+use super::call::{Call, Caller, PathParams, StoreScope};
+use super::{
+    attributes, categories, customers, directory, media, orders, products, render_info, stock,
+    store, token,
 };
-
-/// Who is calling, from the `Authorization: Bearer` header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Caller {
-    /// The integration token: every ACL resource.
-    Integration,
-    /// A customer token: the `self` routes of that customer.
-    Customer(u64),
-    /// No token, or one Magento does not know (it treats those as guests).
-    Guest,
-}
-
-/// The store view a call runs in.
-#[derive(Debug, Clone)]
-pub(crate) struct StoreScope {
-    pub(crate) id: u32,
-    pub(crate) website_id: u32,
-}
-
-impl StoreScope {
-    pub(crate) fn is_admin(&self) -> bool {
-        self.id == ADMIN_STORE_ID
-    }
-}
-
-/// One service call: the resolved request plus access to the store data.
-pub(crate) struct Call<'a> {
-    shared: &'a Shared,
-    pub(crate) store: StoreScope,
-    params: PathParams,
-    pub(crate) query: Map<String, Value>,
-    body: Map<String, Value>,
-    pub(crate) caller: Caller,
-    /// `http://host:port` as the client addressed the sandbox, for URLs in answers.
-    pub(crate) origin: String,
-}
-
-impl Call<'_> {
-    pub(crate) fn db(&self) -> RwLockReadGuard<'_, Db> {
-        self.shared
-            .db
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    pub(crate) fn db_mut(&self) -> RwLockWriteGuard<'_, Db> {
-        self.shared
-            .db
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// A path parameter, percent-decoded. Routes guarantee the names exist.
-    pub(crate) fn param(&self, name: &str) -> &str {
-        self.params
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map_or("", |(_, v)| v.as_str())
-    }
-
-    /// An `int` path parameter, converted as Magento's input processor does.
-    pub(crate) fn param_int(&self, name: &str) -> ApiResult<i64> {
-        crate::input::to_int(&Value::String(self.param(name).to_string()))
-    }
-
-    pub(crate) fn body(&self) -> &Map<String, Value> {
-        &self.body
-    }
-
-    /// A query parameter as text.
-    pub(crate) fn query_str(&self, name: &str) -> Option<&str> {
-        query::scalar(&self.query, name)
-    }
-}
 
 /// Which ACL a route needs, as in Magento's `webapi.xml`.
 #[derive(Debug, Clone, Copy)]
@@ -107,9 +35,6 @@ pub(crate) enum Acl {
 }
 
 type Handler = fn(&Call) -> ApiResult<Value>;
-
-/// Path parameters by name, percent-decoded.
-type PathParams = Vec<(&'static str, String)>;
 
 /// Magento's `ParamsOverrider`: on PUT, the last path parameter replaces the matching
 /// property of the single wrapped body object (`PUT /V1/products/{sku}` forces `product.sku`).
@@ -165,17 +90,17 @@ const SALES: Acl = Acl::Resource("Magento_Sales::actions_view");
 
 static ROUTES: &[Route] = &[
     // Catalog: products.
-    route("GET", "/V1/products", PRODUCTS, product_api::list),
-    route("POST", "/V1/products", PRODUCTS, product_api::create),
-    route("GET", "/V1/products/:sku", PRODUCTS, product_api::get),
+    route("GET", "/V1/products", PRODUCTS, products::list),
+    route("POST", "/V1/products", PRODUCTS, products::create),
+    route("GET", "/V1/products/:sku", PRODUCTS, products::get),
     put_route(
         "/V1/products/:sku",
         PRODUCTS,
-        product_api::update,
+        products::update,
         "product",
         "sku",
     ),
-    route("DELETE", "/V1/products/:sku", PRODUCTS, product_api::delete),
+    route("DELETE", "/V1/products/:sku", PRODUCTS, products::delete),
     route(
         "GET",
         "/V1/products-render-info",
@@ -187,7 +112,7 @@ static ROUTES: &[Route] = &[
         "GET",
         "/V1/products/attribute-sets/:attributeSetId/attributes",
         SETS,
-        crate::attributes::set_attributes,
+        attributes::set_attributes,
     ),
     // Catalog: media gallery.
     route("GET", "/V1/products/:sku/media", CATALOG, media::list),
@@ -215,13 +140,13 @@ static ROUTES: &[Route] = &[
         "GET",
         "/V1/categories/:categoryId",
         CATEGORIES,
-        category::get,
+        categories::get,
     ),
     route(
         "GET",
         "/V1/categories/:categoryId/products",
         CATEGORIES,
-        category::products,
+        categories::products,
     ),
     // Store.
     route(
@@ -269,18 +194,13 @@ static ROUTES: &[Route] = &[
         "GET",
         "/V1/customers/search",
         CUSTOMER_READ,
-        customer_api::search,
+        customers::search,
     ),
-    route(
-        "GET",
-        "/V1/customers/me",
-        Acl::Customer,
-        customer_api::get_me,
-    ),
+    route("GET", "/V1/customers/me", Acl::Customer, customers::get_me),
     put_route(
         "/V1/customers/me",
         Acl::Customer,
-        customer_api::update_me,
+        customers::update_me,
         "customer",
         "id",
     ),
@@ -288,30 +208,25 @@ static ROUTES: &[Route] = &[
         "GET",
         "/V1/customers/me/billingAddress",
         Acl::Customer,
-        customer_api::me_billing,
+        customers::me_billing,
     ),
     route(
         "GET",
         "/V1/customers/me/shippingAddress",
         Acl::Customer,
-        customer_api::me_shipping,
+        customers::me_shipping,
     ),
     route(
         "GET",
         "/V1/customers/:customerId",
         CUSTOMER_READ,
-        customer_api::get,
+        customers::get,
     ),
-    route(
-        "POST",
-        "/V1/customers",
-        Acl::Anonymous,
-        customer_api::create,
-    ),
+    route("POST", "/V1/customers", Acl::Anonymous, customers::create),
     put_route(
         "/V1/customers/:id",
         CUSTOMER_MANAGE,
-        customer_api::update,
+        customers::update,
         "customer",
         "id",
     ),
@@ -319,37 +234,37 @@ static ROUTES: &[Route] = &[
         "DELETE",
         "/V1/customers/:customerId",
         CUSTOMER_MANAGE,
-        customer_api::delete,
+        customers::delete,
     ),
     route(
         "POST",
         "/V1/customers/isEmailAvailable",
         Acl::Anonymous,
-        customer_api::email_available,
+        customers::email_available,
     ),
     route(
         "GET",
         "/V1/customers/:customerId/billingAddress",
         CUSTOMER_MANAGE,
-        customer_api::billing,
+        customers::billing,
     ),
     route(
         "GET",
         "/V1/customers/:customerId/shippingAddress",
         CUSTOMER_MANAGE,
-        customer_api::shipping,
+        customers::shipping,
     ),
     route(
         "GET",
         "/V1/customers/addresses/:addressId",
         CUSTOMER_MANAGE,
-        customer_api::address,
+        customers::address,
     ),
     route(
         "DELETE",
         "/V1/addresses/:addressId",
         CUSTOMER_MANAGE,
-        customer_api::delete_address,
+        customers::delete_address,
     ),
     // Directory.
     route(
@@ -378,8 +293,8 @@ static ROUTES: &[Route] = &[
         token::customer_token,
     ),
     // Sales.
-    route("GET", "/V1/orders", SALES, order::list),
-    route("GET", "/V1/orders/:id", SALES, order::get),
+    route("GET", "/V1/orders", SALES, orders::list),
+    route("GET", "/V1/orders/:id", SALES, orders::get),
 ];
 
 /// Matches path segments against a pattern; returns the parameters and a specificity key
@@ -502,7 +417,7 @@ fn decode_body(content_type: Option<&str>, body: &[u8]) -> ApiResult<Map<String,
     if media_type != "application/json" {
         return Err(ApiError::bad_request_with(
             messages::CONTENT_TYPE_UNSUPPORTED,
-            crate::error::Params::List(vec![json!(media_type)]),
+            crate::webapi::error::Params::List(vec![json!(media_type)]),
         ));
     }
     match serde_json::from_slice::<Value>(body) {
@@ -528,7 +443,7 @@ fn apply_override(route: &Route, params: &[(&'static str, String)], body: &mut M
         return;
     }
     if let Some(Value::Object(inner)) = body.get_mut(rule.wrapper) {
-        let camel = crate::input::camel_case(rule.property);
+        let camel = crate::webapi::input::camel_case(rule.property);
         let key = if inner.contains_key(&camel) && camel != rule.property {
             camel
         } else {

@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::attributes::{CatalogConfig, IMAGE_ROLES};
-use crate::clock;
-use crate::input::num;
-use crate::media::{self, MediaEntry};
-use crate::search::{FieldValue, Scalar};
-use crate::stock::StockItem;
-use crate::store::ADMIN_STORE_ID;
+use crate::model::attributes::{CatalogConfig, IMAGE_ROLES};
+use crate::model::media::{self, MediaEntry};
+use crate::model::stock::StockItem;
+use crate::model::store::ADMIN_STORE_ID;
+use crate::webapi::clock;
+use crate::webapi::input::num;
+use crate::webapi::search::{FieldValue, Scalar};
 
 /// Product types Magento knows; anything else is saved as `simple` (the type factory's
 /// fallback), so the sandbox does the same.

@@ -13,9 +13,9 @@ use std::cmp::Ordering;
 
 use serde_json::{Map, Value, json};
 
-use crate::error::{ApiError, ApiResult, Params, named};
-use crate::input;
-use crate::messages;
+use crate::webapi::error::{ApiError, ApiResult, Params, named};
+use crate::webapi::input;
+use crate::webapi::messages;
 
 pub(crate) const MAX_PAGE_SIZE: u64 = 300;
 pub(crate) const DEFAULT_PAGE_SIZE: u64 = 20;
@@ -459,7 +459,7 @@ fn evaluate(condition: &str, value: &FieldValue<'_>, operand: Option<&str>) -> b
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::query;
+    use crate::webapi::query;
 
     fn criteria(raw: &str) -> SearchCriteria {
         SearchCriteria::required(&query::parse(raw)).unwrap_or_default()

@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::{ApiError, ApiResult};
+use crate::webapi::error::{ApiError, ApiResult};
 
 /// `attribute_set_id` -> `attributeSetId`.
 pub(crate) fn camel_case(snake: &str) -> String {

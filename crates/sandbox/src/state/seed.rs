@@ -11,27 +11,27 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::attributes::{CatalogConfig, IMAGE_ROLES};
-use crate::category::Category;
-use crate::clock;
-use crate::customer::{self, Address, Customer};
-use crate::directory::Directory;
-use crate::image;
-use crate::input;
-use crate::media::{self, MediaEntry, MediaValues};
-use crate::product::Product;
-use crate::product_save;
+use crate::model::attributes::{CatalogConfig, IMAGE_ROLES};
+use crate::model::category::Category;
+use crate::model::customer::{self, Address, Customer};
+use crate::model::directory::Directory;
+use crate::model::image;
+use crate::model::media::{self, MediaEntry, MediaValues};
+use crate::model::product::Product;
+use crate::model::product_save;
+use crate::model::store::{ADMIN_STORE_ID, Stores};
 use crate::state::Db;
-use crate::store::{ADMIN_STORE_ID, Stores};
+use crate::webapi::clock;
+use crate::webapi::input;
 
-const STORE_JSON: &str = include_str!("../../../fixtures/sandbox/store.json");
-const CATALOG_JSON: &str = include_str!("../../../fixtures/sandbox/catalog_config.json");
-const DIRECTORY_JSON: &str = include_str!("../../../fixtures/sandbox/directory.json");
-const CATEGORIES_JSON: &str = include_str!("../../../fixtures/sandbox/categories.json");
-const PRODUCTS_JSON: &str = include_str!("../../../fixtures/sandbox/products.json");
-const OVERRIDES_JSON: &str = include_str!("../../../fixtures/sandbox/store_view_overrides.json");
-const CUSTOMERS_JSON: &str = include_str!("../../../fixtures/sandbox/customers.json");
-const ORDERS_JSON: &str = include_str!("../../../fixtures/sandbox/orders.json");
+const STORE_JSON: &str = include_str!("../../../../fixtures/sandbox/store.json");
+const CATALOG_JSON: &str = include_str!("../../../../fixtures/sandbox/catalog_config.json");
+const DIRECTORY_JSON: &str = include_str!("../../../../fixtures/sandbox/directory.json");
+const CATEGORIES_JSON: &str = include_str!("../../../../fixtures/sandbox/categories.json");
+const PRODUCTS_JSON: &str = include_str!("../../../../fixtures/sandbox/products.json");
+const OVERRIDES_JSON: &str = include_str!("../../../../fixtures/sandbox/store_view_overrides.json");
+const CUSTOMERS_JSON: &str = include_str!("../../../../fixtures/sandbox/customers.json");
+const ORDERS_JSON: &str = include_str!("../../../../fixtures/sandbox/orders.json");
 
 /// Timestamp of generated products, so runs are reproducible.
 const GENERATED_AT: &str = "2024-01-01 00:00:00";
@@ -46,7 +46,7 @@ fn parse<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> Result<T, St
     serde_json::from_str(text).map_err(|e| format!("fixture {name}: {e}"))
 }
 
-fn api(context: &str, error: crate::error::ApiError) -> String {
+fn api(context: &str, error: crate::webapi::error::ApiError) -> String {
     format!("{context}: {} {:?}", error.message, error.parameters)
 }
 

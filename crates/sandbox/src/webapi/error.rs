@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::messages;
+use crate::webapi::messages;
 
 /// Positional (`%1`) or named (`%fieldName`) parameters of a message template.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,14 +10,14 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::attributes::{self, IMAGE_ROLES};
-use crate::error::{ApiError, ApiResult, Params};
-use crate::input;
-use crate::media;
-use crate::messages;
-use crate::product::{self, CategoryLink, Product, ScopedValues};
+use crate::model::attributes::{self, IMAGE_ROLES};
+use crate::model::media;
+use crate::model::product::{self, CategoryLink, Product, ScopedValues};
+use crate::model::store::ADMIN_STORE_ID;
 use crate::state::Db;
-use crate::store::ADMIN_STORE_ID;
+use crate::webapi::error::{ApiError, ApiResult, Params};
+use crate::webapi::input;
+use crate::webapi::messages;
 
 const SKU_MAX_LENGTH: usize = 64;
 
@@ -617,7 +617,7 @@ fn replace_gallery(
         media::remove_entry(product, index);
     }
     for (entry, upload) in additions {
-        let file = media::store_file(db, upload)?;
+        let file = crate::state::media_files::store_file(db, upload)?;
         media::add_entry(&mut db.next_media_id, product, entry, file, store_id)?;
     }
     Ok(())
