@@ -1,11 +1,12 @@
-//! The application: shared state and the HTTP service built from a configuration.
+//! The application: the HTTP service (its layer stack and routes) and the shared state,
+//! built from a configuration.
 //!
 //! Layers, outermost first: request id, log span and request metrics
 //! ([`telemetry::observe`]); the caller, authenticated and negotiated once
 //! ([`caller::resolve`]); the fast path, which answers repeats of cached reads at once
 //! ([`fast_path::answer_repeats`]); then, for the API only: error rendering and format
-//! negotiation, load shedding (at most `STOREGATE_MAX_IN_FLIGHT` requests at once, the rest a 503 at
-//! once), panic guard, authentication, request deadline, then one route per spec resource.
+//! negotiation, load shedding (at most `STOREGATE_MAX_IN_FLIGHT` requests at once, the rest
+//! a 503 at once), panic guard, authentication, request deadline, then one route per spec resource.
 //! The operational endpoints (`/healthz`, `/readyz`, `/metrics`) sit outside the API's
 //! layers, so they answer even when the API sheds load.
 

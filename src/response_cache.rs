@@ -3,7 +3,7 @@
 //!
 //! A body [`cached`] serves is also filed under the request that produced it (GET, raw
 //! path and query, user type, format), for [`crate::fast_path`] to answer a repeat of that
-//! request straight from the cache with the same headers ([`respond`]). It is sound because
+//! request straight from the cache with the same headers (`respond`). It is sound because
 //! what [`cached`] serves depends on nothing else: the policy and the parsing that run
 //! before it are functions of the method, the path, the query and the user type; a failed
 //! check never reaches [`cached`], so it never files an answer. Invalidation, expiry and

@@ -1,5 +1,5 @@
-//! The outermost layer of the API: negotiates the response format once per request and
-//! renders every error in it.
+//! The outermost layer of the API: refuses a request whose format negotiation failed (the
+//! caller layer negotiates once per request) and renders every error in the format.
 //!
 //! Handlers read the negotiated [`Format`] from the request's extensions and return
 //! [`ApiError`]s without knowing it; this layer turns the parked error into the body. It also
