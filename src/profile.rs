@@ -9,14 +9,13 @@
 //! HEAD) are not behaviours a client relies on and stay fixed in both profiles.
 //!
 //! The profile of the request being served is kept in a task-local ([`scope`], set by the
-//! outermost layer and by the cache around a fetch it runs elsewhere), so that code deep in
-//! a request (the XML writer, the body decoder) needs no extra parameter; outside any
-//! request (unit tests) it is [`Profile::Spec`].
+//! outermost layer and by the response cache around a fetch it may run after the request),
+//! so that code deep in a request (the XML writer, the body decoder) needs no extra
+//! parameter; outside any request (unit tests) it is [`Profile::Spec`]. It sits on the
+//! ground floor of the house (`docs/architecture.md`): it imports no other module, and
+//! answers in plain values that the wire format, the mappings and the resources apply.
 
 use std::future::Future;
-
-use crate::http::Format;
-use crate::http::xml::TopMap;
 
 /// Which API the gateway speaks where SPEC.md and the original differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -62,33 +61,24 @@ impl Profile {
         }
     }
 
-    /// The answer to `Accept: */*`: SPEC.md's default (XML); the original's JSON (the first
-    /// row of its renderer table). A missing `Accept` is XML in both: the original answered
-    /// it with a plain 500.
-    pub fn any_media_type(self) -> Format {
-        match self {
-            Profile::Spec => Format::Xml,
-            Profile::Original => Format::Json,
-        }
+    /// Whether `Accept: */*` is answered in JSON (the original: the first row of its
+    /// renderer table) rather than SPEC.md's default, XML. A missing `Accept` is XML in
+    /// both: the original answered it with a plain 500.
+    pub fn any_media_type_is_json(self) -> bool {
+        self == Profile::Original
     }
 
-    /// How the top level of an XML document is written. SPEC.md names the orders of a list
-    /// `<data_item_<id>>`; the original's writer dropped numeric keys and repeated
-    /// `<data_item>` (m1-behaviour.md §2).
-    pub fn top_map(self, wanted: TopMap) -> TopMap {
-        match (self, wanted) {
-            (Profile::Original, TopMap::Keys) => TopMap::Items,
-            (_, wanted) => wanted,
-        }
+    /// Whether a list keyed by id that SPEC.md writes as `<data_item_<id>>` elements (GET
+    /// /orders) is written as repeated `<data_item>`s, as the original's writer did (it
+    /// dropped numeric keys; m1-behaviour.md §2).
+    pub fn keyed_elements_as_items(self) -> bool {
+        self == Profile::Original
     }
 
-    /// A request body without `Content-Type`: SPEC.md's resource default (`Some(default)`),
-    /// or the original's 400 `Content-Type header is empty` (`None`).
-    pub fn body_without_content_type(self, default: Format) -> Option<Format> {
-        match self {
-            Profile::Spec => Some(default),
-            Profile::Original => None,
-        }
+    /// Whether a request body without `Content-Type` is the original's 400 `Content-Type
+    /// header is empty` rather than SPEC.md's resource default format.
+    pub fn content_type_required(self) -> bool {
+        self == Profile::Original
     }
 
     /// Whether a `text/plain` body is read as a query string (`qty=1&is_in_stock=1`), as
@@ -114,13 +104,10 @@ impl Profile {
         self == Profile::Original
     }
 
-    /// The stock item list shows the full record (the original) rather than SPEC.md's
-    /// reduced field set. The name of the mapping view to use.
-    pub fn stock_list_view(self) -> &'static str {
-        match self {
-            Profile::Spec => "list",
-            Profile::Original => "single",
-        }
+    /// Whether the stock item list shows the full record (the original) rather than
+    /// SPEC.md's reduced field set.
+    pub fn stock_list_is_full_record(self) -> bool {
+        self == Profile::Original
     }
 
     /// A Guest's GET /orders: SPEC.md's table allows it (an empty list); the original had no

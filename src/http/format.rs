@@ -10,6 +10,7 @@ use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE};
 
 use super::error::ApiError;
+use crate::profile::Profile;
 
 /// A body format the gateway can read and write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,6 +52,11 @@ impl Format {
 /// Entries are ordered by their q-value (highest first, ties keep their order); the first
 /// one we can serve wins. `q=0` means "not acceptable". `*/*` and a missing header give the
 /// spec's default, XML. `text/*` gives XML too, the only text type we produce.
+/// The outcome of [`negotiate_response`] for a request, worked out once (by the caller
+/// layer) and left in its extensions for the layers after it.
+#[derive(Debug, Clone)]
+pub struct Negotiated(pub Result<Format, ApiError>);
+
 pub fn negotiate_response(headers: &HeaderMap) -> Result<Format, ApiError> {
     let mut values = headers.get_all(ACCEPT).iter().peekable();
     if values.peek().is_none() {
@@ -90,7 +96,13 @@ pub fn negotiate_response(headers: &HeaderMap) -> Result<Format, ApiError> {
             return Ok(format);
         }
         match media.as_str() {
-            "*/*" | "*" => return Ok(crate::profile::Profile::current().any_media_type()),
+            "*/*" | "*" => {
+                return Ok(if Profile::current().any_media_type_is_json() {
+                    Format::Json
+                } else {
+                    Format::Xml
+                });
+            }
             "application/*" => return Ok(Format::Json),
             "text/*" => return Ok(Format::Xml),
             _ => {}
@@ -105,10 +117,9 @@ pub fn negotiate_response(headers: &HeaderMap) -> Result<Format, ApiError> {
 /// elsewhere). Only `charset=utf-8` is accepted as a parameter; anything else about the
 /// header is a 400, never a guess.
 pub fn negotiate_request(headers: &HeaderMap, default: Format) -> Result<Format, ApiError> {
-    let absent = || {
-        crate::profile::Profile::current()
-            .body_without_content_type(default)
-            .ok_or_else(|| ApiError::bad_request("Content-Type header is empty"))
+    let absent = || match Profile::current().content_type_required() {
+        true => Err(ApiError::bad_request("Content-Type header is empty")),
+        false => Ok(default),
     };
     let Some(value) = headers.get(CONTENT_TYPE) else {
         return absent();

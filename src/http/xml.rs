@@ -77,7 +77,10 @@ pub fn write_document(value: &Value, top: TopMap) -> String {
     // The root's name and the top level's form are the profile's (`crate::profile`).
     let profile = crate::profile::Profile::current();
     let root = profile.xml_root();
-    let top = profile.top_map(top);
+    let top = match top {
+        TopMap::Keys if profile.keyed_elements_as_items() => TopMap::Items,
+        top => top,
+    };
     let mut out = String::with_capacity(256);
     out.push_str("<?xml version=\"1.0\"?>\n");
     let open = |out: &mut String| {
