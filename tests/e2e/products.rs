@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::harness::Stack;
+use crate::harness::{ADMIN_KEY, Stack};
 use crate::schema::assert_answers_match_schema;
 
 fn new_product(sku: &str) -> serde_json::Value {
@@ -223,5 +223,73 @@ async fn store_view_routes_answer_the_store_views_values() {
     assert_eq!(list.json()["1"]["name"], french["name"]);
     let r = stack.call("GET", "/products/store/mars", None, None).await;
     assert_eq!(r.status, 400, "{}", r.body);
+    assert_answers_match_schema(&stack.exchanges());
+}
+
+/// `STOREGATE_PROFILE=original` against the sandbox: the original's XML root, `*/*` in
+/// JSON, its JSON types and list shapes, on Magento 2's real answers.
+#[tokio::test]
+async fn the_original_profile_end_to_end() {
+    let stack = Stack::start_with(|c| c.profile = storegate::profile::Profile::Original).await;
+    let xml = stack
+        .http
+        .get(stack.url("/products/1"))
+        .header("Accept", "application/xml")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        xml.contains("<magento_api><entity_id>1</entity_id>"),
+        "{xml}"
+    );
+    let any = stack
+        .http
+        .get(stack.url("/products/1"))
+        .header("Accept", "*/*")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        any.headers()["content-type"],
+        "application/json; charset=utf-8"
+    );
+    let list = stack.call("GET", "/products", None, None).await.json();
+    let first = list.as_object().unwrap().values().next().unwrap().clone();
+    assert!(first["is_saleable"].is_boolean(), "{first}");
+    let admin = stack.admin("GET", "/products/5", None).await.json();
+    assert!(admin["tier_price"][0]["cust_group"].is_i64(), "{admin}");
+    assert!(
+        admin["created_at"].as_str().unwrap().contains('T'),
+        "{admin}"
+    );
+    let category = stack.call("GET", "/products/category/3", None, None).await;
+    assert_eq!(category.status, 200, "{}", category.body);
+    assert!(category.json().is_object(), "{}", category.body);
+    let demo = stack
+        .customer_token("roni_cost@example.com", "Roni-Cost-2024")
+        .await;
+    let addresses = stack
+        .call("GET", "/customers/1/addresses", Some(&demo), None)
+        .await
+        .json();
+    assert!(addresses[0]["is_default_billing"].is_i64(), "{addresses}");
+    let orders = stack
+        .http
+        .get(stack.url("/orders"))
+        .header("Accept", "application/xml")
+        .bearer_auth(ADMIN_KEY)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        orders.starts_with("<?xml version=\"1.0\"?>\n<magento_api><data_item>"),
+        "{orders}"
+    );
     assert_answers_match_schema(&stack.exchanges());
 }
