@@ -44,15 +44,17 @@
 //!
 //! Every entry also expires (`STOREGATE_CACHE_TTL`); a purge with `{"all": true}` drops all.
 
+use std::borrow::Cow;
+
 use crate::auth::UserType;
 use crate::http::Format;
 
 /// Who shares a rendered answer: the user type, and the customer group when the answer
 /// shows a customer group's prices (guests are all one group).
-pub fn audience(user: UserType, price_group: Option<u64>) -> String {
+pub fn audience(user: UserType, price_group: Option<u64>) -> Cow<'static, str> {
     match (user, price_group) {
-        (UserType::Customer, Some(group)) => format!("customer.g{group}"),
-        (user, _) => user.as_str().to_owned(),
+        (UserType::Customer, Some(group)) => Cow::Owned(format!("customer.g{group}")),
+        (user, _) => Cow::Borrowed(user.as_str()),
     }
 }
 
@@ -229,6 +231,23 @@ pub fn from_magento_tag(magento_tag: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::from_magento_tag as translate;
+
+    #[test]
+    fn answers_with_group_prices_are_never_shared_between_groups() {
+        use super::{UserType, audience, key};
+        assert_eq!(audience(UserType::Customer, Some(2)), "customer.g2");
+        assert_eq!(audience(UserType::Customer, None), "customer");
+        // Every guest is in one group (NOT LOGGED IN).
+        assert_eq!(audience(UserType::Guest, Some(0)), "guest");
+        let fast = |group| {
+            key::fast(
+                &audience(UserType::Customer, Some(group)),
+                crate::http::Format::Json,
+                "/api/rest/products/1",
+            )
+        };
+        assert_ne!(fast(1), fast(2));
+    }
 
     #[test]
     fn magento_tags_are_translated() {

@@ -50,7 +50,7 @@ impl Caller {
     }
 
     /// Who shares a cached answer for this caller (`cache_keys::audience`).
-    pub fn audience(&self) -> String {
+    pub fn audience(&self) -> std::borrow::Cow<'static, str> {
         crate::cache_keys::audience(self.user_type(), self.price_group)
     }
 }

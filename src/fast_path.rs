@@ -95,21 +95,25 @@ async fn fast_hit(
     };
     let caller = Caller::new(*principal, *format);
     let tail = path.as_str();
-    let mut audiences = vec![caller.audience()];
+    let hit = |entry: Arc<crate::cache::Entry>| {
+        FastPath::Hit(
+            respond(cache, caller, headers, &entry, Source::Hit),
+            caller.user_type(),
+        )
+    };
+    let key = cache_keys::key::fast(&caller.audience(), caller.format, tail);
+    if let Some(entry) = cache.fresh(&key).await {
+        return hit(entry);
+    }
     // A customer's answers with group prices are filed under their group's audience; the
     // group is looked up in the cache only (a miss takes the slow path, which fetches it).
     if let Principal::Customer(id) = principal
         && let Some(group) = known_customer_group(cache, *id).await
     {
-        audiences.push(caller.with_price_group(group).audience());
-    }
-    for audience in &audiences {
-        let key = cache_keys::key::fast(audience, caller.format, tail);
+        let audience = caller.with_price_group(group).audience();
+        let key = cache_keys::key::fast(&audience, caller.format, tail);
         if let Some(entry) = cache.fresh(&key).await {
-            return FastPath::Hit(
-                respond(cache, caller, headers, &entry, Source::Hit),
-                caller.user_type(),
-            );
+            return hit(entry);
         }
     }
     // The answer is filed under the audience it is built for (`response_cache`).
