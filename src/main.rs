@@ -167,9 +167,14 @@ async fn serve(config: Config) -> Result<(), String> {
         mappings,
     };
     let workers = config.workers;
+    let profile = config.profile;
     let running = storegate::serve_workers(config, parts, workers)?;
 
     println!("storegate listening on {}", running.base_url());
+    if profile != storegate::profile::Profile::Spec {
+        // Operators should know at a glance that answers follow the original, not SPEC.md.
+        println!("compatibility profile: {}", profile.as_str());
+    }
     match &sandbox {
         Some(sandbox) => {
             println!(
