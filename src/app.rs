@@ -27,6 +27,7 @@ use crate::http::{ApiError, middleware::negotiate};
 use crate::mapping::Mappings;
 use crate::metrics::{Metrics, UpstreamMetrics};
 use crate::resources;
+use crate::shared_state::SharedState;
 use crate::telemetry;
 use crate::upstream::{self, Magento, resilience};
 
@@ -38,8 +39,8 @@ pub struct App {
     pub cache: Arc<Cache>,
     pub mappings: Mappings,
     pub auth: Arc<Authenticator>,
-    /// Serialises creates of one SKU in this instance (Magento's create is an upsert).
-    pub create_locks: moka::sync::Cache<String, Arc<tokio::sync::Mutex<()>>>,
+    /// Write locks, one-time claims, and what instances share through Redis.
+    pub shared: Arc<SharedState>,
     /// What `/metrics` shows.
     pub metrics: Arc<Metrics>,
     /// One permit per API request being served (`STOREGATE_MAX_IN_FLIGHT`).
@@ -85,7 +86,7 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         config.stale_if_error,
     ));
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
-    let metrics = Arc::new(Metrics::new(
+    let metrics = Metrics::new(
         upstream_metrics,
         cache.clone(),
         magento.circuit_probe(),
@@ -93,19 +94,18 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
             Arc::new(move || (max - in_flight.available_permits()) as i64)
         },
-    ));
+    );
     let tokens = TokenIssuer::new(parts.token_secret, config.token_ttl);
     let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
+    let shared = SharedState::start(&config, &cache, &auth)?;
+    let metrics = Arc::new(metrics.with_shared_state(shared.clone()));
     let app = Arc::new(App {
         config,
         magento,
         cache,
         mappings: parts.mappings,
         auth,
-        create_locks: moka::sync::Cache::builder()
-            .max_capacity(10_000)
-            .time_to_idle(Duration::from_secs(60))
-            .build(),
+        shared,
         metrics,
         in_flight,
     });

@@ -13,6 +13,8 @@
 //! - [`mapping`]: which spec field comes from which Magento field, per user type (data
 //!   files in `mappings/`, applied without I/O).
 //! - [`cache`]: the read cache (coalescing, tags, staleness).
+//! - [`shared_state`]: what instances share through Redis (revocations, invalidations,
+//!   write locks, one-time claims, the second cache level), or keep in-process without it.
 //! - [`ops`]: health, readiness and metrics.
 //! - [`metrics`]: the Prometheus instruments behind `/metrics`.
 //! - [`telemetry`]: request ids, log spans and the log subscriber.
@@ -30,6 +32,7 @@ pub mod mapping;
 pub mod metrics;
 pub mod ops;
 pub mod resources;
+pub mod shared_state;
 pub mod telemetry;
 pub mod upstream;
 

@@ -15,8 +15,6 @@
 //! stored customer, changes only the fields sent, and writes it back without an
 //! `addresses` key (with one, the list would replace the stored addresses).
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::response::Response;
@@ -30,8 +28,10 @@ use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
 use crate::mapping::ResourceMapping;
 use crate::mapping::convert::{as_i64, is_empty};
+use crate::shared_state::WriteLock;
 use crate::upstream::{SearchCriteria, UpstreamError};
 
+use super::customer_save::{Intent, Plan, same_values, save_verified};
 use super::listing::search_criteria;
 use super::support::{Caller, parse_id};
 use super::{stores, upstream_errors};
@@ -289,32 +289,10 @@ async fn update(
         return Err(ApiError::request_data_invalid());
     }
 
-    let _turn = lock(&app, id).await;
-    let mut stored = app.magento.customer(id).await.map_err(redact)?;
-    let Some(customer) = stored.as_object_mut() else {
-        return Err(ApiError::bad_gateway().with_cause("customer is not an object"));
+    let Value::Object(changes) = changes["customer"].take() else {
+        return Err(ApiError::request_data_invalid());
     };
-    // Without the key Magento keeps every stored address and the default ones; with it,
-    // the list sent would replace them.
-    customer.remove("addresses");
-    // SPEC 4.4: these never change, whatever an operator puts in the update views.
-    let fixed: Vec<(String, Value)> = ["id", "website_id", "created_in"]
-        .iter()
-        .filter_map(|k| customer.get(*k).map(|v| ((*k).to_owned(), v.clone())))
-        .collect();
-    if let Value::Object(changes) = changes["customer"].take() {
-        for (key, value) in changes {
-            customer.insert(key, value);
-        }
-    }
-    for (key, value) in fixed {
-        customer.insert(key, value);
-    }
-    customer.insert("id".into(), json!(id));
-    app.magento
-        .save_customer(id, stored)
-        .await
-        .map_err(reference_error)?;
+    save_verified(&app, id, &mut FieldsUpdate { id, changes }).await?;
     Ok(empty_ok())
 }
 
@@ -323,7 +301,7 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     // Before the call: if Magento deletes the customer but its answer is lost, no token
     // of that customer may keep working. After it again, for a login that raced the delete.
     app.auth.tokens().revoke_customer(id);
-    let _turn = lock(&app, id).await;
+    let _turn = lock(&app, id).await?;
     app.magento.delete_customer(id).await.map_err(redact)?;
     app.auth.tokens().revoke_customer(id);
     Ok(empty_ok())
@@ -429,15 +407,59 @@ pub(super) fn scalar_text(value: &Value) -> String {
     }
 }
 
-/// Serialises the read-modify-write cycles on one customer in this instance: an address
-/// save sends the whole customer, so two at once would lose one of them.
-pub(super) async fn lock(app: &AppState, customer_id: u64) -> tokio::sync::OwnedMutexGuard<()> {
-    let mutex = app
-        .create_locks
-        .get_with(format!("customer:{customer_id}"), || {
-            Arc::new(tokio::sync::Mutex::new(()))
-        });
-    mutex.lock_owned().await
+/// Serialises the read-modify-write cycles on one customer, across instances when they
+/// share Redis: an address save sends the whole customer, so two at once would lose one of
+/// them. A 503 when the lock cannot be had (Redis down, or held elsewhere past the deadline).
+pub(super) async fn lock(app: &AppState, customer_id: u64) -> Result<WriteLock, ApiError> {
+    Ok(app.shared.lock(&format!("customer:{customer_id}")).await?)
+}
+
+/// A customer update: the fields sent, on the stored customer, its addresses left alone.
+struct FieldsUpdate {
+    id: u64,
+    changes: Map<String, Value>,
+}
+
+impl Intent for FieldsUpdate {
+    type Output = ();
+
+    fn plan(&mut self, stored: &Value, _previous: Option<&()>) -> Result<Plan<()>, ApiError> {
+        let mut stored = stored.clone();
+        let Some(customer) = stored.as_object_mut() else {
+            return Err(ApiError::bad_gateway().with_cause("customer is not an object"));
+        };
+        // Without the key Magento keeps every stored address and the default ones; with it,
+        // the list sent would replace them.
+        customer.remove("addresses");
+        // SPEC 4.4: these never change, whatever an operator puts in the update views.
+        let fixed: Vec<(String, Value)> = ["id", "website_id", "created_in"]
+            .iter()
+            .filter_map(|k| customer.get(*k).map(|v| ((*k).to_owned(), v.clone())))
+            .collect();
+        for (key, value) in &self.changes {
+            customer.insert(key.clone(), value.clone());
+        }
+        for (key, value) in fixed {
+            customer.insert(key, value);
+        }
+        customer.insert("id".into(), json!(self.id));
+        Ok(Plan::Save(stored))
+    }
+
+    fn verify(&mut self, saved: &Value, now: &Value) -> Result<(), Option<()>> {
+        // Every field written reads back as Magento stored it for us (a password is not
+        // in the record, and nested values are Magento's to reshape).
+        let written = self
+            .changes
+            .iter()
+            .filter(|(_, v)| !v.is_object() && !v.is_array())
+            .map(|(k, _)| k.as_str());
+        if same_values(saved, now, written) {
+            Ok(())
+        } else {
+            Err(None)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 pub mod addresses;
 pub mod auth_token;
 pub mod cache_purge;
+pub mod customer_save;
 pub mod customers;
 pub mod directory;
 pub mod images;

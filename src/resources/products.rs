@@ -136,7 +136,7 @@ pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
     let magento = app.magento.clone();
     let (entry, _) = app
         .cache
-        .get_or_fetch(&sku_key(id), move || async move {
+        .get_or_fetch_shared(&sku_key(id), move || async move {
             let found = magento
                 .skus_of(&[id])
                 .await
@@ -612,11 +612,8 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     let sku = text_of(&input["sku"]);
 
     // Magento's POST updates an existing SKU. Refuse instead of overwriting, and make
-    // concurrent creates of one SKU through this instance take turns.
-    let lock = app
-        .create_locks
-        .get_with(sku.clone(), || Arc::new(tokio::sync::Mutex::new(())));
-    let _turn = lock.lock().await;
+    // concurrent creates of one SKU take turns (across instances when they share Redis).
+    let _turn = app.shared.lock(&format!("sku:{sku}")).await?;
     match app.magento.product(Scope::Default, &sku).await {
         Ok(_) => {
             return Err(ApiError::validation(vec![
