@@ -758,18 +758,10 @@ impl Intent for AddressWrite {
         };
         let fields = self.change.fields.keys().map(String::as_str);
         let present: HashSet<u64> = addresses_of(now).iter().filter_map(id_of).collect();
-        let defaults_kept = [
-            ("default_billing", self.change.billing),
-            ("default_shipping", self.change.shipping),
-        ]
-        .iter()
-        .all(|(key, wanted)| {
-            *wanted != Some(true)
-                || now.get(*key).and_then(as_i64) == Some(id as i64)
-                || addresses_of(now)
-                    .iter()
-                    .any(|a| id_of(a) == Some(id) && a.get(*key) == Some(&json!(true)))
-        });
+        // Magento keeps the defaults on the customer record.
+        let (billing, shipping) = defaults_of(now);
+        let defaults_kept = (self.change.billing != Some(true) || billing == Some(id))
+            && (self.change.shipping != Some(true) || shipping == Some(id));
         if same_values(&as_saved, &as_read, fields)
             && self.kept.is_subset(&present)
             && defaults_kept
