@@ -86,15 +86,10 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         config.stale_if_error,
     ));
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
-    let metrics = Metrics::new(
-        upstream_metrics,
-        cache.clone(),
-        magento.circuit_probe(),
-        {
-            let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
-            Arc::new(move || (max - in_flight.available_permits()) as i64)
-        },
-    );
+    let metrics = Metrics::new(upstream_metrics, cache.clone(), magento.circuit_probe(), {
+        let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
+        Arc::new(move || (max - in_flight.available_permits()) as i64)
+    });
     let tokens = TokenIssuer::new(parts.token_secret, config.token_ttl);
     let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
     let shared = SharedState::start(&config, &cache, &auth)?;

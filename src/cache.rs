@@ -162,8 +162,11 @@ pub trait SecondLevel: Send + Sync {
         fetched: &'a Fetched,
     ) -> futures::future::BoxFuture<'a, ()>;
     /// The fetch after a miss failed: lets other instances waiting for it go ahead.
-    fn abandon<'a>(&'a self, key: &'a str, ticket: FillTicket)
-    -> futures::future::BoxFuture<'a, ()>;
+    fn abandon<'a>(
+        &'a self,
+        key: &'a str,
+        ticket: FillTicket,
+    ) -> futures::future::BoxFuture<'a, ()>;
 }
 
 /// What the second level had.
@@ -252,7 +255,10 @@ impl Inputs {
         let _ = INPUTS.try_with(|inputs| {
             let now = Instant::now();
             let fetched_at = now.checked_sub(age).unwrap_or(now);
-            let oldest = inputs.oldest.get().map_or(fetched_at, |o| o.min(fetched_at));
+            let oldest = inputs
+                .oldest
+                .get()
+                .map_or(fetched_at, |o| o.min(fetched_at));
             inputs.oldest.set(Some(oldest));
         });
     }

@@ -499,8 +499,11 @@ mod tests {
 
     #[test]
     fn redis_url_is_checked_and_never_echoed() {
-        let c = from_env(&[("STOREGATE_REDIS_URL", "rediss://:hunter2@cache.internal:6380/3")])
-            .unwrap();
+        let c = from_env(&[(
+            "STOREGATE_REDIS_URL",
+            "rediss://:hunter2@cache.internal:6380/3",
+        )])
+        .unwrap();
         assert_eq!(
             c.redis_url.as_ref().map(Secret::expose),
             Some("rediss://:hunter2@cache.internal:6380/3")

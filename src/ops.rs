@@ -39,7 +39,11 @@ async fn readyz(State(app): State<AppState>) -> Response {
         Ok(()) => (StatusCode::OK, line("ready\n")).into_response(),
         Err(error) => {
             tracing::warn!(%error, "readiness check failed");
-            (StatusCode::SERVICE_UNAVAILABLE, line("upstream unavailable\n")).into_response()
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                line("upstream unavailable\n"),
+            )
+                .into_response()
         }
     }
 }

@@ -34,8 +34,11 @@ pub(super) enum Plan<T> {
 pub(super) trait Intent {
     type Output: Clone;
     /// From a fresh read, and what the previous try produced (if it got that far).
-    fn plan(&mut self, stored: &Value, previous: Option<&Self::Output>)
-    -> Result<Plan<Self::Output>, ApiError>;
+    fn plan(
+        &mut self,
+        stored: &Value,
+        previous: Option<&Self::Output>,
+    ) -> Result<Plan<Self::Output>, ApiError>;
     /// From Magento's answer to the save and the customer read back after it: `Ok` when
     /// the write's intent shows, else `Err` with what the save produced, if anything.
     fn verify(&mut self, saved: &Value, now: &Value) -> Result<Self::Output, Option<Self::Output>>;
@@ -96,7 +99,11 @@ pub(super) fn conflict() -> ApiError {
 
 /// The values under `keys` are the same in `a` and `b` (as text, so that `1` and `"1"`
 /// agree).
-pub(super) fn same_values<'k>(a: &Value, b: &Value, keys: impl IntoIterator<Item = &'k str>) -> bool {
+pub(super) fn same_values<'k>(
+    a: &Value,
+    b: &Value,
+    keys: impl IntoIterator<Item = &'k str>,
+) -> bool {
     keys.into_iter().all(|key| match (a.get(key), b.get(key)) {
         (None, None) => true,
         (Some(x), Some(y)) if x == y => true,
@@ -116,7 +123,11 @@ mod tests {
     fn values_compare_as_magento_shows_them() {
         let a = json!({"group_id": 1, "firstname": "Jane", "street": ["a", "b"]});
         let b = json!({"group_id": "1", "firstname": "Jane ", "street": ["a", "b"]});
-        assert!(same_values(&a, &b, ["group_id", "firstname", "street", "missing"]));
+        assert!(same_values(
+            &a,
+            &b,
+            ["group_id", "firstname", "street", "missing"]
+        ));
         let c = json!({"group_id": 2, "street": ["a"]});
         assert!(!same_values(&a, &c, ["group_id"]));
         assert!(!same_values(&a, &c, ["street"]));

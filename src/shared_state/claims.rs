@@ -5,7 +5,12 @@ use std::time::{Duration, Instant};
 struct UntilDeadline;
 
 impl moka::Expiry<String, Instant> for UntilDeadline {
-    fn expire_after_create(&self, _key: &String, until: &Instant, now: Instant) -> Option<Duration> {
+    fn expire_after_create(
+        &self,
+        _key: &String,
+        until: &Instant,
+        now: Instant,
+    ) -> Option<Duration> {
         Some(until.saturating_duration_since(now))
     }
 }

@@ -75,7 +75,13 @@ pub struct SharedCache {
     pub stats: SharedCacheStats,
 }
 
-type Answer = (String, Option<Vec<u8>>, Option<Vec<u8>>, Option<u64>, Option<Vec<u8>>);
+type Answer = (
+    String,
+    Option<Vec<u8>>,
+    Option<Vec<u8>>,
+    Option<u64>,
+    Option<Vec<u8>>,
+);
 
 impl SharedCache {
     pub fn new(link: Arc<Link>, ttl: Duration, upstream_timeout: Duration) -> SharedCache {
@@ -120,7 +126,13 @@ impl SharedCache {
         }
     }
 
-    fn hit(&self, tags: Option<Vec<u8>>, kind: Option<Vec<u8>>, at: Option<u64>, val: Option<Vec<u8>>) -> Option<SecondLevelLookup> {
+    fn hit(
+        &self,
+        tags: Option<Vec<u8>>,
+        kind: Option<Vec<u8>>,
+        at: Option<u64>,
+        val: Option<Vec<u8>>,
+    ) -> Option<SecondLevelLookup> {
         let tags: Vec<String> = serde_json::from_slice(&tags?).ok()?;
         let val = val?;
         let value = match kind?.as_slice() {

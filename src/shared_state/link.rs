@@ -373,7 +373,11 @@ pub fn spawn(link: &Arc<Link>, cache: &Arc<Cache>, auth: &Arc<Authenticator>) {
     let weak = Arc::downgrade(link);
     tokio::spawn(health(weak.clone()));
     tokio::spawn(publisher(weak.clone()));
-    tokio::spawn(subscriber(weak, Arc::downgrade(cache), Arc::downgrade(auth)));
+    tokio::spawn(subscriber(
+        weak,
+        Arc::downgrade(cache),
+        Arc::downgrade(auth),
+    ));
 }
 
 async fn health(link: Weak<Link>) {
@@ -382,10 +386,7 @@ async fn health(link: Weak<Link>) {
             let Some(link) = link.upgrade() else { return };
             let mut conn = link.connection();
             let _ = link
-                .run(
-                    "ping",
-                    redis::cmd("PING").query_async::<String>(&mut conn),
-                )
+                .run("ping", redis::cmd("PING").query_async::<String>(&mut conn))
                 .await;
             // Events queued while Redis was down go out as soon as it answers.
             if link.is_up() {

@@ -37,12 +37,11 @@ fn new_address(city: &str) -> Value {
 /// there.
 fn overwrite_with_theirs(customer: &mut Value, before: &Value) {
     let mut theirs = before.clone();
-    theirs["addresses"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!({"id": 50, "customer_id": 5, "firstname": "Other", "lastname": "Writer",
+    theirs["addresses"].as_array_mut().unwrap().push(
+        json!({"id": 50, "customer_id": 5, "firstname": "Other", "lastname": "Writer",
                      "city": "Paris", "postcode": "75001", "country_id": "FR",
-                     "street": ["1 rue de Rivoli"], "telephone": "1", "region_id": 0}));
+                     "street": ["1 rue de Rivoli"], "telephone": "1", "region_id": 0}),
+    );
     *customer = theirs;
 }
 
