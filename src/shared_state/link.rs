@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -30,6 +30,9 @@ use crate::cache::Cache;
 /// Events kept while Redis is down; past this many, they collapse into one purge of
 /// everything (the safe superset of any number of invalidations).
 const OUTBOX_LIMIT: usize = 10_000;
+const UNKNOWN: u8 = 0;
+const UP: u8 = 1;
+const DOWN: u8 = 2;
 /// How often the health loop pings Redis.
 const HEALTH_EVERY: Duration = Duration::from_secs(1);
 
@@ -92,7 +95,8 @@ pub struct Link {
     /// This instance, so that it skips its own events.
     pub instance: String,
     timeout: Duration,
-    up: AtomicBool,
+    /// [`UNKNOWN`] until the first call's verdict, then [`UP`] or [`DOWN`].
+    state: AtomicU8,
     outbox: Mutex<VecDeque<Event>>,
     /// Invalidations in the outbox: while any is unpublished, the second level may still
     /// hold what they invalidate, so this instance does not read it.
@@ -156,7 +160,7 @@ impl Link {
             keys: Keys::new("storegate:"),
             instance: instance.iter().map(|b| format!("{b:02x}")).collect(),
             timeout,
-            up: AtomicBool::new(false),
+            state: AtomicU8::new(UNKNOWN),
             outbox: Mutex::new(VecDeque::new()),
             queued_invalidations: AtomicU64::new(0),
             wake: Arc::new(Notify::new()),
@@ -166,7 +170,7 @@ impl Link {
     }
 
     pub fn is_up(&self) -> bool {
-        self.up.load(Ordering::Relaxed)
+        self.state.load(Ordering::Relaxed) == UP
     }
 
     pub fn connection(&self) -> ConnectionManager {
@@ -182,8 +186,10 @@ impl Link {
         self.queued_invalidations.load(Ordering::SeqCst) == 0
     }
 
+    /// Records a verdict; the first one, and every change, is logged.
     fn mark(&self, up: bool, why: &str) {
-        if self.up.swap(up, Ordering::Relaxed) != up {
+        let state = if up { UP } else { DOWN };
+        if self.state.swap(state, Ordering::Relaxed) != state {
             if up {
                 tracing::info!(redis = %self.place, "Redis is reachable: shared state is on");
             } else {
