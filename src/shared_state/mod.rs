@@ -204,11 +204,12 @@ impl SharedState {
     }
 
     /// Takes the write lock `name` (e.g. `sku:<sku>`, `customer:<id>`) for this instance
-    /// and, with Redis, for every instance. Waits for other writers up to what is left of
-    /// the request's deadline. Redis down: `Err` (fail closed: a write that cannot be
+    /// and, with Redis, for every instance. Waits for another instance's writer up to half
+    /// of what is left of the request's deadline (the write itself needs the rest), then
+    /// `Err(Busy)`. Redis down: `Err(Unavailable)` (fail closed: a write that cannot be
     /// serialised with other instances' could lose theirs).
     pub async fn lock(&self, name: &str) -> Result<WriteLock, SharedError> {
-        let wait = crate::upstream::resilience::remaining().unwrap_or(self.lease);
+        let wait = crate::upstream::resilience::remaining().unwrap_or(self.lease) / 2;
         self.locks
             .acquire(self.link.as_ref(), name, self.lease, wait)
             .await
