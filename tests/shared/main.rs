@@ -6,7 +6,7 @@
 //! cache makes one upstream fetch for two instances; Redis killed mid-run leaves reads
 //! served and comes back by itself.
 
-mod redis;
+mod redis_server;
 
 use std::time::{Duration, Instant};
 
@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use storegate::Running;
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
-use self::redis::RedisServer;
+use self::redis_server::RedisServer;
 
 const ADMIN_KEY: &str = "shared-admin-key-0123456789";
 const DEMO: (&str, &str) = ("roni_cost@example.com", "Roni-Cost-2024");
