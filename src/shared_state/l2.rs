@@ -14,8 +14,8 @@
 //!
 //! Everything fails open: a Redis that is down or slow makes this a miss, never an error.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -37,7 +37,7 @@ if e[1] then
       if tonumber(redis.call('HGET', KEYS[3], tag) or '0') > seq then ok = false break end
     end
   end
-  if ok then return {'hit', e[2], e[3], e[4], e[5]} end
+  if ok then return {'hit', now_seq, e[2], e[3], e[4], e[5]} end
 end
 if redis.call('SET', KEYS[5], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'fill', now_seq} end
 return {'wait', now_seq}
@@ -48,11 +48,6 @@ redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'tags', ARGV[2], 'kind', ARGV[3], 'a
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 if ARGV[7] ~= '' and redis.call('GET', KEYS[2]) == ARGV[7] then redis.call('DEL', KEYS[2]) end
 return 1
-"#;
-
-const RELEASE: &str = r#"
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
 "#;
 
 /// Counters for `/metrics`.
@@ -75,13 +70,24 @@ pub struct SharedCache {
     pub stats: SharedCacheStats,
 }
 
-type Answer = (
-    String,
-    Option<Vec<u8>>,
-    Option<Vec<u8>>,
-    Option<u64>,
-    Option<Vec<u8>>,
-);
+/// What the lookup script answered.
+enum Verdict {
+    /// An entry, valid; `seq` is the shared sequence now (for a store if it is unusable).
+    Hit {
+        seq: Option<u64>,
+        tags: Option<Vec<u8>>,
+        kind: Option<Vec<u8>>,
+        at: Option<u64>,
+        val: Option<Vec<u8>>,
+    },
+    /// Nothing valid; this lookup claimed the fill.
+    Fill { seq: Option<u64> },
+    /// Nothing valid; another instance is fetching it.
+    Wait { seq: Option<u64> },
+}
+
+static LOOKUP_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(LOOKUP));
+static STORE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(STORE));
 
 impl SharedCache {
     pub fn new(link: Arc<Link>, ttl: Duration, upstream_timeout: Duration) -> SharedCache {
@@ -93,10 +99,9 @@ impl SharedCache {
         }
     }
 
-    async fn ask(&self, key: &str, claim: &str) -> Option<Answer> {
+    async fn ask(&self, key: &str, claim: &str) -> Option<Verdict> {
         let mut conn = self.link.connection();
-        let script = redis::Script::new(LOOKUP);
-        let mut call = script.key(self.link.keys.record(key));
+        let mut call = LOOKUP_SCRIPT.key(self.link.keys.record(key));
         call.key(self.link.keys.seq())
             .key(self.link.keys.tag_marks())
             .key(self.link.keys.all_mark())
@@ -108,7 +113,7 @@ impl SharedCache {
             .run("shared cache lookup", call.invoke_async(&mut conn))
             .await
             .ok()?;
-        let text = |i: usize| -> Option<Vec<u8>> {
+        let bytes = |i: usize| -> Option<Vec<u8>> {
             match reply.get(i) {
                 Some(redis::Value::BulkString(b)) => Some(b.clone()),
                 Some(redis::Value::SimpleString(s)) => Some(s.clone().into_bytes()),
@@ -116,17 +121,23 @@ impl SharedCache {
                 _ => None,
             }
         };
-        let verdict = String::from_utf8(text(0)?).ok()?;
-        if verdict == "hit" {
-            let at = text(3).and_then(|t| String::from_utf8(t).ok()?.parse().ok());
-            Some((verdict, text(1), text(2), at, text(4)))
-        } else {
-            let seq = text(1).and_then(|t| String::from_utf8(t).ok()?.parse().ok());
-            Some((verdict, None, None, seq, None))
+        let number = |i: usize| -> Option<u64> { String::from_utf8(bytes(i)?).ok()?.parse().ok() };
+        match bytes(0)?.as_slice() {
+            b"hit" => Some(Verdict::Hit {
+                seq: number(1),
+                tags: bytes(2),
+                kind: bytes(3),
+                at: number(4),
+                val: bytes(5),
+            }),
+            b"fill" => Some(Verdict::Fill { seq: number(1) }),
+            b"wait" => Some(Verdict::Wait { seq: number(1) }),
+            _ => None,
         }
     }
 
-    fn hit(
+    /// A hit's record, if it is readable and still fresh.
+    fn record(
         &self,
         tags: Option<Vec<u8>>,
         kind: Option<Vec<u8>>,
@@ -144,7 +155,6 @@ impl SharedCache {
         if age >= self.ttl {
             return None;
         }
-        self.stats.hits.fetch_add(1, Ordering::Relaxed);
         Some(SecondLevelLookup::Hit {
             fetched: Fetched::new(value, tags),
             age,
@@ -155,6 +165,10 @@ impl SharedCache {
         let skip = || {
             self.stats.skipped.fetch_add(1, Ordering::Relaxed);
             SecondLevelLookup::Miss(FillTicket::default())
+        };
+        let miss = |seq: Option<u64>, claim: Option<String>| {
+            self.stats.misses.fetch_add(1, Ordering::Relaxed);
+            SecondLevelLookup::Miss(FillTicket { seq, claim })
         };
         // While an invalidation made here is unpublished, Redis may hold what it
         // invalidated: this instance must read its own writes.
@@ -172,40 +186,34 @@ impl SharedCache {
         let mut waited = false;
         let mut pause = Duration::from_millis(2);
         loop {
-            let Some((verdict, tags, kind, number, val)) = self.ask(key, &claim).await else {
-                return skip();
-            };
-            match verdict.as_str() {
-                "hit" => {
-                    if let Some(hit) = self.hit(tags, kind, number, val) {
-                        return hit;
-                    }
-                    // Unreadable or too old: fetch, and let the store replace it.
-                    self.stats.misses.fetch_add(1, Ordering::Relaxed);
-                    return SecondLevelLookup::Miss(FillTicket {
-                        seq: None,
-                        claim: None,
-                    });
+            match self.ask(key, &claim).await {
+                None => return skip(),
+                Some(Verdict::Hit {
+                    seq,
+                    tags,
+                    kind,
+                    at,
+                    val,
+                }) => {
+                    return match self.record(tags, kind, at, val) {
+                        Some(hit) => {
+                            self.stats.hits.fetch_add(1, Ordering::Relaxed);
+                            hit
+                        }
+                        // Unreadable (another version's format) or too old: fetch, and
+                        // let the store replace it.
+                        None => miss(seq, None),
+                    };
                 }
-                "fill" => {
-                    self.stats.misses.fetch_add(1, Ordering::Relaxed);
-                    return SecondLevelLookup::Miss(FillTicket {
-                        seq: number,
-                        claim: Some(claim),
-                    });
-                }
-                _ => {
+                Some(Verdict::Fill { seq }) => return miss(seq, Some(claim)),
+                Some(Verdict::Wait { seq }) => {
                     if !waited {
                         waited = true;
                         self.stats.waits.fetch_add(1, Ordering::Relaxed);
                     }
                     let now = tokio::time::Instant::now();
                     if now >= give_up {
-                        self.stats.misses.fetch_add(1, Ordering::Relaxed);
-                        return SecondLevelLookup::Miss(FillTicket {
-                            seq: number,
-                            claim: None,
-                        });
+                        return miss(seq, None);
                     }
                     tokio::time::sleep(pause.min(give_up - now)).await;
                     pause = (pause * 2).min(Duration::from_millis(25));
@@ -230,8 +238,7 @@ impl SharedCache {
         };
         let tags = serde_json::to_string(&fetched.tags).unwrap_or_else(|_| "[]".into());
         let mut conn = self.link.connection();
-        let script = redis::Script::new(STORE);
-        let mut call = script.key(self.link.keys.record(key));
+        let mut call = STORE_SCRIPT.key(self.link.keys.record(key));
         call.key(self.link.keys.fill(key))
             .arg(seq)
             .arg(tags)
@@ -247,15 +254,9 @@ impl SharedCache {
     }
 
     async fn abandon_claim(&self, key: &str, claim: Option<String>) {
-        let Some(claim) = claim else { return };
-        let mut conn = self.link.connection();
-        let script = redis::Script::new(RELEASE);
-        let mut call = script.key(self.link.keys.fill(key));
-        call.arg(claim);
-        let _ = self
-            .link
-            .run("shared cache release", call.invoke_async::<i64>(&mut conn))
-            .await;
+        if let Some(claim) = claim {
+            super::locks::release(&self.link, &self.link.keys.fill(key), &claim).await;
+        }
     }
 }
 

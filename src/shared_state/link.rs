@@ -15,7 +15,7 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -136,6 +136,10 @@ redis.call('PUBLISH', ARGV[1], ARGV[2])
 return seq
 "#;
 
+static REVOKE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(REVOKE));
+static INVALIDATE_SCRIPT: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(INVALIDATE));
+
 impl Link {
     /// Connects lazily (the first call, or the health loop, makes the connection).
     pub fn new(url: &str, timeout: Duration) -> Result<Link, String> {
@@ -175,10 +179,6 @@ impl Link {
 
     pub fn connection(&self) -> ConnectionManager {
         self.conn.clone()
-    }
-
-    pub fn timeout(&self) -> Duration {
-        self.timeout
     }
 
     /// True when every invalidation made here has reached Redis.
@@ -259,8 +259,7 @@ impl Link {
         let message = event.encode();
         match event {
             Event::Revoke { customer, at, .. } => {
-                let script = redis::Script::new(REVOKE);
-                let mut call = script.key(self.keys.revocations());
+                let mut call = REVOKE_SCRIPT.key(self.keys.revocations());
                 call.arg(customer)
                     .arg(at)
                     .arg(self.keys.channel())
@@ -269,8 +268,7 @@ impl Link {
                     .await?;
             }
             Event::Invalidate { tags, .. } => {
-                let script = redis::Script::new(INVALIDATE);
-                let mut call = script.key(self.keys.seq());
+                let mut call = INVALIDATE_SCRIPT.key(self.keys.seq());
                 call.key(self.keys.tag_marks())
                     .key(self.keys.all_mark())
                     .arg(self.keys.channel())
@@ -283,8 +281,7 @@ impl Link {
                     .await?;
             }
             Event::InvalidateAll { .. } => {
-                let script = redis::Script::new(INVALIDATE);
-                let mut call = script.key(self.keys.seq());
+                let mut call = INVALIDATE_SCRIPT.key(self.keys.seq());
                 call.key(self.keys.tag_marks())
                     .key(self.keys.all_mark())
                     .arg(self.keys.channel())

@@ -7,7 +7,7 @@
 //! that can hold it (the upstream deadline plus a margin), so an instance that dies
 //! mid-write frees the key by itself.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use tokio::sync::OwnedMutexGuard;
@@ -19,6 +19,8 @@ const RELEASE: &str = r#"
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 "#;
+
+static RELEASE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(RELEASE));
 
 /// Held while writing; dropping it releases the lock (the Redis lease in the background).
 #[derive(Debug)]
@@ -37,16 +39,21 @@ impl Drop for WriteLock {
             return;
         };
         runtime.spawn(async move {
-            let mut conn = link.connection();
-            let script = redis::Script::new(RELEASE);
-            let mut call = script.key(&key);
-            call.arg(&token);
             // A failed release leaves the lease to expire; nothing else to do.
-            let _ = link
-                .run("release lock", call.invoke_async::<i64>(&mut conn))
-                .await;
+            release(&link, &key, &token).await;
         });
     }
+}
+
+/// Deletes `key` if it still holds `token`: a holder whose lease ran out never frees
+/// someone else's lock or claim.
+pub(super) async fn release(link: &Link, key: &str, token: &str) {
+    let mut conn = link.connection();
+    let mut call = RELEASE_SCRIPT.key(key);
+    call.arg(token);
+    let _ = link
+        .run("release", call.invoke_async::<i64>(&mut conn))
+        .await;
 }
 
 #[derive(Debug)]
