@@ -8,8 +8,8 @@ use axum::routing::get;
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 
-use crate::app::AppState;
 use crate::shared_state::RedisStatus;
+use crate::state::AppState;
 
 pub fn routes(app: AppState) -> Router {
     Router::new()

@@ -15,9 +15,11 @@
 
 use serde_json::Value;
 
-use super::customers::{lock, redact, reference_error, scalar_text};
-use crate::app::AppState;
 use crate::http::ApiError;
+use crate::locks::LockKey;
+use crate::mapping::convert::scalar_text;
+use crate::privacy::{redact, reference_error};
+use crate::state::AppState;
 
 /// Tries of one write before it gives up with a 409.
 pub(super) const ATTEMPTS: usize = 3;
@@ -53,7 +55,7 @@ pub(super) async fn save_verified<I: Intent + Send>(
 where
     I::Output: Send,
 {
-    let _turn = lock(app, customer_id).await?;
+    let _turn = app.locks.lock(LockKey::Customer(customer_id)).await?;
     let mut previous = None;
     for attempt in 0..ATTEMPTS {
         if attempt > 0 {

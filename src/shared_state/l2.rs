@@ -178,7 +178,7 @@ impl SharedCache {
         let claim = super::random_token();
         // Waiting for another instance's fetch never takes more than half of what is left
         // of the request's deadline: the fetch of our own must still fit.
-        let budget = crate::upstream::resilience::remaining()
+        let budget = crate::request_context::remaining()
             .unwrap_or(self.fill_lease)
             .min(self.fill_lease)
             / 2;
@@ -255,7 +255,7 @@ impl SharedCache {
 
     async fn abandon_claim(&self, key: &str, claim: Option<String>) {
         if let Some(claim) = claim {
-            super::locks::release(&self.link, &self.link.keys.fill(key), &claim).await;
+            super::lease::release(&self.link, &self.link.keys.fill(key), &claim).await;
         }
     }
 }

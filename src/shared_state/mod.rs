@@ -11,7 +11,8 @@
 //!   and kept in Redis for instances that start later or missed messages.
 //! - **Cache invalidations**: every write's and purge's tags go to every instance's local
 //!   cache within milliseconds.
-//! - **Write locks** with leases that expire if an instance dies mid-write ([`locks`]).
+//! - **Write locks** (`crate::locks`): a lease in Redis after the local mutex, which
+//!   expires if an instance dies mid-write ([`lease`]).
 //! - **One-time claims** ([`SharedState::claim_once`]), e.g. OAuth nonces.
 //! - Opt-in, a **second cache level** of upstream records ([`l2`]).
 //!
@@ -26,14 +27,14 @@
 mod claims;
 mod events;
 pub mod l2;
+mod lease;
 mod link;
-mod locks;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-pub use locks::WriteLock;
+pub use lease::Lease;
 
 use crate::auth::Authenticator;
 use crate::cache::{Cache, Invalidation};
@@ -92,7 +93,6 @@ impl RedisStatus {
 #[derive(Debug)]
 pub struct SharedState {
     link: Option<Arc<Link>>,
-    locks: locks::Locks,
     claims: claims::LocalClaims,
     second_level: Option<Arc<l2::SharedCache>>,
     /// How long a write lock's lease lasts: longer than any request can hold it.
@@ -104,7 +104,6 @@ impl SharedState {
     pub fn local(upstream_timeout: Duration) -> Arc<SharedState> {
         Arc::new(SharedState {
             link: None,
-            locks: locks::Locks::default(),
             claims: claims::LocalClaims::default(),
             second_level: None,
             lease: lease_for(upstream_timeout),
@@ -164,7 +163,6 @@ impl SharedState {
         );
         Ok(Arc::new(SharedState {
             link: Some(link),
-            locks: locks::Locks::default(),
             claims: claims::LocalClaims::default(),
             second_level,
             lease: lease_for(config.upstream_timeout),
@@ -203,16 +201,18 @@ impl SharedState {
         Ok(taken.is_some())
     }
 
-    /// Takes the write lock `name` (e.g. `sku:<sku>`, `customer:<id>`) for this instance
-    /// and, with Redis, for every instance. Waits for another instance's writer up to half
-    /// of what is left of the request's deadline (the write itself needs the rest), then
-    /// `Err(Busy)`. Redis down: `Err(Unavailable)` (fail closed: a write that cannot be
-    /// serialised with other instances' could lose theirs).
-    pub async fn lock(&self, name: &str) -> Result<WriteLock, SharedError> {
-        let wait = crate::upstream::resilience::remaining().unwrap_or(self.lease) / 2;
-        self.locks
-            .acquire(self.link.as_ref(), name, self.lease, wait)
-            .await
+    /// The lease `name` (a `LockKey`'s name) across instances, for the holder of this
+    /// instance's lock on it (`crate::locks::Locks::lock`); `Ok(None)` without Redis. Waits
+    /// for another instance's writer up to half of what is left of the request's deadline
+    /// (the write itself needs the rest), then `Err(Busy)`. Redis down: `Err(Unavailable)`
+    /// (fail closed: a write that cannot be serialised with other instances' could lose
+    /// theirs).
+    pub async fn lease(&self, name: &str) -> Result<Option<Lease>, SharedError> {
+        let Some(link) = &self.link else {
+            return Ok(None);
+        };
+        let wait = crate::request_context::remaining().unwrap_or(self.lease) / 2;
+        lease::acquire(link, name, self.lease, wait).await.map(Some)
     }
 
     /// For `/metrics`: the values of the shared-state series.

@@ -389,8 +389,8 @@ async fn a_lock_whose_holder_died_frees_itself_when_its_lease_ends() {
     // A takes the customer's lock and "dies" holding it: nothing ever releases it.
     let held =
         c.a.app
-            .shared
-            .lock(&format!("customer:{id}"))
+            .locks
+            .lock(storegate::locks::LockKey::Customer(id))
             .await
             .unwrap();
     std::mem::forget(held);
