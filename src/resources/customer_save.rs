@@ -2,9 +2,9 @@
 //!
 //! Magento 2 writes addresses only by saving the whole customer, and has no version or
 //! precondition on that save: two writers that read the same customer and save it one after
-//! the other keep only the second one's addresses. The write lock (`shared_state`) keeps
-//! storegate's own writers, on every instance, one at a time; nothing can make the store's
-//! own admin panel or website take that lock. So every save is checked: after it, the
+//! the other keep only the second one's addresses. The customer's lock (`crate::locks`, with
+//! a Redis lease across instances) keeps storegate's own writers, on every instance, one at
+//! a time; nothing can make the store's own admin panel or website take that lock. So every save is checked: after it, the
 //! customer is read back, and what the write meant to change and to keep must be there. If
 //! another writer raced it, it is tried again from a fresh read, up to [`ATTEMPTS`] times;
 //! then the answer is a 409 with the API's error body, never a 200.
