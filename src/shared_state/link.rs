@@ -502,3 +502,21 @@ impl KindText for redis::RedisError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn tls_urls_are_understood_and_logs_never_show_the_password() {
+        let link = Link::new(
+            "rediss://:hunter2@cache.internal:6380/3",
+            Duration::from_millis(100),
+        )
+        .unwrap();
+        assert_eq!(link.place, "cache.internal:6380/3");
+        assert!(!format!("{link:?}").contains("hunter2"));
+        let plain = Link::new("redis://127.0.0.1/0", Duration::from_millis(100)).unwrap();
+        assert_eq!(plain.place, "127.0.0.1:6379/0");
+    }
+}
