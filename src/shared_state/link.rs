@@ -326,7 +326,8 @@ impl Link {
     /// no longer refuse anything and are dropped.
     async fn load_revocations(&self, auth: &Authenticator) -> Result<(), SharedError> {
         let mut conn = self.connection();
-        let marks: Vec<(u64, u64)> = self
+        // As text: a field someone else wrote there is skipped, not fatal.
+        let marks: Vec<(String, String)> = self
             .run(
                 "load revocations",
                 redis::cmd("HGETALL")
@@ -337,6 +338,9 @@ impl Link {
         let horizon = super::now_ms().saturating_sub(auth.tokens().ttl().as_millis() as u64);
         let mut stale = Vec::new();
         for (customer, at) in marks {
+            let (Ok(customer), Ok(at)) = (customer.parse::<u64>(), at.parse::<u64>()) else {
+                continue;
+            };
             if at < horizon {
                 stale.push(customer);
             } else {
@@ -454,6 +458,9 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, auth: Weak<Authenticat
         }
         if strong.load_revocations(&auth).await.is_err() {
             gap = true;
+            drop((strong, cache, auth));
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(2));
             continue;
         }
         let weak = Arc::downgrade(&strong);
