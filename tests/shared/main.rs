@@ -180,7 +180,22 @@ impl Cluster {
         }
     }
 
-    /// A product's SKU and the upstream path that reads it.
+    /// Commands Redis has processed so far (`INFO stats`).
+    async fn redis_commands(&self) -> u64 {
+        let client = ::redis::Client::open(self.redis.url()).unwrap();
+        let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+        let info: String = ::redis::cmd("INFO")
+            .arg("stats")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix("total_commands_processed:"))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap()
+    }
+
+    /// A product's SKU (read through A as Admin).
     async fn sku_of(&self, id: u64) -> String {
         let r = self
             .admin(&self.a, "GET", &format!("/products/{id}"), None)
@@ -453,6 +468,18 @@ async fn the_shared_cache_makes_one_upstream_fetch_for_two_instances() {
     assert_eq!(c.sandbox.count("GET", &product_path) - before, 1);
     let m = c.metrics(&c.b).await;
     assert!(m.contains("storegate_shared_cache_hits_total"), "{m}");
+
+    // The hit path never touches Redis: 200 hits cost no command beyond the background
+    // pings (one a second per connection).
+    let before = c.redis_commands().await;
+    for _ in 0..100 {
+        for gw in [&c.a, &c.b] {
+            let r = c.call(gw, "GET", "/products/3", None, None).await;
+            assert_eq!(r.header("x-cache"), Some("HIT"));
+        }
+    }
+    let used = c.redis_commands().await - before;
+    assert!(used < 10, "{used} Redis commands for 200 cache hits");
 
     // A write invalidates the shared level too: B reads the new name, not the shared copy.
     let r = c
