@@ -18,4 +18,5 @@ mod products;
 mod purge;
 mod resilience;
 mod stock_items;
+mod telemetry;
 mod workers;
