@@ -23,12 +23,15 @@ use crate::response_cache::{respond, with_fast_key};
 
 /// Answers a repeat of a cached read, or serves the request with `serve` and files its
 /// answer. `caller` is `None` when authentication or negotiation failed (the API refuses).
+/// A hit comes with its user type, for the request metrics (the API tags its own answers:
+/// `metrics::tag_user_type`); handed back rather than put in the response's extensions,
+/// which would cost every hit a map of its own.
 pub async fn answer_repeats<F, Fut>(
     cache: &Cache,
     caller: Option<Caller>,
     request: Request,
     serve: F,
-) -> Response
+) -> (Response, Option<UserType>)
 where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
@@ -42,13 +45,9 @@ where
     )
     .await;
     match found {
-        FastPath::Hit(mut response, user_type) => {
-            // For the request metrics, as `metrics::tag_user_type` does on the slow path.
-            response.extensions_mut().insert(user_type);
-            response
-        }
-        FastPath::Miss(Some(key)) => with_fast_key(key, serve(request)).await,
-        FastPath::Miss(None) => serve(request).await,
+        FastPath::Hit(response, user_type) => (response, Some(user_type)),
+        FastPath::Miss(Some(key)) => (with_fast_key(key, serve(request)).await, None),
+        FastPath::Miss(None) => (serve(request).await, None),
     }
 }
 

@@ -21,6 +21,7 @@ use axum::response::Response;
 use http::HeaderValue;
 use tracing::Instrument;
 
+use crate::auth::UserType;
 use crate::metrics::Metrics;
 use crate::request_context::with_request_id;
 
@@ -67,7 +68,8 @@ fn request_span(id: &HeaderValue, method: &http::Method, route: Option<&str>) ->
 }
 
 /// The first step of every request (`app::front`): request id, access log and request
-/// metrics, around `serve`, for every request, answered by the fast path or not. Its layer
+/// metrics, around `serve`, for every request, answered by the fast path or not. `serve`
+/// may hand back the user type (the fast path does); else the response's extensions have it. Its layer
 /// is applied with `Router::layer`, so it runs after routing and knows the route template.
 ///
 /// It opens no log span: [`trace`] does, past the fast path, because a cache hit logs
@@ -77,7 +79,7 @@ fn request_span(id: &HeaderValue, method: &http::Method, route: Option<&str>) ->
 pub async fn observe<F, Fut>(metrics: &Metrics, request: Request, serve: F) -> Response
 where
     F: FnOnce(Request, RequestId) -> Fut,
-    Fut: Future<Output = Response>,
+    Fut: Future<Output = (Response, Option<UserType>)>,
 {
     let started = std::time::Instant::now();
     let (id, kept) = match request.headers().get(&X_REQUEST_ID) {
@@ -93,13 +95,10 @@ where
         id: id.clone(),
         from_caller: kept,
     };
-    let mut response = serve(request, settled).await;
+    let (mut response, user_type) = serve(request, settled).await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
-    let user_type = response
-        .extensions()
-        .get::<crate::auth::UserType>()
-        .copied();
+    let user_type = user_type.or_else(|| response.extensions().get::<UserType>().copied());
     metrics.request(route, &method, status, user_type, elapsed);
     if tracing::enabled!(target: "storegate::access", tracing::Level::DEBUG) {
         request_span(&id, &method, route).in_scope(|| {

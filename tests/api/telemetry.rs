@@ -1,12 +1,14 @@
 //! The request's log span: opened for every request the API serves, with the request's id,
 //! and not for a repeat the fast path answers (a hit logs nothing but its access line, and
-//! opening a span was about a sixth of a hit's instructions: `bench/instructions.py`).
+//! opening a span was about a sixth of a hit's instructions: `bench/instructions.py`). With
+//! the access log on, the access line opens a span of its own, hit or not.
 
 use std::fmt::Debug;
 use std::sync::{Mutex, OnceLock};
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
+use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 use wiremock::matchers::{method, path};
@@ -53,8 +55,10 @@ impl<S: tracing::Subscriber> Layer<S> for RequestSpans {
 fn record_spans() {
     static INSTALLED: OnceLock<()> = OnceLock::new();
     INSTALLED.get_or_init(|| {
+        // At `info`, as the binary's default filter: the access line (`debug`) is off, so
+        // the only span is the request's.
         tracing_subscriber::registry()
-            .with(RequestSpans)
+            .with(RequestSpans.with_filter(LevelFilter::INFO))
             .try_init()
             .expect("no other global subscriber in the api tests");
     });
