@@ -694,7 +694,9 @@ def main():
     results_md.write_text(
         "# Benchmark results\n\n"
         "Written by `bench/run.sh` (do not edit by hand). Every figure below comes from the one run "
-        "described here; rows are explained in `bench/bench.py`'s docstring and the README.\n\n"
+        "described here (but for the last section, instruction counts, which "
+        "`bench/instructions.py` writes); rows are explained in `bench/bench.py`'s docstring and "
+        "the README.\n\n"
         f"- commit: `{commit}`, run at {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n"
         f"- machine: {machine}; wrk, nginx and the gateway share the cores, all on 127.0.0.1\n"
         f"- load: {params}\n"
