@@ -10,7 +10,7 @@
 //!   upstream client and set by the outer layers.
 //! - [`telemetry`]: request ids, log spans and the log subscriber.
 //! - [`caller`]: who is calling in which format, worked out once per request.
-//! - [`fast_path`]: the layer that answers repeats of cached reads.
+//! - [`fast_path`]: the step of the front layer that answers repeats of cached reads.
 //! - [`http`]: the client-facing protocol (formats, XML, errors, list parameters). Knows no
 //!   Magento.
 //! - [`auth`]: principals, customer tokens and the policy table.
@@ -153,7 +153,7 @@ pub async fn start(
         }
     };
     let task = tokio::spawn(async move {
-        axum::serve(listener, router)
+        axum::serve(listener, app::service(router))
             .with_graceful_shutdown(stop)
             .await
     });
@@ -252,7 +252,7 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
                             return;
                         }
                     };
-                    let served = axum::serve(listener, router)
+                    let served = axum::serve(listener, app::service(router))
                         .with_graceful_shutdown(async move {
                             let _ = stopped.wait_for(|stop| *stop).await;
                         })

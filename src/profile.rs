@@ -9,7 +9,7 @@
 //! HEAD) are not behaviours a client relies on and stay fixed in both profiles.
 //!
 //! The profile of the request being served is kept in a task-local ([`scope`], set by the
-//! outermost layer and by the response cache around a fetch it may run after the request),
+//! front layer (`app::front`) and by the response cache around a fetch it may run after the request),
 //! so that code deep in a request (the XML writer, the body decoder) needs no extra
 //! parameter; outside any request (unit tests) it is [`Profile::Spec`]. It sits on the
 //! ground floor of the house (`docs/architecture.md`): it imports no other module, and
@@ -185,15 +185,6 @@ pub enum Message {
 /// Runs `future` (a request, or a cache fetch for one) in `profile`.
 pub async fn scope<F: Future>(profile: Profile, future: F) -> F::Output {
     CURRENT.scope(profile, future).await
-}
-
-/// Middleware: serves the request in the configured profile.
-pub async fn layer(
-    axum::extract::State(profile): axum::extract::State<Profile>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    scope(profile, next.run(request)).await
 }
 
 /// Runs `f` in `profile`, synchronously.

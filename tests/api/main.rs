@@ -21,6 +21,7 @@ mod remembering;
 mod resilience;
 mod stock_items;
 mod store_views;
+mod telemetry;
 mod tier_prices;
 mod verified_writes;
 mod workers;
