@@ -1,8 +1,9 @@
 //! The application: the HTTP service (its layer stack and routes) and the shared state,
 //! built from a configuration.
 //!
-//! Layers, outermost first: the front of every request ([`front`]: request id, access log
-//! and request metrics; the caller, authenticated and negotiated once; the fast path, which
+//! Layers, outermost first: a trailing slash trimmed before routing ([`service`]); the front
+//! of every request ([`front`], run in the configured compatibility profile: request id,
+//! access log and request metrics; the caller, authenticated and negotiated once; the fast path, which
 //! answers repeats of cached reads at once; the log span and the request id for the
 //! upstream client, for requests the fast path did not answer); then, for the API only:
 //! error rendering and format negotiation, load shedding (at most
