@@ -38,6 +38,8 @@ pub struct App {
     pub cache: Arc<Cache>,
     pub mappings: Mappings,
     pub auth: Arc<Authenticator>,
+    /// The OAuth 1.0a provider (its endpoints and token store).
+    pub oauth: Arc<crate::oauth::OAuth>,
     /// Serialises creates of one SKU in this instance (Magento's create is an upsert).
     pub create_locks: moka::sync::Cache<String, Arc<tokio::sync::Mutex<()>>>,
     /// What `/metrics` shows.
@@ -94,14 +96,16 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             Arc::new(move || (max - in_flight.available_permits()) as i64)
         },
     ));
+    let oauth = Arc::new(crate::oauth::OAuth::open(&config, &parts.token_secret)?);
     let tokens = TokenIssuer::new(parts.token_secret, config.token_ttl);
-    let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
+    let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens).with_oauth(oauth.clone()));
     let app = Arc::new(App {
         config,
         magento,
         cache,
         mappings: parts.mappings,
         auth,
+        oauth,
         create_locks: moka::sync::Cache::builder()
             .max_capacity(10_000)
             .time_to_idle(Duration::from_secs(60))
@@ -133,6 +137,7 @@ fn router(app: AppState) -> Router {
     Router::new()
         .nest("/api/rest", api)
         .merge(crate::ops::routes(app.clone()))
+        .merge(crate::oauth::endpoints::routes(app.clone()))
         .fallback(any(outside_api))
         .layer(from_fn_with_state(app.clone(), telemetry::observe))
 }

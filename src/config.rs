@@ -83,6 +83,12 @@ pub struct Config {
     pub circuit_failure_threshold: u32,
     /// How long the circuit stays open before one probe call.
     pub circuit_open: Duration,
+    /// Folder of the embedded database (OAuth consumers, tokens, nonces); created on start.
+    pub data_dir: PathBuf,
+    /// Lifetime of OAuth access tokens; None: they never expire (as in the original).
+    pub oauth_token_ttl: Option<Duration>,
+    /// Peers whose `X-Forwarded-Proto` / `X-Forwarded-Host` are believed (OAuth base strings).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 impl Default for Config {
@@ -111,6 +117,9 @@ impl Default for Config {
             upstream_max_in_flight: 256,
             circuit_failure_threshold: 5,
             circuit_open: Duration::from_millis(5000),
+            data_dir: PathBuf::from("data"),
+            oauth_token_ttl: None,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -153,6 +162,9 @@ const KEYS: &[(&str, bool)] = &[
     ("upstream_max_in_flight", false),
     ("circuit_failure_threshold", false),
     ("circuit_open_ms", false),
+    ("data_dir", false),
+    ("oauth_token_ttl_secs", false),
+    ("trusted_proxies", false),
 ];
 
 fn env_name(key: &str) -> String {
@@ -376,8 +388,38 @@ impl Config {
             config.circuit_open =
                 Duration::from_millis(positive(r, "a number of milliseconds above 0")?);
         }
+        if let Some(r) = raw.get("data_dir") {
+            if r.value.trim().is_empty() {
+                return Err(r.fail("a folder"));
+            }
+            config.data_dir = PathBuf::from(r.value.trim());
+        }
+        if let Some(r) = raw.get("oauth_token_ttl_secs") {
+            config.oauth_token_ttl = match number(r, "a number of seconds (0: never expire)")? {
+                0 => None,
+                secs => Some(Duration::from_secs(secs)),
+            };
+        }
+        if let Some(r) = raw.get("trusted_proxies") {
+            config.trusted_proxies = parse_proxies(r)?;
+        }
         Ok(config)
     }
+}
+
+/// `10.0.0.1, 192.168.0.0/16, ::1`: addresses or CIDR blocks.
+fn parse_proxies(r: &Raw) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+    let expected = "comma-separated IP addresses or CIDR blocks such as 10.0.0.0/8";
+    r.value
+        .split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(|item| {
+            item.parse::<ipnet::IpNet>()
+                .or_else(|_| item.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| r.fail(expected))
+        })
+        .collect()
 }
 
 fn number(r: &Raw, expected: &str) -> Result<u64, ConfigError> {

@@ -8,6 +8,7 @@
 //! - [`http`]: the client-facing protocol (formats, XML, errors, list parameters). Knows no
 //!   Magento.
 //! - [`auth`]: principals, customer tokens and the policy table.
+//! - [`oauth`]: the OAuth 1.0a provider (endpoints, signatures, token store, CLI).
 //! - [`resources`]: one module per spec resource; they orchestrate everything else.
 //! - [`upstream`]: the Magento 2 REST client. Knows nothing of the client-facing protocol.
 //! - [`mapping`]: which spec field comes from which Magento field, per user type (data
@@ -28,6 +29,7 @@ pub mod config;
 pub mod http;
 pub mod mapping;
 pub mod metrics;
+pub mod oauth;
 pub mod ops;
 pub mod resources;
 pub mod telemetry;
@@ -120,8 +122,12 @@ pub async fn start(
         }
     };
     let task = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(stop)
+        // The peer address decides whether forwarded headers are believed (OAuth).
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(stop)
             .await
     });
     Ok(Running {
@@ -212,11 +218,14 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
                             return;
                         }
                     };
-                    let served = axum::serve(listener, router)
-                        .with_graceful_shutdown(async move {
-                            let _ = stopped.wait_for(|stop| *stop).await;
-                        })
-                        .await;
+                    let served = axum::serve(
+                        listener,
+                        router.into_make_service_with_connect_info::<SocketAddr>(),
+                    )
+                    .with_graceful_shutdown(async move {
+                        let _ = stopped.wait_for(|stop| *stop).await;
+                    })
+                    .await;
                     if let Err(error) = served {
                         tracing::error!(%error, worker = i, "worker stopped");
                     }

@@ -4,6 +4,8 @@
 //!   starts the embedded Magento 2 sandbox first and prints how to call it.
 //! - `storegate sandbox --listen ADDR` runs the sandbox alone (benchmarks, several gateways
 //!   sharing one store).
+//! - `storegate oauth consumer add ...` / `storegate oauth import ...`: OAuth consumers and
+//!   tokens ([`storegate::oauth::cli`]).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -43,6 +45,9 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         products: usize,
     },
+    /// OAuth 1.0a consumers and tokens (in STOREGATE_DATA_DIR).
+    #[command(subcommand)]
+    Oauth(storegate::oauth::cli::OAuthCommand),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +60,18 @@ fn main() -> ExitCode {
         }
     };
     init_tracing(config.log_format);
+    if let Some(Command::Oauth(command)) = cli.command {
+        return match storegate::oauth::cli::run(&config, command) {
+            Ok(output) => {
+                println!("{output}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("storegate: {error}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -77,6 +94,7 @@ fn main() -> ExitCode {
             Duration::from_millis(latency_ms),
             products,
         )),
+        Some(Command::Oauth(_)) => unreachable!("handled before the runtime starts"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,6 +7,9 @@
 //! - Customer: `Authorization: Bearer <token>` issued by `POST /api/rest/auth/token`
 //!   ([`token`]).
 //!
+//! - Admin or Customer over OAuth 1.0a: `Authorization: OAuth ...`, checked by
+//!   [`crate::oauth`] when the gateway has a provider.
+//!
 //! A credential that is present but not good is a 401, never a silent downgrade to Guest.
 //! What each principal may call is [`policy`].
 
@@ -71,6 +74,7 @@ impl Principal {
 pub struct Authenticator {
     admin_digests: Vec<[u8; 32]>,
     tokens: TokenIssuer,
+    oauth: Option<Arc<crate::oauth::OAuth>>,
 }
 
 impl Authenticator {
@@ -79,7 +83,25 @@ impl Authenticator {
         Authenticator {
             admin_digests,
             tokens,
+            oauth: None,
         }
+    }
+
+    /// Accepts OAuth 1.0a signed calls too.
+    pub fn with_oauth(mut self, oauth: Arc<crate::oauth::OAuth>) -> Authenticator {
+        self.oauth = Some(oauth);
+        self
+    }
+
+    /// Refuses every credential of a customer at once, Bearer and OAuth (a deleted customer).
+    pub fn revoke_customer(&self, customer_id: u64) -> Result<(), ApiError> {
+        self.tokens.revoke_customer(customer_id);
+        if let Some(oauth) = &self.oauth {
+            oauth.revoke_customer(customer_id).map_err(|error| {
+                ApiError::unavailable().with_cause(format!("cannot revoke OAuth tokens: {error}"))
+            })?;
+        }
+        Ok(())
     }
 
     pub fn tokens(&self) -> &TokenIssuer {
@@ -117,7 +139,7 @@ impl Authenticator {
         }
     }
 
-    fn is_admin_key(&self, presented: &str) -> bool {
+    pub fn is_admin_key(&self, presented: &str) -> bool {
         let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
         // Compare against every configured digest without stopping early.
         self.admin_digests
@@ -140,6 +162,17 @@ pub async fn authenticate(
     mut request: Request,
     next: Next,
 ) -> Response {
+    if let Some(oauth) = &auth.oauth
+        && crate::oauth::params::oauth_header(request.headers()).is_some()
+    {
+        return match oauth.authenticate_api(request).await {
+            Ok((principal, mut request)) => {
+                request.extensions_mut().insert(principal);
+                next.run(request).await
+            }
+            Err(error) => error.into_response(),
+        };
+    }
     match auth.authenticate(request.headers()) {
         Ok(principal) => {
             request.extensions_mut().insert(principal);
