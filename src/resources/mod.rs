@@ -9,6 +9,7 @@ pub mod customers;
 pub mod directory;
 pub mod images;
 pub mod listing;
+pub mod oauth_tokens;
 pub mod orders;
 pub mod products;
 pub mod stock_items;
@@ -27,6 +28,8 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/auth/token", any(auth_token::issue))
         .route("/cache/purge", any(cache_purge::purge))
+        .route("/oauth/tokens", any(oauth_tokens::collection))
+        .route("/oauth/tokens/{id}", any(oauth_tokens::entity))
         .route("/products", any(products::collection))
         .route("/products/category/{category_id}", any(products::category))
         .route("/products/{id}", any(products::entity))
