@@ -128,7 +128,7 @@ pub async fn start(
             router.into_make_service_with_connect_info::<SocketAddr>(),
         )
         .with_graceful_shutdown(stop)
-            .await
+        .await
     });
     Ok(Running {
         addr,

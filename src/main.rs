@@ -60,18 +60,22 @@ fn main() -> ExitCode {
         }
     };
     init_tracing(config.log_format);
-    if let Some(Command::Oauth(command)) = cli.command {
-        return match storegate::oauth::cli::run(&config, command) {
-            Ok(output) => {
-                println!("{output}");
-                ExitCode::SUCCESS
-            }
-            Err(error) => {
-                eprintln!("storegate: {error}");
-                ExitCode::FAILURE
-            }
-        };
-    }
+    // `storegate oauth ...` needs no runtime: it works on the token store and stops.
+    let command = match cli.command {
+        Some(Command::Oauth(command)) => {
+            return match storegate::oauth::cli::run(&config, command) {
+                Ok(output) => {
+                    println!("{output}");
+                    ExitCode::SUCCESS
+                }
+                Err(error) => {
+                    eprintln!("storegate: {error}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        other => other,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -82,7 +86,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = match cli.command {
+    let result = match command {
         None => runtime.block_on(serve(config)),
         Some(Command::Sandbox {
             listen,
@@ -94,7 +98,8 @@ fn main() -> ExitCode {
             Duration::from_millis(latency_ms),
             products,
         )),
-        Some(Command::Oauth(_)) => unreachable!("handled before the runtime starts"),
+        // Answered above, before the runtime.
+        Some(Command::Oauth(_)) => Ok(()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

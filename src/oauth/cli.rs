@@ -89,7 +89,11 @@ pub fn run(config: &Config, command: OAuthCommand) -> Result<String, String> {
                 return Err("--name: expected a name".into());
             }
             let key = credential("key", key)?;
-            if store.consumer_by_key(&key).map_err(|e| e.to_string())?.is_some() {
+            if store
+                .consumer_by_key(&key)
+                .map_err(|e| e.to_string())?
+                .is_some()
+            {
                 return Err(format!("a consumer with key {key} already exists"));
             }
             let consumer = store

@@ -155,7 +155,8 @@ struct PageInput {
 
 impl PageInput {
     async fn read(oauth: &OAuth, request: Request) -> Result<PageInput, Response> {
-        let (scheme, _) = verify::client_origin(request.headers(), peer(&request), &oauth.trusted_proxies);
+        let (scheme, _) =
+            verify::client_origin(request.headers(), peer(&request), &oauth.trusted_proxies);
         let method = request.method().clone();
         let cookies = cookies(request.headers());
         let mut fields: HashMap<String, String> = request
@@ -315,7 +316,11 @@ impl Flow {
     fn form_key_ok(&self, oauth: &OAuth) -> bool {
         let expected = oauth.form_key(&self.browser, &self.request_token.token);
         !self.new_browser
-            && bool::from(expected.as_bytes().ct_eq(self.input.field("form_key").as_bytes()))
+            && bool::from(
+                expected
+                    .as_bytes()
+                    .ct_eq(self.input.field("form_key").as_bytes()),
+            )
     }
 }
 
@@ -453,17 +458,18 @@ async fn page(app: AppState, request: Request, audience: Audience, simple: bool)
             }
             Owner::Admin
         }
-        Audience::Customer => match customer_sign_in(&app, username, password).await {
-            Ok(id) => Owner::Customer(id),
-            Err(SignInError::Refused) => {
-                return flow.page(
-                    oauth,
-                    StatusCode::UNAUTHORIZED,
-                    pages::sign_in(&context, Some("Invalid login or password.")),
-                );
-            }
-            Err(SignInError::Unavailable) => {
-                return flow.page(
+        Audience::Customer => {
+            match customer_sign_in(&app, username, password).await {
+                Ok(id) => Owner::Customer(id),
+                Err(SignInError::Refused) => {
+                    return flow.page(
+                        oauth,
+                        StatusCode::UNAUTHORIZED,
+                        pages::sign_in(&context, Some("Invalid login or password.")),
+                    );
+                }
+                Err(SignInError::Unavailable) => {
+                    return flow.page(
                     oauth,
                     StatusCode::SERVICE_UNAVAILABLE,
                     pages::sign_in(
@@ -471,8 +477,9 @@ async fn page(app: AppState, request: Request, audience: Audience, simple: bool)
                         Some("The store cannot check your sign-in right now. Try again in a moment."),
                     ),
                 );
+                }
             }
-        },
+        }
     };
     let mut response = flow.page(
         oauth,
@@ -504,7 +511,11 @@ enum SignInError {
 }
 
 /// The customer's id when Magento accepts the e-mail and password.
-async fn customer_sign_in(app: &AppState, username: &str, password: &str) -> Result<u64, SignInError> {
+async fn customer_sign_in(
+    app: &AppState,
+    username: &str,
+    password: &str,
+) -> Result<u64, SignInError> {
     if username.is_empty() || password.is_empty() {
         return Err(SignInError::Refused);
     }
@@ -518,10 +529,14 @@ async fn customer_sign_in(app: &AppState, username: &str, password: &str) -> Res
             return Err(SignInError::Unavailable);
         }
     };
-    let me = app.magento.customer_me(&upstream_token).await.map_err(|error| {
-        tracing::warn!(%error, "customer sign-in: customers/me failed");
-        SignInError::Unavailable
-    })?;
+    let me = app
+        .magento
+        .customer_me(&upstream_token)
+        .await
+        .map_err(|error| {
+            tracing::warn!(%error, "customer sign-in: customers/me failed");
+            SignInError::Unavailable
+        })?;
     me.get("id")
         .and_then(as_i64)
         .filter(|&id| id > 0)

@@ -138,10 +138,7 @@ impl Table {
 }
 
 fn text(row: &HashMap<String, Option<String>>, column: &str) -> Option<String> {
-    row.get(column)
-        .cloned()
-        .flatten()
-        .filter(|v| !v.is_empty())
+    row.get(column).cloned().flatten().filter(|v| !v.is_empty())
 }
 
 fn flag(row: &HashMap<String, Option<String>>, column: &str) -> bool {
@@ -149,7 +146,9 @@ fn flag(row: &HashMap<String, Option<String>>, column: &str) -> bool {
 }
 
 fn id(row: &HashMap<String, Option<String>>, column: &str) -> Option<u64> {
-    text(row, column).and_then(|v| v.parse().ok()).filter(|&v| v > 0)
+    text(row, column)
+        .and_then(|v| v.parse().ok())
+        .filter(|&v| v > 0)
 }
 
 /// Imports consumers, then (when given) their tokens.

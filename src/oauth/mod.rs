@@ -98,11 +98,7 @@ impl OAuth {
     }
 
     /// Rebuilds what the client signed from a request's parts.
-    fn signed_request(
-        &self,
-        request: &Request,
-        form: Option<&[u8]>,
-    ) -> SignedRequest {
+    fn signed_request(&self, request: &Request, form: Option<&[u8]>) -> SignedRequest {
         let uri = request
             .extensions()
             .get::<OriginalUri>()
@@ -122,7 +118,10 @@ impl OAuth {
 
     /// Reads a form body (bounded), so its fields can be signed; hands the request back
     /// with the same body for the handler.
-    async fn with_form(&self, request: Request) -> Result<(Request, Option<bytes::Bytes>), ApiError> {
+    async fn with_form(
+        &self,
+        request: Request,
+    ) -> Result<(Request, Option<bytes::Bytes>), ApiError> {
         if !params::is_form(request.headers()) {
             return Ok((request, None));
         }
@@ -135,7 +134,10 @@ impl OAuth {
     }
 
     /// The principal of an `/api/rest` call signed with `Authorization: OAuth ...`.
-    pub async fn authenticate_api(&self, request: Request) -> Result<(Principal, Request), ApiError> {
+    pub async fn authenticate_api(
+        &self,
+        request: Request,
+    ) -> Result<(Principal, Request), ApiError> {
         let (request, form) = self.with_form(request).await?;
         let signed = self.signed_request(&request, form.as_deref());
         let verified = self

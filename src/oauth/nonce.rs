@@ -14,7 +14,8 @@ use super::store::SqliteStore;
 
 pub trait NonceGuard: Send + Sync + std::fmt::Debug {
     /// True when `key` was not claimed in the last `ttl`; it is claimed from now on.
-    fn claim_once<'a>(&'a self, key: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, String>>;
+    fn claim_once<'a>(&'a self, key: &'a str, ttl: Duration)
+    -> BoxFuture<'a, Result<bool, String>>;
 }
 
 /// Nonces in the embedded database.
@@ -22,7 +23,11 @@ pub trait NonceGuard: Send + Sync + std::fmt::Debug {
 pub struct SqliteNonces(pub Arc<SqliteStore>);
 
 impl NonceGuard for SqliteNonces {
-    fn claim_once<'a>(&'a self, key: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, String>> {
+    fn claim_once<'a>(
+        &'a self,
+        key: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, String>> {
         Box::pin(async move { self.0.claim(key, ttl).map_err(|e| e.to_string()) })
     }
 }

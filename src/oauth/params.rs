@@ -118,7 +118,9 @@ pub fn collect(header: Option<&str>, query: Option<&str>, form: Option<&[u8]>) -
         if source.iter().any(|(name, _)| name.starts_with("oauth_")) {
             for (name, value) in source {
                 if name.starts_with("oauth_") {
-                    protocol.entry(name.clone()).or_insert_with(|| value.clone());
+                    protocol
+                        .entry(name.clone())
+                        .or_insert_with(|| value.clone());
                 }
             }
             break;
@@ -147,7 +149,10 @@ mod tests {
             Some("b5=%3D%253D&a3=a&c%40=&a2=r%20b"),
             Some(b"c2&a3=2+q"),
         );
-        assert_eq!(collected.get("oauth_consumer_key"), Some("9djdj82h48djs9d2"));
+        assert_eq!(
+            collected.get("oauth_consumer_key"),
+            Some("9djdj82h48djs9d2")
+        );
         assert_eq!(collected.get("oauth_nonce"), Some("7d8f3e4a"));
         assert_eq!(
             collected.get("oauth_signature"),

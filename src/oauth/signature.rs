@@ -48,7 +48,10 @@ impl Method {
 pub fn base_uri(scheme: &str, host: &str, port: Option<u16>, path: &str) -> String {
     let scheme = scheme.to_ascii_lowercase();
     let host = host.to_ascii_lowercase();
-    let default = matches!((scheme.as_str(), port), ("http", Some(80)) | ("https", Some(443)));
+    let default = matches!(
+        (scheme.as_str(), port),
+        ("http", Some(80)) | ("https", Some(443))
+    );
     match port {
         Some(port) if !default => format!("{scheme}://{host}:{port}{path}"),
         _ => format!("{scheme}://{host}{path}"),
@@ -57,10 +60,8 @@ pub fn base_uri(scheme: &str, host: &str, port: Option<u16>, path: &str) -> Stri
 
 /// The signature base string: method, base URI and the normalized parameters.
 pub fn base_string(method: &str, base_uri: &str, params: &[(String, String)]) -> String {
-    let mut encoded: Vec<(String, String)> = params
-        .iter()
-        .map(|(k, v)| (encode(k), encode(v)))
-        .collect();
+    let mut encoded: Vec<(String, String)> =
+        params.iter().map(|(k, v)| (encode(k), encode(v))).collect();
     encoded.sort();
     let normalized = encoded
         .iter()
@@ -175,7 +176,7 @@ mod tests {
         ));
         assert!(!verify(
             Method::HmacSha1,
-            &[base.clone()],
+            std::slice::from_ref(&base),
             "kd94hf93k423kf44",
             "wrong",
             &signature
@@ -195,10 +196,7 @@ mod tests {
             Method::parse("hmac-sha1"),
             Err(Problem::SignatureMethodRejected { known: false })
         );
-        assert_eq!(
-            base_uri("https", "h", Some(8443), "/p"),
-            "https://h:8443/p"
-        );
+        assert_eq!(base_uri("https", "h", Some(8443), "/p"), "https://h:8443/p");
         assert_eq!(base_uri("https", "h", Some(443), "/p"), "https://h/p");
     }
 }

@@ -123,7 +123,11 @@ fn split_host(host: &str) -> (&str, Option<u16>) {
 
 impl OAuth {
     /// Runs every check; on success the consumer and the token the request used.
-    pub async fn verify(&self, request: &SignedRequest, expect: Expect) -> Result<Verified, Problem> {
+    pub async fn verify(
+        &self,
+        request: &SignedRequest,
+        expect: Expect,
+    ) -> Result<Verified, Problem> {
         if let Some(version) = request.params.get("oauth_version")
             && version != "1.0"
         {

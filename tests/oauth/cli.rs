@@ -35,7 +35,10 @@ async fn call(stack: &Stack, signer: &Signer, path: &str) -> (u16, String) {
 #[tokio::test]
 async fn consumer_add_is_seen_by_a_running_gateway() {
     let stack = Stack::start().await;
-    let (ok, out, err) = storegate(&stack, &["oauth", "consumer", "add", "--name", "Mobile app"]);
+    let (ok, out, err) = storegate(
+        &stack,
+        &["oauth", "consumer", "add", "--name", "Mobile app"],
+    );
     assert!(ok, "{err}");
     let field = |name: &str| {
         out.lines()
@@ -53,28 +56,58 @@ async fn consumer_add_is_seen_by_a_running_gateway() {
     assert!(out.contains("not shown again"));
     // No restart: the dance works at once with the new consumer.
     let (token, secret) = dance(&stack, &consumer, false, (EMAIL, PASSWORD)).await;
-    let (status, body) = call(&stack, &Signer::new(&consumer).token(&token, &secret), "/customers/1").await;
+    let (status, body) = call(
+        &stack,
+        &Signer::new(&consumer).token(&token, &secret),
+        "/customers/1",
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
 
     // Chosen credentials; the same key twice is refused; bad input named.
     let (ok, out, err) = storegate(
         &stack,
         &[
-            "oauth", "consumer", "add", "--name", "Legacy", "--key", "legacy-key", "--secret",
-            "legacy-secret", "--callback", "https://app.example/cb",
+            "oauth",
+            "consumer",
+            "add",
+            "--name",
+            "Legacy",
+            "--key",
+            "legacy-key",
+            "--secret",
+            "legacy-secret",
+            "--callback",
+            "https://app.example/cb",
         ],
     );
     assert!(ok, "{err}");
     assert!(out.contains("legacy-key"));
     let (ok, _, err) = storegate(
         &stack,
-        &["oauth", "consumer", "add", "--name", "Again", "--key", "legacy-key"],
+        &[
+            "oauth",
+            "consumer",
+            "add",
+            "--name",
+            "Again",
+            "--key",
+            "legacy-key",
+        ],
     );
     assert!(!ok);
     assert!(err.contains("already exists"), "{err}");
     let (ok, _, err) = storegate(
         &stack,
-        &["oauth", "consumer", "add", "--name", "Bad", "--callback", "ftp://x"],
+        &[
+            "oauth",
+            "consumer",
+            "add",
+            "--name",
+            "Bad",
+            "--callback",
+            "ftp://x",
+        ],
     );
     assert!(!ok);
     assert!(err.contains("--callback"), "{err}");
@@ -115,44 +148,86 @@ async fn import_of_the_original_tables() {
         out.contains("imported 2 consumer(s) and 2 access token(s)"),
         "{out}"
     );
-    assert!(out.contains("1 request token(s)") && out.contains("1 revoked"), "{out}");
+    assert!(
+        out.contains("1 request token(s)") && out.contains("1 revoked"),
+        "{out}"
+    );
     assert!(out.contains("1 of unknown consumers"), "{out}");
     // Rerunnable.
     let (ok, out, _) = storegate(&stack, &args);
     assert!(ok);
-    assert!(out.contains("0 access token(s)") && out.contains("2 already there"), "{out}");
+    assert!(
+        out.contains("0 access token(s)") && out.contains("2 already there"),
+        "{out}"
+    );
 
     // The app's baked-in credentials and its users' tokens work at once, with their owners.
     let consumer = Consumer {
         key: "c0nsumerkey000000000000000000001".into(),
         secret: "c0nsumersecret000000000000000001".into(),
     };
-    let customer = Signer::new(&consumer).token("accesstokencustomer0000000000001", "accesssecretcustomer000000000001");
+    let customer = Signer::new(&consumer).token(
+        "accesstokencustomer0000000000001",
+        "accesssecretcustomer000000000001",
+    );
     let (status, body) = call(&stack, &customer, "/customers/1").await;
     assert_eq!(status, 200, "{body}");
-    let (status, _) = call(&stack, &Signer { nonce: "n2".into(), ..customer.clone() }, "/stockitems").await;
+    let (status, _) = call(
+        &stack,
+        &Signer {
+            nonce: "n2".into(),
+            ..customer.clone()
+        },
+        "/stockitems",
+    )
+    .await;
     assert_eq!(status, 403, "a customer's token stays a customer's");
-    let admin = Signer::new(&consumer).token("accesstokenadmin0000000000000001", "accesssecretadmin000000000000001");
+    let admin = Signer::new(&consumer).token(
+        "accesstokenadmin0000000000000001",
+        "accesssecretadmin000000000000001",
+    );
     let (status, body) = call(&stack, &admin, "/stockitems").await;
     assert_eq!(status, 200, "{body}");
     for (token, secret) in [
-        ("accesstokenrevoked00000000000001", "accesssecretrevoked0000000000001"),
-        ("requesttoken0000000000000000001", "requestsecret000000000000000001"),
+        (
+            "accesstokenrevoked00000000000001",
+            "accesssecretrevoked0000000000001",
+        ),
+        (
+            "requesttoken0000000000000000001",
+            "requestsecret000000000000000001",
+        ),
     ] {
-        let (status, body) = call(&stack, &Signer::new(&consumer).token(token, secret), "/products").await;
+        let (status, body) = call(
+            &stack,
+            &Signer::new(&consumer).token(token, secret),
+            "/products",
+        )
+        .await;
         assert_eq!(status, 401);
         assert!(body.contains("oauth_problem=token_rejected"), "{body}");
     }
     // A tab escaped in a name is a tab again.
     let store = storegate::oauth::store::SqliteStore::open(&stack.data_dir).unwrap();
-    let second = storegate::oauth::store::TokenStore::consumer_by_key(&store, "c0nsumerkey000000000000000000002")
-        .unwrap()
-        .unwrap();
+    let second = storegate::oauth::store::TokenStore::consumer_by_key(
+        &store,
+        "c0nsumerkey000000000000000000002",
+    )
+    .unwrap()
+    .unwrap();
     assert_eq!(second.name, "With\ttab");
 
     // A malformed file is refused with its name.
     std::fs::write(&consumers, "entity_id\tkey\n1\n").unwrap();
-    let (ok, _, err) = storegate(&stack, &["oauth", "import", "--consumers", consumers.to_str().unwrap()]);
+    let (ok, _, err) = storegate(
+        &stack,
+        &[
+            "oauth",
+            "import",
+            "--consumers",
+            consumers.to_str().unwrap(),
+        ],
+    );
     assert!(!ok);
     assert!(err.contains("oauth_consumer.tsv"), "{err}");
 }

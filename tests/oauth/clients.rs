@@ -69,7 +69,10 @@ fn tokens(output: &str) -> (String, String) {
 async fn revoke_customer_tokens(stack: &Stack) {
     let list: Value = stack
         .http
-        .get(format!("{}/api/rest/oauth/tokens?customer_id=1", stack.origin()))
+        .get(format!(
+            "{}/api/rest/oauth/tokens?customer_id=1",
+            stack.origin()
+        ))
         .bearer_auth(ADMIN_KEY)
         .header("Accept", "application/json")
         .send()
@@ -118,18 +121,40 @@ async fn python_requests_oauthlib() {
     };
 
     let mut args = common("dance");
-    args.extend(["--user", "customer", "--email", EMAIL, "--password", PASSWORD].map(String::from));
+    args.extend(
+        [
+            "--user",
+            "customer",
+            "--email",
+            EMAIL,
+            "--password",
+            PASSWORD,
+        ]
+        .map(String::from),
+    );
     let (token, secret) = tokens(&run("python3", args).await);
     let mut args = common("calls");
     args.extend(["--user", "customer", "--email", EMAIL, "--customer-id", "1"].map(String::from));
-    args.extend(["--token".into(), token.clone(), "--token-secret".into(), secret.clone()]);
+    args.extend([
+        "--token".into(),
+        token.clone(),
+        "--token-secret".into(),
+        secret.clone(),
+    ]);
     run("python3", args).await;
 
     let mut args = common("dance");
     args.extend(["--user", "admin", "--admin-key", ADMIN_KEY].map(String::from));
     let (admin_token, admin_secret) = tokens(&run("python3", args).await);
     let mut args = common("calls");
-    args.extend(["--user".into(), "admin".into(), "--token".into(), admin_token, "--token-secret".into(), admin_secret]);
+    args.extend([
+        "--user".into(),
+        "admin".into(),
+        "--token".into(),
+        admin_token,
+        "--token-secret".into(),
+        admin_secret,
+    ]);
     run("python3", args).await;
 
     revoke_customer_tokens(&stack).await;

@@ -116,14 +116,31 @@ async fn initiate_answers_as_the_original() {
 
     // oauth_version other than 1.0; a missing signature method.
     let url = format!("{}/oauth/initiate", stack.origin());
-    let header = signed().header("POST", &url, &[]).replace("oauth_version=\"1.0\"", "oauth_version=\"2.0\"");
-    let response = stack.http.post(&url).header("Authorization", header).send().await.unwrap();
+    let header = signed()
+        .header("POST", &url, &[])
+        .replace("oauth_version=\"1.0\"", "oauth_version=\"2.0\"");
+    let response = stack
+        .http
+        .post(&url)
+        .header("Authorization", header)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 400);
-    assert_eq!(response.text().await.unwrap(), "oauth_problem=version_rejected");
+    assert_eq!(
+        response.text().await.unwrap(),
+        "oauth_problem=version_rejected"
+    );
     let header = signed()
         .header("POST", &url, &[])
         .replace("oauth_signature_method=\"HMAC-SHA1\", ", "");
-    let response = stack.http.post(&url).header("Authorization", header).send().await.unwrap();
+    let response = stack
+        .http
+        .post(&url)
+        .header("Authorization", header)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 400);
     assert_eq!(
         response.text().await.unwrap(),
@@ -135,7 +152,12 @@ async fn initiate_answers_as_the_original() {
     let query: String = form_urlencoded::Serializer::new(String::new())
         .extend_pairs(params.iter())
         .finish();
-    let response = stack.http.get(format!("{url}?{query}")).send().await.unwrap();
+    let response = stack
+        .http
+        .get(format!("{url}?{query}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
     let params = signed().params("POST", &url, &[]);
     let body: String = form_urlencoded::Serializer::new(String::new())
@@ -152,7 +174,13 @@ async fn initiate_answers_as_the_original() {
     assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
 }
 
-async fn api(stack: &Stack, signer: &Signer, verb: &str, path: &str, accept: &str) -> (u16, String) {
+async fn api(
+    stack: &Stack,
+    signer: &Signer,
+    verb: &str,
+    path: &str,
+    accept: &str,
+) -> (u16, String) {
     let url = format!("{}/api/rest{path}", stack.origin());
     let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
     let response = stack
@@ -192,7 +220,7 @@ async fn signed_calls_replays_forgeries_and_tokens() {
     // Signed without the port, as the original's clients did: also accepted.
     let url = format!("{}/api/rest/customers/1", stack.origin());
     let portless = Signer {
-        signed_url: Some(format!("http://127.0.0.1/api/rest/customers/1")),
+        signed_url: Some("http://127.0.0.1/api/rest/customers/1".to_owned()),
         ..signer()
     };
     let response = stack
@@ -206,7 +234,7 @@ async fn signed_calls_replays_forgeries_and_tokens() {
     assert_eq!(response.status(), 200);
     // Another host: not what the client sent.
     let elsewhere = Signer {
-        signed_url: Some(format!("http://shop.example/api/rest/customers/1")),
+        signed_url: Some("http://shop.example/api/rest/customers/1".to_owned()),
         ..signer()
     };
     let response = stack
@@ -227,13 +255,19 @@ async fn signed_calls_replays_forgeries_and_tokens() {
     let once = signer();
     assert_eq!(api(&stack, &once, "GET", "/products", JSON).await.0, 200);
     let (status, body) = api(&stack, &once, "GET", "/products", JSON).await;
-    assert_eq!((status, problem(&body).as_str()), (401, "oauth_problem=nonce_used"));
+    assert_eq!(
+        (status, problem(&body).as_str()),
+        (401, "oauth_problem=nonce_used")
+    );
     let later = Signer {
         timestamp: once.timestamp - 60,
         ..once.clone()
     };
     let (status, body) = api(&stack, &later, "GET", "/products", JSON).await;
-    assert_eq!((status, problem(&body).as_str()), (401, "oauth_problem=nonce_used"));
+    assert_eq!(
+        (status, problem(&body).as_str()),
+        (401, "oauth_problem=nonce_used")
+    );
 
     // A forged signature does not use the nonce up: the genuine request still passes.
     let genuine = signer();
@@ -242,16 +276,25 @@ async fn signed_calls_replays_forgeries_and_tokens() {
         ..genuine.clone()
     };
     let (status, body) = api(&stack, &forged, "GET", "/products", JSON).await;
-    assert_eq!((status, problem(&body).as_str()), (401, "oauth_problem=signature_invalid"));
+    assert_eq!(
+        (status, problem(&body).as_str()),
+        (401, "oauth_problem=signature_invalid")
+    );
     assert_eq!(api(&stack, &genuine, "GET", "/products", JSON).await.0, 200);
 
     // The error tree in XML too.
     let (status, body) = api(&stack, &forged, "GET", "/products", "application/xml").await;
     assert_eq!(status, 401);
-    assert!(body.contains("<message>oauth_problem=signature_invalid</message>"), "{body}");
+    assert!(
+        body.contains("<message>oauth_problem=signature_invalid</message>"),
+        "{body}"
+    );
 
     for (bent, expected) in [
-        (signer().token(&"0".repeat(32), &secret), "oauth_problem=token_rejected"),
+        (
+            signer().token(&"0".repeat(32), &secret),
+            "oauth_problem=token_rejected",
+        ),
         (
             Signer {
                 timestamp: now() + 4000,
@@ -266,14 +309,28 @@ async fn signed_calls_replays_forgeries_and_tokens() {
             },
             "oauth_problem=signature_method_rejected",
         ),
-        (Signer::new(&consumer), "oauth_problem=parameter_absent&oauth_parameters_absent=oauth_token"),
+        (
+            Signer::new(&consumer),
+            "oauth_problem=parameter_absent&oauth_parameters_absent=oauth_token",
+        ),
     ] {
         let (status, body) = api(&stack, &bent, "GET", "/products", JSON).await;
-        assert_eq!((status, problem(&body).as_str()), (401, expected), "{bent:?}");
+        assert_eq!(
+            (status, problem(&body).as_str()),
+            (401, expected),
+            "{bent:?}"
+        );
     }
     // HMAC-SHA256 and PLAINTEXT.
     for method in ["HMAC-SHA256", "PLAINTEXT"] {
-        let (status, body) = api(&stack, &Signer { method, ..signer() }, "GET", "/products", JSON).await;
+        let (status, body) = api(
+            &stack,
+            &Signer { method, ..signer() },
+            "GET",
+            "/products",
+            JSON,
+        )
+        .await;
         assert_eq!(status, 200, "{method}: {body}");
     }
 
@@ -312,7 +369,8 @@ async fn admin_dance_listing_and_revocation() {
     let admin = || Signer::new(&consumer).token(&admin_token, &admin_secret);
     let (status, body) = api(&stack, &admin(), "GET", "/stockitems", JSON).await;
     assert_eq!(status, 200, "{body}");
-    let (customer_token, customer_secret) = dance(&stack, &consumer, false, (EMAIL, PASSWORD)).await;
+    let (customer_token, customer_secret) =
+        dance(&stack, &consumer, false, (EMAIL, PASSWORD)).await;
     let customer = || Signer::new(&consumer).token(&customer_token, &customer_secret);
 
     // The listing: Admin only (OAuth or Bearer), no secrets.
@@ -325,7 +383,10 @@ async fn admin_dance_listing_and_revocation() {
     assert_eq!(list.as_array().unwrap().len(), 2);
     let response = stack
         .http
-        .get(format!("{}/api/rest/oauth/tokens?customer_id=1", stack.origin()))
+        .get(format!(
+            "{}/api/rest/oauth/tokens?customer_id=1",
+            stack.origin()
+        ))
         .bearer_auth(ADMIN_KEY)
         .header("Accept", JSON)
         .send()
@@ -339,10 +400,20 @@ async fn admin_dance_listing_and_revocation() {
     let id = entries[0]["id"].as_i64().unwrap();
 
     // Revoke the customer's token: refused from the next call on; the admin's still works.
-    let (status, _) = api(&stack, &admin(), "DELETE", &format!("/oauth/tokens/{id}"), JSON).await;
+    let (status, _) = api(
+        &stack,
+        &admin(),
+        "DELETE",
+        &format!("/oauth/tokens/{id}"),
+        JSON,
+    )
+    .await;
     assert_eq!(status, 200);
     let (status, body) = api(&stack, &customer(), "GET", "/products", JSON).await;
-    assert_eq!((status, problem(&body).as_str()), (401, "oauth_problem=token_rejected"));
+    assert_eq!(
+        (status, problem(&body).as_str()),
+        (401, "oauth_problem=token_rejected")
+    );
     assert_eq!(api(&stack, &admin(), "GET", "/products", JSON).await.0, 200);
     let (status, _) = api(&stack, &admin(), "DELETE", "/oauth/tokens/999999", JSON).await;
     assert_eq!(status, 404);
@@ -384,7 +455,12 @@ async fn a_deleted_customer_loses_every_token() {
         .unwrap();
     let id = bearer["customer_id"].as_u64().unwrap();
     let signer = || Signer::new(&consumer).token(&token, &secret);
-    assert_eq!(api(&stack, &signer(), "GET", &format!("/customers/{id}"), JSON).await.0, 200);
+    assert_eq!(
+        api(&stack, &signer(), "GET", &format!("/customers/{id}"), JSON)
+            .await
+            .0,
+        200
+    );
 
     let response = stack
         .http
@@ -395,7 +471,10 @@ async fn a_deleted_customer_loses_every_token() {
         .unwrap();
     assert_eq!(response.status(), 200);
     let (status, body) = api(&stack, &signer(), "GET", "/products", JSON).await;
-    assert_eq!((status, problem(&body).as_str()), (401, "oauth_problem=token_rejected"));
+    assert_eq!(
+        (status, problem(&body).as_str()),
+        (401, "oauth_problem=token_rejected")
+    );
     let response = stack
         .http
         .get(format!("{}/api/rest/products", stack.origin()))
@@ -410,15 +489,26 @@ async fn a_deleted_customer_loses_every_token() {
 async fn authorize_pages_refuse_forgery_and_bad_links() {
     let stack = Stack::start().await;
     let consumer = stack.consumer("app");
-    let (_, _, body) = initiate(&stack, &Signer::new(&consumer).param("oauth_callback", "oob")).await;
+    let (_, _, body) = initiate(
+        &stack,
+        &Signer::new(&consumer).param("oauth_callback", "oob"),
+    )
+    .await;
     let token = form_map(&body)["oauth_token"].clone();
 
     let mut browser = Browser::default();
-    let page = browser.send(&stack, "GET", "/oauth/authorize?oauth_token=nope", &[]).await;
+    let page = browser
+        .send(&stack, "GET", "/oauth/authorize?oauth_token=nope", &[])
+        .await;
     assert_eq!(page.status, 400);
     assert!(page.body.contains("expired"));
     let page = browser
-        .send(&stack, "GET", &format!("/oauth/authorize/simple?oauth_token={token}"), &[])
+        .send(
+            &stack,
+            "GET",
+            &format!("/oauth/authorize/simple?oauth_token={token}"),
+            &[],
+        )
         .await;
     assert_eq!(page.status, 200);
     assert_eq!(page.headers["content-type"], "text/html; charset=utf-8");
@@ -434,7 +524,12 @@ async fn authorize_pages_refuse_forgery_and_bad_links() {
             &stack,
             "POST",
             "/oauth/authorize",
-            &[("oauth_token", &token), ("form_key", &key), login[0], login[1]],
+            &[
+                ("oauth_token", &token),
+                ("form_key", &key),
+                login[0],
+                login[1],
+            ],
         )
         .await;
     assert_eq!(page.status, 403);
@@ -445,13 +540,23 @@ async fn authorize_pages_refuse_forgery_and_bad_links() {
             &stack,
             "POST",
             "/oauth/authorize",
-            &[("oauth_token", &token), ("form_key", "0"), login[0], login[1]],
+            &[
+                ("oauth_token", &token),
+                ("form_key", "0"),
+                login[0],
+                login[1],
+            ],
         )
         .await;
     assert_eq!(page.status, 403);
     // Confirming without signing in.
     let page = browser
-        .send(&stack, "POST", "/oauth/authorize/confirm", &[("oauth_token", &token), ("form_key", &key)])
+        .send(
+            &stack,
+            "POST",
+            "/oauth/authorize/confirm",
+            &[("oauth_token", &token), ("form_key", &key)],
+        )
         .await;
     assert_eq!(page.status, 401);
     // The admin page does not take a customer's password.
@@ -460,7 +565,11 @@ async fn authorize_pages_refuse_forgery_and_bad_links() {
             &stack,
             "POST",
             "/admin/oauth_authorize",
-            &[("oauth_token", &token), ("form_key", &key), ("login[password]", PASSWORD)],
+            &[
+                ("oauth_token", &token),
+                ("form_key", &key),
+                ("login[password]", PASSWORD),
+            ],
         )
         .await;
     assert_eq!(page.status, 401);
@@ -471,17 +580,32 @@ async fn authorize_pages_refuse_forgery_and_bad_links() {
             &stack,
             "POST",
             "/oauth/authorize",
-            &[("oauth_token", &token), ("form_key", &key), login[0], login[1]],
+            &[
+                ("oauth_token", &token),
+                ("form_key", &key),
+                login[0],
+                login[1],
+            ],
         )
         .await;
     assert_eq!(page.status, 200, "{}", page.body);
     // Confirming by GET (a link another site could plant) is refused.
     let page_get = browser
-        .send(&stack, "GET", &format!("/oauth/authorize/confirm?oauth_token={token}&form_key={key}"), &[])
+        .send(
+            &stack,
+            "GET",
+            &format!("/oauth/authorize/confirm?oauth_token={token}&form_key={key}"),
+            &[],
+        )
         .await;
     assert_eq!(page_get.status, 403);
     let page = browser
-        .send(&stack, "POST", "/oauth/authorize/confirm", &[("oauth_token", &token), ("form_key", &key)])
+        .send(
+            &stack,
+            "POST",
+            "/oauth/authorize/confirm",
+            &[("oauth_token", &token), ("form_key", &key)],
+        )
         .await;
     assert_eq!(page.status, 200, "{}", page.body);
     let verifier = regex::Regex::new(r#"id="oauth_verifier">([0-9a-f]{32})<"#)
@@ -492,7 +616,12 @@ async fn authorize_pages_refuse_forgery_and_bad_links() {
     assert_eq!(verifier.len(), 32);
     // The link is used up.
     let page = browser
-        .send(&stack, "GET", &format!("/oauth/authorize?oauth_token={token}"), &[])
+        .send(
+            &stack,
+            "GET",
+            &format!("/oauth/authorize?oauth_token={token}"),
+            &[],
+        )
         .await;
     assert_eq!(page.status, 400);
 
@@ -508,7 +637,13 @@ async fn authorize_pages_refuse_forgery_and_bad_links() {
             .token(&token, &request_secret)
             .param("oauth_verifier", &verifier)
             .header("POST", &url, &[]);
-        let response = stack.http.post(&url).header("Authorization", header).send().await.unwrap();
+        let response = stack
+            .http
+            .post(&url)
+            .header("Authorization", header)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status().as_u16(), status);
         let text = response.text().await.unwrap();
         if let Some(answer) = answer {
@@ -556,8 +691,18 @@ async fn access_tokens_expire_only_with_a_ttl() {
     let consumer = stack.consumer("app");
     let (token, secret) = dance(&stack, &consumer, false, (EMAIL, PASSWORD)).await;
     tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
-    let (status, body) = api(&stack, &Signer::new(&consumer).token(&token, &secret), "GET", "/products", JSON).await;
-    assert_eq!((status, problem(&body).as_str()), (401, "oauth_problem=token_expired"));
+    let (status, body) = api(
+        &stack,
+        &Signer::new(&consumer).token(&token, &secret),
+        "GET",
+        "/products",
+        JSON,
+    )
+    .await;
+    assert_eq!(
+        (status, problem(&body).as_str()),
+        (401, "oauth_problem=token_expired")
+    );
 }
 
 #[tokio::test]

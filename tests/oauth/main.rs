@@ -105,6 +105,12 @@ impl Stack {
     }
 }
 
+impl Drop for Stack {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Consumer {
     pub key: String,
@@ -173,7 +179,11 @@ impl Signer {
         let signed_url = self.signed_url.as_deref().unwrap_or(url);
         let parsed = reqwest::Url::parse(signed_url).unwrap();
         let mut all = protocol.clone();
-        all.extend(parsed.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())));
+        all.extend(
+            parsed
+                .query_pairs()
+                .map(|(k, v)| (k.into_owned(), v.into_owned())),
+        );
         all.extend(form.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
         let base_uri = format!(
             "{}://{}{}",
@@ -246,11 +256,23 @@ impl Page {
 }
 
 impl Browser {
-    pub async fn send(&mut self, stack: &Stack, verb: &str, path: &str, form: &[(&str, &str)]) -> Page {
+    pub async fn send(
+        &mut self,
+        stack: &Stack,
+        verb: &str,
+        path: &str,
+        form: &[(&str, &str)],
+    ) -> Page {
         let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
-        let mut request = stack.http.request(method, format!("{}{path}", stack.origin()));
+        let mut request = stack
+            .http
+            .request(method, format!("{}{path}", stack.origin()));
         if !self.cookies.is_empty() {
-            let cookie: Vec<String> = self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let cookie: Vec<String> = self
+                .cookies
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
             request = request.header("Cookie", cookie.join("; "));
         }
         if verb == "POST" {
@@ -281,7 +303,12 @@ impl Browser {
 }
 
 /// The whole dance with our signer: the access token and its secret.
-pub async fn dance(stack: &Stack, consumer: &Consumer, admin: bool, login: (&str, &str)) -> (String, String) {
+pub async fn dance(
+    stack: &Stack,
+    consumer: &Consumer,
+    admin: bool,
+    login: (&str, &str),
+) -> (String, String) {
     let initiate = format!("{}/oauth/initiate", stack.origin());
     let header = Signer::new(consumer)
         .param("oauth_callback", CALLBACK)
@@ -296,7 +323,11 @@ pub async fn dance(stack: &Stack, consumer: &Consumer, admin: bool, login: (&str
     assert_eq!(response.status(), 200);
     let request = form_map(&response.text().await.unwrap());
     let token = request["oauth_token"].clone();
-    let path = if admin { "/admin/oauth_authorize" } else { "/oauth/authorize" };
+    let path = if admin {
+        "/admin/oauth_authorize"
+    } else {
+        "/oauth/authorize"
+    };
     let mut browser = Browser::default();
     let page = browser
         .send(stack, "GET", &format!("{path}?oauth_token={token}"), &[])
