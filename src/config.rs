@@ -547,6 +547,34 @@ mod tests {
     }
 
     #[test]
+    fn oauth_keys() {
+        let c = from_env(&[]).unwrap();
+        assert_eq!(c.data_dir, PathBuf::from("data"));
+        assert_eq!(c.oauth_token_ttl, None);
+        assert!(c.trusted_proxies.is_empty());
+        let c = from_env(&[
+            ("STOREGATE_DATA_DIR", "/var/lib/storegate"),
+            ("STOREGATE_OAUTH_TOKEN_TTL_SECS", "86400"),
+            ("STOREGATE_TRUSTED_PROXIES", "10.0.0.0/8, 192.0.2.7,::1"),
+        ])
+        .unwrap();
+        assert_eq!(c.data_dir, PathBuf::from("/var/lib/storegate"));
+        assert_eq!(c.oauth_token_ttl, Some(Duration::from_secs(86400)));
+        let proxies: Vec<String> = c.trusted_proxies.iter().map(|n| n.to_string()).collect();
+        assert_eq!(proxies, ["10.0.0.0/8", "192.0.2.7/32", "::1/128"]);
+        assert_eq!(
+            from_env(&[("STOREGATE_OAUTH_TOKEN_TTL_SECS", "0")])
+                .unwrap()
+                .oauth_token_ttl,
+            None
+        );
+        let e = from_env(&[("STOREGATE_TRUSTED_PROXIES", "10.0.0.0/33")]).unwrap_err();
+        assert!(e.0.starts_with("invalid STOREGATE_TRUSTED_PROXIES"), "{e}");
+        let e = from_env(&[("STOREGATE_OAUTH_TOKEN_TTL_SECS", "a day")]).unwrap_err();
+        assert!(e.0.starts_with("invalid STOREGATE_OAUTH_TOKEN_TTL_SECS"), "{e}");
+    }
+
+    #[test]
     fn workers() {
         assert_eq!(from_env(&[]).unwrap().workers, 0);
         assert_eq!(from_env(&[("STOREGATE_WORKERS", "4")]).unwrap().workers, 4);
