@@ -571,7 +571,10 @@ mod tests {
         let e = from_env(&[("STOREGATE_TRUSTED_PROXIES", "10.0.0.0/33")]).unwrap_err();
         assert!(e.0.starts_with("invalid STOREGATE_TRUSTED_PROXIES"), "{e}");
         let e = from_env(&[("STOREGATE_OAUTH_TOKEN_TTL_SECS", "a day")]).unwrap_err();
-        assert!(e.0.starts_with("invalid STOREGATE_OAUTH_TOKEN_TTL_SECS"), "{e}");
+        assert!(
+            e.0.starts_with("invalid STOREGATE_OAUTH_TOKEN_TTL_SECS"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! OAuth 1.0a as the original API did it, side by side with Bearer, so that apps written for
 //! the original sign in unchanged (facts: `shared/reference/m1-oauth-observed.md`).
 //!
-//! - [`endpoints`]: `/oauth/initiate`, `/oauth/token`, the customer's `/oauth/authorize`
-//!   (+ `/simple`) and the operator's `/admin/oauth_authorize`; [`pages`] renders their HTML.
+//! - [`endpoints`]: `/oauth/initiate` and `/oauth/token`; [`authorize`]: the customer's
+//!   `/oauth/authorize` (+ `/simple`) and the operator's `/admin/oauth_authorize`, whose HTML
+//!   is [`pages`].
 //! - [`verify`]: the checks of a signed request, shared by the endpoints and `/api/rest`
 //!   ([`OAuth::authenticate_api`], hooked into `auth::authenticate`).
 //! - [`params`], [`signature`]: RFC 5849's parameter sources, base string and methods.
@@ -12,6 +13,7 @@
 //! - [`import`]: reading the original's `oauth_consumer` / `oauth_token` tables; [`cli`]:
 //!   `storegate oauth consumer add` and `storegate oauth import`.
 
+pub mod authorize;
 pub mod cli;
 pub mod endpoints;
 pub mod import;
