@@ -730,3 +730,82 @@ async fn signed_form_bodies_count() {
         "oauth_problem=signature_invalid"
     );
 }
+
+#[tokio::test]
+async fn rejecting_uses_the_token_up() {
+    let stack = Stack::start().await;
+    let consumer = stack.consumer("app");
+    // A consumer with a rejected-callback URL, as the original's form had.
+    let store = storegate::oauth::store::SqliteStore::open(&stack.data_dir).unwrap();
+    let with_url = Consumer {
+        key: storegate::oauth::store::random_hex32(),
+        secret: storegate::oauth::store::random_hex32(),
+    };
+    storegate::oauth::store::TokenStore::upsert_consumer(
+        &store,
+        &storegate::oauth::store::NewConsumer {
+            name: "with rejected url".into(),
+            key: with_url.key.clone(),
+            secret: with_url.secret.clone(),
+            callback_url: None,
+            rejected_callback_url: Some("https://app.example/rejected".into()),
+        },
+    )
+    .unwrap();
+
+    for (consumer, expected_status) in [(&consumer, 200), (&with_url, 302)] {
+        let (_, _, body) = initiate(
+            &stack,
+            &Signer::new(consumer).param("oauth_callback", CALLBACK),
+        )
+        .await;
+        let token = form_map(&body)["oauth_token"].clone();
+        let mut browser = Browser::default();
+        let page = browser
+            .send(
+                &stack,
+                "GET",
+                &format!("/oauth/authorize?oauth_token={token}"),
+                &[],
+            )
+            .await;
+        let key = page.form_key();
+        let page = browser
+            .send(
+                &stack,
+                "POST",
+                "/oauth/authorize",
+                &[
+                    ("oauth_token", &token),
+                    ("form_key", &key),
+                    ("login[username]", EMAIL),
+                    ("login[password]", PASSWORD),
+                ],
+            )
+            .await;
+        assert_eq!(page.status, 200);
+        let page = browser
+            .send(
+                &stack,
+                "POST",
+                "/oauth/authorize/reject",
+                &[("oauth_token", &token), ("form_key", &key)],
+            )
+            .await;
+        assert_eq!(page.status, expected_status, "{}", page.body);
+        if expected_status == 302 {
+            assert_eq!(page.location(), "https://app.example/rejected");
+        } else {
+            assert!(page.body.contains("Access rejected"));
+        }
+        let page = browser
+            .send(
+                &stack,
+                "GET",
+                &format!("/oauth/authorize?oauth_token={token}"),
+                &[],
+            )
+            .await;
+        assert_eq!(page.status, 400, "a rejected request token is gone");
+    }
+}
