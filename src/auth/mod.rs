@@ -117,7 +117,7 @@ impl Authenticator {
         let (scheme, credential) = text.split_once(' ').ok_or_else(invalid)?;
         if !scheme.eq_ignore_ascii_case("bearer") {
             return Err(ApiError::unauthorized(
-                "Unsupported authorization scheme; use Bearer.",
+                "Unsupported authorization scheme; use Bearer or OAuth.",
             ));
         }
         let credential = credential.trim();
