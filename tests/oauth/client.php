@@ -166,6 +166,12 @@ function calls(string $base, string $key, string $secret, string $user, string $
             fail('write not seen: ' . substr($body, 0, 200));
         }
     }
+    // Brackets in filter keys, which clients of the original had to sign with care.
+    [$status, $body] = call($oauth, "$rest/products?filter[1][attribute]=name&filter[1][like]=%25Bag%25&limit=2");
+    expect_status($status, 200, 'filtered list', $body);
+    if (count(json_decode($body, true) ?? []) < 1) {
+        fail('filtered list: empty');
+    }
     [$status, $body] = call(client($key, $secret, $token, $tokenSecret, OAUTH_SIG_METHOD_PLAINTEXT), "$rest/products");
     expect_status($status, 200, 'PLAINTEXT', $body);
 

@@ -191,6 +191,20 @@ def calls(args):
         if product.json().get("name") != "Signed by requests-oauthlib":
             fail(f"write not seen: {product.text[:200]}")
 
+    # Brackets in filter keys, which clients of the original had to sign with care.
+    listed = expect(
+        requests.get(
+            f"{rest}/products",
+            params={"filter[1][attribute]": "name", "filter[1][like]": "%Bag%", "limit": "2"},
+            auth=api(args),
+            headers=JSON,
+        ),
+        200,
+        "filtered list",
+    )
+    if not listed.json():
+        fail("filtered list: empty")
+
     # HMAC-SHA256 and PLAINTEXT are accepted too.
     expect(
         requests.get(f"{rest}/products", auth=api(args, signature_method="HMAC-SHA256"), headers=JSON),
