@@ -69,6 +69,11 @@ impl Principal {
     }
 }
 
+/// The outcome of [`Authenticator::authenticate`] for a request, worked out once (by the
+/// caller layer) and left in its extensions for the layers after it.
+#[derive(Debug, Clone)]
+pub struct Authenticated(pub Result<Principal, ApiError>);
+
 /// Resolves principals from request headers.
 #[derive(Debug)]
 pub struct Authenticator {
@@ -162,6 +167,9 @@ pub async fn authenticate(
     mut request: Request,
     next: Next,
 ) -> Response {
+    // OAuth 1.0a needs the request itself (URL, form body) and claims a nonce, so it is
+    // checked here, once routing said this is the API; the caller layer's sync attempt
+    // refused the scheme, which only kept the fast path away.
     if let Some(oauth) = &auth.oauth
         && crate::oauth::params::oauth_header(request.headers()).is_some()
     {
@@ -173,7 +181,12 @@ pub async fn authenticate(
             Err(error) => error.into_response(),
         };
     }
-    match auth.authenticate(request.headers()) {
+    // Authenticated once by the caller layer; worked out here only when it did not run.
+    let authenticated = match request.extensions_mut().remove::<Authenticated>() {
+        Some(Authenticated(authenticated)) => authenticated,
+        None => auth.authenticate(request.headers()),
+    };
+    match authenticated {
         Ok(principal) => {
             request.extensions_mut().insert(principal);
             next.run(request).await

@@ -24,8 +24,8 @@ use super::pages::{self, Audience, FormContext};
 use super::params;
 use super::store::{Consumer, Kind, Owner, REQUEST_TOKEN_LIFETIME, Token, now_secs, random_hex32};
 use super::verify;
-use crate::app::AppState;
 use crate::mapping::convert::as_i64;
+use crate::state::AppState;
 use crate::upstream::UpstreamError;
 
 const BROWSER_COOKIE: &str = "sg_oauth_browser";

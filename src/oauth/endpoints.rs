@@ -19,7 +19,7 @@ use super::authorize::{
 };
 use super::problem::Problem;
 use super::verify::Expect;
-use crate::app::AppState;
+use crate::state::AppState;
 
 pub fn routes(app: AppState) -> Router {
     Router::new()
