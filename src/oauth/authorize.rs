@@ -497,14 +497,25 @@ async fn decide(app: AppState, request: Request, audience: Audience, authorize: 
             pages::verifier(flow.simple, &flow.consumer.name, &verifier),
         )
     } else {
-        let separator = if callback.contains('?') { '&' } else { '?' };
-        redirect(&format!(
-            "{callback}{separator}oauth_token={}&oauth_verifier={verifier}",
-            token.token
-        ))
+        redirect(&with_verifier(callback, &token.token, &verifier))
     };
     response.headers_mut().append(header::SET_COOKIE, clear);
     response
+}
+
+/// The callback with `oauth_token` and `oauth_verifier` added to its query (its own query
+/// and fragment kept in place).
+fn with_verifier(callback: &str, token: &str, verifier: &str) -> String {
+    match reqwest::Url::parse(callback) {
+        Ok(mut url) => {
+            url.query_pairs_mut()
+                .append_pair("oauth_token", token)
+                .append_pair("oauth_verifier", verifier);
+            url.to_string()
+        }
+        // Checked at initiate; kept as sent if it no longer parses.
+        Err(_) => format!("{callback}?oauth_token={token}&oauth_verifier={verifier}"),
+    }
 }
 
 fn redirect(location: &str) -> Response {
@@ -516,4 +527,21 @@ fn redirect(location: &str) -> Response {
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn callbacks_keep_their_query_and_fragment() {
+        assert_eq!(
+            with_verifier("https://app.example/cb", "t", "v"),
+            "https://app.example/cb?oauth_token=t&oauth_verifier=v"
+        );
+        assert_eq!(
+            with_verifier("https://app.example/cb?state=1#done", "t", "v"),
+            "https://app.example/cb?state=1&oauth_token=t&oauth_verifier=v#done"
+        );
+    }
 }

@@ -46,6 +46,8 @@ pub enum ConsumerCommand {
         #[arg(long, value_name = "URL")]
         rejected_callback: Option<String>,
     },
+    /// List the registered applications (names, keys and callbacks; never secrets).
+    List,
 }
 
 fn credential(name: &str, value: Option<String>) -> Result<String, String> {
@@ -112,6 +114,23 @@ pub fn run(config: &Config, command: OAuthCommand) -> Result<String, String> {
                 consumer.key,
                 consumer.secret
             ))
+        }
+        OAuthCommand::Consumer(ConsumerCommand::List) => {
+            let consumers = store.consumers().map_err(|e| e.to_string())?;
+            let mut out = format!(
+                "{} consumer(s) in {}",
+                consumers.len(),
+                store.path().display()
+            );
+            for consumer in consumers {
+                out.push_str(&format!(
+                    "\n{}\t{}\t{}",
+                    consumer.key,
+                    consumer.name,
+                    consumer.callback_url.as_deref().unwrap_or("-")
+                ));
+            }
+            Ok(out)
         }
         OAuthCommand::Import { consumers, tokens } => {
             let read = |path: &PathBuf| {

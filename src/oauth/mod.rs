@@ -95,6 +95,12 @@ impl OAuth {
         }
     }
 
+    /// Replaces the replay guard, e.g. with one shared by several machines (Redis).
+    pub fn with_nonce_guard(mut self, nonces: Arc<dyn NonceGuard>) -> OAuth {
+        self.nonces = nonces;
+        self
+    }
+
     pub fn store(&self) -> &dyn TokenStore {
         &*self.store
     }

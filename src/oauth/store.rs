@@ -104,6 +104,7 @@ pub struct ImportedToken {
 pub trait TokenStore: Send + Sync + std::fmt::Debug {
     fn consumer_by_key(&self, key: &str) -> Result<Option<Consumer>, StoreError>;
     fn consumer_by_id(&self, id: i64) -> Result<Option<Consumer>, StoreError>;
+    fn consumers(&self) -> Result<Vec<Consumer>, StoreError>;
     /// Registers a consumer; a consumer with the same key is updated (import is rerunnable).
     fn upsert_consumer(&self, consumer: &NewConsumer) -> Result<Consumer, StoreError>;
     fn token(&self, token: &str) -> Result<Option<Token>, StoreError>;
@@ -322,6 +323,16 @@ impl TokenStore for SqliteStore {
                 consumer_row,
             )
             .optional()
+        })
+    }
+
+    fn consumers(&self) -> Result<Vec<Consumer>, StoreError> {
+        self.with(|c| {
+            let mut statement = c.prepare(&format!(
+                "SELECT {CONSUMER_COLUMNS} FROM oauth_consumer ORDER BY id"
+            ))?;
+            let rows = statement.query_map([], consumer_row)?;
+            rows.collect()
         })
     }
 

@@ -97,6 +97,17 @@ async fn consumer_add_is_seen_by_a_running_gateway() {
     );
     assert!(!ok);
     assert!(err.contains("already exists"), "{err}");
+    let (ok, out, _) = storegate(&stack, &["oauth", "consumer", "list"]);
+    assert!(ok);
+    assert!(out.starts_with("2 consumer(s)"), "{out}");
+    assert!(
+        out.contains("legacy-key\tLegacy\thttps://app.example/cb"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("legacy-secret") && !out.contains(&consumer.secret),
+        "{out}"
+    );
     let (ok, _, err) = storegate(
         &stack,
         &[
