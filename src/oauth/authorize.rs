@@ -132,18 +132,25 @@ impl OAuth {
         self.page_mac(&["form", browser, oauth_token])
     }
 
-    fn signin_cookie(&self, owner: Owner, oauth_token: &str) -> String {
+    /// Bound to the request token and to the browser, so it is worth nothing elsewhere.
+    fn signin_cookie(&self, owner: Owner, oauth_token: &str, browser: &str) -> String {
         let expires = now_secs() + SIGNIN_LIFETIME.as_secs() as i64;
         let who = owner_text(owner);
-        let mac = self.page_mac(&["signin", &who, oauth_token, &expires.to_string()]);
+        let mac = self.page_mac(&["signin", browser, &who, oauth_token, &expires.to_string()]);
         format!("{who}.{expires}.{mac}")
     }
 
     /// The owner a sign-in cookie names, when it is ours, unexpired and for this token.
-    fn signed_in(&self, value: &str, oauth_token: &str, audience: Audience) -> Option<Owner> {
+    fn signed_in(
+        &self,
+        value: &str,
+        oauth_token: &str,
+        browser: &str,
+        audience: Audience,
+    ) -> Option<Owner> {
         let mut parts = value.splitn(3, '.');
         let (who, expires, mac) = (parts.next()?, parts.next()?, parts.next()?);
-        let expected = self.page_mac(&["signin", who, oauth_token, expires]);
+        let expected = self.page_mac(&["signin", browser, who, oauth_token, expires]);
         if !bool::from(expected.as_bytes().ct_eq(mac.as_bytes())) {
             return None;
         }
@@ -318,11 +325,10 @@ async fn page(app: AppState, request: Request, audience: Audience, simple: bool)
     let form_key = oauth.form_key(&flow.browser, &flow.request_token.token);
     let context = flow.context(&form_key);
     if flow.input.method == Method::GET {
-        let signed_in = flow
-            .input
-            .cookies
-            .get(SIGNIN_COOKIE)
-            .and_then(|v| oauth.signed_in(v, &flow.request_token.token, audience));
+        let signed_in =
+            flow.input.cookies.get(SIGNIN_COOKIE).and_then(|v| {
+                oauth.signed_in(v, &flow.request_token.token, &flow.browser, audience)
+            });
         let html = match signed_in {
             Some(owner) => pages::confirm(&context, &describe(owner)),
             None => pages::sign_in(&context, None),
@@ -372,7 +378,7 @@ async fn page(app: AppState, request: Request, audience: Audience, simple: bool)
         header::SET_COOKIE,
         cookie(
             SIGNIN_COOKIE,
-            &oauth.signin_cookie(owner, &flow.request_token.token),
+            &oauth.signin_cookie(owner, &flow.request_token.token, &flow.browser),
             Some(SIGNIN_LIFETIME.as_secs()),
             flow.input.secure,
         ),
@@ -445,7 +451,7 @@ async fn decide(app: AppState, request: Request, audience: Audience, authorize: 
         .input
         .cookies
         .get(SIGNIN_COOKIE)
-        .and_then(|v| oauth.signed_in(v, &flow.request_token.token, audience))
+        .and_then(|v| oauth.signed_in(v, &flow.request_token.token, &flow.browser, audience))
     else {
         return flow.page(
             StatusCode::UNAUTHORIZED,

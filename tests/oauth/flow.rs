@@ -589,6 +589,31 @@ async fn authorize_pages_refuse_forgery_and_bad_links() {
         )
         .await;
     assert_eq!(page.status, 200, "{}", page.body);
+    // The sign-in cookie is worth nothing in another browser, even with that browser's own
+    // valid form key.
+    let mut thief = Browser::default();
+    let page = thief
+        .send(
+            &stack,
+            "GET",
+            &format!("/oauth/authorize?oauth_token={token}"),
+            &[],
+        )
+        .await;
+    let thief_key = page.form_key();
+    thief.cookies.insert(
+        "sg_oauth_signin".into(),
+        browser.cookies["sg_oauth_signin"].clone(),
+    );
+    let page = thief
+        .send(
+            &stack,
+            "POST",
+            "/oauth/authorize/confirm",
+            &[("oauth_token", &token), ("form_key", &thief_key)],
+        )
+        .await;
+    assert_eq!(page.status, 401);
     // Confirming by GET (a link another site could plant) is refused.
     let page_get = browser
         .send(
