@@ -69,6 +69,7 @@ impl OAuth {
     /// cookies (the customer-token secret, so instances sharing it accept each other's).
     pub fn open(config: &Config, secret: &[u8]) -> Result<OAuth, String> {
         let store = Arc::new(SqliteStore::open(&config.data_dir).map_err(|e| e.to_string())?);
+        tracing::info!(path = %store.path().display(), "OAuth 1.0a token store");
         Ok(OAuth::new(
             store.clone(),
             Arc::new(nonce::SqliteNonces(store)),
