@@ -125,9 +125,12 @@ pub trait TokenStore: Send + Sync + std::fmt::Debug {
     fn exchange(&self, request: &Token) -> Result<Token, StoreError>;
     /// Carries over an access token; false when that token already exists.
     fn import_access_token(&self, token: &ImportedToken) -> Result<bool, StoreError>;
+    /// Access tokens, oldest first: `limit` of them after skipping `offset`.
     fn list_access_tokens(
         &self,
         customer_id: Option<u64>,
+        limit: u32,
+        offset: u64,
     ) -> Result<Vec<AccessTokenInfo>, StoreError>;
     /// Revokes one access token by id; false when there is none.
     fn revoke_token(&self, id: i64) -> Result<bool, StoreError>;
@@ -489,15 +492,19 @@ impl TokenStore for SqliteStore {
     fn list_access_tokens(
         &self,
         customer_id: Option<u64>,
+        limit: u32,
+        offset: u64,
     ) -> Result<Vec<AccessTokenInfo>, StoreError> {
         self.with(|c| {
             let mut statement = c.prepare(
                 "SELECT t.id, k.key, k.name, t.admin, t.customer_id, t.revoked, t.created_at
                  FROM oauth_token t JOIN oauth_consumer k ON k.id = t.consumer_id
                  WHERE t.kind = 'access' AND (?1 IS NULL OR t.customer_id = ?1)
-                 ORDER BY t.id",
+                 ORDER BY t.id LIMIT ?2 OFFSET ?3",
             )?;
-            let rows = statement.query_map([customer_id.map(|id| id as i64)], |row| {
+            let filter = customer_id.map(|id| id as i64);
+            let offset = i64::try_from(offset).unwrap_or(i64::MAX);
+            let rows = statement.query_map(params![filter, limit, offset], |row| {
                 let admin: bool = row.get(3)?;
                 let customer: Option<i64> = row.get(4)?;
                 Ok(AccessTokenInfo {
@@ -592,7 +599,8 @@ mod tests {
                 assert!(store.token(&first).unwrap().is_none(), "replaced");
             }
         }
-        assert_eq!(store.list_access_tokens(Some(5)).unwrap().len(), 1);
+        assert_eq!(store.list_access_tokens(Some(5), 10, 0).unwrap().len(), 1);
+        assert!(store.list_access_tokens(Some(5), 10, 1).unwrap().is_empty());
         assert_eq!(store.revoke_customer(5).unwrap(), 1);
         let token = store.token(first.as_deref().unwrap()).unwrap().unwrap();
         assert!(token.revoked);

@@ -381,6 +381,23 @@ async fn admin_dance_listing_and_revocation() {
     assert!(!body.contains(&customer_secret) && !body.contains(&customer_token));
     let list: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 2);
+    let (status, body) = api(
+        &stack,
+        &admin(),
+        "GET",
+        "/oauth/tokens?limit=1&page=2",
+        JSON,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let second: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(second.as_array().unwrap().len(), 1);
+    assert_eq!(second[0]["id"], list[1]["id"]);
+    let (status, body) = api(&stack, &admin(), "GET", "/oauth/tokens?limit=0", JSON).await;
+    assert_eq!(
+        (status, problem(&body).as_str()),
+        (400, "Invalid value for \"limit\" in request.")
+    );
     let response = stack
         .http
         .get(format!(

@@ -1,9 +1,10 @@
 //! `/api/rest/oauth/tokens` (Admin only): the OAuth access tokens the gateway knows, and
 //! their revocation, as the original's admin panel offered.
 //!
-//! - `GET /oauth/tokens[?customer_id=N]`: a list of `{id, consumer_key, consumer_name,
-//!   user_type, customer_id, revoked, created_at}`, oldest first. Never a token or a secret:
-//!   the id is what an operator acts on.
+//! - `GET /oauth/tokens[?customer_id=N][&page=P][&limit=L]`: a list of `{id, consumer_key,
+//!   consumer_name, user_type, customer_id, revoked, created_at}`, oldest first, `limit`
+//!   (1 to 1000, default 100) per page. Never a token or a secret: the id is what an
+//!   operator acts on.
 //! - `DELETE /oauth/tokens/:id`: revokes that token (200); later calls with it get
 //!   `oauth_problem=token_rejected`. An unknown id is 404.
 //!
@@ -60,17 +61,42 @@ pub async fn collection(
         return Err(ApiError::not_implemented());
     }
     let mut customer_id = None;
+    let mut page: u64 = 1;
+    let mut limit: u32 = 100;
+    let invalid =
+        |name: &str| ApiError::bad_request(format!("Invalid value for \"{name}\" in request."));
     for (name, value) in form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()) {
-        if name == "customer_id" {
-            customer_id = Some(value.parse::<u64>().ok().filter(|&id| id > 0).ok_or_else(
-                || ApiError::bad_request("Invalid value for \"customer_id\" in request."),
-            )?);
+        match &*name {
+            "customer_id" => {
+                customer_id = Some(
+                    value
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|&id| id > 0)
+                        .ok_or_else(|| invalid("customer_id"))?,
+                );
+            }
+            "page" => {
+                page = value
+                    .parse()
+                    .ok()
+                    .filter(|&p| p > 0 && p < 1_000_000_000)
+                    .ok_or_else(|| invalid("page"))?;
+            }
+            "limit" => {
+                limit = value
+                    .parse()
+                    .ok()
+                    .filter(|&l| (1..=1000).contains(&l))
+                    .ok_or_else(|| invalid("limit"))?;
+            }
+            _ => {}
         }
     }
     let tokens = app
         .oauth
         .store()
-        .list_access_tokens(customer_id)
+        .list_access_tokens(customer_id, limit, (page - 1) * u64::from(limit))
         .map_err(store_failed)?;
     let list: Vec<Value> = tokens.iter().map(entry).collect();
     let mut response = ok(caller.format, &Doc::new(Value::Array(list)));
