@@ -1,10 +1,10 @@
 //! Where a signed request's parameters come from (RFC 5849 §3.4.1.3 and §3.5).
 //!
-//! Protocol parameters (`oauth_*`) are read from the `Authorization: OAuth ...` header; when
-//! it holds none, from an `application/x-www-form-urlencoded` body, and then from the query
-//! string, in that order (the original's order). Whatever their source, the signature base
-//! string covers the header's parameters (less `realm`), every query parameter and every
-//! form body parameter, less `oauth_signature`.
+//! Protocol parameters (`oauth_*`) are read from the `Authorization: OAuth ...` header, then
+//! from an `application/x-www-form-urlencoded` body, then from the query string (the
+//! original's order), the first place naming a parameter winning. Whatever their source, the
+//! signature base string covers the header's parameters (less `realm`), every query
+//! parameter and every form body parameter, less `oauth_signature`.
 
 use std::collections::HashMap;
 
@@ -113,17 +113,18 @@ pub fn collect(header: Option<&str>, query: Option<&str>, form: Option<&[u8]>) -
     let query_pairs = query.map(|q| parse_form(q.as_bytes())).unwrap_or_default();
     let form_pairs = form.map(parse_form).unwrap_or_default();
 
+    // A parameter missing from the header may come from the body, then the query: the
+    // original's documentation put `oauth_callback` in the initiate URL's query while the
+    // client library signed in the header. Each of them is in the base string wherever it
+    // came from, so taking it from there lets nothing unsigned in.
     let mut protocol = HashMap::new();
     for source in [&header_pairs, &form_pairs, &query_pairs] {
-        if source.iter().any(|(name, _)| name.starts_with("oauth_")) {
-            for (name, value) in source {
-                if name.starts_with("oauth_") {
-                    protocol
-                        .entry(name.clone())
-                        .or_insert_with(|| value.clone());
-                }
+        for (name, value) in source {
+            if name.starts_with("oauth_") {
+                protocol
+                    .entry(name.clone())
+                    .or_insert_with(|| value.clone());
             }
-            break;
         }
     }
     let signed = header_pairs
@@ -171,6 +172,14 @@ mod tests {
         assert_eq!(from_body.get("oauth_nonce"), Some("b"));
         let from_query = collect(None, Some("oauth_nonce=q"), None);
         assert_eq!(from_query.get("oauth_nonce"), Some("q"));
+        // The header wins; what it lacks comes from the query.
+        let mixed = collect(
+            Some(r#"OAuth oauth_nonce="h""#),
+            Some("oauth_nonce=q&oauth_callback=oob"),
+            None,
+        );
+        assert_eq!(mixed.get("oauth_nonce"), Some("h"));
+        assert_eq!(mixed.get("oauth_callback"), Some("oob"));
     }
 
     #[test]

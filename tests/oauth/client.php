@@ -81,7 +81,8 @@ function expect_status(int $got, int $want, string $what, string $body = ''): vo
 function dance(string $base, string $key, string $secret, string $user, array $login): void
 {
     $oauth = new OAuth($key, $secret, OAUTH_SIG_METHOD_HMACSHA1, OAUTH_AUTH_TYPE_AUTHORIZATION);
-    $request = $oauth->getRequestToken("$base/oauth/initiate", CALLBACK);
+    // As the original's documentation wrote it: the callback in the initiate URL's query.
+    $request = $oauth->getRequestToken("$base/oauth/initiate?oauth_callback=" . urlencode(CALLBACK));
     if (($request['oauth_callback_confirmed'] ?? '') !== 'true') {
         fail('initiate: no oauth_callback_confirmed');
     }
