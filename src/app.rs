@@ -34,6 +34,7 @@ use crate::mapping::Mappings;
 use crate::metrics::{Metrics, UpstreamMetrics};
 use crate::request_context;
 use crate::resources;
+use crate::shared_state::SharedState;
 use crate::telemetry;
 use crate::upstream::{Magento, resilience};
 
@@ -76,7 +77,7 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         config.stale_if_error,
     ));
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
-    let metrics = Arc::new(Metrics::new(
+    let metrics = Metrics::new(
         upstream_metrics,
         cache.clone(),
         {
@@ -87,10 +88,18 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
             Arc::new(move || (max - in_flight.available_permits()) as i64)
         },
-    ));
-    let oauth = Arc::new(crate::oauth::OAuth::open(&config, &parts.token_secret)?);
-    let tokens = TokenIssuer::new(parts.token_secret, config.token_ttl);
-    let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens).with_oauth(oauth.clone()));
+    );
+    let tokens = TokenIssuer::new(parts.token_secret.clone(), config.token_ttl);
+    let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
+    let shared = SharedState::start(&config, &cache, &auth)?;
+    let metrics = Arc::new(metrics.with_shared_state(shared.clone()));
+    let mut oauth = crate::oauth::OAuth::open(&config, &parts.token_secret)?;
+    if config.redis_url.is_some() {
+        // Several machines: a nonce used on one instance is refused on every other.
+        oauth = oauth.with_nonce_guard(Arc::new(crate::oauth::nonce::SharedNonces(shared.clone())));
+    }
+    let oauth = Arc::new(oauth);
+    auth.attach_oauth(oauth.clone());
     let app = Arc::new(App {
         config,
         magento,
@@ -98,7 +107,8 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         mappings: parts.mappings,
         auth,
         oauth,
-        locks: Locks::default(),
+        locks: Locks::new(shared.clone()),
+        shared,
         metrics,
         in_flight,
     });

@@ -79,7 +79,9 @@ pub struct Authenticated(pub Result<Principal, ApiError>);
 pub struct Authenticator {
     admin_digests: Vec<[u8; 32]>,
     tokens: TokenIssuer,
-    oauth: Option<Arc<crate::oauth::OAuth>>,
+    /// Attached once the provider is built (its nonce guard may need the shared state,
+    /// which needs this authenticator first).
+    oauth: std::sync::OnceLock<Arc<crate::oauth::OAuth>>,
 }
 
 impl Authenticator {
@@ -88,20 +90,19 @@ impl Authenticator {
         Authenticator {
             admin_digests,
             tokens,
-            oauth: None,
+            oauth: std::sync::OnceLock::new(),
         }
     }
 
-    /// Accepts OAuth 1.0a signed calls too.
-    pub fn with_oauth(mut self, oauth: Arc<crate::oauth::OAuth>) -> Authenticator {
-        self.oauth = Some(oauth);
-        self
+    /// Accepts OAuth 1.0a signed calls too (from now on; a second provider is ignored).
+    pub fn attach_oauth(&self, oauth: Arc<crate::oauth::OAuth>) {
+        let _ = self.oauth.set(oauth);
     }
 
     /// Refuses every credential of a customer at once, Bearer and OAuth (a deleted customer).
     pub fn revoke_customer(&self, customer_id: u64) -> Result<(), ApiError> {
         self.tokens.revoke_customer(customer_id);
-        if let Some(oauth) = &self.oauth {
+        if let Some(oauth) = self.oauth.get() {
             oauth.revoke_customer(customer_id).map_err(|error| {
                 ApiError::unavailable().with_cause(format!("cannot revoke OAuth tokens: {error}"))
             })?;
@@ -170,7 +171,7 @@ pub async fn authenticate(
     // OAuth 1.0a needs the request itself (URL, form body) and claims a nonce, so it is
     // checked here, once routing said this is the API; the caller layer's sync attempt
     // refused the scheme, which only kept the fast path away.
-    if let Some(oauth) = &auth.oauth
+    if let Some(oauth) = auth.oauth.get()
         && crate::oauth::params::oauth_header(request.headers()).is_some()
     {
         return match oauth.authenticate_api(request).await {
