@@ -19,5 +19,6 @@ mod purge;
 mod remembering;
 mod resilience;
 mod stock_items;
+mod telemetry;
 mod verified_writes;
 mod workers;
