@@ -12,14 +12,15 @@
 //! The operational endpoints (`/healthz`, `/readyz`, `/metrics`) sit outside the API's
 //! layers, so they answer even when the API sheds load.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::connect_info::IntoMakeServiceWithConnectInfo;
 use axum::extract::{Request, State};
 use axum::middleware::{Next, from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
-use axum::routing::IntoMakeService;
 use axum::routing::any;
 use http::{HeaderValue, StatusCode};
 use tokio::sync::Semaphore;
@@ -94,16 +95,24 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             Arc::new(move || (max - in_flight.available_permits()) as i64)
         },
     );
-    let tokens = TokenIssuer::new(parts.token_secret, config.token_ttl);
+    let tokens = TokenIssuer::new(parts.token_secret.clone(), config.token_ttl);
     let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
     let shared = SharedState::start(&config, &cache, &auth)?;
     let metrics = Arc::new(metrics.with_shared_state(shared.clone()));
+    let mut oauth = crate::oauth::OAuth::open(&config, &parts.token_secret)?;
+    if config.redis_url.is_some() {
+        // Several machines: a nonce used on one instance is refused on every other.
+        oauth = oauth.with_nonce_guard(Arc::new(crate::oauth::nonce::SharedNonces(shared.clone())));
+    }
+    let oauth = Arc::new(oauth);
+    auth.attach_oauth(oauth.clone());
     let app = Arc::new(App {
         config,
         magento,
         cache,
         mappings: parts.mappings,
         auth,
+        oauth,
         locks: Locks::new(shared.clone()),
         shared,
         metrics,
@@ -139,6 +148,7 @@ fn router(app: AppState) -> Router {
     Router::new()
         .nest("/api/rest", api)
         .merge(crate::ops::routes(app.clone()))
+        .merge(crate::oauth::endpoints::routes(app.clone()))
         .fallback(any(outside_api))
         .layer(from_fn_with_state(app, front))
 }
@@ -146,8 +156,13 @@ fn router(app: AppState) -> Router {
 /// The router as served. A trailing slash names the same route (`/products/` is
 /// `/products`), as in the original: the path is trimmed before routing, so it is one route
 /// and one cache entry. (Outside the router: a layer on it would run after routing.)
-pub fn service(router: Router) -> IntoMakeService<NormalizePath<Router>> {
-    axum::ServiceExt::<Request>::into_make_service(NormalizePath::trim_trailing_slash(router))
+/// The peer address goes along: it decides whether forwarded headers are believed (OAuth).
+pub fn service(
+    router: Router,
+) -> IntoMakeServiceWithConnectInfo<NormalizePath<Router>, SocketAddr> {
+    axum::ServiceExt::<Request>::into_make_service_with_connect_info::<SocketAddr>(
+        NormalizePath::trim_trailing_slash(router),
+    )
 }
 
 /// The front of every request, after routing, in order: request id, access log and

@@ -14,6 +14,7 @@
 //! - [`http`]: the client-facing protocol (formats, XML, errors, list parameters). Knows no
 //!   Magento.
 //! - [`auth`]: principals, customer tokens and the policy table.
+//! - [`oauth`]: the OAuth 1.0a provider (endpoints, pages, signatures, token store, CLI).
 //! - [`resources`]: one module per spec resource, and the gateway's own endpoints; they
 //!   orchestrate everything else.
 //! - [`catalog`]: the product and stock item indexes and product record reads.
@@ -52,6 +53,7 @@ pub mod locks;
 pub mod lookups;
 pub mod mapping;
 pub mod metrics;
+pub mod oauth;
 pub mod ops;
 pub mod pricing;
 pub mod privacy;
@@ -153,6 +155,7 @@ pub async fn start(
         }
     };
     let task = tokio::spawn(async move {
+        // The peer address decides whether forwarded headers are believed (OAuth).
         axum::serve(listener, app::service(router))
             .with_graceful_shutdown(stop)
             .await
