@@ -44,6 +44,11 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     /// One permit per API request being served (`STOREGATE_MAX_IN_FLIGHT`).
     pub in_flight: Arc<Semaphore>,
+    /// Open connections, their cap, and whether the gateway is draining.
+    pub connections: Arc<crate::server::Connections>,
+    /// One permit per image upload whose body is being read or sent
+    /// (`STOREGATE_MAX_UPLOADS_IN_FLIGHT`).
+    pub uploads: Arc<Semaphore>,
 }
 
 pub type AppState = Arc<App>;
@@ -85,6 +90,11 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         config.stale_if_error,
     ));
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
+    let connections = Arc::new(crate::server::Connections::new(
+        config.max_connections.unwrap_or_else(|| {
+            crate::server::default_max_connections(config.upstream_max_in_flight)
+        }),
+    ));
     let metrics = Arc::new(Metrics::new(
         upstream_metrics,
         cache.clone(),
@@ -93,11 +103,14 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
             Arc::new(move || (max - in_flight.available_permits()) as i64)
         },
+        {
+            let connections = connections.clone();
+            Arc::new(move || (connections.open() as i64, connections.refused()))
+        },
     ));
     let tokens = TokenIssuer::new(parts.token_secret, config.token_ttl);
     let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
     let app = Arc::new(App {
-        config,
         magento,
         cache,
         mappings: parts.mappings,
@@ -108,16 +121,19 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             .build(),
         metrics,
         in_flight,
+        connections,
+        uploads: Arc::new(Semaphore::new(config.max_uploads_in_flight)),
+        config,
     });
     Ok((router(app.clone()), app))
 }
 
 fn router(app: AppState) -> Router {
-    let upstream_timeout = app.config.upstream_timeout;
+    let timeouts = (app.config.upstream_timeout, app.config.body_timeout);
     let api = resources::routes()
         .fallback(any(route_not_found))
         .layer(from_fn(move |request: Request, next: Next| {
-            request_deadline(upstream_timeout, request, next)
+            request_deadline(timeouts, request, next)
         }))
         .layer(from_fn(crate::metrics::tag_user_type))
         .layer(from_fn_with_state(app.auth.clone(), auth::authenticate))
@@ -151,16 +167,50 @@ async fn outside_api(request: Request) -> Response {
 /// No request outlives the upstream deadline by more than a small margin, however many
 /// upstream calls it makes: the upstream calls share the deadline (each one's timeout is
 /// what is left of it), and the margin is for our own work after the last one.
-async fn request_deadline(upstream_timeout: Duration, request: Request, next: Next) -> Response {
-    let upstream_deadline = tokio::time::Instant::now() + upstream_timeout;
-    let hard_deadline = upstream_deadline + Duration::from_millis(500);
-    let work = upstream::with_deadline(upstream_deadline, next.run(request));
-    match tokio::time::timeout_at(hard_deadline, work).await {
-        Ok(response) => response,
-        Err(_) => ApiError::gateway_timeout()
-            .with_cause("request deadline passed")
-            .into_response(),
-    }
+///
+/// Time spent waiting for the client's body is not counted against Magento: while the body
+/// is arriving the deadline stays ahead of the stall timeout (a stall is a 408 from the
+/// body reader, see `http::client_body`), and once it has arrived the upstream calls get
+/// their whole deadline.
+async fn request_deadline(
+    (upstream_timeout, body_timeout): (Duration, Duration),
+    mut request: Request,
+    next: Next,
+) -> Response {
+    const MARGIN: Duration = Duration::from_millis(500);
+    let body = std::mem::take(request.body_mut());
+    *request.body_mut() = axum::body::Body::new(crate::http::client_body::Watched::new(
+        body,
+        body_timeout,
+        move |progress| {
+            let now = tokio::time::Instant::now();
+            upstream::resilience::set_deadline(match progress {
+                crate::http::client_body::Progress::Waiting => now + body_timeout + upstream_timeout,
+                crate::http::client_body::Progress::Done => now + upstream_timeout,
+            });
+        },
+    ));
+    let first = tokio::time::Instant::now() + upstream_timeout;
+    upstream::with_deadline(first, async move {
+        let work = next.run(request);
+        tokio::pin!(work);
+        loop {
+            let hard = upstream::resilience::deadline().unwrap_or(first) + MARGIN;
+            tokio::select! {
+                response = &mut work => return response,
+                _ = tokio::time::sleep_until(hard) => {
+                    let moved = upstream::resilience::deadline()
+                        .is_some_and(|d| d + MARGIN > tokio::time::Instant::now());
+                    if !moved {
+                        return ApiError::gateway_timeout()
+                            .with_cause("request deadline passed")
+                            .into_response();
+                    }
+                }
+            }
+        }
+    })
+    .await
 }
 
 /// Load shedding: past `STOREGATE_MAX_IN_FLIGHT` requests in flight, a request is refused

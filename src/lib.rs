@@ -14,6 +14,7 @@
 //!   files in `mappings/`, applied without I/O).
 //! - [`cache`]: the read cache (coalescing, tags, staleness).
 //! - [`ops`]: health, readiness and metrics.
+//! - [`server`]: the listen address, connection limits and timeouts, draining.
 //! - [`metrics`]: the Prometheus instruments behind `/metrics`.
 //! - [`telemetry`]: request ids, log spans and the log subscriber.
 //!
@@ -30,6 +31,7 @@ pub mod mapping;
 pub mod metrics;
 pub mod ops;
 pub mod resources;
+pub mod server;
 pub mod telemetry;
 pub mod upstream;
 
@@ -71,7 +73,7 @@ pub struct Running {
     pub addr: SocketAddr,
     pub app: AppState,
     shutdown: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    task: tokio::task::JoinHandle<()>,
 }
 
 impl Running {
@@ -80,7 +82,8 @@ impl Running {
         format!("http://{}/api/rest", self.addr)
     }
 
-    /// Stops accepting, lets requests in flight finish, and waits.
+    /// Stops accepting, lets requests in flight finish (within the drain deadline), and
+    /// waits.
     pub async fn stop(mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
@@ -90,9 +93,7 @@ impl Running {
 
     /// Waits until the server stops (on a signal, when started with one).
     pub async fn wait(self) -> std::io::Result<()> {
-        self.task
-            .await
-            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+        self.task.await.map_err(std::io::Error::other)
     }
 }
 
@@ -103,6 +104,7 @@ pub async fn start(
     listener: TcpListener,
     signal: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
 ) -> Result<Running, String> {
+    let limits = server::Limits::of(&config);
     let (router, app) = app::build(config, parts)?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let (tx, rx) = oneshot::channel::<()>();
@@ -119,11 +121,8 @@ pub async fn start(
             }
         }
     };
-    let task = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(stop)
-            .await
-    });
+    let connections = app.connections.clone();
+    let task = tokio::spawn(server::serve(listener, router, connections, limits, stop));
     Ok(Running {
         addr,
         app,
@@ -135,10 +134,11 @@ pub async fn start(
 /// The gateway served by worker threads: how the binary runs it.
 ///
 /// Each worker is an OS thread with its own single-threaded runtime and its own listening
-/// socket on the same address (`SO_REUSEPORT`), so the kernel spreads connections over the
-/// workers and a request never hops between threads: the model nginx uses, and on a small
-/// machine the cheapest one (the work-stealing runtime spends a sixth of a cache hit on
-/// waking threads). State (cache, upstream client, tokens) is shared by all workers.
+/// socket on the same address (`SO_REUSEPORT`, after a probe that refuses an address someone
+/// else holds: [`server::bind`]), so the kernel spreads connections over the workers and a
+/// request never hops between threads: the model nginx uses, and on a small machine the
+/// cheapest one (the work-stealing runtime spends a sixth of a cache hit on waking threads).
+/// State (cache, upstream client, tokens, the connection cap) is shared by all workers.
 #[derive(Debug)]
 pub struct Workers {
     pub addr: SocketAddr,
@@ -153,8 +153,10 @@ impl Workers {
         format!("http://{}/api/rest", self.addr)
     }
 
-    /// Stops accepting, lets requests in flight finish, and waits for every worker.
+    /// Stops accepting, lets requests in flight finish (within the drain deadline), and
+    /// waits for every worker.
     pub async fn stop(self) {
+        self.app.connections.drain();
         let _ = self.stop.send(true);
         let threads = self.threads;
         let _ = tokio::task::spawn_blocking(move || {
@@ -172,30 +174,17 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
         0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
         n => n,
     };
-    let wanted = config.listen;
-    let cannot = |e: std::io::Error| format!("cannot listen on {wanted}: {e}");
-    // Every socket of the group must say SO_REUSEPORT before it binds; the first one decides
-    // the port when the configuration asks for port 0.
-    let mut sockets = Vec::with_capacity(workers);
-    let mut addr = wanted;
-    for _ in 0..workers {
-        let socket = match addr {
-            SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
-            SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6(),
-        }
-        .map_err(cannot)?;
-        socket.set_reuseaddr(true).map_err(cannot)?;
-        socket.set_reuseport(true).map_err(cannot)?;
-        socket.set_nodelay(true).map_err(cannot)?;
-        socket.bind(addr).map_err(cannot)?;
-        addr = socket.local_addr().map_err(cannot)?;
-        sockets.push(socket);
-    }
+    let sockets = server::bind::bind_group(config.listen, workers)?;
+    let addr = sockets[0]
+        .local_addr()
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let limits = server::Limits::of(&config);
     let (router, app) = app::build(config, parts)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let mut threads = Vec::with_capacity(workers);
     for (i, socket) in sockets.into_iter().enumerate() {
         let router = router.clone();
+        let connections = app.connections.clone();
         let mut stopped = stopped.clone();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -212,14 +201,10 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
                             return;
                         }
                     };
-                    let served = axum::serve(listener, router)
-                        .with_graceful_shutdown(async move {
-                            let _ = stopped.wait_for(|stop| *stop).await;
-                        })
-                        .await;
-                    if let Err(error) = served {
-                        tracing::error!(%error, worker = i, "worker stopped");
-                    }
+                    server::serve(listener, router, connections, limits, async move {
+                        let _ = stopped.wait_for(|stop| *stop).await;
+                    })
+                    .await;
                 });
             })
             .map_err(|e| format!("cannot start worker {i}: {e}"))?;
@@ -253,5 +238,4 @@ pub async fn shutdown_signal() {
         _ = ctrl_c => {}
         _ = terminate => {}
     }
-    tracing::info!("shutting down: finishing requests in flight");
 }

@@ -25,6 +25,10 @@ async fn healthz() -> &'static str {
 /// Ready when Magento answers. With the circuit open the ping fails at once, so a load
 /// balancer takes the instance out of rotation without adding load to a failing back end.
 async fn readyz(State(app): State<AppState>) -> Response {
+    // Draining: out of rotation at once, while requests in flight finish.
+    if app.connections.draining() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response();
+    }
     match app.magento.ping().await {
         Ok(()) => (StatusCode::OK, "ready\n").into_response(),
         Err(error) => {

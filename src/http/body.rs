@@ -34,6 +34,14 @@ pub async fn read_limited(
         let inner = e.into_inner();
         if inner.is::<http_body_util::LengthLimitError>() {
             ApiError::payload_too_large()
+        } else if super::client_body::is_stalled(&*inner) {
+            // The client's problem, not Magento's: a 408, logged as such.
+            tracing::info!("request body stalled: answered 408");
+            ApiError::new(
+                http::StatusCode::REQUEST_TIMEOUT,
+                "The request body did not arrive in time.",
+            )
+            .with_cause("client stalled its request body (STOREGATE_BODY_TIMEOUT_SECS)")
         } else {
             ApiError::decoding().with_cause(inner)
         }

@@ -20,9 +20,6 @@ use std::collections::HashSet;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use base64::Engine as _;
-use base64::engine::DecodePaddingMode;
-use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
 use http::{HeaderMap, Method, StatusCode};
 use serde_json::{Map, Value, json};
 
@@ -36,6 +33,7 @@ use crate::mapping::convert::{as_i64, is_empty};
 use crate::upstream::catalog::StoreView;
 use crate::upstream::{Scope, UpstreamError};
 
+use super::image_upload;
 use super::support::{Caller, cached, json, parse_id, record};
 use super::{products, stores, upstream_errors};
 
@@ -478,20 +476,6 @@ impl Kind {
     }
 }
 
-/// Base64 as clients send it: the standard alphabet, padding optional, line breaks and
-/// spaces allowed (MIME-style wrapping).
-fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    const LENIENT: GeneralPurpose = GeneralPurpose::new(
-        &base64::alphabet::STANDARD,
-        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
-    );
-    let compact: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    LENIENT
-        .decode(compact)
-        .ok()
-        .filter(|bytes| !bytes.is_empty())
-}
-
 /// A file name as Magento will take it: the client's name without folders and without
 /// the type's extension, characters other than letters, digits, `_`, `-` and `.` turned
 /// into `_` (as the original did), at most 80 characters.
@@ -532,7 +516,8 @@ struct NewFile {
 }
 
 impl NewFile {
-    fn content(&self, stem: &str) -> Value {
+    /// Consumes the file: its base64 text moves into the request, it is not copied.
+    fn content(self, stem: &str) -> Value {
         json!({
             "base64_encoded_data": self.base64,
             "type": self.kind.mime(),
@@ -562,22 +547,28 @@ impl ImageInput {
 }
 
 /// Checks the image file of a request: present, base64, a supported type, and content of
-/// that type. The first failure answers, in this order (the original's).
-fn check_file(input: &Map<String, Value>) -> Result<NewFile, ApiError> {
+/// that type whose header gives sensible dimensions. The first failure answers, in this
+/// order (the original's). The base64 text is taken out of `input`, checked in one pass and
+/// kept as it is (`image_upload`): never decoded whole, never encoded again.
+fn check_file(input: &mut Map<String, Value>) -> Result<NewFile, ApiError> {
     let content = input.get("file_content").filter(|v| !is_empty(v));
     let mime = input.get("file_mime_type").filter(|v| !is_empty(v));
-    let (Some(content), Some(mime)) = (content, mime) else {
+    if content.is_none() || mime.is_none() {
         return Err(ApiError::validation(vec![NOT_SPECIFIED.into()]));
-    };
-    let bytes = content
-        .as_str()
-        .and_then(decode_base64)
-        .ok_or_else(|| ApiError::bad_request(BAD_BASE64))?;
-    let kind = mime
-        .as_str()
+    }
+    let file = match input.remove("file_content") {
+        Some(Value::String(text)) => image_upload::check_base64(text),
+        _ => None,
+    }
+    .ok_or_else(|| ApiError::bad_request(BAD_BASE64))?;
+    let kind = input
+        .get("file_mime_type")
+        .and_then(Value::as_str)
         .and_then(Kind::of_mime)
         .ok_or_else(|| ApiError::bad_request(BAD_MIME))?;
-    if !kind.matches(&bytes) {
+    let valid = kind.matches(&file.head)
+        && image_upload::dimensions(&file.head).is_some_and(image_upload::acceptable);
+    if !valid {
         return Err(ApiError::validation(vec![format!(
             "The image content is not a valid {} image.",
             kind.name()
@@ -590,7 +581,7 @@ fn check_file(input: &Map<String, Value>) -> Result<NewFile, ApiError> {
         Some(_) => return Err(ApiError::validation(vec![invalid("file_name")])),
     };
     Ok(NewFile {
-        base64: STANDARD.encode(&bytes),
+        base64: file.canonical,
         kind,
         stem,
     })
@@ -669,13 +660,13 @@ fn check_params(input: &Map<String, Value>, out: &mut ImageInput) -> Vec<String>
 
 /// Reads and checks an image write's body. A create needs a file; an update may send one
 /// (then with its MIME type).
-fn parse_input(input: &Map<String, Value>, create: bool) -> Result<ImageInput, ApiError> {
+fn parse_input(mut input: Map<String, Value>, create: bool) -> Result<ImageInput, ApiError> {
     let mut out = ImageInput::default();
     let sends_file = input.contains_key("file_content") || input.contains_key("file_mime_type");
     if create || sends_file {
-        out.file = Some(check_file(input)?);
+        out.file = Some(check_file(&mut input)?);
     }
-    let errors = check_params(input, &mut out);
+    let errors = check_params(&input, &mut out);
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }
@@ -825,7 +816,8 @@ async fn create(
     body: Body,
 ) -> Result<Response, ApiError> {
     let product_id = parse_id(id)?;
-    let mut input = parse_input(&object_body(&app, headers, body).await?, true)?;
+    let _upload = image_upload::upload_permit(&app).await?;
+    let mut input = parse_input(object_body(&app, headers, body).await?, true)?;
     let Some(file) = input.file.take() else {
         return Err(ApiError::validation(vec![NOT_SPECIFIED.into()]));
     };
@@ -869,7 +861,8 @@ async fn update(
 ) -> Result<Response, ApiError> {
     let product_id = parse_id(id)?;
     let image_id = image_id(image)?;
-    let input = parse_input(&object_body(&app, headers, body).await?, false)?;
+    let _upload = image_upload::upload_permit(&app).await?;
+    let mut input = parse_input(object_body(&app, headers, body).await?, false)?;
     if input.is_empty() {
         return Err(ApiError::request_data_invalid());
     }
@@ -886,7 +879,8 @@ async fn update(
         "disabled": input.exclude.unwrap_or_else(|| is_disabled(existing)),
         "types": input.types.clone().map_or_else(|| keep("types"), |t| json!(t)),
     });
-    if let Some(file) = &input.file {
+    let replaced = input.file.is_some();
+    if let Some(file) = input.file.take() {
         let stem = file.stem.clone().unwrap_or_else(|| {
             existing
                 .get("file")
@@ -905,7 +899,7 @@ async fn update(
         .await;
     invalidate(&app, product_id, &sku);
     result.map_err(media_error)?;
-    if input.file.is_some() {
+    if replaced {
         // Magento keeps a new file as a new gallery entry, with a new id: say where the
         // image is now. A failure to find out does not undo the update.
         let before: HashSet<u64> = entries.iter().filter_map(entry_id).collect();
@@ -963,8 +957,10 @@ async fn delete(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
 
-    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01";
 
     fn body(value: Value) -> Map<String, Value> {
         value.as_object().unwrap().clone()
@@ -1022,14 +1018,6 @@ mod tests {
     }
 
     #[test]
-    fn base64_may_be_wrapped_and_unpadded() {
-        assert_eq!(decode_base64("iVBO\r\nRw0K").unwrap()[..4], PNG[..4]);
-        assert_eq!(decode_base64("aGk").unwrap(), b"hi");
-        assert!(decode_base64("").is_none());
-        assert!(decode_base64("a!b=").is_none());
-    }
-
-    #[test]
     fn update_fields_are_checked() {
         let e = parse_input(
             &body(json!({"position": -1, "exclude": 2, "types": ["Bad Role"], "label": [1]})),
@@ -1048,18 +1036,18 @@ mod tests {
             ]
         );
         assert!(
-            parse_input(&body(json!({"x": 1})), false)
+            parse_input(body(json!({"x": 1})), false)
                 .unwrap()
                 .is_empty()
         );
         assert_eq!(
-            parse_input(&body(json!({"types": ""})), false)
+            parse_input(body(json!({"types": ""})), false)
                 .unwrap()
                 .types,
             Some(vec![])
         );
         assert_eq!(
-            first(parse_input(&body(json!({"file_content": "abc"})), false)),
+            first(parse_input(body(json!({"file_content": "abc"})), false)),
             NOT_SPECIFIED
         );
     }

@@ -7,6 +7,7 @@ pub mod auth_token;
 pub mod cache_purge;
 pub mod customers;
 pub mod directory;
+pub mod image_upload;
 pub mod images;
 pub mod listing;
 pub mod orders;

@@ -31,19 +31,31 @@ use tokio::time::Instant;
 use crate::metrics::UpstreamMetrics;
 
 tokio::task_local! {
-    static DEADLINE: Instant;
+    /// The current request's deadline. A cell, because a request body that is still
+    /// arriving moves it: time spent waiting for the client is not Magento's.
+    static DEADLINE: std::cell::Cell<Instant>;
 }
 
 /// Runs `future` with a deadline every upstream call made inside it respects.
 pub async fn with_deadline<F: Future>(deadline: Instant, future: F) -> F::Output {
-    DEADLINE.scope(deadline, future).await
+    DEADLINE.scope(std::cell::Cell::new(deadline), future).await
 }
 
 /// Time left before the current request's deadline, if it has one.
 pub fn remaining() -> Option<Duration> {
     DEADLINE
-        .try_with(|deadline| deadline.saturating_duration_since(Instant::now()))
+        .try_with(|deadline| deadline.get().saturating_duration_since(Instant::now()))
         .ok()
+}
+
+/// The current request's deadline, if it has one.
+pub fn deadline() -> Option<Instant> {
+    DEADLINE.try_with(std::cell::Cell::get).ok()
+}
+
+/// Moves the current request's deadline (see `app::request_deadline`).
+pub fn set_deadline(deadline: Instant) {
+    let _ = DEADLINE.try_with(|cell| cell.set(deadline));
 }
 
 /// Settings of the resilience of the upstream client.
