@@ -523,6 +523,7 @@ mod tests {
             cache,
             Arc::new(|| CircuitState::Open),
             Arc::new(|| 3),
+            Arc::new(|| (2, 1)),
         );
         metrics.request(
             Some("/api/rest/products/{id}"),

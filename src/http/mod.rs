@@ -4,6 +4,7 @@
 //! back end.
 
 pub mod body;
+pub mod canonical;
 pub mod client_body;
 pub mod error;
 pub mod format;

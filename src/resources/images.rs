@@ -975,34 +975,34 @@ mod tests {
         let png = STANDARD.encode(PNG);
         assert_eq!(
             first(parse_input(
-                &body(json!({"file_mime_type": "image/png"})),
+                body(json!({"file_mime_type": "image/png"})),
                 true
             )),
             NOT_SPECIFIED
         );
         assert_eq!(
             first(parse_input(
-                &body(json!({"file_content": "%%%", "file_mime_type": "image/bmp"})),
+                body(json!({"file_content": "%%%", "file_mime_type": "image/bmp"})),
                 true
             )),
             BAD_BASE64
         );
         assert_eq!(
             first(parse_input(
-                &body(json!({"file_content": png, "file_mime_type": "image/bmp"})),
+                body(json!({"file_content": png, "file_mime_type": "image/bmp"})),
                 true
             )),
             BAD_MIME
         );
         assert_eq!(
             first(parse_input(
-                &body(json!({"file_content": png, "file_mime_type": "image/jpeg"})),
+                body(json!({"file_content": png, "file_mime_type": "image/jpeg"})),
                 true
             )),
             "The image content is not a valid JPEG image."
         );
         let ok = parse_input(
-            &body(json!({"file_content": png, "file_mime_type": "Image/PNG", "file_name": "My Front.PNG",
+            body(json!({"file_content": png, "file_mime_type": "Image/PNG", "file_name": "My Front.PNG",
                          "label": "Front", "position": "3", "exclude": "1", "types": ["image", "image"]})),
             true,
         )
@@ -1020,7 +1020,7 @@ mod tests {
     #[test]
     fn update_fields_are_checked() {
         let e = parse_input(
-            &body(json!({"position": -1, "exclude": 2, "types": ["Bad Role"], "label": [1]})),
+            body(json!({"position": -1, "exclude": 2, "types": ["Bad Role"], "label": [1]})),
             false,
         )
         .unwrap_err();

@@ -113,7 +113,12 @@ pub async fn fast_hit(
             respond(app, caller, headers, &entry, Source::Hit),
             caller.user_type(),
         ),
-        None => FastPath::Miss(Some(key.into())),
+        // Only the one spelling of a request is filed: a client varying its query string
+        // (`?_=1`, `?_=2`, ...) adds nothing to the cache (`http::canonical`).
+        None if crate::http::canonical::is_canonical_query(path.query()) => {
+            FastPath::Miss(Some(key.into()))
+        }
+        None => FastPath::Miss(None),
     }
 }
 
@@ -144,7 +149,7 @@ where
         caller.format.as_str()
     );
     if let Some(entry) = app.cache.fresh(&key).await {
-        file_for_fast_path(app, &entry).await;
+        file_for_fast_path(app, &key, &entry).await;
         return Ok(respond(app, caller, request_headers, &entry, Source::Hit));
     }
     let format = caller.format;
@@ -157,15 +162,16 @@ where
         })
         .await?;
     if matches!(source, Source::Hit | Source::Fetched) {
-        file_for_fast_path(app, &entry).await;
+        file_for_fast_path(app, &key, &entry).await;
     }
     Ok(respond(app, caller, request_headers, &entry, source))
 }
 
-/// Files a fresh body under the current request's fast-path key, if it has one.
-async fn file_for_fast_path(app: &AppState, entry: &Arc<Entry>) {
-    if let Ok(key) = FAST_KEY.try_with(Clone::clone) {
-        app.cache.alias(key, entry).await;
+/// Files a fresh body, cached under `key`, under the current request's fast-path key, if
+/// it has one.
+async fn file_for_fast_path(app: &AppState, key: &str, entry: &Arc<Entry>) {
+    if let Ok(fast_key) = FAST_KEY.try_with(Clone::clone) {
+        app.cache.alias(fast_key, key, entry).await;
     }
 }
 

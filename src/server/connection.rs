@@ -26,11 +26,12 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use tokio::sync::{OwnedSemaphorePermit, watch};
+use http::HeaderValue;
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 use tower::ServiceExt;
 
-use super::{Limits, protocol};
+use super::{Connections, Limits, protocol};
 
 /// What the socket and the service did, in milliseconds since the connection opened.
 #[derive(Debug)]
@@ -177,9 +178,10 @@ pub async fn serve(
     stream: TcpStream,
     router: Router,
     limits: Limits,
-    mut drain: watch::Receiver<bool>,
+    connections: Arc<Connections>,
     _permit: OwnedSemaphorePermit,
 ) {
+    let mut drain = connections.drain_signal();
     let activity = Arc::new(Activity::new());
     let io = TokioIo::new(Watched {
         stream,
@@ -189,6 +191,7 @@ pub async fn serve(
     let service = hyper::service::service_fn(move |request: http::Request<Incoming>| {
         let in_flight = watched.begin();
         let router = router.clone();
+        let draining = connections.clone();
         async move {
             let response = match protocol::refuse(&request) {
                 Some(response) => response,
@@ -197,6 +200,13 @@ pub async fn serve(
                     .await
                     .unwrap_or_else(|never: Infallible| match never {}),
             };
+            let mut response = response;
+            if draining.draining() {
+                // One request per connection while draining, so clients move on.
+                response
+                    .headers_mut()
+                    .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+            }
             drop(in_flight);
             Ok::<_, Infallible>(response)
         }
@@ -211,10 +221,9 @@ pub async fn serve(
         .header_read_timeout(None);
     let connection = builder.serve_connection(io, service);
     tokio::pin!(connection);
+    // Accepted while draining: served once (the answer says `Connection: close`); closing
+    // it now would leave the client without an answer.
     let mut draining = *drain.borrow();
-    if draining {
-        connection.as_mut().graceful_shutdown();
-    }
     loop {
         let deadline = activity.deadline(&limits);
         tokio::select! {

@@ -17,9 +17,11 @@
 //!   connection); a keep-alive connection with nothing in flight is closed after
 //!   `STOREGATE_IDLE_TIMEOUT_SECS`. A request body that stalls is the body reader's
 //!   business (`http::client_body`), where it becomes a 408.
-//! - **Drain.** On stop, [`Connections::drain`] marks the gateway draining (`/readyz` answers
-//!   503 from that moment), listeners close, idle connections close, requests in flight
-//!   get `STOREGATE_DRAIN_TIMEOUT_SECS` to finish; whatever is left is then dropped.
+//! - **Drain.** On stop, [`Connections::drain`] marks the gateway draining: `/readyz` answers
+//!   503 from that moment, idle connections close, every connection closes after the
+//!   request it is serving (new ones too, until load balancers notice), and a worker is done
+//!   as soon as it has no connection left, or after `STOREGATE_DRAIN_TIMEOUT_SECS`, when
+//!   whatever is left is dropped.
 //! - **Limits of the head** ([`protocol`]): a URI or a head too large is answered with the
 //!   API's error body and a request id, not hyper's empty one.
 
@@ -181,24 +183,42 @@ pub async fn serve(
                     stream,
                     router.clone(),
                     limits,
-                    connections.drain_signal(),
+                    connections.clone(),
                     permit,
                 ));
             }
         }
     }
-    drop(listener);
+    // Draining: `/readyz` fails from now on, so load balancers stop sending; until they
+    // notice, new connections are still served, one request each. The worker is done when
+    // no connection is left, or at the drain deadline.
     connections.drain();
-    let drained = tokio::time::timeout(limits.drain_timeout, async {
-        while open.join_next().await.is_some() {}
-    })
-    .await;
-    if drained.is_err() {
-        tracing::warn!(
-            left = open.len(),
-            "drain deadline passed (STOREGATE_DRAIN_TIMEOUT_SECS): closing the connections left"
-        );
-        open.abort_all();
+    let deadline = tokio::time::Instant::now() + limits.drain_timeout;
+    while !open.is_empty() {
+        tokio::select! {
+            _ = tokio::time::sleep_until(deadline) => {
+                tracing::warn!(
+                    left = open.len(),
+                    "drain deadline passed (STOREGATE_DRAIN_TIMEOUT_SECS): closing the connections left"
+                );
+                open.abort_all();
+                break;
+            }
+            Some(_) = open.join_next() => {}
+            accepted = listener.accept() => {
+                if let Ok((stream, _)) = accepted
+                    && let Some(permit) = connections.admit()
+                {
+                    open.spawn(connection::serve(
+                        stream,
+                        router.clone(),
+                        limits,
+                        connections.clone(),
+                        permit,
+                    ));
+                }
+            }
+        }
     }
 }
 

@@ -15,6 +15,7 @@ pub mod directory;
 pub mod error;
 pub mod media;
 pub mod orders;
+pub mod raw_path;
 pub mod resilience;
 pub mod search;
 pub mod stock;
@@ -54,9 +55,16 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-/// Encodes one path segment (a SKU may hold `/`, spaces, anything).
+/// Encodes one path segment (a SKU may hold `/`, spaces, anything). `.` and `..` would be
+/// dot segments, which URL parsers and web servers remove (the path would name another
+/// resource): they are sent as `%2E` and `%2E%2E`, which Magento's router decodes back,
+/// and through a client that keeps them ([`raw_path`]).
 pub fn segment(value: &str) -> String {
-    utf8_percent_encode(value, SEGMENT).to_string()
+    match value {
+        "." => "%2E".to_owned(),
+        ".." => "%2E%2E".to_owned(),
+        _ => utf8_percent_encode(value, SEGMENT).to_string(),
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -67,6 +75,8 @@ pub struct Magento {
     timeout: Duration,
     default_store: String,
     guard: Arc<Guard>,
+    /// For the rare paths `http` would rewrite ([`raw_path`]).
+    raw: raw_path::RawClient,
 }
 
 impl Magento {
@@ -97,6 +107,7 @@ impl Magento {
             authorization,
             timeout,
             default_store: default_store.to_owned(),
+            raw: raw_path::RawClient::new(timeout.min(Duration::from_secs(3)))?,
             guard: Arc::new(Guard::new(
                 &resilience::Options::default(),
                 UpstreamMetrics::default(),
@@ -264,6 +275,11 @@ impl Magento {
                     .finish(),
             );
         }
+        if raw_path::needs_raw(path) {
+            return self
+                .call_raw(method, &url, body, authorization, timeout)
+                .await;
+        }
         let mut request = self
             .http
             .request(method, url)
@@ -291,6 +307,44 @@ impl Magento {
                 error: M2Error::parse(&bytes),
             })
         }
+    }
+
+    /// [`Magento::call_once`] for a path only [`raw_path`] can send.
+    async fn call_raw(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&Value>,
+        authorization: &HeaderValue,
+        timeout: Duration,
+    ) -> Result<Bytes, UpstreamError> {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(http::header::AUTHORIZATION, authorization.clone());
+        headers.insert(
+            http::header::ACCEPT,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            http::header::USER_AGENT,
+            HeaderValue::from_static(concat!("storegate/", env!("CARGO_PKG_VERSION"))),
+        );
+        if let Some(id) = crate::telemetry::request_id() {
+            headers.insert(crate::telemetry::X_REQUEST_ID, id);
+        }
+        let body = match body {
+            Some(body) => {
+                headers.insert(
+                    http::header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                Some(
+                    serde_json::to_vec(body)
+                        .map_err(|e| UpstreamError::Protocol(e.to_string()))?,
+                )
+            }
+            None => None,
+        };
+        self.raw.send(method, url, headers, body, timeout).await
     }
 
     pub async fn get(
@@ -374,5 +428,21 @@ mod tests {
     fn segments_are_encoded() {
         assert_eq!(segment("24-MB01"), "24-MB01");
         assert_eq!(segment("a/b c?d"), "a%2Fb%20c%3Fd");
+        for (hostile, sent) in [
+            (".", "%2E"),
+            ("..", "%2E%2E"),
+            ("...", "..."),
+            ("/", "%2F"),
+            ("%2F", "%252F"),
+            ("?", "%3F"),
+            ("#", "%23"),
+            (" a b ", "%20a%20b%20"),
+            ("é/ü", "%C3%A9%2F%C3%BC"),
+            ("../x", "..%2Fx"),
+        ] {
+            assert_eq!(segment(hostile), sent, "{hostile:?}");
+            let decoded = percent_encoding::percent_decode_str(sent).decode_utf8().unwrap();
+            assert_eq!(decoded, hostile, "Magento decodes it back");
+        }
     }
 }
