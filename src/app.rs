@@ -185,7 +185,9 @@ async fn request_deadline(
         move |progress| {
             let now = tokio::time::Instant::now();
             upstream::resilience::set_deadline(match progress {
-                crate::http::client_body::Progress::Waiting => now + body_timeout + upstream_timeout,
+                crate::http::client_body::Progress::Waiting => {
+                    now + body_timeout + upstream_timeout
+                }
                 crate::http::client_body::Progress::Done => now + upstream_timeout,
             });
         },

@@ -954,15 +954,27 @@ mod tests {
         cache.settle().await;
         let (before, _) = cache.usage();
         cache
-            .alias("f|guest|json|/api/rest/products/1".into(), "b|guest|json|p/1", &entry)
+            .alias(
+                "f|guest|json|/api/rest/products/1".into(),
+                "b|guest|json|p/1",
+                &entry,
+            )
             .await;
         cache.settle().await;
         let (after, entries) = cache.usage();
         assert_eq!(entries, 2);
         assert!(after - before < 1_000, "an alias weighs {}", after - before);
-        let hit = cache.fresh("f|guest|json|/api/rest/products/1").await.unwrap();
+        let hit = cache
+            .fresh("f|guest|json|/api/rest/products/1")
+            .await
+            .unwrap();
         assert!(Arc::ptr_eq(&hit, &entry));
         cache.invalidate(&["p:1".into()]);
-        assert!(cache.fresh("f|guest|json|/api/rest/products/1").await.is_none());
+        assert!(
+            cache
+                .fresh("f|guest|json|/api/rest/products/1")
+                .await
+                .is_none()
+        );
     }
 }

@@ -403,7 +403,8 @@ impl Config {
                 Duration::from_millis(positive(r, "a number of milliseconds above 0")?);
         }
         if let Some(r) = raw.get("header_timeout_secs") {
-            config.header_timeout = Duration::from_secs(positive(r, "a number of seconds above 0")?);
+            config.header_timeout =
+                Duration::from_secs(positive(r, "a number of seconds above 0")?);
         }
         if let Some(r) = raw.get("idle_timeout_secs") {
             config.idle_timeout = Duration::from_secs(positive(r, "a number of seconds above 0")?);
@@ -412,8 +413,7 @@ impl Config {
             config.body_timeout = Duration::from_secs(positive(r, "a number of seconds above 0")?);
         }
         if let Some(r) = raw.get("max_connections") {
-            config.max_connections =
-                Some(positive(r, "a number of connections above 0")? as usize);
+            config.max_connections = Some(positive(r, "a number of connections above 0")? as usize);
         }
         if let Some(r) = raw.get("drain_timeout_secs") {
             config.drain_timeout = Duration::from_secs(number(r, "a number of seconds")?);

@@ -72,10 +72,9 @@ pub fn is_canonical_query(query: Option<&str>) -> bool {
             return false;
         };
         // Keys plainly written: no escapes, so one spelling.
-        if !key
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'[' | b']'))
-        {
+        if !key.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'[' | b']')
+        }) {
             return false;
         }
         // Values written the way a form encoder writes them.
@@ -160,7 +159,9 @@ mod tests {
             Some("filter[0][attribute]=name&filter[0][like]=%25bag%25"),
             Some("filter[0][attribute]=price&filter[0][from]=1&filter[0][to]=9"),
             Some("filter[0][attribute]=entity_id&filter[0][in][0]=1&filter[0][in][1]=2"),
-            Some("page=1&filter[0][attribute]=a&filter[0][eq]=x+y&filter[1][attribute]=b&filter[1][eq]=z"),
+            Some(
+                "page=1&filter[0][attribute]=a&filter[0][eq]=x+y&filter[1][attribute]=b&filter[1][eq]=z",
+            ),
         ] {
             assert!(is_canonical_query(ok), "{ok:?}");
         }

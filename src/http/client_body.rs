@@ -127,7 +127,8 @@ mod tests {
             Duration::from_secs(10),
             move |p| log.lock().unwrap().push(p),
         );
-        tx.try_send(Ok(Frame::data(Bytes::from_static(b"ab")))).unwrap();
+        tx.try_send(Ok(Frame::data(Bytes::from_static(b"ab"))))
+            .unwrap();
         let error = axum::body::to_bytes(axum::body::Body::new(body), 100)
             .await
             .unwrap_err();
@@ -137,9 +138,11 @@ mod tests {
 
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = seen.clone();
-        let body = Watched::new(axum::body::Body::from("abc"), Duration::from_secs(1), move |p| {
-            log.lock().unwrap().push(p)
-        });
+        let body = Watched::new(
+            axum::body::Body::from("abc"),
+            Duration::from_secs(1),
+            move |p| log.lock().unwrap().push(p),
+        );
         let bytes = axum::body::to_bytes(axum::body::Body::new(body), 100)
             .await
             .unwrap();

@@ -54,7 +54,7 @@ pub struct Base64File {
 pub fn check_base64(text: String) -> Option<Base64File> {
     let bytes = text.as_bytes();
     let canonical_already =
-        bytes.len() % 4 == 0 && !bytes.iter().any(|b| b.is_ascii_whitespace());
+        bytes.len().is_multiple_of(4) && !bytes.iter().any(|b| b.is_ascii_whitespace());
     let mut compact = (!canonical_already).then(|| String::with_capacity(bytes.len()));
     let mut chunk: Vec<u8> = Vec::with_capacity(STEP);
     let mut out = vec![0u8; STEP / 4 * 3];
@@ -93,7 +93,7 @@ pub fn check_base64(text: String) -> Option<Base64File> {
     let canonical = match compact {
         None => text,
         Some(mut compact) => {
-            while compact.len() % 4 != 0 {
+            while !compact.len().is_multiple_of(4) {
                 compact.push('=');
             }
             drop(text);

@@ -22,11 +22,11 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
+use http::HeaderValue;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use http::HeaderValue;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 use tower::ServiceExt;
@@ -109,7 +109,9 @@ impl Drop for InFlight {
         if activity.in_flight.fetch_sub(1, Ordering::Relaxed) == 1 {
             activity.answered.store(true, Ordering::Relaxed);
             activity.head_started.store(false, Ordering::Relaxed);
-            activity.quiet_since.store(activity.now(), Ordering::Relaxed);
+            activity
+                .quiet_since
+                .store(activity.now(), Ordering::Relaxed);
         }
     }
 }

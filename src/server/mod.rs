@@ -26,8 +26,8 @@
 //!   API's error body and a request id, not hyper's empty one.
 
 pub mod bind;
-pub mod metrics;
 pub mod connection;
+pub mod metrics;
 pub mod protocol;
 
 use std::future::Future;
@@ -137,7 +137,9 @@ fn descriptor_limit() -> Option<u64> {
         };
         // SAFETY: getrlimit writes into the struct we pass and reads nothing else.
         let status = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
-        (status == 0).then_some(limit.rlim_cur as u64)
+        #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 everywhere
+        let soft = limit.rlim_cur as u64;
+        (status == 0).then_some(soft)
     }
     #[cfg(not(unix))]
     {

@@ -71,8 +71,10 @@ mod tests {
         assert_eq!(refuse(&long).unwrap().status(), 414);
         let mut many = Request::get("/").body(()).unwrap();
         for i in 0..=MAX_HEADERS {
-            many.headers_mut()
-                .insert(format!("x-h{i}").parse::<http::HeaderName>().unwrap(), "1".parse().unwrap());
+            many.headers_mut().insert(
+                format!("x-h{i}").parse::<http::HeaderName>().unwrap(),
+                "1".parse().unwrap(),
+            );
         }
         assert_eq!(refuse(&many).unwrap().status(), 431);
         let mut big = Request::get("/").body(()).unwrap();

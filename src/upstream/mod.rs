@@ -337,10 +337,7 @@ impl Magento {
                     http::header::CONTENT_TYPE,
                     HeaderValue::from_static("application/json"),
                 );
-                Some(
-                    serde_json::to_vec(body)
-                        .map_err(|e| UpstreamError::Protocol(e.to_string()))?,
-                )
+                Some(serde_json::to_vec(body).map_err(|e| UpstreamError::Protocol(e.to_string()))?)
             }
             None => None,
         };
@@ -441,7 +438,9 @@ mod tests {
             ("../x", "..%2Fx"),
         ] {
             assert_eq!(segment(hostile), sent, "{hostile:?}");
-            let decoded = percent_encoding::percent_decode_str(sent).decode_utf8().unwrap();
+            let decoded = percent_encoding::percent_decode_str(sent)
+                .decode_utf8()
+                .unwrap();
             assert_eq!(decoded, hostile, "Magento decodes it back");
         }
     }

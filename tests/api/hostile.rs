@@ -21,8 +21,11 @@ async fn until_closed(stream: &mut TcpStream, at_most: Duration) -> (Duration, S
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];
     loop {
-        match tokio::time::timeout(at_most.saturating_sub(started.elapsed()), stream.read(&mut buf))
-            .await
+        match tokio::time::timeout(
+            at_most.saturating_sub(started.elapsed()),
+            stream.read(&mut buf),
+        )
+        .await
         {
             Ok(Ok(0)) | Ok(Err(_)) => break,
             Ok(Ok(n)) => seen.extend_from_slice(&buf[..n]),
@@ -32,7 +35,10 @@ async fn until_closed(stream: &mut TcpStream, at_most: Duration) -> (Duration, S
             ),
         }
     }
-    (started.elapsed(), String::from_utf8_lossy(&seen).into_owned())
+    (
+        started.elapsed(),
+        String::from_utf8_lossy(&seen).into_owned(),
+    )
 }
 
 #[tokio::test]
@@ -78,7 +84,10 @@ async fn slow_heads_and_idle_connections_are_closed_and_healthz_still_answers() 
 
     trickle.await;
     let (took, _) = until_closed(&mut slow, Duration::from_secs(3)).await;
-    assert!(took < Duration::from_millis(1500), "slow head held {took:?}");
+    assert!(
+        took < Duration::from_millis(1500),
+        "slow head held {took:?}"
+    );
     let (took, _) = until_closed(&mut silent, Duration::from_secs(3)).await;
     assert!(took < Duration::from_millis(1500), "silent held {took:?}");
     until_closed(&mut idle, Duration::from_secs(4)).await;
@@ -228,7 +237,10 @@ async fn two_authorization_headers_are_a_400_in_the_apis_body() {
 #[tokio::test]
 async fn heads_over_the_limits_get_the_apis_body_and_a_request_id() {
     let gw = Gateway::start().await;
-    let long = format!("/products?filter[0][attribute]=sku&filter[0][eq]={}", "a".repeat(9000));
+    let long = format!(
+        "/products?filter[0][attribute]=sku&filter[0][eq]={}",
+        "a".repeat(9000)
+    );
     let r = gw.get_json(&long, &Who::Guest).await;
     assert_eq!(r.status, 414);
     assert_eq!(r.messages(), ["Request-URI too long."]);
@@ -240,7 +252,12 @@ async fn heads_over_the_limits_get_the_apis_body_and_a_request_id() {
     }
     let r = gw.send(builder.header("Accept", "application/xml")).await;
     assert_eq!(r.status, 431);
-    assert!(r.body.contains("<message>Request header fields too large.</message>"), "{}", r.body);
+    assert!(
+        r.body
+            .contains("<message>Request header fields too large.</message>"),
+        "{}",
+        r.body
+    );
     assert!(r.header("x-request-id").is_some());
 }
 
@@ -259,7 +276,10 @@ async fn a_stalled_body_is_a_408_not_a_504() {
     stream.write_all(head.as_bytes()).await.unwrap();
     let (took, answer) = until_closed(&mut stream, Duration::from_secs(5)).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
-    assert!(answer.contains("The request body did not arrive in time."), "{answer}");
+    assert!(
+        answer.contains("The request body did not arrive in time."),
+        "{answer}"
+    );
     assert!(took >= Duration::from_millis(900), "{took:?}");
     // A slow body that keeps coming is not cut by the upstream deadline (500 ms).
     let mut stream = TcpStream::connect(addr(&gw)).await.unwrap();
@@ -276,7 +296,10 @@ async fn a_stalled_body_is_a_408_not_a_504() {
         stream.write_all(&[*byte]).await.unwrap();
     }
     let (_, answer) = until_closed(&mut stream, Duration::from_secs(5)).await;
-    assert!(answer.starts_with("HTTP/1.1 400"), "validation, not a timeout: {answer}");
+    assert!(
+        answer.starts_with("HTTP/1.1 400"),
+        "validation, not a timeout: {answer}"
+    );
     assert!(upstream_untouched(&gw).await);
 }
 
@@ -286,4 +309,69 @@ async fn upstream_untouched(gw: &Gateway) -> bool {
         .await
         .unwrap_or_default()
         .is_empty()
+}
+
+fn png_header(width: u32, height: u32) -> String {
+    use base64::Engine as _;
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    bytes.extend_from_slice(&width.to_be_bytes());
+    bytes.extend_from_slice(&height.to_be_bytes());
+    bytes.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[tokio::test]
+async fn an_image_whose_header_gives_no_sensible_size_is_refused_before_magento() {
+    let gw = Gateway::start().await;
+    for (width, height) in [(0, 10), (10, 0), (50_000, 50_000)] {
+        let r = gw
+            .send(gw.request("POST", "/products/7/images", &Who::Admin).json(
+                &json!({"file_mime_type": "image/png", "file_content": png_header(width, height)}),
+            ))
+            .await;
+        assert_eq!(r.status, 400, "{}", r.body);
+        assert_eq!(
+            r.messages()[0],
+            "The image content is not a valid PNG image."
+        );
+    }
+    assert!(upstream_untouched(&gw).await);
+}
+
+#[tokio::test]
+async fn uploads_past_the_bound_wait_then_get_a_503() {
+    let gw = Gateway::start_with(|c| {
+        c.max_uploads_in_flight = 1;
+        c.body_timeout = Duration::from_secs(1);
+    })
+    .await;
+    // An upload whose body keeps coming, slowly, holds the only place.
+    let mut first = TcpStream::connect(addr(&gw)).await.unwrap();
+    let head = format!(
+        "POST /api/rest/products/7/images HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ADMIN_KEY}\r\n\
+         Accept: application/json\r\nContent-Type: application/json\r\nContent-Length: 10\r\nConnection: close\r\n\r\n{{"
+    );
+    first.write_all(head.as_bytes()).await.unwrap();
+    let trickle = tokio::spawn(async move {
+        for _ in 0..8 {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            first.write_all(b" ").await.unwrap();
+        }
+        first.write_all(b"}").await.unwrap();
+        until_closed(&mut first, Duration::from_secs(5)).await.1
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    let r = gw
+        .send(
+            gw.request("POST", "/products/7/images", &Who::Admin)
+                .json(&json!({"file_mime_type": "image/png", "file_content": png_header(10, 10)})),
+        )
+        .await;
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert!(started.elapsed() >= Duration::from_millis(900));
+    // The slow one was served in the end (its empty body is refused as such).
+    let answer = trickle.await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
 }
