@@ -891,7 +891,9 @@ async fn products_render_info_prices_and_visibility() {
 /// built on URL parsers would resolve `%2E%2E`).
 async fn raw_get_exact(h: &Harness, path: &str) -> (u16, Value) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(h.sandbox.addr()).await.unwrap();
+    let mut stream = tokio::net::TcpStream::connect(h.sandbox.addr())
+        .await
+        .unwrap();
     let request = format!(
         "GET {path} HTTP/1.1\r\nHost: m2\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
         h.sandbox.token()
