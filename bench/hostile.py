@@ -170,7 +170,8 @@ async def slowloris(args, host, port):
 
     async def trickle(reader, writer):
         started = time.monotonic()
-        while time.monotonic() - started < args.duration:
+        # A little past the attack's time, so closes at the header timeout are seen.
+        while time.monotonic() - started < args.duration + 3:
             try:
                 writer.write(b"X-Slow: 1\r\n")
                 await writer.drain()
@@ -205,7 +206,7 @@ async def silent_and_idle(args, host, port):
             idle.append((r, w, time.monotonic()))
         else:
             silent.append((r, w, time.monotonic()))
-    limit = args.duration
+    limit = args.duration + 3
 
     async def closed_after(reader, since):
         t = await closed_within(reader, limit)

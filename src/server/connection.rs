@@ -44,6 +44,9 @@ struct Activity {
     head_started: AtomicBool,
     head_started_at: AtomicU64,
     answered: AtomicBool,
+    /// Woken when the last request in flight ends, so the watch re-arms its timer (an idle
+    /// timeout shorter than the header one must not wait for the older deadline).
+    quiet: tokio::sync::Notify,
 }
 
 impl Activity {
@@ -55,6 +58,7 @@ impl Activity {
             head_started: AtomicBool::new(false),
             head_started_at: AtomicU64::new(0),
             answered: AtomicBool::new(false),
+            quiet: tokio::sync::Notify::new(),
         }
     }
 
@@ -112,6 +116,7 @@ impl Drop for InFlight {
             activity
                 .quiet_since
                 .store(activity.now(), Ordering::Relaxed);
+            activity.quiet.notify_one();
         }
     }
 }
@@ -239,6 +244,8 @@ pub async fn serve(
                 draining = true;
                 connection.as_mut().graceful_shutdown();
             }
+            // A request ended: the next deadline is computed anew.
+            _ = activity.quiet.notified() => {}
             _ = sleep_until(deadline) => {
                 if activity.deadline(&limits).is_some_and(|d| d <= Instant::now()) {
                     // Nothing in flight: dropping the connection closes the socket.

@@ -291,8 +291,7 @@ impl Magento {
             request = request.header(request_context::X_REQUEST_ID, id);
         }
         if let Some(body) = body {
-            let bytes =
-                serde_json::to_vec(body).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
+            let bytes = to_json_bytes(body)?;
             request = request
                 .header(http::header::CONTENT_TYPE, "application/json")
                 .body(bytes);
@@ -338,7 +337,7 @@ impl Magento {
                     http::header::CONTENT_TYPE,
                     HeaderValue::from_static("application/json"),
                 );
-                Some(serde_json::to_vec(body).map_err(|e| UpstreamError::Protocol(e.to_string()))?)
+                Some(to_json_bytes(body)?)
             }
             None => None,
         };
@@ -385,6 +384,29 @@ impl Magento {
 /// a long C build); this installs ring's for the process. Safe to call more than once.
 pub fn install_crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// A request body as JSON, in a buffer sized up front: grown by doubling, a large image
+/// upload would briefly need three times its size.
+fn to_json_bytes(body: &Value) -> Result<Vec<u8>, UpstreamError> {
+    fn size(value: &Value) -> usize {
+        match value {
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => items.iter().map(size).sum::<usize>() + items.len() + 2,
+            Value::Object(map) => {
+                map.iter()
+                    .map(|(k, v)| k.len() + 4 + size(v))
+                    .sum::<usize>()
+                    + 2
+            }
+            _ => 24,
+        }
+    }
+    // Escapes can make it longer; a little room saves a doubling then.
+    let estimate = size(body);
+    let mut bytes = Vec::with_capacity(estimate + estimate / 64 + 64);
+    serde_json::to_writer(&mut bytes, body).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
+    Ok(bytes)
 }
 
 /// Parses a JSON answer; a body that is not what we expect is a protocol error, not a panic.
