@@ -280,10 +280,25 @@ pub fn parse_input(mut input: Map<String, Value>, create: bool) -> Result<ImageI
     Ok(out)
 }
 
-/// A place among the uploads whose bodies may be in memory at once. Waiting for one is
-/// waiting for other clients, not for Magento, so the request's deadline is moved past the
-/// wait; past the body timeout the answer is a 503 to retry.
-pub async fn upload_permit(app: &AppState) -> Result<OwnedSemaphorePermit, ApiError> {
+/// A place among the uploads whose bodies may be in memory at once; see [`upload_permit`].
+#[derive(Debug)]
+pub struct UploadSlot(Option<OwnedSemaphorePermit>);
+
+impl Drop for UploadSlot {
+    /// The upload's buffers are gone by now (the slot is taken first, so dropped last):
+    /// their memory goes back to the system at once.
+    fn drop(&mut self) {
+        drop(self.0.take());
+        crate::give_back_freed_memory();
+    }
+}
+
+/// Waits for a place among the uploads whose bodies may be in memory at once
+/// (`STOREGATE_MAX_UPLOADS_IN_FLIGHT`). Waiting is waiting for other clients, not for
+/// Magento, so the request's deadline is moved past the wait; past the body timeout the
+/// answer is a 503 to retry. Take it before reading the body: a waiting upload's bytes stay
+/// in the kernel's socket buffers, not in our memory.
+pub async fn upload_permit(app: &AppState) -> Result<UploadSlot, ApiError> {
     let wait = app.config.body_timeout;
     let upstream = app.config.upstream_timeout;
     let now = tokio::time::Instant::now();
@@ -291,7 +306,7 @@ pub async fn upload_permit(app: &AppState) -> Result<OwnedSemaphorePermit, ApiEr
     let permit = tokio::time::timeout(wait, app.uploads.clone().acquire_owned()).await;
     crate::request_context::set_deadline(tokio::time::Instant::now() + upstream);
     match permit {
-        Ok(Ok(permit)) => Ok(permit),
+        Ok(Ok(permit)) => Ok(UploadSlot(Some(permit))),
         _ => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "The service is overloaded. Try again later.",
