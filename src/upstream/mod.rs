@@ -142,10 +142,12 @@ impl Magento {
     }
 
     fn url(&self, scope: Scope<'_>, path: &str) -> String {
+        // Store codes come from Magento or the checked configuration; encoded all the same,
+        // like every other segment.
         let scope = match scope {
-            Scope::Default => self.default_store.as_str(),
-            Scope::Store(code) => code,
-            Scope::All => "all",
+            Scope::Default => segment(&self.default_store),
+            Scope::Store(code) => segment(code),
+            Scope::All => "all".to_owned(),
         };
         format!("{}/rest/{}{}", self.base, scope, path)
     }
@@ -443,6 +445,20 @@ fn classify(error: reqwest::Error) -> UpstreamError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn store_codes_are_one_segment() {
+        let magento =
+            Magento::new("http://m2.test", "t", Duration::from_secs(1), "default").unwrap();
+        assert_eq!(
+            magento.url(Scope::Store("fr/../x"), "/V1/a"),
+            "http://m2.test/rest/fr%2F..%2Fx/V1/a"
+        );
+        assert_eq!(
+            magento.url(Scope::Default, "/V1/a"),
+            "http://m2.test/rest/default/V1/a"
+        );
+    }
 
     #[test]
     fn segments_are_encoded() {
