@@ -6,7 +6,7 @@
 # "past the cap" attack, then runs bench/hostile.py, which prints one table. Every process
 # started here is stopped by its PID at the end.
 #
-# The gateways run with the default limits except the idle timeout, 5 s instead of 60 s so
+# The gateways run with the default limits except the idle timeout, 5 s instead of 75 s so
 # that the idle attack fits in a short run. Knobs: HOSTILE_DURATION (s per attack, 10),
 # HOSTILE_PORT_BASE (18280); other arguments go to hostile.py (--help).
 set -euo pipefail

@@ -126,7 +126,7 @@ impl Default for Config {
             circuit_failure_threshold: 5,
             circuit_open: Duration::from_millis(5000),
             header_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(75),
             body_timeout: Duration::from_secs(10),
             max_connections: None,
             drain_timeout: Duration::from_secs(10),
@@ -553,7 +553,7 @@ mod tests {
     fn connection_limits() {
         let c = from_env(&[]).unwrap();
         assert_eq!(c.header_timeout, Duration::from_secs(10));
-        assert_eq!(c.idle_timeout, Duration::from_secs(60));
+        assert_eq!(c.idle_timeout, Duration::from_secs(75));
         assert_eq!(c.body_timeout, Duration::from_secs(10));
         assert_eq!(c.drain_timeout, Duration::from_secs(10));
         assert_eq!((c.max_connections, c.max_uploads_in_flight), (None, 2));
