@@ -57,7 +57,7 @@ where
 {
     let key = cache_keys::key::body(caller.user_type(), caller.format, logical);
     if let Some(entry) = cache.fresh(&key).await {
-        file_for_fast_path(cache, &key, &entry).await;
+        file_for_fast_path(cache, logical, &key, &entry).await;
         return Ok(respond(cache, caller, request_headers, &entry, Source::Hit));
     }
     let format = caller.format;
@@ -69,15 +69,21 @@ where
         })
         .await?;
     if matches!(source, Source::Hit | Source::Fetched) {
-        file_for_fast_path(cache, &key, &entry).await;
+        file_for_fast_path(cache, logical, &key, &entry).await;
     }
     Ok(respond(cache, caller, request_headers, &entry, source))
 }
 
 /// Files a fresh body, cached under `key`, under the current request's fast-path key, if
-/// it has one (only canonical requests have one: see [`crate::fast_path`]).
-async fn file_for_fast_path(cache: &Cache, key: &str, entry: &Arc<Entry>) {
+/// it has one (only canonical requests have one: see [`crate::fast_path`]). A view whose
+/// answer no query parameter changes (`logical` without `?`: a product, its images) is
+/// filed only for the request without a query: otherwise `?page=1`, `?page=2`, ... would
+/// each be a canonical spelling of the same answer, without end.
+async fn file_for_fast_path(cache: &Cache, logical: &str, key: &str, entry: &Arc<Entry>) {
     if let Ok(fast_key) = FAST_KEY.try_with(Clone::clone) {
+        if !logical.contains('?') && fast_key.contains('?') {
+            return;
+        }
         cache.alias(fast_key, key, entry).await;
     }
 }
