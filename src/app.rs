@@ -34,6 +34,7 @@ use crate::mapping::Mappings;
 use crate::metrics::{Metrics, UpstreamMetrics};
 use crate::request_context;
 use crate::resources;
+use crate::shared_state::SharedState;
 use crate::telemetry;
 use crate::upstream::{Magento, resilience};
 
@@ -81,7 +82,7 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             crate::server::default_max_connections(config.upstream_max_in_flight)
         }),
     ));
-    let metrics = Arc::new(Metrics::new(
+    let metrics = Metrics::new(
         upstream_metrics,
         cache.clone(),
         {
@@ -96,15 +97,18 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             let connections = connections.clone();
             Arc::new(move || (connections.open() as i64, connections.refused()))
         },
-    ));
+    );
     let tokens = TokenIssuer::new(parts.token_secret, config.token_ttl);
     let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
+    let shared = SharedState::start(&config, &cache, &auth)?;
+    let metrics = Arc::new(metrics.with_shared_state(shared.clone()));
     let app = Arc::new(App {
         magento,
         cache,
         mappings: parts.mappings,
         auth,
-        locks: Locks::default(),
+        locks: Locks::new(shared.clone()),
+        shared,
         metrics,
         in_flight,
         connections,
