@@ -14,6 +14,7 @@
 //! - [`http`]: the client-facing protocol (formats, XML, errors, list parameters). Knows no
 //!   Magento.
 //! - [`auth`]: principals, customer tokens and the policy table.
+//! - [`oauth`]: the OAuth 1.0a provider (endpoints, pages, signatures, token store, CLI).
 //! - [`resources`]: one module per spec resource, and the gateway's own endpoints; they
 //!   orchestrate everything else.
 //! - [`catalog`]: the product and stock item indexes and product record reads.
@@ -55,6 +56,7 @@ pub mod locks;
 pub mod lookups;
 pub mod mapping;
 pub mod metrics;
+pub mod oauth;
 pub mod ops;
 pub mod privacy;
 pub mod records;

@@ -189,13 +189,21 @@ pub async fn serve(
     _permit: OwnedSemaphorePermit,
 ) {
     let mut drain = connections.drain_signal();
+    // The peer's address, as `axum::serve` with connect info gives it: OAuth decides from it
+    // whether forwarded headers are believed.
+    let peer = stream.peer_addr().ok();
     let activity = Arc::new(Activity::new());
     let io = TokioIo::new(Watched {
         stream,
         activity: activity.clone(),
     });
     let watched = activity.clone();
-    let service = hyper::service::service_fn(move |request: http::Request<Incoming>| {
+    let service = hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
+        if let Some(peer) = peer {
+            request
+                .extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
+        }
         let in_flight = watched.begin();
         let router = router.clone();
         let draining = connections.clone();
