@@ -12,12 +12,10 @@
 //! The operational endpoints (`/healthz`, `/readyz`, `/metrics`) sit outside the API's
 //! layers, so they answer even when the API sheds load.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::connect_info::IntoMakeServiceWithConnectInfo;
 use axum::extract::{Request, State};
 use axum::middleware::{Next, from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
@@ -83,6 +81,11 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         config.stale_if_error,
     ));
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
+    let connections = Arc::new(crate::server::Connections::new(
+        config.max_connections.unwrap_or_else(|| {
+            crate::server::default_max_connections(config.upstream_max_in_flight)
+        }),
+    ));
     let metrics = Metrics::new(
         upstream_metrics,
         cache.clone(),
@@ -93,6 +96,10 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         {
             let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
             Arc::new(move || (max - in_flight.available_permits()) as i64)
+        },
+        {
+            let connections = connections.clone();
+            Arc::new(move || (connections.open() as i64, connections.refused()))
         },
     );
     let tokens = TokenIssuer::new(parts.token_secret.clone(), config.token_ttl);
@@ -107,7 +114,6 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     let oauth = Arc::new(oauth);
     auth.attach_oauth(oauth.clone());
     let app = Arc::new(App {
-        config,
         magento,
         cache,
         mappings: parts.mappings,
@@ -117,12 +123,15 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         shared,
         metrics,
         in_flight,
+        connections,
+        uploads: Arc::new(Semaphore::new(config.max_uploads_in_flight)),
+        config,
     });
     Ok((router(app.clone()), app))
 }
 
 fn router(app: AppState) -> Router {
-    let upstream_timeout = app.config.upstream_timeout;
+    let timeouts = (app.config.upstream_timeout, app.config.body_timeout);
     // The API's layers go in with one `Router::layer` call (a `ServiceBuilder`, outermost
     // first), not one call per layer: each call boxes every route once more, and each
     // layer clones all the boxes beneath it on every request.
@@ -140,7 +149,7 @@ fn router(app: AppState) -> Router {
                 .layer(from_fn_with_state(app.auth.clone(), auth::authenticate))
                 .layer(from_fn(crate::metrics::tag_user_type))
                 .layer(from_fn(move |request: Request, next: Next| {
-                    request_deadline(upstream_timeout, request, next)
+                    request_deadline(timeouts, request, next)
                 })),
         )
         .with_state(app.clone());
@@ -155,14 +164,10 @@ fn router(app: AppState) -> Router {
 
 /// The router as served. A trailing slash names the same route (`/products/` is
 /// `/products`), as in the original: the path is trimmed before routing, so it is one route
-/// and one cache entry. (Outside the router: a layer on it would run after routing.)
-/// The peer address goes along: it decides whether forwarded headers are believed (OAuth).
-pub fn service(
-    router: Router,
-) -> IntoMakeServiceWithConnectInfo<NormalizePath<Router>, SocketAddr> {
-    axum::ServiceExt::<Request>::into_make_service_with_connect_info::<SocketAddr>(
-        NormalizePath::trim_trailing_slash(router),
-    )
+/// and one cache entry. (Outside the router: a layer on it would run after routing.) The
+/// accept loop (`server::serve`) gives each request its peer address, which OAuth needs.
+pub fn service(router: Router) -> crate::server::Served {
+    NormalizePath::trim_trailing_slash(router)
 }
 
 /// The front of every request, after routing, in order: request id, access log and
@@ -212,16 +217,52 @@ async fn outside_api(request: Request) -> Response {
 /// No request outlives the upstream deadline by more than a small margin, however many
 /// upstream calls it makes: the upstream calls share the deadline (each one's timeout is
 /// what is left of it), and the margin is for our own work after the last one.
-async fn request_deadline(upstream_timeout: Duration, request: Request, next: Next) -> Response {
-    let upstream_deadline = tokio::time::Instant::now() + upstream_timeout;
-    let hard_deadline = upstream_deadline + Duration::from_millis(500);
-    let work = request_context::with_deadline(upstream_deadline, next.run(request));
-    match tokio::time::timeout_at(hard_deadline, work).await {
-        Ok(response) => response,
-        Err(_) => ApiError::gateway_timeout()
-            .with_cause("request deadline passed")
-            .into_response(),
-    }
+///
+/// Time spent waiting for the client's body is not counted against Magento: while the body
+/// is arriving the deadline stays ahead of the stall timeout (a stall is a 408 from the
+/// body reader, see `http::client_body`), and once it has arrived the upstream calls get
+/// their whole deadline.
+async fn request_deadline(
+    (upstream_timeout, body_timeout): (Duration, Duration),
+    mut request: Request,
+    next: Next,
+) -> Response {
+    const MARGIN: Duration = Duration::from_millis(500);
+    let body = std::mem::take(request.body_mut());
+    *request.body_mut() = axum::body::Body::new(crate::http::client_body::Watched::new(
+        body,
+        body_timeout,
+        move |progress| {
+            let now = tokio::time::Instant::now();
+            request_context::set_deadline(match progress {
+                crate::http::client_body::Progress::Waiting => {
+                    now + body_timeout + upstream_timeout
+                }
+                crate::http::client_body::Progress::Done => now + upstream_timeout,
+            });
+        },
+    ));
+    let first = tokio::time::Instant::now() + upstream_timeout;
+    request_context::with_deadline(first, async move {
+        let work = next.run(request);
+        tokio::pin!(work);
+        loop {
+            let hard = request_context::deadline().unwrap_or(first) + MARGIN;
+            tokio::select! {
+                response = &mut work => return response,
+                _ = tokio::time::sleep_until(hard) => {
+                    let moved = request_context::deadline()
+                        .is_some_and(|d| d + MARGIN > tokio::time::Instant::now());
+                    if !moved {
+                        return ApiError::gateway_timeout()
+                            .with_cause("request deadline passed")
+                            .into_response();
+                    }
+                }
+            }
+        }
+    })
+    .await
 }
 
 /// Load shedding: past `STOREGATE_MAX_IN_FLIGHT` requests in flight, a request is refused

@@ -100,6 +100,8 @@ pub enum Value {
     Text(Arc<str>),
     /// A rendered response.
     Body(Body),
+    /// Another key of a rendered response (the fast path's; see [`Cache::alias`]).
+    Alias(Arc<str>),
 }
 
 impl Value {
@@ -122,6 +124,7 @@ impl Value {
             Value::Bytes(b) => b.len(),
             Value::Text(t) => t.len(),
             Value::Body(b) => b.bytes.len() + 64,
+            Value::Alias(key) => key.len(),
         }
     }
 }
@@ -516,7 +519,11 @@ impl Cache {
     /// A fresh, valid entry, without fetching. The hit path.
     pub async fn fresh(&self, key: &str) -> Option<Arc<Entry>> {
         let store = self.store.as_ref()?;
-        let entry = store.get(key).await?;
+        let mut entry = store.get(key).await?;
+        if let Value::Alias(target) = &entry.value {
+            let target = target.clone();
+            entry = store.get(&*target).await?;
+        }
         (self.clock.valid(&entry) && entry.stored_at.elapsed() < self.ttl).then(|| {
             self.stats.hits.fetch_add(1, Ordering::Relaxed);
             Inputs::note(&entry, Source::Hit);
@@ -524,15 +531,26 @@ impl Cache {
         })
     }
 
-    /// Files a fresh entry under a second key too (see `resources::support::fast_hit`).
-    /// Both keys share the entry, so invalidation and expiry apply to both at once.
-    pub async fn alias(&self, key: Arc<str>, entry: &Arc<Entry>) {
+    /// Files a fresh entry, stored under `target`, under a second key too (see
+    /// `resources::support::fast_hit`). The alias holds the entry's key, not the entry: it
+    /// weighs what it costs (two keys and an entry's bookkeeping, not a copy of the body),
+    /// and once the entry is gone (invalidated, expired, evicted) the alias leads nowhere
+    /// instead of keeping the body alive outside the budget. A hit through it also counts
+    /// for the entry itself, so a hot entry stays hot in the eviction policy's eyes.
+    pub async fn alias(&self, key: Arc<str>, target: &str, entry: &Arc<Entry>) {
         if let Some(store) = &self.store
             && self.clock.valid(entry)
             && entry.stored_at.elapsed() < self.ttl
             && !entry.refresh_failed.load(Ordering::Relaxed)
         {
-            store.insert(key, entry.clone()).await;
+            let alias = Entry::new(
+                Value::Alias(target.into()),
+                0,
+                Box::new([]),
+                Inputs::default(),
+                0,
+            );
+            store.insert(key, Arc::new(alias)).await;
         }
     }
 
@@ -549,6 +567,11 @@ impl Cache {
         Fut: Future<Output = Result<Fetched, E>> + Send + 'static,
         E: FetchError + Send + Sync + 'static,
     {
+        // The fetch's future goes on the heap before it enters the cache's own futures
+        // (coalescing, refresh, moka's compute), which would otherwise each hold a copy of
+        // it: a product read's is tens of kilobytes unoptimised, and the copies overflowed a
+        // test thread's 2 MiB stack.
+        let fetch = move || Box::pin(fetch());
         let (entry, source) = self.lookup(key, fetch).await?;
         Inputs::note(&entry, source);
         Ok((entry, source))
@@ -1042,5 +1065,46 @@ mod tests {
         get(&cache, "k", &calls, Ok("a")).await.unwrap();
         get(&cache, "k", &calls, Ok("a")).await.unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn an_alias_weighs_its_keys_and_leads_nowhere_once_the_entry_is_gone() {
+        let cache = Arc::new(Cache::new(
+            64 * 1024 * 1024,
+            Duration::from_secs(60),
+            Duration::ZERO,
+        ));
+        let body = Body::new(Bytes::from(vec![b'x'; 100_000]), "application/json");
+        let (entry, _) = cache
+            .get_or_fetch("b|guest|json|p/1", move || async move {
+                Ok::<_, ()>(Fetched::new(Value::Body(body), vec!["p:1".into()]))
+            })
+            .await
+            .unwrap();
+        cache.settle().await;
+        let (before, _) = cache.usage();
+        cache
+            .alias(
+                "f|guest|json|/api/rest/products/1".into(),
+                "b|guest|json|p/1",
+                &entry,
+            )
+            .await;
+        cache.settle().await;
+        let (after, entries) = cache.usage();
+        assert_eq!(entries, 2);
+        assert!(after - before < 1_000, "an alias weighs {}", after - before);
+        let hit = cache
+            .fresh("f|guest|json|/api/rest/products/1")
+            .await
+            .unwrap();
+        assert!(Arc::ptr_eq(&hit, &entry));
+        cache.invalidate(&["p:1".into()]);
+        assert!(
+            cache
+                .fresh("f|guest|json|/api/rest/products/1")
+                .await
+                .is_none()
+        );
     }
 }

@@ -16,7 +16,7 @@
 //! | `r\|storeviews`, `r\|storeconfigs` | store views, their configuration | stores |
 //! | `r\|cgroup\|<customer id>` | a customer's group (their prices); never served | customer groups |
 //! | `b\|<audience>\|<format>\|<view>` | a rendered answer; `<view>` below | response cache |
-//! | `f\|<audience>\|<format>\|<path?query>` | the same entry as a `b\|` key, filed under the raw request for the fast path | fast path |
+//! | `f\|<audience>\|<format>\|<path?query>` | an alias of a `b\|` key (it holds that key, not the entry), filed under the raw request for the fast path, for canonical requests only (`http::canonical`) | fast path |
 //!
 //! The audience ([`audience`]) is the user type, and for a customer shown group prices
 //! (tier prices) also the customer group, `customer.g<group>`: such an answer is never

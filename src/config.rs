@@ -83,6 +83,20 @@ pub struct Config {
     pub circuit_failure_threshold: u32,
     /// How long the circuit stays open before one probe call.
     pub circuit_open: Duration,
+    /// A request head must be complete this long after its first byte (after the accept,
+    /// for a new connection).
+    pub header_timeout: Duration,
+    /// A keep-alive connection with nothing in flight is closed after this long.
+    pub idle_timeout: Duration,
+    /// Longest wait for the next piece of a request body; past it the request is a 408.
+    pub body_timeout: Duration,
+    /// Open connections at most; more are closed at once. None: derived from the
+    /// descriptor limit (`server::default_max_connections`).
+    pub max_connections: Option<usize>,
+    /// On shutdown, how long requests in flight may take to finish.
+    pub drain_timeout: Duration,
+    /// Image uploads (create, update) whose bodies are read at once; more wait.
+    pub max_uploads_in_flight: usize,
     /// Folder of the embedded database (OAuth consumers, tokens, nonces); created on start.
     pub data_dir: PathBuf,
     /// Lifetime of OAuth access tokens; None: they never expire (as in the original).
@@ -127,6 +141,12 @@ impl Default for Config {
             upstream_max_in_flight: 256,
             circuit_failure_threshold: 5,
             circuit_open: Duration::from_millis(5000),
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(75),
+            body_timeout: Duration::from_secs(10),
+            max_connections: None,
+            drain_timeout: Duration::from_secs(10),
+            max_uploads_in_flight: 2,
             data_dir: PathBuf::from("data"),
             oauth_token_ttl: None,
             trusted_proxies: Vec::new(),
@@ -176,6 +196,12 @@ const KEYS: &[(&str, bool)] = &[
     ("upstream_max_in_flight", false),
     ("circuit_failure_threshold", false),
     ("circuit_open_ms", false),
+    ("header_timeout_secs", false),
+    ("idle_timeout_secs", false),
+    ("body_timeout_secs", false),
+    ("max_connections", false),
+    ("drain_timeout_secs", false),
+    ("max_uploads_in_flight", false),
     ("data_dir", false),
     ("oauth_token_ttl_secs", false),
     ("trusted_proxies", false),
@@ -409,6 +435,25 @@ impl Config {
         if let Some(r) = raw.get("circuit_open_ms") {
             config.circuit_open =
                 Duration::from_millis(positive(r, "a number of milliseconds above 0")?);
+        }
+        if let Some(r) = raw.get("header_timeout_secs") {
+            config.header_timeout =
+                Duration::from_secs(positive(r, "a number of seconds above 0")?);
+        }
+        if let Some(r) = raw.get("idle_timeout_secs") {
+            config.idle_timeout = Duration::from_secs(positive(r, "a number of seconds above 0")?);
+        }
+        if let Some(r) = raw.get("body_timeout_secs") {
+            config.body_timeout = Duration::from_secs(positive(r, "a number of seconds above 0")?);
+        }
+        if let Some(r) = raw.get("max_connections") {
+            config.max_connections = Some(positive(r, "a number of connections above 0")? as usize);
+        }
+        if let Some(r) = raw.get("drain_timeout_secs") {
+            config.drain_timeout = Duration::from_secs(number(r, "a number of seconds")?);
+        }
+        if let Some(r) = raw.get("max_uploads_in_flight") {
+            config.max_uploads_in_flight = positive(r, "a number of uploads above 0")? as usize;
         }
         if let Some(r) = raw.get("data_dir") {
             if r.value.trim().is_empty() {
@@ -651,6 +696,34 @@ mod tests {
         ])
         .unwrap_err();
         assert!(e.0.contains("STOREGATE_UPSTREAM_URL"));
+    }
+
+    #[test]
+    fn connection_limits() {
+        let c = from_env(&[]).unwrap();
+        assert_eq!(c.header_timeout, Duration::from_secs(10));
+        assert_eq!(c.idle_timeout, Duration::from_secs(75));
+        assert_eq!(c.body_timeout, Duration::from_secs(10));
+        assert_eq!(c.drain_timeout, Duration::from_secs(10));
+        assert_eq!((c.max_connections, c.max_uploads_in_flight), (None, 2));
+        let c = from_env(&[
+            ("STOREGATE_HEADER_TIMEOUT_SECS", "3"),
+            ("STOREGATE_IDLE_TIMEOUT_SECS", "4"),
+            ("STOREGATE_BODY_TIMEOUT_SECS", "5"),
+            ("STOREGATE_MAX_CONNECTIONS", "100"),
+            ("STOREGATE_DRAIN_TIMEOUT_SECS", "0"),
+            ("STOREGATE_MAX_UPLOADS_IN_FLIGHT", "1"),
+        ])
+        .unwrap();
+        assert_eq!(c.header_timeout, Duration::from_secs(3));
+        assert_eq!(c.idle_timeout, Duration::from_secs(4));
+        assert_eq!(c.body_timeout, Duration::from_secs(5));
+        assert_eq!(c.drain_timeout, Duration::ZERO);
+        assert_eq!((c.max_connections, c.max_uploads_in_flight), (Some(100), 1));
+        for key in ["STOREGATE_HEADER_TIMEOUT_SECS", "STOREGATE_MAX_CONNECTIONS"] {
+            let e = from_env(&[(key, "0")]).unwrap_err();
+            assert!(e.0.starts_with(&format!("invalid {key}")), "{e}");
+        }
     }
 
     #[test]

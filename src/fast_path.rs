@@ -105,8 +105,14 @@ async fn fast_hit(
             return hit(entry);
         }
     }
-    // The answer is filed under the audience it is built for (`response_cache`).
-    FastPath::Miss(Some(tail.into()))
+    // The answer is filed under the audience it is built for (`response_cache`), and only
+    // for the one spelling of a request: a client varying its query string (`?_=1`,
+    // `?_=2`, ...) adds nothing to the cache (`http::canonical`).
+    if crate::http::canonical::is_canonical_query(path.query()) {
+        FastPath::Miss(Some(tail.into()))
+    } else {
+        FastPath::Miss(None)
+    }
 }
 
 /// A customer's group when `lookups::customer_group` has it in the cache and fresh, without

@@ -1,14 +1,17 @@
 //! The image upload validator: reads an image write's body and checks it the way the
 //! original did (file present, base64, a supported type, content of that type, a clean
 //! file name, the roles and parameters), with the spec's messages, before Magento is asked.
+//! The file's bytes are checked by [`crate::image_bytes`] without being decoded whole, and
+//! [`upload_permit`] bounds the uploads whose body is in memory at once.
 
-use base64::Engine as _;
-use base64::engine::DecodePaddingMode;
-use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
+use http::{HeaderValue, StatusCode};
 use serde_json::{Map, Value, json};
+use tokio::sync::OwnedSemaphorePermit;
 
 use crate::http::ApiError;
+use crate::image_bytes;
 use crate::mapping::convert::{as_i64, is_empty};
+use crate::state::AppState;
 
 pub const NOT_SPECIFIED: &str = "The image is not specified";
 pub const BAD_BASE64: &str = "The image content must be valid base64 encoded data";
@@ -91,20 +94,6 @@ impl Kind {
     }
 }
 
-/// Base64 as clients send it: the standard alphabet, padding optional, line breaks and
-/// spaces allowed (MIME-style wrapping).
-pub fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    const LENIENT: GeneralPurpose = GeneralPurpose::new(
-        &base64::alphabet::STANDARD,
-        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
-    );
-    let compact: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    LENIENT
-        .decode(compact)
-        .ok()
-        .filter(|bytes| !bytes.is_empty())
-}
-
 /// A file name as Magento will take it: the client's name without folders and without
 /// the type's extension, characters other than letters, digits, `_`, `-` and `.` turned
 /// into `_` (as the original did), at most 80 characters.
@@ -145,7 +134,8 @@ pub struct NewFile {
 }
 
 impl NewFile {
-    pub fn content(&self, stem: &str) -> Value {
+    /// Consumes the file: its base64 text moves into the request, it is not copied.
+    pub fn content(self, stem: &str) -> Value {
         json!({
             "base64_encoded_data": self.base64,
             "type": self.kind.mime(),
@@ -175,19 +165,28 @@ impl ImageInput {
 }
 
 /// Checks the image file of a request: present, base64, a supported type, and content of
-/// that type. The first failure answers, in this order (the original's).
-fn check_file(input: &Map<String, Value>) -> Result<NewFile, ApiError> {
+/// that type whose header gives sensible dimensions. The first failure answers, in this
+/// order (the original's). The base64 text is taken out of `input`, checked in one pass and
+/// kept as it is ([`image_bytes`]): never decoded whole, never encoded again.
+fn check_file(input: &mut Map<String, Value>) -> Result<NewFile, ApiError> {
     let content = input.get("file_content").filter(|v| !is_empty(v));
     let mime = input.get("file_mime_type").filter(|v| !is_empty(v));
-    let (Some(content), Some(mime)) = (content, mime) else {
+    if content.is_none() || mime.is_none() {
         return Err(ApiError::validation(vec![NOT_SPECIFIED.into()]));
-    };
-    let bytes = content
-        .as_str()
-        .and_then(decode_base64)
-        .ok_or_else(|| ApiError::bad_request(BAD_BASE64))?;
-    let kind = mime.as_str().and_then(Kind::of_mime).ok_or_else(bad_mime)?;
-    if !kind.matches(&bytes) {
+    }
+    let file = match input.remove("file_content") {
+        Some(Value::String(text)) => image_bytes::check_base64(text),
+        _ => None,
+    }
+    .ok_or_else(|| ApiError::bad_request(BAD_BASE64))?;
+    let kind = input
+        .get("file_mime_type")
+        .and_then(Value::as_str)
+        .and_then(Kind::of_mime)
+        .ok_or_else(bad_mime)?;
+    let valid = kind.matches(&file.head)
+        && image_bytes::dimensions(&file.head).is_some_and(image_bytes::acceptable);
+    if !valid {
         return Err(ApiError::validation(vec![format!(
             "The image content is not a valid {} image.",
             kind.name()
@@ -200,7 +199,7 @@ fn check_file(input: &Map<String, Value>) -> Result<NewFile, ApiError> {
         Some(_) => return Err(ApiError::validation(vec![invalid("file_name")])),
     };
     Ok(NewFile {
-        base64: STANDARD.encode(&bytes),
+        base64: file.canonical,
         kind,
         stem,
     })
@@ -279,25 +278,63 @@ fn check_params(input: &Map<String, Value>, out: &mut ImageInput) -> Vec<String>
 
 /// Reads and checks an image write's body. A create needs a file; an update may send one
 /// (then with its MIME type).
-pub fn parse_input(input: &Map<String, Value>, create: bool) -> Result<ImageInput, ApiError> {
+pub fn parse_input(mut input: Map<String, Value>, create: bool) -> Result<ImageInput, ApiError> {
     let mut out = ImageInput::default();
     let sends_file = input.contains_key("file_content") || input.contains_key("file_mime_type");
     if create || sends_file {
-        out.file = Some(check_file(input)?);
+        out.file = Some(check_file(&mut input)?);
     }
-    let errors = check_params(input, &mut out);
+    let errors = check_params(&input, &mut out);
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }
     Ok(out)
 }
 
+/// A place among the uploads whose bodies may be in memory at once; see [`upload_permit`].
+#[derive(Debug)]
+pub struct UploadSlot(Option<OwnedSemaphorePermit>);
+
+impl Drop for UploadSlot {
+    /// The upload's buffers are gone by now (the slot is taken first, so dropped last):
+    /// their memory goes back to the system at once.
+    fn drop(&mut self) {
+        drop(self.0.take());
+        crate::give_back_freed_memory();
+    }
+}
+
+/// Waits for a place among the uploads whose bodies may be in memory at once
+/// (`STOREGATE_MAX_UPLOADS_IN_FLIGHT`). Waiting is waiting for other clients, not for
+/// Magento, so the request's deadline is moved past the wait; past the body timeout the
+/// answer is a 503 to retry. Take it before reading the body: a waiting upload's bytes stay
+/// in the kernel's socket buffers, not in our memory.
+pub async fn upload_permit(app: &AppState) -> Result<UploadSlot, ApiError> {
+    let wait = app.config.body_timeout;
+    let upstream = app.config.upstream_timeout;
+    let now = tokio::time::Instant::now();
+    crate::request_context::set_deadline(now + wait + upstream);
+    let permit = tokio::time::timeout(wait, app.uploads.clone().acquire_owned()).await;
+    crate::request_context::set_deadline(tokio::time::Instant::now() + upstream);
+    match permit {
+        Ok(Ok(permit)) => Ok(UploadSlot(Some(permit))),
+        _ => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The service is overloaded. Try again later.",
+        )
+        .with_header(http::header::RETRY_AFTER, HeaderValue::from_static("1"))
+        .with_cause("too many image uploads in flight (STOREGATE_MAX_UPLOADS_IN_FLIGHT)")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
     use serde_json::json;
 
-    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01";
 
     fn body(value: Value) -> Map<String, Value> {
         value.as_object().unwrap().clone()
@@ -312,34 +349,34 @@ mod tests {
         let png = STANDARD.encode(PNG);
         assert_eq!(
             first(parse_input(
-                &body(json!({"file_mime_type": "image/png"})),
+                body(json!({"file_mime_type": "image/png"})),
                 true
             )),
             NOT_SPECIFIED
         );
         assert_eq!(
             first(parse_input(
-                &body(json!({"file_content": "%%%", "file_mime_type": "image/bmp"})),
+                body(json!({"file_content": "%%%", "file_mime_type": "image/bmp"})),
                 true
             )),
             BAD_BASE64
         );
         assert_eq!(
             first(parse_input(
-                &body(json!({"file_content": png, "file_mime_type": "image/bmp"})),
+                body(json!({"file_content": png, "file_mime_type": "image/bmp"})),
                 true
             )),
             BAD_MIME
         );
         assert_eq!(
             first(parse_input(
-                &body(json!({"file_content": png, "file_mime_type": "image/jpeg"})),
+                body(json!({"file_content": png, "file_mime_type": "image/jpeg"})),
                 true
             )),
             "The image content is not a valid JPEG image."
         );
         let ok = parse_input(
-            &body(json!({"file_content": png, "file_mime_type": "Image/PNG", "file_name": "My Front.PNG",
+            body(json!({"file_content": png, "file_mime_type": "Image/PNG", "file_name": "My Front.PNG",
                          "label": "Front", "position": "3", "exclude": "1", "types": ["image", "image"]})),
             true,
         )
@@ -355,17 +392,9 @@ mod tests {
     }
 
     #[test]
-    fn base64_may_be_wrapped_and_unpadded() {
-        assert_eq!(decode_base64("iVBO\r\nRw0K").unwrap()[..4], PNG[..4]);
-        assert_eq!(decode_base64("aGk").unwrap(), b"hi");
-        assert!(decode_base64("").is_none());
-        assert!(decode_base64("a!b=").is_none());
-    }
-
-    #[test]
     fn update_fields_are_checked() {
         let e = parse_input(
-            &body(json!({"position": -1, "exclude": 2, "types": ["Bad Role"], "label": [1]})),
+            body(json!({"position": -1, "exclude": 2, "types": ["Bad Role"], "label": [1]})),
             false,
         )
         .unwrap_err();
@@ -381,18 +410,18 @@ mod tests {
             ]
         );
         assert!(
-            parse_input(&body(json!({"x": 1})), false)
+            parse_input(body(json!({"x": 1})), false)
                 .unwrap()
                 .is_empty()
         );
         assert_eq!(
-            parse_input(&body(json!({"types": ""})), false)
+            parse_input(body(json!({"types": ""})), false)
                 .unwrap()
                 .types,
             Some(vec![])
         );
         assert_eq!(
-            first(parse_input(&body(json!({"file_content": "abc"})), false)),
+            first(parse_input(body(json!({"file_content": "abc"})), false)),
             NOT_SPECIFIED
         );
     }

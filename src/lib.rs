@@ -21,7 +21,8 @@
 //! - [`lookups`]: store views and configs, the directory.
 //! - [`listing`]: the list engine (search criteria, or in memory).
 //! - [`privacy`]: who may see whose customer data, and what no cache may keep.
-//! - [`image_upload`]: the image upload validator.
+//! - [`image_upload`]: the image upload validator; [`image_bytes`]: base64 and image
+//!   headers checked in one pass.
 //! - [`locks`]: locks keyed by SKU or customer.
 //! - [`upstream`]: the Magento 2 REST client. Knows nothing of the client-facing protocol;
 //!   [`upstream_errors`] turns its failures into the client's errors.
@@ -33,6 +34,7 @@
 //! - [`shared_state`]: what instances share through Redis (revocations, invalidations,
 //!   lock leases, one-time claims, the second cache level), or keep in-process without it.
 //! - [`ops`]: health, readiness and metrics; [`metrics`]: the Prometheus instruments.
+//! - [`server`]: the listen address, connection limits and timeouts, draining.
 //!
 //! The embedded Magento 2 sandbox lives in its own crate, `storegate-sandbox`, so that it
 //! shares no types with [`upstream`]: a misread Magento shape fails a test instead of
@@ -47,6 +49,7 @@ pub mod catalog;
 pub mod config;
 pub mod fast_path;
 pub mod http;
+pub mod image_bytes;
 pub mod image_upload;
 pub mod listing;
 pub mod locks;
@@ -62,6 +65,7 @@ pub mod records;
 pub mod request_context;
 pub mod resources;
 pub mod response_cache;
+pub mod server;
 pub mod shared_state;
 pub mod state;
 pub mod telemetry;
@@ -82,6 +86,18 @@ pub use app::{AppState, Parts};
 #[cfg(not(fuzzing))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Gives the memory this thread freed back to the operating system now, rather than after
+/// mimalloc's purge delay. For the rare moments that just freed megabytes (an image upload):
+/// without it, ten parallel 15 MB uploads left the process at 220 MB resident, most of it
+/// freed buffers (docs/decisions/hostile-clients.md). Too costly for the request path.
+pub fn give_back_freed_memory() {
+    // SAFETY: `mi_collect` only walks mimalloc's own structures for the calling thread.
+    #[cfg(not(fuzzing))]
+    unsafe {
+        libmimalloc_sys::mi_collect(true)
+    }
+}
 pub use config::Config;
 
 /// Where the mappings come from: `STOREGATE_MAPPINGS`, else `mappings/magento2` when it
@@ -106,7 +122,7 @@ pub struct Running {
     pub addr: SocketAddr,
     pub app: AppState,
     shutdown: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    task: tokio::task::JoinHandle<()>,
 }
 
 impl Running {
@@ -115,7 +131,8 @@ impl Running {
         format!("http://{}/api/rest", self.addr)
     }
 
-    /// Stops accepting, lets requests in flight finish, and waits.
+    /// Stops accepting, lets requests in flight finish (within the drain deadline), and
+    /// waits.
     pub async fn stop(mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
@@ -125,9 +142,7 @@ impl Running {
 
     /// Waits until the server stops (on a signal, when started with one).
     pub async fn wait(self) -> std::io::Result<()> {
-        self.task
-            .await
-            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+        self.task.await.map_err(std::io::Error::other)
     }
 }
 
@@ -138,6 +153,7 @@ pub async fn start(
     listener: TcpListener,
     signal: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
 ) -> Result<Running, String> {
+    let limits = server::Limits::of(&config);
     let (router, app) = app::build(config, parts)?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let (tx, rx) = oneshot::channel::<()>();
@@ -154,12 +170,14 @@ pub async fn start(
             }
         }
     };
-    let task = tokio::spawn(async move {
-        // The peer address decides whether forwarded headers are believed (OAuth).
-        axum::serve(listener, app::service(router))
-            .with_graceful_shutdown(stop)
-            .await
-    });
+    let connections = app.connections.clone();
+    let task = tokio::spawn(server::serve(
+        listener,
+        app::service(router),
+        connections,
+        limits,
+        stop,
+    ));
     Ok(Running {
         addr,
         app,
@@ -171,10 +189,11 @@ pub async fn start(
 /// The gateway served by worker threads: how the binary runs it.
 ///
 /// Each worker is an OS thread with its own single-threaded runtime and its own listening
-/// socket on the same address (`SO_REUSEPORT`), so the kernel spreads connections over the
-/// workers and a request never hops between threads: the model nginx uses, and on a small
-/// machine the cheapest one (the work-stealing runtime spends a sixth of a cache hit on
-/// waking threads). State (cache, upstream client, tokens) is shared by all workers.
+/// socket on the same address (`SO_REUSEPORT`, after a probe that refuses an address someone
+/// else holds: [`server::bind`]), so the kernel spreads connections over the workers and a
+/// request never hops between threads: the model nginx uses, and on a small machine the
+/// cheapest one (the work-stealing runtime spends a sixth of a cache hit on waking threads).
+/// State (cache, upstream client, tokens, the connection cap) is shared by all workers.
 #[derive(Debug)]
 pub struct Workers {
     pub addr: SocketAddr,
@@ -189,8 +208,10 @@ impl Workers {
         format!("http://{}/api/rest", self.addr)
     }
 
-    /// Stops accepting, lets requests in flight finish, and waits for every worker.
+    /// Stops accepting, lets requests in flight finish (within the drain deadline), and
+    /// waits for every worker.
     pub async fn stop(self) {
+        self.app.connections.drain();
         let _ = self.stop.send(true);
         let threads = self.threads;
         let _ = tokio::task::spawn_blocking(move || {
@@ -208,25 +229,11 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
         0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
         n => n,
     };
-    let wanted = config.listen;
-    let cannot = |e: std::io::Error| format!("cannot listen on {wanted}: {e}");
-    // Every socket of the group must say SO_REUSEPORT before it binds; the first one decides
-    // the port when the configuration asks for port 0.
-    let mut sockets = Vec::with_capacity(workers);
-    let mut addr = wanted;
-    for _ in 0..workers {
-        let socket = match addr {
-            SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
-            SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6(),
-        }
-        .map_err(cannot)?;
-        socket.set_reuseaddr(true).map_err(cannot)?;
-        socket.set_reuseport(true).map_err(cannot)?;
-        socket.set_nodelay(true).map_err(cannot)?;
-        socket.bind(addr).map_err(cannot)?;
-        addr = socket.local_addr().map_err(cannot)?;
-        sockets.push(socket);
-    }
+    let sockets = server::bind::bind_group(config.listen, workers)?;
+    let addr = sockets[0]
+        .local_addr()
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let limits = server::Limits::of(&config);
     let (router, app) = app::build(config, parts)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let mut threads = Vec::with_capacity(workers);
@@ -235,6 +242,7 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
     let (listening, all_listening) = std::sync::mpsc::channel::<()>();
     for (i, socket) in sockets.into_iter().enumerate() {
         let router = router.clone();
+        let connections = app.connections.clone();
         let mut stopped = stopped.clone();
         let listening = listening.clone();
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -255,14 +263,16 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
                             return;
                         }
                     };
-                    let served = axum::serve(listener, app::service(router))
-                        .with_graceful_shutdown(async move {
+                    server::serve(
+                        listener,
+                        app::service(router),
+                        connections,
+                        limits,
+                        async move {
                             let _ = stopped.wait_for(|stop| *stop).await;
-                        })
-                        .await;
-                    if let Err(error) = served {
-                        tracing::error!(%error, worker = i, "worker stopped");
-                    }
+                        },
+                    )
+                    .await;
                 });
             })
             .map_err(|e| format!("cannot start worker {i}: {e}"))?;
@@ -303,5 +313,4 @@ pub async fn shutdown_signal() {
         _ = ctrl_c => {}
         _ = terminate => {}
     }
-    tracing::info!("shutting down: finishing requests in flight");
 }

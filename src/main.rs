@@ -217,6 +217,16 @@ async fn serve(config: Config) -> Result<(), String> {
     }
 
     storegate::shutdown_signal().await;
+    tracing::info!(
+        drain_secs = running.app.config.drain_timeout.as_secs(),
+        "shutting down: /readyz fails, requests in flight may finish; a second signal exits at once"
+    );
+    running.app.connections.drain();
+    tokio::spawn(async {
+        storegate::shutdown_signal().await;
+        eprintln!("storegate: second signal, exiting without draining");
+        std::process::exit(130);
+    });
     running.stop().await;
     if let Some(sandbox) = sandbox {
         sandbox.shutdown().await;

@@ -174,13 +174,15 @@ pub struct Metrics {
 pub type Reader<T> = Arc<dyn Fn() -> T + Send + Sync>;
 
 impl Metrics {
-    /// `upstream` are the instruments the Magento client records into; `cache`, `circuit`
-    /// and `in_flight` (API requests being served) are read at scrape time.
+    /// `upstream` are the instruments the Magento client records into; `cache`, `circuit`,
+    /// `in_flight` (API requests being served) and `connections` (open, refused at the cap)
+    /// are read at scrape time.
     pub fn new(
         upstream: UpstreamMetrics,
         cache: Arc<Cache>,
         circuit: Reader<i64>,
         in_flight: Reader<i64>,
+        connections: Reader<(i64, u64)>,
     ) -> Metrics {
         let mut registry = Registry::with_prefix("storegate");
         let requests: LatencyFamily<RequestLabels> =
@@ -216,6 +218,9 @@ impl Metrics {
             circuit,
             in_flight,
         }));
+        registry.register_collector(Box::new(crate::server::metrics::ConnectionMetrics(
+            connections,
+        )));
         let customer_write_retries = Counter::default();
         let customer_write_conflicts = Counter::default();
         registry.register(
@@ -297,7 +302,7 @@ impl std::fmt::Debug for ScrapeTime {
     }
 }
 
-fn counter(
+pub(crate) fn counter(
     encoder: &mut DescriptorEncoder,
     name: &str,
     help: &str,
@@ -307,7 +312,7 @@ fn counter(
     metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)
 }
 
-fn gauge(
+pub(crate) fn gauge(
     encoder: &mut DescriptorEncoder,
     name: &str,
     help: &str,
@@ -626,6 +631,7 @@ mod tests {
             cache,
             Arc::new(|| 1), // the breaker is open
             Arc::new(|| 3),
+            Arc::new(|| (2, 1)),
         );
         metrics.request(
             Some("/api/rest/products/{id}"),

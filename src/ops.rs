@@ -30,6 +30,10 @@ async fn healthz() -> &'static str {
 /// does not make the instance unready: reads are still served, and taking every instance
 /// out of rotation at once would turn a Redis outage into a full one.
 async fn readyz(State(app): State<AppState>) -> Response {
+    // Draining: out of rotation at once, while requests in flight finish.
+    if app.connections.draining() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response();
+    }
     let redis = app.shared.redis_status();
     let line = |first: &str| match redis {
         RedisStatus::Off => first.to_owned(),

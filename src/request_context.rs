@@ -15,7 +15,9 @@ pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 tokio::task_local! {
     static REQUEST_ID: HeaderValue;
-    static DEADLINE: Instant;
+    /// A cell, because a request body that is still arriving moves it: time spent waiting
+    /// for the client is not Magento's (`app::request_deadline`).
+    static DEADLINE: std::cell::Cell<Instant>;
 }
 
 /// Runs `future` (the rest of a request) as the request with id `id`.
@@ -30,12 +32,22 @@ pub fn request_id() -> Option<HeaderValue> {
 
 /// Runs `future` with a deadline every upstream call made inside it respects.
 pub async fn with_deadline<F: Future>(deadline: Instant, future: F) -> F::Output {
-    DEADLINE.scope(deadline, future).await
+    DEADLINE.scope(std::cell::Cell::new(deadline), future).await
 }
 
 /// Time left before the current request's deadline, if it has one.
 pub fn remaining() -> Option<Duration> {
     DEADLINE
-        .try_with(|deadline| deadline.saturating_duration_since(Instant::now()))
+        .try_with(|deadline| deadline.get().saturating_duration_since(Instant::now()))
         .ok()
+}
+
+/// The current request's deadline, if it has one.
+pub fn deadline() -> Option<Instant> {
+    DEADLINE.try_with(std::cell::Cell::get).ok()
+}
+
+/// Moves the current request's deadline (see `app::request_deadline`).
+pub fn set_deadline(deadline: Instant) {
+    let _ = DEADLINE.try_with(|cell| cell.set(deadline));
 }

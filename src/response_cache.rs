@@ -60,7 +60,7 @@ where
     let audience = caller.audience();
     let key = cache_keys::key::body(&audience, caller.format, logical);
     if let Some(entry) = cache.fresh(&key).await {
-        file_for_fast_path(cache, &audience, caller, &entry).await;
+        file_for_fast_path(cache, logical, &key, (&audience, caller), &entry).await;
         return Ok(respond(cache, caller, request_headers, &entry, Source::Hit));
     }
     let format = caller.format;
@@ -77,18 +77,31 @@ where
         })
         .await?;
     if matches!(source, Source::Hit | Source::Fetched) {
-        file_for_fast_path(cache, &audience, caller, &entry).await;
+        file_for_fast_path(cache, logical, &key, (&audience, caller), &entry).await;
     }
     Ok(respond(cache, caller, request_headers, &entry, source))
 }
 
-/// Files a fresh body under the current request's fast-path key, if it has one, for the
+/// Files a fresh body, cached under `key`, under the current request's fast-path key, if
+/// it has one (only canonical requests have one: see [`crate::fast_path`]), for the
 /// audience it was built for (so a body with one group's prices is only ever found by
-/// callers of that group).
-async fn file_for_fast_path(cache: &Cache, audience: &str, caller: Caller, entry: &Arc<Entry>) {
+/// callers of that group). A view whose answer no query parameter changes (`logical`
+/// without `?`: a product, its images) is filed only for the request without a query:
+/// otherwise `?page=1`, `?page=2`, ... would each be a canonical spelling of the same
+/// answer, without end.
+async fn file_for_fast_path(
+    cache: &Cache,
+    logical: &str,
+    key: &str,
+    (audience, caller): (&str, Caller),
+    entry: &Arc<Entry>,
+) {
     if let Ok(path_and_query) = FAST_KEY.try_with(Clone::clone) {
-        let key = cache_keys::key::fast(audience, caller.format, &path_and_query);
-        cache.alias(key.into(), entry).await;
+        if !logical.contains('?') && path_and_query.contains('?') {
+            return;
+        }
+        let fast = cache_keys::key::fast(audience, caller.format, &path_and_query);
+        cache.alias(fast.into(), key, entry).await;
     }
 }
 

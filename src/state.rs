@@ -34,6 +34,11 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     /// One permit per API request being served (`STOREGATE_MAX_IN_FLIGHT`).
     pub in_flight: Arc<Semaphore>,
+    /// Open connections, their cap, and whether the gateway is draining.
+    pub connections: Arc<crate::server::Connections>,
+    /// One permit per image upload whose body is being read or sent
+    /// (`STOREGATE_MAX_UPLOADS_IN_FLIGHT`).
+    pub uploads: Arc<Semaphore>,
 }
 
 pub type AppState = Arc<App>;

@@ -40,7 +40,7 @@ fn acceptable(value: &HeaderValue) -> bool {
 
 /// A new id: unique within the process (a counter) and across processes (a random prefix
 /// drawn at start), without a system call per request.
-fn new_id() -> HeaderValue {
+pub fn new_id() -> HeaderValue {
     static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     static NEXT: AtomicU64 = AtomicU64::new(1);
     let prefix = *PREFIX.get_or_init(rand::random::<u32>);

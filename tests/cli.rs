@@ -275,3 +275,84 @@ async fn with_an_upstream_it_serves_that_store_and_never_the_sandbox() {
     assert!(child.wait().unwrap().success());
     magento.verify().await;
 }
+
+#[test]
+fn an_address_another_process_serves_is_refused_with_address_in_use() {
+    // Held without SO_REUSEPORT (any program) ...
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port();
+    let output = binary()
+        .env("STOREGATE_LISTEN", format!("127.0.0.1:{port}"))
+        .env("STOREGATE_UPSTREAM_URL", "http://127.0.0.1:9")
+        .env("STOREGATE_UPSTREAM_TOKEN", "t")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!(
+            "cannot listen on 127.0.0.1:{port}: Address already in use"
+        )),
+        "{stderr}"
+    );
+    drop(held);
+}
+
+#[tokio::test]
+async fn a_second_gateway_on_the_same_address_is_refused() {
+    // ... and held by a gateway, whose sockets do set SO_REUSEPORT.
+    let port = free_port();
+    let mut first = binary()
+        .env("STOREGATE_LISTEN", format!("127.0.0.1:{port}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(first.stdout.take().unwrap());
+    read_until(&mut stdout, "try: curl");
+    let output = binary()
+        .env("STOREGATE_LISTEN", format!("127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    terminate(first.id());
+    let _ = first.wait();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("Address already in use"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_second_signal_exits_at_once_while_draining() {
+    let port = free_port();
+    let mut child = binary()
+        .env("STOREGATE_LISTEN", format!("127.0.0.1:{port}"))
+        .env("STOREGATE_SANDBOX_LATENCY_MS", "4000")
+        .env("STOREGATE_UPSTREAM_TIMEOUT_MS", "20000")
+        .env("STOREGATE_DRAIN_TIMEOUT_SECS", "60")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    read_until(&mut stdout, "try: curl");
+    storegate::upstream::install_crypto();
+    // A request that waits on the slow sandbox, so draining has something to wait for.
+    let pending = tokio::spawn(reqwest::get(format!(
+        "http://127.0.0.1:{port}/api/rest/products/1"
+    )));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    terminate(child.id());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(child.try_wait().unwrap().is_none(), "draining, not gone");
+    terminate(child.id());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(2), "still running");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    pending.abort();
+}

@@ -115,9 +115,17 @@ impl Authenticator {
     }
 
     pub fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, ApiError> {
-        let Some(value) = headers.get(AUTHORIZATION) else {
+        let mut values = headers.get_all(AUTHORIZATION).iter();
+        let Some(value) = values.next() else {
             return Ok(Principal::Guest);
         };
+        // Two credentials: which one a proxy or a framework would pick is anyone's guess,
+        // so neither is taken.
+        if values.next().is_some() {
+            return Err(ApiError::bad_request(
+                "Only one Authorization header may be sent.",
+            ));
+        }
         let invalid = || ApiError::unauthorized("The access token is invalid.");
         let text = value.to_str().map_err(|_| invalid())?.trim();
         let (scheme, credential) = text.split_once(' ').ok_or_else(invalid)?;

@@ -7,6 +7,7 @@
 use axum::body::Body;
 use http::HeaderMap;
 use http::header::CONTENT_LENGTH;
+use http_body_util::BodyExt as _;
 use serde_json::Value;
 
 use super::error::ApiError;
@@ -15,29 +16,46 @@ use super::xml;
 
 /// Reads at most `limit` bytes. A declared or actual body over the limit is a 413; we never
 /// buffer more than the limit to find out.
+///
+/// Read into one buffer sized from `Content-Length` (at most the limit): collecting the
+/// pieces and joining them would hold two copies of a large upload at once.
 pub async fn read_limited(
     headers: &HeaderMap,
     body: Body,
     limit: usize,
 ) -> Result<bytes::Bytes, ApiError> {
-    if let Some(declared) = headers
+    let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok())
-        && declared > limit as u64
-    {
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|declared| declared > limit as u64) {
         return Err(ApiError::payload_too_large());
     }
-    axum::body::to_bytes(body, limit).await.map_err(|e| {
-        // `to_bytes` fails for an over-long body and for a broken connection alike; only the
-        // first is the client's fault in a way worth a 413.
-        let inner = e.into_inner();
-        if inner.is::<http_body_util::LengthLimitError>() {
-            ApiError::payload_too_large()
-        } else {
-            ApiError::decoding().with_cause(inner)
+    let mut buffer = bytes::BytesMut::with_capacity(declared.map_or(8 * 1024, |d| d as usize));
+    let mut body = body;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|error| {
+            if super::client_body::is_stalled(&error) {
+                // The client's problem, not Magento's: a 408, logged as such.
+                tracing::info!("request body stalled: answered 408");
+                ApiError::new(
+                    http::StatusCode::REQUEST_TIMEOUT,
+                    "The request body did not arrive in time.",
+                )
+                .with_cause("client stalled its request body (STOREGATE_BODY_TIMEOUT_SECS)")
+            } else {
+                // A broken connection or bad framing.
+                ApiError::decoding().with_cause(error)
+            }
+        })?;
+        if let Ok(data) = frame.into_data() {
+            if buffer.len() + data.len() > limit {
+                return Err(ApiError::payload_too_large());
+            }
+            buffer.extend_from_slice(&data);
         }
-    })
+    }
+    Ok(buffer.freeze())
 }
 
 /// Decodes a request body in the format its `Content-Type` names (or `default`).

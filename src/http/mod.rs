@@ -4,6 +4,8 @@
 //! back end.
 
 pub mod body;
+pub mod canonical;
+pub mod client_body;
 pub mod error;
 pub mod format;
 pub mod middleware;

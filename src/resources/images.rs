@@ -39,7 +39,9 @@ use crate::cache_keys::{key, tag, view};
 use super::products;
 use crate::caller::Caller;
 use crate::catalog::{product_index, product_records};
-use crate::image_upload::{BAD_BASE64, NOT_SPECIFIED, bad_mime, clean_stem, parse_input};
+use crate::image_upload::{
+    BAD_BASE64, NOT_SPECIFIED, bad_mime, clean_stem, parse_input, upload_permit,
+};
 use crate::lookups::stores;
 use crate::records::{json, record};
 use crate::resources::parse_id;
@@ -552,7 +554,8 @@ async fn create(
     body: Body,
 ) -> Result<Response, ApiError> {
     let product_id = parse_id(id)?;
-    let mut input = parse_input(&object_body(&app, headers, body).await?, true)?;
+    let _upload = upload_permit(&app).await?;
+    let mut input = parse_input(object_body(&app, headers, body).await?, true)?;
     let Some(file) = input.file.take() else {
         return Err(ApiError::validation(vec![NOT_SPECIFIED.into()]));
     };
@@ -596,7 +599,8 @@ async fn update(
 ) -> Result<Response, ApiError> {
     let product_id = parse_id(id)?;
     let image_id = image_id(image)?;
-    let input = parse_input(&object_body(&app, headers, body).await?, false)?;
+    let _upload = upload_permit(&app).await?;
+    let mut input = parse_input(object_body(&app, headers, body).await?, false)?;
     if input.is_empty() {
         return Err(ApiError::request_data_invalid());
     }
@@ -613,7 +617,8 @@ async fn update(
         "disabled": input.exclude.unwrap_or_else(|| is_disabled(existing)),
         "types": input.types.clone().map_or_else(|| keep("types"), |t| json!(t)),
     });
-    if let Some(file) = &input.file {
+    let replaced = input.file.is_some();
+    if let Some(file) = input.file.take() {
         let stem = file.stem.clone().unwrap_or_else(|| {
             existing
                 .get("file")
@@ -632,7 +637,7 @@ async fn update(
         .await;
     invalidate(&app, product_id, &sku);
     result.map_err(media_error)?;
-    if input.file.is_some() {
+    if replaced {
         // Magento keeps a new file as a new gallery entry, with a new id: say where the
         // image is now. A failure to find out does not undo the update.
         let before: HashSet<u64> = entries.iter().filter_map(entry_id).collect();

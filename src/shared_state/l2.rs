@@ -226,8 +226,9 @@ impl SharedCache {
         let (kind, val): (&str, &[u8]) = match &fetched.value {
             Value::Bytes(b) => ("b", b),
             Value::Text(t) => ("t", t.as_bytes()),
-            // Rendered bodies are built from records locally; only records are shared.
-            Value::Body(_) => {
+            // Rendered bodies are built from records locally, and aliases point at them;
+            // only records are shared.
+            Value::Body(_) | Value::Alias(_) => {
                 self.abandon_claim(key, ticket.claim).await;
                 return;
             }

@@ -15,6 +15,7 @@ pub mod directory;
 pub mod error;
 pub mod media;
 pub mod orders;
+pub mod raw_path;
 pub mod resilience;
 pub mod search;
 pub mod stock;
@@ -55,9 +56,16 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-/// Encodes one path segment (a SKU may hold `/`, spaces, anything).
+/// Encodes one path segment (a SKU may hold `/`, spaces, anything). `.` and `..` would be
+/// dot segments, which URL parsers and web servers remove (the path would name another
+/// resource): they are sent as `%2E` and `%2E%2E`, which Magento's router decodes back,
+/// and through a client that keeps them ([`raw_path`]).
 pub fn segment(value: &str) -> String {
-    utf8_percent_encode(value, SEGMENT).to_string()
+    match value {
+        "." => "%2E".to_owned(),
+        ".." => "%2E%2E".to_owned(),
+        _ => utf8_percent_encode(value, SEGMENT).to_string(),
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -68,6 +76,8 @@ pub struct Magento {
     timeout: Duration,
     default_store: String,
     guard: Arc<Guard>,
+    /// For the rare paths `http` would rewrite ([`raw_path`]).
+    raw: raw_path::RawClient,
 }
 
 impl Magento {
@@ -98,6 +108,7 @@ impl Magento {
             authorization,
             timeout,
             default_store: default_store.to_owned(),
+            raw: raw_path::RawClient::new(timeout.min(Duration::from_secs(3)))?,
             guard: Arc::new(Guard::new(
                 &resilience::Options::default(),
                 UpstreamMetrics::default(),
@@ -131,10 +142,12 @@ impl Magento {
     }
 
     fn url(&self, scope: Scope<'_>, path: &str) -> String {
+        // Store codes come from Magento or the checked configuration; encoded all the same,
+        // like every other segment.
         let scope = match scope {
-            Scope::Default => self.default_store.as_str(),
-            Scope::Store(code) => code,
-            Scope::All => "all",
+            Scope::Default => segment(&self.default_store),
+            Scope::Store(code) => segment(code),
+            Scope::All => "all".to_owned(),
         };
         format!("{}/rest/{}{}", self.base, scope, path)
     }
@@ -265,6 +278,11 @@ impl Magento {
                     .finish(),
             );
         }
+        if raw_path::needs_raw(path) {
+            return self
+                .call_raw(method, &url, body, authorization, timeout)
+                .await;
+        }
         let mut request = self
             .http
             .request(method, url)
@@ -275,8 +293,7 @@ impl Magento {
             request = request.header(request_context::X_REQUEST_ID, id);
         }
         if let Some(body) = body {
-            let bytes =
-                serde_json::to_vec(body).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
+            let bytes = to_json_bytes(body)?;
             request = request
                 .header(http::header::CONTENT_TYPE, "application/json")
                 .body(bytes);
@@ -292,6 +309,41 @@ impl Magento {
                 error: M2Error::parse(&bytes),
             })
         }
+    }
+
+    /// [`Magento::call_once`] for a path only [`raw_path`] can send.
+    async fn call_raw(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&Value>,
+        authorization: &HeaderValue,
+        timeout: Duration,
+    ) -> Result<Bytes, UpstreamError> {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(http::header::AUTHORIZATION, authorization.clone());
+        headers.insert(
+            http::header::ACCEPT,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            http::header::USER_AGENT,
+            HeaderValue::from_static(concat!("storegate/", env!("CARGO_PKG_VERSION"))),
+        );
+        if let Some(id) = crate::telemetry::request_id() {
+            headers.insert(crate::telemetry::X_REQUEST_ID, id);
+        }
+        let body = match body {
+            Some(body) => {
+                headers.insert(
+                    http::header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                Some(to_json_bytes(body)?)
+            }
+            None => None,
+        };
+        self.raw.send(method, url, headers, body, timeout).await
     }
 
     pub async fn get(
@@ -336,6 +388,29 @@ pub fn install_crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
+/// A request body as JSON, in a buffer sized up front: grown by doubling, a large image
+/// upload would briefly need three times its size.
+fn to_json_bytes(body: &Value) -> Result<Vec<u8>, UpstreamError> {
+    fn size(value: &Value) -> usize {
+        match value {
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => items.iter().map(size).sum::<usize>() + items.len() + 2,
+            Value::Object(map) => {
+                map.iter()
+                    .map(|(k, v)| k.len() + 4 + size(v))
+                    .sum::<usize>()
+                    + 2
+            }
+            _ => 24,
+        }
+    }
+    // Escapes can make it longer; a little room saves a doubling then.
+    let estimate = size(body);
+    let mut bytes = Vec::with_capacity(estimate + estimate / 64 + 64);
+    serde_json::to_writer(&mut bytes, body).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
+    Ok(bytes)
+}
+
 /// Parses a JSON answer; a body that is not what we expect is a protocol error, not a panic.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, UpstreamError> {
     serde_json::from_slice(bytes)
@@ -372,8 +447,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn store_codes_are_one_segment() {
+        let magento =
+            Magento::new("http://m2.test", "t", Duration::from_secs(1), "default").unwrap();
+        assert_eq!(
+            magento.url(Scope::Store("fr/../x"), "/V1/a"),
+            "http://m2.test/rest/fr%2F..%2Fx/V1/a"
+        );
+        assert_eq!(
+            magento.url(Scope::Default, "/V1/a"),
+            "http://m2.test/rest/default/V1/a"
+        );
+    }
+
+    #[test]
     fn segments_are_encoded() {
         assert_eq!(segment("24-MB01"), "24-MB01");
         assert_eq!(segment("a/b c?d"), "a%2Fb%20c%3Fd");
+        for (hostile, sent) in [
+            (".", "%2E"),
+            ("..", "%2E%2E"),
+            ("...", "..."),
+            ("/", "%2F"),
+            ("%2F", "%252F"),
+            ("?", "%3F"),
+            ("#", "%23"),
+            (" a b ", "%20a%20b%20"),
+            ("é/ü", "%C3%A9%2F%C3%BC"),
+            ("../x", "..%2Fx"),
+        ] {
+            assert_eq!(segment(hostile), sent, "{hostile:?}");
+            let decoded = percent_encoding::percent_decode_str(sent)
+                .decode_utf8()
+                .unwrap();
+            assert_eq!(decoded, hostile, "Magento decodes it back");
+        }
     }
 }

@@ -197,3 +197,41 @@ async fn expired_tokens_are_401() {
         (401, vec!["The access token has expired.".to_owned()])
     );
 }
+
+/// Magento 2 revokes customer tokens per customer, not per token: revoking the one taken at
+/// sign-in would sign the customer out of the store's website and every other app. So the
+/// gateway leaves it to expire on Magento's side, and calls nothing but the two sign-in
+/// calls (issue 12).
+#[tokio::test]
+async fn sign_in_leaves_the_magento_customer_token_alone() {
+    let gw = Gateway::start().await;
+    mount_login(&gw).await;
+    Mock::given(wiremock::matchers::path_regex("(?i)revoke|/tokens?$"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(true))
+        .expect(0)
+        .mount(&gw.upstream)
+        .await;
+    let r = gw
+        .send(
+            gw.request("POST", "/auth/token", &Who::Guest)
+                .json(&json!({"username": "jane.doe@example.com", "password": "Tr4il-Head!2024"})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    // And using the gateway's token afterwards never touches Magento's.
+    let token = r.json()["access_token"].as_str().unwrap().to_owned();
+    let _ = gw
+        .get_json("/customers", &Who::Bearer(format!("Bearer {token}")))
+        .await;
+    let calls: Vec<String> = gw
+        .upstream
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.method.as_str() != "GET" || r.url.path().contains("integration"))
+        .map(|r| format!("{} {}", r.method, r.url.path()))
+        .collect();
+    assert_eq!(calls, ["POST /rest/default/V1/integration/customer/token"]);
+    gw.upstream.verify().await;
+}

@@ -362,7 +362,10 @@ async fn default_file_names_are_image_then_image_2() {
     product["media_gallery_entries"] = json!([{"id": 30, "media_type": "image", "label": null,
         "position": 1, "disabled": false, "types": [], "file": "/i/m/image.png"}]);
     mount_product_body(&gw, "SG-WARRANTY-2Y", product).await;
-    let jpeg = STANDARD.encode([0xFF, 0xD8, 0xFF, 0xE0, 0, 16, b'J', b'F', b'I', b'F']);
+    // A JPEG header: SOI, a short APP0, then the frame header (16 x 16) the checks read.
+    let jpeg = STANDARD.encode([
+        0xFF, 0xD8, 0xFF, 0xE0, 0, 4, b'J', b'F', 0xFF, 0xC0, 0, 11, 8, 0, 16, 0, 16, 1, 1, 0x11, 0,
+    ]);
     Mock::given(method("POST"))
         .and(path("/rest/all/V1/products/SG-WARRANTY-2Y/media"))
         .and(wiremock::matchers::body_partial_json(json!({"entry": {

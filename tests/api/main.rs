@@ -9,6 +9,7 @@ mod auth;
 mod cache;
 mod customers;
 mod formats;
+mod hostile;
 mod images;
 mod mapping;
 mod orders;

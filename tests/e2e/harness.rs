@@ -29,7 +29,12 @@ pub struct Exchange {
 #[derive(Clone)]
 struct Proxy {
     target: String,
-    client: reqwest::Client,
+    /// hyper's client, not reqwest's: it sends the path exactly as the gateway did, where a
+    /// URL parser would resolve `%2E%2E` segments (SKU `..`).
+    client: hyper_util::client::legacy::Client<
+        hyper_util::client::legacy::connect::HttpConnector,
+        http_body_util::Full<bytes::Bytes>,
+    >,
     log: Arc<Mutex<Vec<Exchange>>>,
 }
 
@@ -45,16 +50,27 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
         proxy.target,
         uri.path_and_query().map(|p| p.as_str()).unwrap_or("/")
     );
-    let mut outgoing = proxy.client.request(method.clone(), url).body(body);
+    let mut outgoing = http::Request::builder()
+        .method(method.clone())
+        .uri(url)
+        .body(http_body_util::Full::new(body))
+        .unwrap();
     for (name, value) in &headers {
         if name != "host" && name != "content-length" {
-            outgoing = outgoing.header(name, value);
+            outgoing.headers_mut().append(name, value.clone());
         }
     }
-    let answer = outgoing.send().await.expect("the sandbox answers");
+    let answer = proxy
+        .client
+        .request(outgoing)
+        .await
+        .expect("the sandbox answers");
     let status = answer.status();
     let content_type = answer.headers().get("content-type").cloned();
-    let bytes = answer.bytes().await.unwrap_or_default();
+    let bytes = http_body_util::BodyExt::collect(answer.into_body())
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
     proxy.log.lock().unwrap().push(Exchange {
         method: method.to_string(),
         path: uri.path().to_owned(),
@@ -110,7 +126,10 @@ impl Stack {
         let log = Arc::new(Mutex::new(Vec::new()));
         let proxy = Proxy {
             target: sandbox.base_url(),
-            client: reqwest::Client::new(),
+            client: hyper_util::client::legacy::Client::builder(
+                hyper_util::rt::TokioExecutor::new(),
+            )
+            .build_http(),
             log: log.clone(),
         };
         let proxy_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

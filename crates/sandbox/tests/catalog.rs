@@ -886,3 +886,47 @@ async fn products_render_info_prices_and_visibility() {
     );
     assert_eq!(missing.body["errors"].as_array().map(Vec::len), Some(2));
 }
+
+/// `GET path` on a connection of its own, with the path exactly as written (HTTP clients
+/// built on URL parsers would resolve `%2E%2E`).
+async fn raw_get_exact(h: &Harness, path: &str) -> (u16, Value) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(h.sandbox.addr())
+        .await
+        .unwrap();
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: m2\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
+        h.sandbox.token()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let text = String::from_utf8_lossy(&answer);
+    let status = text[9..12].parse().unwrap();
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn dot_segments_are_decoded_as_skus_not_resolved() {
+    let h = Harness::start().await;
+    for (i, sku) in [".", ".."].into_iter().enumerate() {
+        let created = h
+            .admin(
+                "POST",
+                "/rest/all/V1/products",
+                Some(&json!({"product": {"sku": sku, "name": format!("Dot {i}"),
+                    "attribute_set_id": 4, "type_id": "simple", "price": 1}})),
+            )
+            .await;
+        assert_eq!(created.status, 200, "{}", created.body);
+    }
+    let (status, body) = raw_get_exact(&h, "/rest/default/V1/products/%2E%2E").await;
+    assert_eq!((status, body["sku"].as_str()), (200, Some("..")), "{body}");
+    let (status, body) = raw_get_exact(&h, "/rest/default/V1/products/%2e").await;
+    assert_eq!((status, body["sku"].as_str()), (200, Some(".")), "{body}");
+    // A literal dot segment is not resolved either: it names SKU ".." too, as Magento's
+    // router (which splits the raw path) would.
+    let (status, body) = raw_get_exact(&h, "/rest/default/V1/products/..").await;
+    assert_eq!((status, body["sku"].as_str()), (200, Some("..")), "{body}");
+}

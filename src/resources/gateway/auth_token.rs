@@ -4,6 +4,11 @@
 //! The credentials are checked by Magento 2 (`/V1/integration/customer/token`, then
 //! `/V1/customers/me` for the id); the answer is our own signed token, so later requests
 //! need no upstream call to authenticate. The password is never logged or cached.
+//!
+//! The Magento customer token taken here is left alone, unused, until Magento expires it.
+//! Revoking it looks tidier but Magento 2 revokes per customer, not per token: it would sign
+//! the customer out of the store's website and of every other app at once. A test keeps it
+//! so (`tests/api/auth.rs`).
 
 use axum::body::Body;
 use axum::extract::State;

@@ -1,0 +1,273 @@
+//! One client connection: HTTP/1 through hyper, watched for the two ways a client holds a
+//! connection without using it.
+//!
+//! - **Slow heads** (slowloris: a header line every few seconds): a request head must be
+//!   complete within the header timeout of its first byte, or of the accept for a new
+//!   connection (a connection that never sends anything is a slow head too).
+//! - **Idle keep-alive**: after an answer, a connection with nothing in flight is closed when
+//!   no byte of a next request arrived within the idle timeout.
+//!
+//! hyper has a header-read timeout of its own, but its timer also runs while a keep-alive
+//! connection waits for its next request, so it cannot tell the two apart; the watch here
+//! can, from what the socket reads and writes and what the service has in flight. The watch
+//! sleeps until the next deadline, never per byte. A connection is only ever cut with nothing
+//! in flight; a request being served is the request deadline's business, and a stalled body
+//! the body reader's.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use crate::server::Served;
+use http::HeaderValue;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Instant;
+use tower::ServiceExt;
+
+use super::{Connections, Limits, protocol};
+
+/// What the socket and the service did, in milliseconds since the connection opened.
+#[derive(Debug)]
+struct Activity {
+    opened: Instant,
+    in_flight: AtomicU32,
+    /// The last answer finished (or the connection opened), or a write was made since.
+    quiet_since: AtomicU64,
+    /// A byte of a next request arrived since `quiet_since`.
+    head_started: AtomicBool,
+    head_started_at: AtomicU64,
+    answered: AtomicBool,
+    /// Woken when the last request in flight ends, so the watch re-arms its timer (an idle
+    /// timeout shorter than the header one must not wait for the older deadline).
+    quiet: tokio::sync::Notify,
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            opened: Instant::now(),
+            in_flight: AtomicU32::new(0),
+            quiet_since: AtomicU64::new(0),
+            head_started: AtomicBool::new(false),
+            head_started_at: AtomicU64::new(0),
+            answered: AtomicBool::new(false),
+            quiet: tokio::sync::Notify::new(),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        self.opened.elapsed().as_millis() as u64
+    }
+
+    fn read(&self) {
+        if self.in_flight.load(Ordering::Relaxed) == 0
+            && !self.head_started.swap(true, Ordering::Relaxed)
+        {
+            self.head_started_at.store(self.now(), Ordering::Relaxed);
+        }
+    }
+
+    fn wrote(&self) {
+        if self.in_flight.load(Ordering::Relaxed) == 0 && !self.head_started.load(Ordering::Relaxed)
+        {
+            self.quiet_since.store(self.now(), Ordering::Relaxed);
+        }
+    }
+
+    fn begin(self: &Arc<Self>) -> InFlight {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(self.clone())
+    }
+
+    /// When the connection should be closed if nothing changes, or `None` while a request
+    /// is in flight.
+    fn deadline(&self, limits: &Limits) -> Option<Instant> {
+        if self.in_flight.load(Ordering::Relaxed) > 0 {
+            return None;
+        }
+        let ms = if self.head_started.load(Ordering::Relaxed) {
+            self.head_started_at.load(Ordering::Relaxed) + limits.header_timeout.as_millis() as u64
+        } else if self.answered.load(Ordering::Relaxed) {
+            self.quiet_since.load(Ordering::Relaxed) + limits.idle_timeout.as_millis() as u64
+        } else {
+            // A new connection that has sent nothing yet: a slow head.
+            limits.header_timeout.as_millis() as u64
+        };
+        Some(self.opened + Duration::from_millis(ms))
+    }
+}
+
+/// One request being served; when it ends, the connection is quiet again.
+struct InFlight(Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let activity = &self.0;
+        if activity.in_flight.fetch_sub(1, Ordering::Relaxed) == 1 {
+            activity.answered.store(true, Ordering::Relaxed);
+            activity.head_started.store(false, Ordering::Relaxed);
+            activity
+                .quiet_since
+                .store(activity.now(), Ordering::Relaxed);
+            activity.quiet.notify_one();
+        }
+    }
+}
+
+/// The socket, noting reads and writes.
+struct Watched {
+    stream: TcpStream,
+    activity: Arc<Activity>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let result = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.activity.read();
+        }
+        result
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let result = Pin::new(&mut self.stream).poll_write(cx, buf);
+        if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.wrote();
+        }
+        result
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let result = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.wrote();
+        }
+        result
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+/// Serves one connection until the client closes it, a timeout cuts it, or a drain ends it.
+pub async fn serve(
+    stream: TcpStream,
+    router: Served,
+    limits: Limits,
+    connections: Arc<Connections>,
+    _permit: OwnedSemaphorePermit,
+) {
+    let mut drain = connections.drain_signal();
+    // The peer's address, as `axum::serve` with connect info gives it: OAuth decides from it
+    // whether forwarded headers are believed.
+    let peer = stream.peer_addr().ok();
+    let activity = Arc::new(Activity::new());
+    let io = TokioIo::new(Watched {
+        stream,
+        activity: activity.clone(),
+    });
+    let watched = activity.clone();
+    let service = hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
+        if let Some(peer) = peer {
+            request
+                .extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
+        }
+        let in_flight = watched.begin();
+        let router = router.clone();
+        let draining = connections.clone();
+        async move {
+            let response = match protocol::refuse(&request) {
+                Some(response) => response,
+                None => router
+                    .oneshot(request.map(axum::body::Body::new))
+                    .await
+                    .unwrap_or_else(|never: Infallible| match never {}),
+            };
+            let mut response = response;
+            if draining.draining() {
+                // One request per connection while draining, so clients move on.
+                response
+                    .headers_mut()
+                    .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            drop(in_flight);
+            Ok::<_, Infallible>(response)
+        }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        // Room for our own, stricter head limits to answer with the API's body
+        // (`protocol`); past these hyper answers alone.
+        .max_buf_size(protocol::HYPER_MAX_HEAD)
+        .max_headers(protocol::HYPER_MAX_HEADERS)
+        // The watch below times heads; hyper's timer would also cut idle keep-alives.
+        .header_read_timeout(None);
+    let connection = builder.serve_connection(io, service);
+    tokio::pin!(connection);
+    // Accepted while draining: served once (the answer says `Connection: close`); closing
+    // it now would leave the client without an answer.
+    let mut draining = *drain.borrow();
+    loop {
+        let deadline = activity.deadline(&limits);
+        tokio::select! {
+            result = connection.as_mut() => {
+                if let Err(error) = result {
+                    tracing::debug!(%error, "connection ended with an error");
+                }
+                return;
+            }
+            _ = super::draining(&mut drain), if !draining => {
+                draining = true;
+                connection.as_mut().graceful_shutdown();
+            }
+            // A request ended: the next deadline is computed anew.
+            _ = activity.quiet.notified() => {}
+            _ = sleep_until(deadline) => {
+                if activity.deadline(&limits).is_some_and(|d| d <= Instant::now()) {
+                    // Nothing in flight: dropping the connection closes the socket.
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Sleeps until `deadline`; while a request is in flight, checks again a little later.
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => tokio::time::sleep(Duration::from_millis(250)).await,
+    }
+}

@@ -1,0 +1,199 @@
+//! SKUs that are not safe in a URL path (issue 12): `.` and `..`, which URL parsers and web
+//! servers resolve as dot segments, and `/`, `%2F`, `?`, `#`, spaces, unicode. Each one must
+//! reach Magento as exactly one path segment, naming that product and nothing else.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use storegate::upstream::{Magento, Scope};
+use storegate_sandbox::{Sandbox, SandboxOptions};
+
+use crate::harness::Stack;
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+const HOSTILE: &[&str] = &[
+    ".", "..", "/", "%2F", "?", "#", "a b c", "é/ü", "a/../b", "..%2F",
+];
+
+fn sku_of(bytes: &[u8]) -> String {
+    let value: Value = serde_json::from_slice(bytes).unwrap();
+    value["sku"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn every_sku_path_of_the_client_names_that_product_and_nothing_else() {
+    storegate::upstream::install_crypto();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sandbox = Sandbox::start(listener, SandboxOptions::default())
+        .await
+        .unwrap();
+    let magento = Magento::new(
+        &sandbox.base_url(),
+        sandbox.token(),
+        Duration::from_secs(5),
+        "default",
+    )
+    .unwrap();
+    let other = magento.product(Scope::Default, "24-MB01").await.unwrap();
+    for (i, &sku) in HOSTILE.iter().enumerate() {
+        let created = magento
+            .create_product(json!({
+                "sku": sku, "name": format!("Hostile {i}"), "attribute_set_id": 4,
+                "type_id": "simple", "price": 1, "status": 1, "visibility": 4,
+                "custom_attributes": [{"attribute_code": "url_key", "value": format!("hostile-{i}")}],
+                "extension_attributes": {"stock_item": {"qty": 3, "is_in_stock": true}}
+            }))
+            .await
+            .unwrap_or_else(|e| panic!("create {sku:?}: {e}"));
+        assert_eq!(created["sku"], sku);
+
+        let read = magento.product(Scope::Default, sku).await.unwrap();
+        assert_eq!(sku_of(&read), sku, "read {sku:?}");
+        let updated = magento
+            .update_product(Scope::All, sku, json!({"name": format!("Renamed {i}")}))
+            .await
+            .unwrap_or_else(|e| panic!("update {sku:?}: {e}"));
+        assert_eq!(updated["sku"], sku);
+        let read = magento.product_in(Scope::Default, sku, None).await.unwrap();
+        assert_eq!(sku_of(&read), sku);
+
+        let item: Value = serde_json::from_slice(&magento.stock_item(sku).await.unwrap()).unwrap();
+        let item_id = item["item_id"].as_u64().unwrap();
+        magento
+            .update_stock_item(sku, item_id, json!({"qty": 7, "is_in_stock": true}))
+            .await
+            .unwrap_or_else(|e| panic!("stock {sku:?}: {e}"));
+
+        let image = magento
+            .add_media(
+                Scope::All,
+                sku,
+                json!({"media_type": "image", "position": 1, "disabled": false, "types": [],
+                       "content": {"base64_encoded_data": PNG, "type": "image/png", "name": "x.png"}}),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("add image {sku:?}: {e}"));
+        magento
+            .update_media(
+                Scope::All,
+                sku,
+                image,
+                json!({"media_type": "image", "label": "L", "position": 1, "disabled": false,
+                       "types": []}),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("update image {sku:?}: {e}"));
+        magento.delete_media(sku, image).await.unwrap();
+
+        magento
+            .delete_product(sku)
+            .await
+            .unwrap_or_else(|e| panic!("delete {sku:?}: {e}"));
+        assert!(magento.product(Scope::Default, sku).await.is_err());
+        // Nothing else was touched.
+        assert_eq!(
+            magento.product(Scope::Default, "24-MB01").await.unwrap(),
+            other,
+            "after {sku:?}"
+        );
+    }
+    sandbox.shutdown().await;
+}
+
+#[tokio::test]
+async fn products_with_skus_dot_and_dot_dot_are_themselves_through_the_gateway() {
+    let stack = Stack::start().await;
+    let first = stack.admin("GET", "/products/1", None).await.json();
+    let count = |list: Value| list.as_object().map_or(0, |m| m.len());
+    let before = count(stack.admin("GET", "/products?limit=100", None).await.json());
+    for (n, sku) in [".", ".."].into_iter().enumerate() {
+        let r = stack
+            .admin(
+                "POST",
+                "/products",
+                Some(json!({
+                    "type_id": "simple", "attribute_set_id": 4, "sku": sku,
+                    "name": "Dot", "price": "1.00", "weight": "1", "status": 1,
+                    "visibility": 4, "tax_class_id": 2, "description": "d",
+                    "short_description": "d", "url_key": format!("dot-{n}"),
+                    "stock_data": {"qty": 1, "is_in_stock": 1}
+                })),
+            )
+            .await;
+        assert_eq!(r.status, 200, "create {sku:?}: {}", r.body);
+        let id = r
+            .header("location")
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_owned();
+        let read = stack.admin("GET", &format!("/products/{id}"), None).await;
+        assert_eq!(read.status, 200, "{}", read.body);
+        assert_eq!(read.json()["sku"], sku);
+
+        // A second create of the same SKU is refused, not an overwrite.
+        let again = stack
+            .admin(
+                "POST",
+                "/products",
+                Some(json!({
+                    "type_id": "simple", "attribute_set_id": 4, "sku": sku,
+                    "name": "Other", "price": "2.00", "weight": "1", "status": 1,
+                    "visibility": 4, "tax_class_id": 2, "description": "d",
+                    "short_description": "d", "stock_data": {"qty": 1, "is_in_stock": 1}
+                })),
+            )
+            .await;
+        assert_eq!(again.status, 400, "{}", again.body);
+
+        let r = stack
+            .admin(
+                "PUT",
+                &format!("/products/{id}"),
+                Some(json!({"name": "Dot renamed"})),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let read = stack
+            .admin("GET", &format!("/products/{id}"), None)
+            .await
+            .json();
+        assert_eq!(
+            (read["sku"].as_str(), read["name"].as_str()),
+            (Some(sku), Some("Dot renamed"))
+        );
+        assert_eq!(
+            count(stack.admin("GET", "/products?limit=100", None).await.json()),
+            before + 1
+        );
+
+        let r = stack
+            .admin("DELETE", &format!("/products/{id}"), None)
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let gone = stack.admin("GET", &format!("/products/{id}"), None).await;
+        assert_eq!(gone.status, 404, "{}", gone.body);
+        assert_eq!(
+            count(stack.admin("GET", "/products?limit=100", None).await.json()),
+            before
+        );
+        assert_eq!(stack.admin("GET", "/products/1", None).await.json(), first);
+    }
+    let paths: Vec<String> = stack.exchanges().into_iter().map(|e| e.path).collect();
+    assert!(
+        paths.iter().any(|p| p.ends_with("/V1/products/%2E%2E")),
+        "{paths:?}"
+    );
+    assert!(
+        paths.iter().any(|p| p.ends_with("/V1/products/%2E")),
+        "{paths:?}"
+    );
+    assert!(
+        !paths
+            .iter()
+            .any(|p| p.ends_with("/V1/") || p.ends_with("/V1/products/")),
+        "{paths:?}"
+    );
+}
