@@ -7,7 +7,8 @@
 //! retried; a circuit breaker and a bound on calls in flight ([`resilience`]). It knows
 //! Magento's paths, store scopes and error bodies, and nothing of the client-facing
 //! protocol: no XML, no spec messages. Keeping every call behind [`Magento::call`] is what
-//! makes recording and replaying upstream traffic a single layer later.
+//! is what lets `crate::recording` record and replay upstream traffic at one seam, the
+//! [`transport::Transport`] a finished call is handed to.
 
 pub mod catalog;
 pub mod customers;
@@ -18,6 +19,7 @@ pub mod orders;
 pub mod resilience;
 pub mod search;
 pub mod stock;
+pub mod transport;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,6 +37,7 @@ pub use search::{Direction, SearchCriteria};
 
 use crate::metrics::{Outcome, UpstreamMetrics};
 use resilience::Guard;
+use transport::{HttpTransport, Outgoing, Transport};
 
 /// Which store scope a call runs in (`/rest/<scope>/V1/...`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,8 +64,7 @@ pub fn segment(value: &str) -> String {
 
 #[derive(Debug, Clone)]
 pub struct Magento {
-    http: reqwest::Client,
-    base: String,
+    transport: Arc<dyn Transport>,
     authorization: HeaderValue,
     timeout: Duration,
     default_store: String,
@@ -77,23 +79,14 @@ impl Magento {
         timeout: Duration,
         default_store: &str,
     ) -> Result<Magento, String> {
-        install_crypto();
-        let http = reqwest::Client::builder()
-            .pool_max_idle_per_host(256)
-            .pool_idle_timeout(Duration::from_secs(60))
-            .tcp_nodelay(true)
-            .connect_timeout(timeout.min(Duration::from_secs(3)))
-            .user_agent(concat!("storegate/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let transport = Arc::new(HttpTransport::new(base, timeout)?);
         let mut authorization =
             HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
                 "STOREGATE_UPSTREAM_TOKEN holds characters not allowed in a header".to_owned()
             })?;
         authorization.set_sensitive(true);
         Ok(Magento {
-            http,
-            base: base.trim_end_matches('/').to_owned(),
+            transport,
             authorization,
             timeout,
             default_store: default_store.to_owned(),
@@ -114,6 +107,17 @@ impl Magento {
         self
     }
 
+    /// The same client sending its calls through `transport` (recording, replaying).
+    pub fn with_transport(mut self, transport: Arc<dyn Transport>) -> Magento {
+        self.transport = transport;
+        self
+    }
+
+    /// Where finished calls go now.
+    pub fn transport(&self) -> Arc<dyn Transport> {
+        self.transport.clone()
+    }
+
     /// The circuit breaker's state now.
     pub fn circuit_state(&self) -> CircuitState {
         self.guard.breaker.state()
@@ -129,13 +133,13 @@ impl Magento {
         &self.default_store
     }
 
-    fn url(&self, scope: Scope<'_>, path: &str) -> String {
+    fn scoped_path(&self, scope: Scope<'_>, path: &str) -> String {
         let scope = match scope {
             Scope::Default => self.default_store.as_str(),
             Scope::Store(code) => code,
             Scope::All => "all",
         };
-        format!("{}/rest/{}{}", self.base, scope, path)
+        format!("/rest/{scope}{path}")
     }
 
     /// One call. `path` starts with `/V1/` and has its segments already encoded.
@@ -255,34 +259,39 @@ impl Magento {
         authorization: &HeaderValue,
         timeout: Duration,
     ) -> Result<Bytes, UpstreamError> {
-        let mut url = self.url(scope, path);
-        if !query.is_empty() {
-            url.push('?');
-            url.push_str(
-                &form_urlencoded::Serializer::new(String::new())
-                    .extend_pairs(query.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-                    .finish(),
-            );
-        }
-        let mut request = self
-            .http
-            .request(method, url)
-            .timeout(timeout)
-            .header(http::header::AUTHORIZATION, authorization.clone())
-            .header(http::header::ACCEPT, "application/json");
+        let mut headers = http::HeaderMap::with_capacity(4);
+        headers.insert(http::header::AUTHORIZATION, authorization.clone());
+        headers.insert(
+            http::header::ACCEPT,
+            HeaderValue::from_static("application/json"),
+        );
         if let Some(id) = crate::telemetry::request_id() {
-            request = request.header(crate::telemetry::X_REQUEST_ID, id);
+            headers.insert(crate::telemetry::X_REQUEST_ID, id);
         }
-        if let Some(body) = body {
-            let bytes =
-                serde_json::to_vec(body).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
-            request = request
-                .header(http::header::CONTENT_TYPE, "application/json")
-                .body(bytes);
-        }
-        let response = request.send().await.map_err(classify)?;
-        let status = response.status();
-        let bytes = response.bytes().await.map_err(classify)?;
+        let body = match body {
+            Some(body) => {
+                headers.insert(
+                    http::header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                Some(Bytes::from(
+                    serde_json::to_vec(body).map_err(|e| UpstreamError::Protocol(e.to_string()))?,
+                ))
+            }
+            None => None,
+        };
+        let answer = self
+            .transport
+            .send(Outgoing {
+                method,
+                path: self.scoped_path(scope, path),
+                query: query.to_vec(),
+                headers,
+                body,
+                timeout,
+            })
+            .await?;
+        let (status, bytes) = (answer.status, answer.body);
         if status.is_success() {
             Ok(bytes)
         } else {
@@ -350,19 +359,6 @@ fn outcome(result: &Result<Bytes, UpstreamError>) -> Outcome {
         Err(UpstreamError::Connect(_)) => Outcome::ConnectError,
         Err(UpstreamError::Protocol(_)) => Outcome::ProtocolError,
         Err(UpstreamError::Unavailable) => Outcome::CircuitOpen,
-    }
-}
-
-fn classify(error: reqwest::Error) -> UpstreamError {
-    if error.is_timeout() {
-        UpstreamError::Timeout
-    } else if error.is_connect() || error.is_request() {
-        // The URL (with the store's host) is part of reqwest's message; never the token.
-        UpstreamError::Connect(error.without_url().to_string())
-    } else if error.is_body() || error.is_decode() {
-        UpstreamError::Protocol(error.without_url().to_string())
-    } else {
-        UpstreamError::Connect(error.without_url().to_string())
     }
 }
 
