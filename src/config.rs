@@ -42,9 +42,46 @@ pub enum LogFormat {
 /// Where the gateway's Magento 2 lives.
 #[derive(Debug, Clone)]
 pub struct Upstream {
-    /// Base URL without a trailing slash; calls go to `{url}/rest/{scope}/V1/...`.
+    /// Base URL without a trailing slash; calls go to `{url}/rest/{scope}/V1/...`. Or
+    /// `replay:DIR`: answers come from the cassettes in DIR (`crate::recording`).
     pub url: String,
+    /// Empty when replaying without a real store behind.
     pub token: Secret,
+}
+
+impl Upstream {
+    /// The cassette folder of `replay:DIR`.
+    pub fn replay_dir(&self) -> Option<&Path> {
+        self.url.strip_prefix(REPLAY_SCHEME).map(Path::new)
+    }
+}
+
+/// `STOREGATE_UPSTREAM_URL=replay:DIR`.
+pub const REPLAY_SCHEME: &str = "replay:";
+
+/// Recording and replaying upstream traffic: the raw settings, checked and compiled by
+/// `crate::recording` (which owns their meaning; see the README's "Recording and replaying").
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    /// `STOREGATE_RECORD_DIR`: write every upstream exchange to cassettes here.
+    pub record_dir: Option<PathBuf>,
+    /// `STOREGATE_REPLAY_MODE`: `strict`, `record-missing` or `passthrough`.
+    pub replay_mode: Option<String>,
+    /// `STOREGATE_REPLAY_UPSTREAM_URL`: the real store behind `record-missing` and
+    /// `passthrough`.
+    pub replay_upstream_url: Option<String>,
+    /// `STOREGATE_REPLAY_IGNORE`: `query:NAME` and `body:JSON.PATH` left out of matching.
+    pub replay_ignore: Vec<String>,
+    /// `STOREGATE_SCRUB_HEADERS`: more header names whose values never reach a cassette.
+    pub scrub_headers: Vec<String>,
+    /// `STOREGATE_SCRUB_JSON_PATHS`: more body fields whose values never reach a cassette.
+    pub scrub_json_paths: Vec<String>,
+    /// `STOREGATE_SCRUB_PATTERNS`: regular expressions, one per line.
+    pub scrub_patterns: Vec<String>,
+    /// `STOREGATE_RECORD_MASK_PII`: replace e-mails, names and telephones by fakes.
+    pub mask_pii: bool,
+    /// `STOREGATE_RECORD_MASK_KEY`: the key of the fakes' keyed hash.
+    pub mask_key: Option<Secret>,
 }
 
 #[derive(Debug, Clone)]
@@ -83,6 +120,8 @@ pub struct Config {
     pub circuit_failure_threshold: u32,
     /// How long the circuit stays open before one probe call.
     pub circuit_open: Duration,
+    /// Cassettes: recording and replaying upstream traffic.
+    pub recording: Recording,
 }
 
 impl Default for Config {
@@ -111,6 +150,7 @@ impl Default for Config {
             upstream_max_in_flight: 256,
             circuit_failure_threshold: 5,
             circuit_open: Duration::from_millis(5000),
+            recording: Recording::default(),
         }
     }
 }
@@ -153,7 +193,20 @@ const KEYS: &[(&str, bool)] = &[
     ("upstream_max_in_flight", false),
     ("circuit_failure_threshold", false),
     ("circuit_open_ms", false),
+    ("record_dir", false),
+    ("replay_mode", false),
+    ("replay_upstream_url", false),
+    ("replay_ignore", false),
+    ("scrub_headers", false),
+    ("scrub_json_paths", false),
+    ("scrub_patterns", false),
+    ("record_mask_pii", false),
+    ("record_mask_key", true),
 ];
+
+/// Keys whose file form is an array of strings that may hold commas (regular expressions):
+/// their items are joined with newlines, and the environment's value is one item a line.
+const LINE_LISTS: &[&str] = &["scrub_patterns"];
 
 fn env_name(key: &str) -> String {
     format!("STOREGATE_{}", key.to_ascii_uppercase())
@@ -220,7 +273,11 @@ impl Config {
                                 .unwrap_or_else(|| v.to_string())
                         })
                         .collect::<Vec<_>>()
-                        .join(","),
+                        .join(if LINE_LISTS.contains(&known) {
+                            "\n"
+                        } else {
+                            ","
+                        }),
                     other => other.to_string(),
                 };
                 raw.insert(
@@ -265,6 +322,11 @@ impl Config {
             .map(|r| Secret::new(r.value.trim()));
         config.upstream = match (url, token) {
             (Some(url), Some(token)) => Some(Upstream { url, token }),
+            // Cassettes hold no token; one is needed only to forward (record-missing).
+            (Some(url), None) if url.starts_with(REPLAY_SCHEME) => Some(Upstream {
+                url,
+                token: Secret::new(""),
+            }),
             (Some(_), None) => {
                 return Err(ConfigError(
                     "missing STOREGATE_UPSTREAM_TOKEN: required when STOREGATE_UPSTREAM_URL is set"
@@ -376,8 +438,54 @@ impl Config {
             config.circuit_open =
                 Duration::from_millis(positive(r, "a number of milliseconds above 0")?);
         }
+        config.recording = recording(&raw)?;
         Ok(config)
     }
+}
+
+fn recording(raw: &BTreeMap<&'static str, Raw>) -> Result<Recording, ConfigError> {
+    let text = |key: &str| {
+        raw.get(key)
+            .map(|r| r.value.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    let list = |key: &str, separator: char| -> Vec<String> {
+        raw.get(key)
+            .map(|r| {
+                r.value
+                    .split(separator)
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mask_pii = match raw.get("record_mask_pii") {
+        None => false,
+        Some(r) => match r.value.trim().to_ascii_lowercase().as_str() {
+            "" | "0" | "false" | "no" | "off" => false,
+            "1" | "true" | "yes" | "on" => true,
+            _ => return Err(r.fail("true or false")),
+        },
+    };
+    Ok(Recording {
+        record_dir: text("record_dir").map(PathBuf::from),
+        replay_mode: text("replay_mode"),
+        replay_upstream_url: match raw.get("replay_upstream_url") {
+            Some(r) if !r.value.trim().is_empty() => Some(parse_url(r)?),
+            _ => None,
+        },
+        replay_ignore: list("replay_ignore", ','),
+        scrub_headers: list("scrub_headers", ','),
+        scrub_json_paths: list("scrub_json_paths", ','),
+        scrub_patterns: list("scrub_patterns", '\n'),
+        mask_pii,
+        mask_key: raw
+            .get("record_mask_key")
+            .filter(|r| !r.value.is_empty())
+            .map(|r| Secret::new(r.value.clone())),
+    })
 }
 
 fn number(r: &Raw, expected: &str) -> Result<u64, ConfigError> {
@@ -393,6 +501,12 @@ fn positive(r: &Raw, expected: &str) -> Result<u64, ConfigError> {
 
 fn parse_url(r: &Raw) -> Result<String, ConfigError> {
     let text = r.value.trim().trim_end_matches('/');
+    if let Some(dir) = text.strip_prefix(REPLAY_SCHEME) {
+        if dir.is_empty() {
+            return Err(r.fail("replay:DIR with a cassette folder"));
+        }
+        return Ok(text.to_owned());
+    }
     let url = reqwest::Url::parse(text).map_err(|_| r.fail("an http:// or https:// URL"))?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
         return Err(r.fail("an http:// or https:// URL"));

@@ -16,6 +16,7 @@
 //! - [`ops`]: health, readiness and metrics.
 //! - [`metrics`]: the Prometheus instruments behind `/metrics`.
 //! - [`telemetry`]: request ids, log spans and the log subscriber.
+//! - [`recording`]: upstream traffic recorded to cassettes and replayed from them.
 //!
 //! The embedded Magento 2 sandbox lives in its own crate, `storegate-sandbox`, so that it
 //! shares no types with [`upstream`]: a misread Magento shape fails a test instead of
@@ -29,6 +30,7 @@ pub mod http;
 pub mod mapping;
 pub mod metrics;
 pub mod ops;
+pub mod recording;
 pub mod resources;
 pub mod telemetry;
 pub mod upstream;

@@ -1,0 +1,114 @@
+//! A folder of cassettes held in memory: what replay looks answers up in and what a
+//! recording appends to (each append rewrites that endpoint's file at once, so the
+//! folder is complete whenever the gateway stops, however it stops).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::cassette::{self, Cassette, FORMAT_VERSION, Interaction, Request, Response};
+use super::matching::Ignore;
+
+#[derive(Debug)]
+pub struct Library {
+    dir: PathBuf,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    files: BTreeMap<PathBuf, Cassette>,
+    /// Per file, which interactions replay has served already.
+    used: BTreeMap<PathBuf, Vec<bool>>,
+}
+
+impl Library {
+    /// The cassettes under `dir` (none yet if it does not exist).
+    pub fn open(dir: &Path) -> Result<Library, String> {
+        let files = cassette::load_dir(dir)?;
+        let used = files
+            .iter()
+            .map(|(path, c)| (path.clone(), vec![false; c.interactions.len()]))
+            .collect();
+        Ok(Library {
+            dir: dir.to_path_buf(),
+            state: Mutex::new(State { files, used }),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many interactions the folder holds.
+    pub fn len(&self) -> usize {
+        self.state()
+            .files
+            .values()
+            .map(|c| c.interactions.len())
+            .sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The answer to `wanted`: the first recorded match not served yet, else the last match
+    /// again (a cache refresh asks more often than the recording did). `Err` describes
+    /// the closest recorded request.
+    pub fn answer(&self, wanted: &Request, ignore: &Ignore) -> Result<Response, String> {
+        let mut state = self.state();
+        let mut last = None;
+        let mut first_unused = None;
+        for (path, cassette) in &state.files {
+            for (i, interaction) in cassette.interactions.iter().enumerate() {
+                if ignore.matches(wanted, &interaction.request) {
+                    last = Some((path.clone(), i));
+                    if first_unused.is_none() && !state.used[path][i] {
+                        first_unused = Some((path.clone(), i));
+                    }
+                }
+            }
+        }
+        match first_unused.or(last) {
+            Some((path, i)) => {
+                if let Some(flag) = state.used.get_mut(&path).and_then(|u| u.get_mut(i)) {
+                    *flag = true;
+                }
+                Ok(state.files[&path].interactions[i].response.clone())
+            }
+            None => Err(ignore.closest(
+                wanted,
+                state
+                    .files
+                    .values()
+                    .flat_map(|c| c.interactions.iter().map(|i| &i.request)),
+            )),
+        }
+    }
+
+    /// Adds an interaction to its endpoint's file and writes that file. Blocking: call it
+    /// from a blocking thread.
+    pub fn append(&self, interaction: Interaction, served: bool) -> Result<(), String> {
+        let name = PathBuf::from(cassette::file_name(
+            &interaction.request.method,
+            &interaction.request.path,
+        ));
+        let endpoint = cassette::endpoint(&interaction.request.method, &interaction.request.path);
+        let mut state = self.state();
+        let cassette = state.files.entry(name.clone()).or_insert_with(|| Cassette {
+            storegate_cassette: FORMAT_VERSION,
+            endpoint,
+            interactions: Vec::new(),
+        });
+        cassette.interactions.push(interaction);
+        let snapshot = cassette.clone();
+        state.used.entry(name.clone()).or_default().push(served);
+        // Written under the lock: two appends to one file must not race their renames.
+        cassette::write(&self.dir.join(&name), &snapshot)
+    }
+}
