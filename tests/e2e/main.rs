@@ -9,4 +9,5 @@ mod harness;
 mod customers;
 mod products;
 mod schema;
+mod recording;
 mod stock_and_images;

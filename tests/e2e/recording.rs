@@ -1,0 +1,380 @@
+//! Record and replay, black-box: a scripted session recorded against the sandbox through
+//! `STOREGATE_RECORD_DIR`, then played again with the sandbox stopped, through the
+//! gateway's own `replay:DIR` and through the `storegate replay` binary, gives the client
+//! the same statuses and bodies; an unrecorded call fails clearly; the cassettes hold no
+//! secret.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+use storegate::Running;
+use storegate::config::{Config, Recording};
+use storegate_sandbox::{DEMO_CUSTOMER_EMAIL, DEMO_CUSTOMER_PASSWORD, Sandbox, SandboxOptions};
+
+const ADMIN_KEY: &str = "recording-admin-key-0123456789";
+const TOKEN_SECRET: &[u8] = b"recording-token-secret-42";
+const NEW_CUSTOMER_PASSWORD: &str = "Analytical-Engine-1843";
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+pub fn temp_dir(label: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "storegate-{label}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// A gateway on port 0 in front of `upstream_url` (a URL or `replay:DIR`).
+pub async fn gateway(upstream_url: &str, token: &str, recording: Recording) -> Running {
+    storegate::upstream::install_crypto();
+    let config = Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        recording,
+        ..Config::default()
+    };
+    let parts = storegate::Parts {
+        upstream_url: upstream_url.to_owned(),
+        upstream_token: token.to_owned(),
+        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
+        token_secret: TOKEN_SECRET.to_vec(),
+        mappings: storegate::load_mappings(&config).unwrap(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    storegate::start(config, parts, listener, None).await.unwrap()
+}
+
+/// What the client got from one step: its label, status, `Location` and body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seen {
+    pub step: String,
+    pub status: u16,
+    pub location: Option<String>,
+    pub body: Value,
+}
+
+pub struct Client {
+    base: String,
+    http: reqwest::Client,
+    pub seen: Vec<Seen>,
+    /// The gateway tokens handed out, to look for in the cassettes.
+    pub tokens: Vec<String>,
+}
+
+impl Client {
+    pub fn new(gateway: &Running) -> Client {
+        Client {
+            base: gateway.base_url(),
+            http: reqwest::Client::new(),
+            seen: Vec::new(),
+            tokens: Vec::new(),
+        }
+    }
+
+    pub async fn call(&mut self, verb: &str, path: &str, bearer: Option<&str>, body: Option<Value>) -> Seen {
+        let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .header("Accept", "application/json");
+        if let Some(token) = bearer {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let location = response
+            .headers()
+            .get("location")
+            .map(|v| v.to_str().unwrap().to_owned());
+        let text = response.text().await.unwrap();
+        let mut body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        // The gateway's own customer token is signed with the time it was issued.
+        if let Some(token) = body.get_mut("access_token") {
+            *token = json!("<gateway token>");
+        }
+        let seen = Seen {
+            step: format!("{verb} {path}"),
+            status,
+            location,
+            body,
+        };
+        self.seen.push(seen.clone());
+        seen
+    }
+
+    async fn sign_in(&mut self, email: &str, password: &str) -> Option<String> {
+        let r = self
+            .http
+            .post(format!("{}/auth/token", self.base))
+            .header("Accept", "application/json")
+            .json(&json!({"username": email, "password": password}))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let body: Value = r.json().await.unwrap_or(Value::Null);
+        self.seen.push(Seen {
+            step: format!("POST /auth/token as {email}"),
+            status,
+            location: None,
+            body: json!({"status": status, "has_token": body.get("access_token").is_some()}),
+        });
+        let token = body["access_token"].as_str().map(str::to_owned);
+        self.tokens.extend(token.clone());
+        token
+    }
+}
+
+/// The scripted session: a guest list, an admin product create and update, a customer
+/// create, sign-ins, addresses, orders and an image upload.
+pub async fn session(gateway: &Running) -> Client {
+    let mut c = Client::new(gateway);
+    let admin = Some(ADMIN_KEY);
+    c.call("GET", "/products?limit=5", None, None).await;
+    c.call("GET", "/products/1", None, None).await;
+    let created = c
+        .call(
+            "POST",
+            "/products",
+            admin,
+            Some(json!({
+                "type_id": "simple", "attribute_set_id": 4, "sku": "REC-MUG", "name": "Recorded Mug",
+                "price": "12.50", "weight": "0.4", "status": 1, "visibility": 4, "tax_class_id": 2,
+                "description": "A mug made by a test", "short_description": "Mug", "url_key": "rec-mug",
+                "stock_data": {"qty": 25, "is_in_stock": 1}
+            })),
+        )
+        .await;
+    assert_eq!(created.status, 200, "{created:?}");
+    let product = created.location.clone().unwrap();
+    let product = product.strip_prefix("/api/rest").unwrap();
+    c.call("PUT", product, admin, Some(json!({"name": "Renamed Mug", "price": "13.00"})))
+        .await;
+    c.call("GET", product, admin, None).await;
+    c.call("GET", product, None, None).await;
+    c.call(
+        "POST",
+        "/customers",
+        admin,
+        Some(json!({"firstname": "Ada", "lastname": "Byron", "email": "ada.recorded@example.com",
+                    "password": NEW_CUSTOMER_PASSWORD, "website_id": 1, "group_id": 1})),
+    )
+    .await;
+
+    assert!(c.sign_in(DEMO_CUSTOMER_EMAIL, "not-the-password").await.is_none());
+    let demo = c
+        .sign_in(DEMO_CUSTOMER_EMAIL, DEMO_CUSTOMER_PASSWORD)
+        .await
+        .expect("the demo customer signs in");
+    let demo = Some(demo.as_str());
+    c.call("GET", "/customers/1/addresses", demo, None).await;
+    let address = c
+        .call(
+            "POST",
+            "/customers/1/addresses",
+            demo,
+            Some(json!({"firstname": "Veronica", "lastname": "Costello", "street": ["1 Main St"],
+                        "city": "Austin", "country_id": "US", "region": "TX", "postcode": "78701",
+                        "telephone": "555-229-3326"})),
+        )
+        .await;
+    assert_eq!(address.status, 200, "{address:?}");
+    let address = address.location.unwrap();
+    c.call("GET", address.strip_prefix("/api/rest").unwrap(), demo, None)
+        .await;
+    c.call("GET", "/orders", demo, None).await;
+    c.call("GET", "/orders/1", demo, None).await;
+    c.call("GET", "/orders/3", demo, None).await;
+
+    let image = c
+        .call(
+            "POST",
+            "/products/6/images",
+            admin,
+            Some(json!({"file_mime_type": "image/png", "file_content": PNG})),
+        )
+        .await;
+    assert_eq!(image.status, 200, "{image:?}");
+    c.call("GET", "/products/6/images", admin, None).await;
+    c.call("GET", "/products/999999", admin, None).await;
+    c
+}
+
+/// Every file under `dir`, as one text.
+pub fn all_text(dir: &Path) -> String {
+    let mut out = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push_str(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// `storegate replay DIR --listen 127.0.0.1:0`, and the base URL it printed.
+fn replay_binary(dir: &Path) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_storegate"))
+        .args(["replay", dir.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .env_remove("STOREGATE_UPSTREAM_URL")
+        .env_remove("STOREGATE_REPLAY_MODE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the storegate binary runs");
+    let stdout = child.stdout.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    (child, url)
+}
+
+#[tokio::test]
+async fn a_recorded_session_replays_without_the_sandbox() {
+    let dir = temp_dir("cassettes");
+    let sandbox = Sandbox::start(
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+        SandboxOptions::default(),
+    )
+    .await
+    .unwrap();
+    let sandbox_token = sandbox.token().to_owned();
+    let recording = Recording {
+        record_dir: Some(dir.clone()),
+        ..Recording::default()
+    };
+    let recorder = gateway(&sandbox.base_url(), &sandbox_token, recording).await;
+    let client = session(&recorder).await;
+    let (recorded, gateway_tokens) = (client.seen, client.tokens);
+    assert_eq!(gateway_tokens.len(), 1);
+    recorder.stop().await;
+    sandbox.shutdown().await;
+
+    // No secret reached the disk.
+    let text = all_text(&dir);
+    assert!(text.contains("REC-MUG"), "the session was recorded");
+    for secret in [
+        sandbox_token.as_str(),
+        DEMO_CUSTOMER_PASSWORD,
+        "not-the-password",
+        NEW_CUSTOMER_PASSWORD,
+        ADMIN_KEY,
+        std::str::from_utf8(TOKEN_SECRET).unwrap(),
+        gateway_tokens[0].as_str(),
+        "Bearer",
+    ] {
+        assert!(!text.contains(secret), "{secret:?} is in the cassettes");
+    }
+    let sign_ins = storegate::recording::cassette::read(&dir.join("post.integration.customer.token.json")).unwrap();
+    let answers: Vec<(u16, Option<&Value>)> = sign_ins
+        .interactions
+        .iter()
+        .map(|i| (i.response.status, i.response.body.body.as_ref()))
+        .collect();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert_eq!(answers[0].0, 401);
+    assert_eq!(answers[1], (200, Some(&json!("[scrubbed]"))));
+
+    // Replayed inside a gateway, with no network behind it.
+    let player = gateway(&format!("replay:{}", dir.display()), "", Recording::default()).await;
+    let replayed = session(&player).await.seen;
+    assert_eq!(replayed, recorded);
+
+    // An unrecorded call: a 502 for the client.
+    let mut client = Client::new(&player);
+    let miss = client.call("GET", "/products/2", Some(ADMIN_KEY), None).await;
+    assert_eq!(miss.status, 502, "{miss:?}");
+    player.stop().await;
+
+    // The same folder served by `storegate replay` to another gateway.
+    let (mut child, replay_url) = replay_binary(&dir);
+    let front = gateway(&replay_url, "any-token-at-all", Recording::default()).await;
+    let served = session(&front).await.seen;
+    // The miss names the call and the closest recorded one.
+    let miss = reqwest::get(format!("{replay_url}/rest/default/V1/products/NOT-RECORDED"))
+        .await
+        .unwrap();
+    let status = miss.status().as_u16();
+    let message = miss.json::<Value>().await.unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    front.stop().await;
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(served, recorded);
+    assert_eq!(status, 502);
+    assert!(
+        message.starts_with("replay: no recorded answer for GET /rest/default/V1/products/NOT-RECORDED;")
+            && message.contains("closest recorded: GET /rest/"),
+        "{message}"
+    );
+
+    // The binary gateway on `replay:DIR`: the miss is a 502 and its log names the call.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_storegate"))
+        .env("STOREGATE_UPSTREAM_URL", format!("replay:{}", dir.display()))
+        .env_remove("STOREGATE_UPSTREAM_TOKEN")
+        .env("STOREGATE_LISTEN", "127.0.0.1:0")
+        .env("STOREGATE_ADMIN_KEY", ADMIN_KEY)
+        .env("STOREGATE_WORKERS", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the storegate binary runs");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .split_whitespace()
+        .last()
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    let found = reqwest::Client::new()
+        .get(format!("{base}/products/1"))
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .unwrap();
+    let found = found.status().as_u16();
+    let miss = reqwest::Client::new()
+        .get(format!("{base}/products/2"))
+        .header("Accept", "application/json")
+        .bearer_auth(ADMIN_KEY)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16();
+    let _ = child.kill();
+    let output = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert_eq!((found, miss), (200, 502), "{log}");
+    assert!(
+        log.contains("replay: no recorded answer for GET /rest/default/V1/products")
+            && log.contains("closest recorded: GET /rest/default/V1/products"),
+        "{log}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
