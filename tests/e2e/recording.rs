@@ -351,13 +351,20 @@ async fn a_recorded_session_replays_without_the_sandbox() {
         .last()
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_owned();
-    let found = reqwest::Client::new()
-        .get(format!("{base}/products/1"))
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap();
-    let found = found.status().as_u16();
+    // The workers start listening just after the address is printed.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let found = loop {
+        let sent = reqwest::Client::new()
+            .get(format!("{base}/products/1"))
+            .header("Accept", "application/json")
+            .send()
+            .await;
+        match sent {
+            Ok(response) => break response.status().as_u16(),
+            Err(error) if std::time::Instant::now() > deadline => panic!("{error}"),
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+        }
+    };
     let miss = reqwest::Client::new()
         .get(format!("{base}/products/2"))
         .header("Accept", "application/json")
@@ -376,5 +383,130 @@ async fn a_recorded_session_replays_without_the_sandbox() {
             && log.contains("closest recorded: GET /rest/default/V1/products"),
         "{log}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+async fn start_sandbox() -> Sandbox {
+    Sandbox::start(
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+        SandboxOptions::default(),
+    )
+    .await
+    .unwrap()
+}
+
+/// With PII masking, e-mails, names and telephones reach the cassettes as fakes, and the
+/// session still replays: the client's real values are masked the same way before lookup.
+#[tokio::test]
+async fn masked_personal_data_still_replays() {
+    let dir = temp_dir("masked");
+    let sandbox = start_sandbox().await;
+    let settings = Recording {
+        mask_pii: true,
+        mask_key: Some(storegate::config::Secret::new("team-mask-key")),
+        ..Recording::default()
+    };
+    let recorder = gateway(
+        &sandbox.base_url(),
+        sandbox.token(),
+        Recording {
+            record_dir: Some(dir.clone()),
+            ..settings.clone()
+        },
+    )
+    .await;
+    let recorded = session(&recorder).await.seen;
+    recorder.stop().await;
+    sandbox.shutdown().await;
+
+    let text = all_text(&dir);
+    for personal in [
+        DEMO_CUSTOMER_EMAIL,
+        "ada.recorded@example.com",
+        "\"Veronica\"",
+        "\"Costello\"",
+        "(555) 229-3326",
+        "\"Byron\"",
+    ] {
+        assert!(!text.contains(personal), "{personal:?} is in the cassettes");
+    }
+    assert!(text.contains("@example.invalid") && text.contains("Masked-"));
+
+    let player = gateway(&format!("replay:{}", dir.display()), "", settings).await;
+    let replayed = session(&player).await.seen;
+    player.stop().await;
+    let statuses = |seen: &[Seen]| -> Vec<(String, u16)> {
+        seen.iter().map(|s| (s.step.clone(), s.status)).collect()
+    };
+    assert_eq!(statuses(&replayed), statuses(&recorded));
+    let addresses = replayed
+        .iter()
+        .find(|s| s.step == "GET /customers/1/addresses")
+        .unwrap();
+    assert!(
+        addresses.body[0]["lastname"]
+            .as_str()
+            .unwrap()
+            .starts_with("Masked-"),
+        "{:?}",
+        addresses.body
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `record-missing`: recorded calls are answered from the cassettes, the others go to the
+/// store and join the cassettes, which then replay strictly without it.
+#[tokio::test]
+async fn record_missing_fills_the_gaps() {
+    let dir = temp_dir("missing");
+    let sandbox = start_sandbox().await;
+    let first = gateway(
+        &sandbox.base_url(),
+        sandbox.token(),
+        Recording {
+            record_dir: Some(dir.clone()),
+            ..Recording::default()
+        },
+    )
+    .await;
+    Client::new(&first).call("GET", "/products/1", None, None).await;
+    first.stop().await;
+    let product_reads = sandbox.count("GET", "/V1/products/24-MB01");
+    assert!(product_reads > 0);
+    let before = storegate::recording::library::Library::open(&dir).unwrap().len();
+
+    let filler = gateway(
+        &format!("replay:{}", dir.display()),
+        sandbox.token(),
+        Recording {
+            replay_mode: Some("record-missing".into()),
+            replay_upstream_url: Some(sandbox.base_url()),
+            ..Recording::default()
+        },
+    )
+    .await;
+    let mut client = Client::new(&filler);
+    for path in ["/products/1", "/products/2"] {
+        let seen = client.call("GET", path, None, None).await;
+        assert_eq!(seen.status, 200, "{seen:?}");
+    }
+    let filled = client.seen;
+    filler.stop().await;
+    assert_eq!(
+        sandbox.count("GET", "/V1/products/24-MB01"),
+        product_reads,
+        "a recorded call went to the store"
+    );
+    let after = storegate::recording::library::Library::open(&dir).unwrap().len();
+    assert!(after > before, "the unrecorded calls joined the cassettes");
+    sandbox.shutdown().await;
+
+    let strict = gateway(&format!("replay:{}", dir.display()), "", Recording::default()).await;
+    let mut client = Client::new(&strict);
+    for path in ["/products/1", "/products/2"] {
+        client.call("GET", path, None, None).await;
+    }
+    strict.stop().await;
+    assert_eq!(client.seen, filled);
     let _ = std::fs::remove_dir_all(&dir);
 }
