@@ -510,3 +510,89 @@ async fn record_missing_fills_the_gaps() {
     assert_eq!(client.seen, filled);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The cassettes committed under `fixtures/cassettes/`, each made by a script run against
+/// the sandbox. Re-record them all with
+/// `STOREGATE_RERECORD=1 cargo test --test e2e committed_cassettes`.
+#[derive(Debug, Clone, Copy)]
+enum Script {
+    /// The scripted session above: `fixtures/cassettes/session/`.
+    Session,
+    /// What `tests/api/formats.rs` asks Magento: `fixtures/cassettes/api-formats/`.
+    Formats,
+}
+
+impl Script {
+    const ALL: [Script; 2] = [Script::Session, Script::Formats];
+
+    fn dir(self) -> PathBuf {
+        let name = match self {
+            Script::Session => "session",
+            Script::Formats => "api-formats",
+        };
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/cassettes")
+            .join(name)
+    }
+
+    async fn run(self, gateway: &Running) -> Vec<Seen> {
+        match self {
+            Script::Session => session(gateway).await.seen,
+            Script::Formats => {
+                let mut c = Client::new(gateway);
+                c.call("GET", "/products/1", Some(ADMIN_KEY), None).await;
+                let ready = reqwest::get(format!("http://{}/readyz", gateway.addr))
+                    .await
+                    .unwrap();
+                c.seen.push(Seen {
+                    step: "GET /readyz".into(),
+                    status: ready.status().as_u16(),
+                    location: None,
+                    body: Value::Null,
+                });
+                c.seen
+            }
+        }
+    }
+}
+
+/// Where the sandbox listens while the committed cassettes are re-recorded.
+const RERECORD_SANDBOX: &str = "127.0.0.1:18181";
+
+/// Every committed cassette still answers its script, call for call (a gateway change
+/// that alters what it asks Magento fails here, with the call named in the log); with
+/// `STOREGATE_RERECORD=1` each is first recorded afresh from the sandbox.
+#[tokio::test]
+async fn committed_cassettes_replay_their_scripts() {
+    let rerecord = std::env::var_os("STOREGATE_RERECORD").is_some_and(|v| v != "0" && !v.is_empty());
+    for script in Script::ALL {
+        let dir = script.dir();
+        if rerecord {
+            let _ = std::fs::remove_dir_all(&dir);
+            // A fixed port: the sandbox's address is in its URLs, and a re-recording must
+            // not diff on it.
+            let listener = tokio::net::TcpListener::bind(RERECORD_SANDBOX)
+                .await
+                .unwrap_or_else(|e| panic!("re-recording needs {RERECORD_SANDBOX} free: {e}"));
+            let sandbox = Sandbox::start(listener, SandboxOptions::default()).await.unwrap();
+            let recording = Recording {
+                record_dir: Some(dir.clone()),
+                ..Recording::default()
+            };
+            let recorder = gateway(&sandbox.base_url(), sandbox.token(), recording).await;
+            script.run(&recorder).await;
+            recorder.stop().await;
+            sandbox.shutdown().await;
+        }
+        let player = gateway(&format!("replay:{}", dir.display()), "", Recording::default()).await;
+        let seen = script.run(&player).await;
+        player.stop().await;
+        let misses: Vec<&Seen> = seen.iter().filter(|s| s.status == 502).collect();
+        assert!(
+            misses.is_empty(),
+            "{script:?}: calls missing from {} (re-record with STOREGATE_RERECORD=1 cargo test --test e2e committed_cassettes): {misses:?}",
+            dir.display()
+        );
+        assert!(seen.iter().all(|s| s.status < 500), "{script:?}: {seen:?}");
+    }
+}
