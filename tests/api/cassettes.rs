@@ -7,7 +7,6 @@
 //! mounts. A call the cassette does not hold gets a 502 whose message names it, as in
 //! strict replay.
 
-
 use storegate::recording::cassette::{Body, Request};
 use storegate::recording::library::Library;
 use storegate::recording::matching::Ignore;

@@ -8,6 +8,6 @@ mod harness;
 
 mod customers;
 mod products;
-mod schema;
 mod recording;
+mod schema;
 mod stock_and_images;

@@ -46,7 +46,9 @@ pub async fn gateway(upstream_url: &str, token: &str, recording: Recording) -> R
         mappings: storegate::load_mappings(&config).unwrap(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    storegate::start(config, parts, listener, None).await.unwrap()
+    storegate::start(config, parts, listener, None)
+        .await
+        .unwrap()
 }
 
 /// What the client got from one step: its label, status, `Location` and body.
@@ -76,7 +78,13 @@ impl Client {
         }
     }
 
-    pub async fn call(&mut self, verb: &str, path: &str, bearer: Option<&str>, body: Option<Value>) -> Seen {
+    pub async fn call(
+        &mut self,
+        verb: &str,
+        path: &str,
+        bearer: Option<&str>,
+        body: Option<Value>,
+    ) -> Seen {
         let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
         let mut request = self
             .http
@@ -160,20 +168,31 @@ pub async fn session(gateway: &Running) -> Client {
     assert_eq!(created.status, 200, "{created:?}");
     let product = created.location.clone().unwrap();
     let product = product.strip_prefix("/api/rest").unwrap();
-    c.call("PUT", product, admin, Some(json!({"name": "Renamed Mug", "price": "13.00"})))
-        .await;
+    c.call(
+        "PUT",
+        product,
+        admin,
+        Some(json!({"name": "Renamed Mug", "price": "13.00"})),
+    )
+    .await;
     c.call("GET", product, admin, None).await;
     c.call("GET", product, None, None).await;
     c.call(
         "POST",
         "/customers",
         admin,
-        Some(json!({"firstname": "Ada", "lastname": "Byron", "email": "ada.recorded@example.com",
-                    "password": NEW_CUSTOMER_PASSWORD, "website_id": 1, "group_id": 1})),
+        Some(
+            json!({"firstname": "Ada", "lastname": "Byron", "email": "ada.recorded@example.com",
+                    "password": NEW_CUSTOMER_PASSWORD, "website_id": 1, "group_id": 1}),
+        ),
     )
     .await;
 
-    assert!(c.sign_in(DEMO_CUSTOMER_EMAIL, "not-the-password").await.is_none());
+    assert!(
+        c.sign_in(DEMO_CUSTOMER_EMAIL, "not-the-password")
+            .await
+            .is_none()
+    );
     let demo = c
         .sign_in(DEMO_CUSTOMER_EMAIL, DEMO_CUSTOMER_PASSWORD)
         .await
@@ -185,15 +204,22 @@ pub async fn session(gateway: &Running) -> Client {
             "POST",
             "/customers/1/addresses",
             demo,
-            Some(json!({"firstname": "Veronica", "lastname": "Costello", "street": ["1 Main St"],
+            Some(
+                json!({"firstname": "Veronica", "lastname": "Costello", "street": ["1 Main St"],
                         "city": "Austin", "country_id": "US", "region": "TX", "postcode": "78701",
-                        "telephone": "555-229-3326"})),
+                        "telephone": "555-229-3326"}),
+            ),
         )
         .await;
     assert_eq!(address.status, 200, "{address:?}");
     let address = address.location.unwrap();
-    c.call("GET", address.strip_prefix("/api/rest").unwrap(), demo, None)
-        .await;
+    c.call(
+        "GET",
+        address.strip_prefix("/api/rest").unwrap(),
+        demo,
+        None,
+    )
+    .await;
     c.call("GET", "/orders", demo, None).await;
     c.call("GET", "/orders/1", demo, None).await;
     c.call("GET", "/orders/3", demo, None).await;
@@ -286,7 +312,9 @@ async fn a_recorded_session_replays_without_the_sandbox() {
     ] {
         assert!(!text.contains(secret), "{secret:?} is in the cassettes");
     }
-    let sign_ins = storegate::recording::cassette::read(&dir.join("post.integration.customer.token.json")).unwrap();
+    let sign_ins =
+        storegate::recording::cassette::read(&dir.join("post.integration.customer.token.json"))
+            .unwrap();
     let answers: Vec<(u16, Option<&Value>)> = sign_ins
         .interactions
         .iter()
@@ -297,13 +325,20 @@ async fn a_recorded_session_replays_without_the_sandbox() {
     assert_eq!(answers[1], (200, Some(&json!("[scrubbed]"))));
 
     // Replayed inside a gateway, with no network behind it.
-    let player = gateway(&format!("replay:{}", dir.display()), "", Recording::default()).await;
+    let player = gateway(
+        &format!("replay:{}", dir.display()),
+        "",
+        Recording::default(),
+    )
+    .await;
     let replayed = session(&player).await.seen;
     assert_eq!(replayed, recorded);
 
     // An unrecorded call: a 502 for the client.
     let mut client = Client::new(&player);
-    let miss = client.call("GET", "/products/2", Some(ADMIN_KEY), None).await;
+    let miss = client
+        .call("GET", "/products/2", Some(ADMIN_KEY), None)
+        .await;
     assert_eq!(miss.status, 502, "{miss:?}");
     player.stop().await;
 
@@ -312,9 +347,11 @@ async fn a_recorded_session_replays_without_the_sandbox() {
     let front = gateway(&replay_url, "any-token-at-all", Recording::default()).await;
     let served = session(&front).await.seen;
     // The miss names the call and the closest recorded one.
-    let miss = reqwest::get(format!("{replay_url}/rest/default/V1/products/NOT-RECORDED"))
-        .await
-        .unwrap();
+    let miss = reqwest::get(format!(
+        "{replay_url}/rest/default/V1/products/NOT-RECORDED"
+    ))
+    .await
+    .unwrap();
     let status = miss.status().as_u16();
     let message = miss.json::<Value>().await.unwrap()["message"]
         .as_str()
@@ -326,14 +363,18 @@ async fn a_recorded_session_replays_without_the_sandbox() {
     assert_eq!(served, recorded);
     assert_eq!(status, 502);
     assert!(
-        message.starts_with("replay: no recorded answer for GET /rest/default/V1/products/NOT-RECORDED;")
-            && message.contains("closest recorded: GET /rest/"),
+        message.starts_with(
+            "replay: no recorded answer for GET /rest/default/V1/products/NOT-RECORDED;"
+        ) && message.contains("closest recorded: GET /rest/"),
         "{message}"
     );
 
     // The binary gateway on `replay:DIR`: the miss is a 502 and its log names the call.
     let mut child = Command::new(env!("CARGO_BIN_EXE_storegate"))
-        .env("STOREGATE_UPSTREAM_URL", format!("replay:{}", dir.display()))
+        .env(
+            "STOREGATE_UPSTREAM_URL",
+            format!("replay:{}", dir.display()),
+        )
         .env_remove("STOREGATE_UPSTREAM_TOKEN")
         .env("STOREGATE_LISTEN", "127.0.0.1:0")
         .env("STOREGATE_ADMIN_KEY", ADMIN_KEY)
@@ -469,11 +510,15 @@ async fn record_missing_fills_the_gaps() {
         },
     )
     .await;
-    Client::new(&first).call("GET", "/products/1", None, None).await;
+    Client::new(&first)
+        .call("GET", "/products/1", None, None)
+        .await;
     first.stop().await;
     let product_reads = sandbox.count("GET", "/V1/products/24-MB01");
     assert!(product_reads > 0);
-    let before = storegate::recording::library::Library::open(&dir).unwrap().len();
+    let before = storegate::recording::library::Library::open(&dir)
+        .unwrap()
+        .len();
 
     let filler = gateway(
         &format!("replay:{}", dir.display()),
@@ -497,11 +542,18 @@ async fn record_missing_fills_the_gaps() {
         product_reads,
         "a recorded call went to the store"
     );
-    let after = storegate::recording::library::Library::open(&dir).unwrap().len();
+    let after = storegate::recording::library::Library::open(&dir)
+        .unwrap()
+        .len();
     assert!(after > before, "the unrecorded calls joined the cassettes");
     sandbox.shutdown().await;
 
-    let strict = gateway(&format!("replay:{}", dir.display()), "", Recording::default()).await;
+    let strict = gateway(
+        &format!("replay:{}", dir.display()),
+        "",
+        Recording::default(),
+    )
+    .await;
     let mut client = Client::new(&strict);
     for path in ["/products/1", "/products/2"] {
         client.call("GET", path, None, None).await;
@@ -564,7 +616,8 @@ const RERECORD_SANDBOX: &str = "127.0.0.1:18181";
 /// `STOREGATE_RERECORD=1` each is first recorded afresh from the sandbox.
 #[tokio::test]
 async fn committed_cassettes_replay_their_scripts() {
-    let rerecord = std::env::var_os("STOREGATE_RERECORD").is_some_and(|v| v != "0" && !v.is_empty());
+    let rerecord =
+        std::env::var_os("STOREGATE_RERECORD").is_some_and(|v| v != "0" && !v.is_empty());
     for script in Script::ALL {
         let dir = script.dir();
         if rerecord {
@@ -574,7 +627,9 @@ async fn committed_cassettes_replay_their_scripts() {
             let listener = tokio::net::TcpListener::bind(RERECORD_SANDBOX)
                 .await
                 .unwrap_or_else(|e| panic!("re-recording needs {RERECORD_SANDBOX} free: {e}"));
-            let sandbox = Sandbox::start(listener, SandboxOptions::default()).await.unwrap();
+            let sandbox = Sandbox::start(listener, SandboxOptions::default())
+                .await
+                .unwrap();
             let recording = Recording {
                 record_dir: Some(dir.clone()),
                 ..Recording::default()
@@ -584,7 +639,12 @@ async fn committed_cassettes_replay_their_scripts() {
             recorder.stop().await;
             sandbox.shutdown().await;
         }
-        let player = gateway(&format!("replay:{}", dir.display()), "", Recording::default()).await;
+        let player = gateway(
+            &format!("replay:{}", dir.display()),
+            "",
+            Recording::default(),
+        )
+        .await;
         let seen = script.run(&player).await;
         player.stop().await;
         let misses: Vec<&Seen> = seen.iter().filter(|s| s.status == 502).collect();
