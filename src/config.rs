@@ -661,4 +661,58 @@ mod tests {
         assert!(e.0.contains("unknown key \"bogus\""));
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    #[test]
+    fn recording_and_replay_keys() {
+        // Replay needs no token: the cassettes hold none.
+        let c = from_env(&[
+            (
+                "STOREGATE_UPSTREAM_URL",
+                "replay:fixtures/cassettes/session/",
+            ),
+            ("STOREGATE_REPLAY_MODE", "record-missing"),
+            (
+                "STOREGATE_REPLAY_IGNORE",
+                "query:page, body:product.updated_at",
+            ),
+            ("STOREGATE_SCRUB_PATTERNS", "card-[0-9]{4,6}\nsecret,[a-z]+"),
+            ("STOREGATE_RECORD_MASK_PII", "true"),
+            ("STOREGATE_RECORD_MASK_KEY", "k"),
+        ])
+        .unwrap();
+        let upstream = c.upstream.unwrap();
+        assert_eq!(
+            upstream.replay_dir(),
+            Some(Path::new("fixtures/cassettes/session"))
+        );
+        assert_eq!(c.recording.replay_mode.as_deref(), Some("record-missing"));
+        assert_eq!(
+            c.recording.replay_ignore,
+            ["query:page", "body:product.updated_at"]
+        );
+        assert_eq!(
+            c.recording.scrub_patterns,
+            ["card-[0-9]{4,6}", "secret,[a-z]+"]
+        );
+        assert!(c.recording.mask_pii);
+        assert!(from_env(&[("STOREGATE_RECORD_MASK_PII", "maybe")]).is_err());
+        assert!(from_env(&[("STOREGATE_UPSTREAM_URL", "replay:")]).is_err());
+        // A real store still needs its token.
+        assert!(from_env(&[("STOREGATE_UPSTREAM_URL", "https://shop.example")]).is_err());
+
+        // In the file, patterns are an array whose items may hold commas.
+        let dir = std::env::temp_dir().join(format!("storegate-rec-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("storegate.toml");
+        std::fs::write(
+            &path,
+            "record_dir = \"cassettes\"\nscrub_patterns = [\"a{1,2}\", \"b\"]\nscrub_headers = [\"X-A\", \"X-B\"]\n",
+        )
+        .unwrap();
+        let c = Config::from_sources(Some(&path), &|_| None).unwrap();
+        assert_eq!(c.recording.record_dir, Some(PathBuf::from("cassettes")));
+        assert_eq!(c.recording.scrub_patterns, ["a{1,2}", "b"]);
+        assert_eq!(c.recording.scrub_headers, ["X-A", "X-B"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

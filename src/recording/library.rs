@@ -112,3 +112,58 @@ impl Library {
         cassette::write(&self.dir.join(&name), &snapshot)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recording::cassette::Body;
+    use serde_json::json;
+
+    fn exchange(path: &str, answer: serde_json::Value) -> Interaction {
+        Interaction {
+            request: Request {
+                method: "GET".into(),
+                path: path.into(),
+                query: BTreeMap::new(),
+                headers: BTreeMap::new(),
+                body: Body::default(),
+            },
+            response: Response {
+                status: 200,
+                headers: BTreeMap::new(),
+                body: Body::json(answer),
+                elapsed_ms: 0,
+            },
+        }
+    }
+
+    #[test]
+    fn repeated_requests_replay_in_order_then_the_last_again() {
+        let dir = std::env::temp_dir().join(format!("storegate-library-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let recording = Library::open(&dir).unwrap();
+        for n in 1..=2 {
+            recording
+                .append(exchange("/rest/default/V1/products/A", json!({"n": n})), false)
+                .unwrap();
+        }
+        recording
+            .append(exchange("/rest/default/V1/orders", json!({"items": []})), false)
+            .unwrap();
+        // What was written is what a new run reads.
+        let replay = Library::open(&dir).unwrap();
+        assert_eq!(replay.len(), 3);
+        let wanted = exchange("/rest/default/V1/products/A", json!(null)).request;
+        let ignore = Ignore::default();
+        let answers: Vec<_> = (0..3)
+            .map(|_| replay.answer(&wanted, &ignore).unwrap().body.body.unwrap())
+            .collect();
+        assert_eq!(answers, [json!({"n": 1}), json!({"n": 2}), json!({"n": 2})]);
+        let miss = exchange("/rest/default/V1/products/B", json!(null)).request;
+        assert_eq!(
+            replay.answer(&miss, &ignore).unwrap_err(),
+            "closest recorded: GET /rest/default/V1/products/A (differs in path)"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -161,11 +161,11 @@ impl Scrubber {
     /// An answer as it may be written; `request` is the (scrubbed) request it answers.
     pub fn response(&self, request: &Request, response: &mut Response) {
         response.headers = self.headers(std::mem::take(&mut response.headers));
-        if TOKEN_ENDPOINTS.iter().any(|e| request.path.ends_with(e)) {
-            if let Some(Value::String(token)) = &response.body.body {
-                self.learn(token);
-                response.body.body = Some(Value::String(SCRUBBED.to_owned()));
-            }
+        if TOKEN_ENDPOINTS.iter().any(|e| request.path.ends_with(e))
+            && let Some(Value::String(token)) = &response.body.body
+        {
+            self.learn(token);
+            response.body.body = Some(Value::String(SCRUBBED.to_owned()));
         }
         if let Some(body) = &mut response.body.body {
             self.json(body);
