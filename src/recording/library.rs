@@ -144,11 +144,17 @@ mod tests {
         let recording = Library::open(&dir).unwrap();
         for n in 1..=2 {
             recording
-                .append(exchange("/rest/default/V1/products/A", json!({"n": n})), false)
+                .append(
+                    exchange("/rest/default/V1/products/A", json!({"n": n})),
+                    false,
+                )
                 .unwrap();
         }
         recording
-            .append(exchange("/rest/default/V1/orders", json!({"items": []})), false)
+            .append(
+                exchange("/rest/default/V1/orders", json!({"items": []})),
+                false,
+            )
             .unwrap();
         // What was written is what a new run reads.
         let replay = Library::open(&dir).unwrap();
