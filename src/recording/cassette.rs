@@ -281,6 +281,64 @@ pub fn write(path: &Path, cassette: &Cassette) -> Result<(), String> {
     std::fs::rename(&temporary, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// How every file [`write`] makes ends: the close of the interactions list and of the file.
+const TAIL: &[u8] = b"\n  ]\n}\n";
+
+/// Adds one interaction at the end of the cassette file at `path` (created if missing).
+///
+/// A recording appends to a file for every exchange, so rewriting the whole file each time
+/// would cost the square of its length. A file that ends the way [`write`] ends it gets the
+/// new interaction written over its last few bytes instead, giving the very bytes a full
+/// rewrite would; any other file (edited by hand) is read and rewritten whole.
+pub fn append(path: &Path, endpoint: &str, interaction: &Interaction) -> Result<(), String> {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let cannot = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    if !path.exists() {
+        return write(
+            path,
+            &Cassette {
+                storegate_cassette: FORMAT_VERSION,
+                endpoint: endpoint.to_owned(),
+                interactions: vec![interaction.clone()],
+            },
+        );
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(cannot)?;
+    let len = file.metadata().map_err(cannot)?.len();
+    let mut tail = vec![0u8; TAIL.len()];
+    let ends_as_written = len >= TAIL.len() as u64 + 2
+        && file
+            .seek(SeekFrom::Start(len - TAIL.len() as u64))
+            .and_then(|_| file.read_exact(&mut tail))
+            .is_ok()
+        && tail == TAIL;
+    if !ends_as_written {
+        drop(file);
+        let mut cassette = read(path)?;
+        cassette.interactions.push(interaction.clone());
+        return write(path, &cassette);
+    }
+    // An item of the list sits four spaces in: indent the pretty interaction as much.
+    let item = serde_json::to_string_pretty(interaction).map_err(|e| e.to_string())?;
+    let mut text = String::with_capacity(item.len() + item.len() / 8 + 16);
+    text.push_str(",\n");
+    for (i, line) in item.lines().enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        text.push_str("    ");
+        text.push_str(line);
+    }
+    text.push_str(std::str::from_utf8(TAIL).expect("the tail is text"));
+    file.seek(SeekFrom::Start(len - TAIL.len() as u64))
+        .map_err(cannot)?;
+    file.write_all(text.as_bytes()).map_err(cannot)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,6 +358,50 @@ mod tests {
             file_name("POST", "/rest/default/V1/integration/customer/token"),
             "post.integration.customer.token.json"
         );
+    }
+
+    #[test]
+    fn appending_gives_the_bytes_of_a_full_write() {
+        let dir = std::env::temp_dir().join(format!("storegate-append-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let exchange = |n: u64| Interaction {
+            request: Request {
+                method: "GET".into(),
+                path: format!("/rest/default/V1/products/{n}"),
+                query: BTreeMap::new(),
+                headers: BTreeMap::new(),
+                body: Body::default(),
+            },
+            response: Response {
+                status: 200,
+                headers: BTreeMap::new(),
+                body: Body::json(
+                    json!({"id": n, "lines": ["a\nb"], "nested": {"x": [1, {"y": 2}]}}),
+                ),
+                elapsed_ms: n,
+            },
+        };
+        let appended = dir.join("appended.json");
+        for n in 0..3 {
+            append(&appended, "GET /V1/products/{}", &exchange(n)).unwrap();
+        }
+        let whole = dir.join("whole.json");
+        let cassette = Cassette {
+            storegate_cassette: FORMAT_VERSION,
+            endpoint: "GET /V1/products/{}".into(),
+            interactions: (0..3).map(exchange).collect(),
+        };
+        write(&whole, &cassette).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&appended).unwrap(),
+            std::fs::read_to_string(&whole).unwrap()
+        );
+        // A file edited by hand (no final newline) is rewritten whole, and still reads.
+        let text = std::fs::read_to_string(&whole).unwrap();
+        std::fs::write(&whole, text.trim_end()).unwrap();
+        append(&whole, "GET /V1/products/{}", &exchange(3)).unwrap();
+        assert_eq!(read(&whole).unwrap().interactions.len(), 4);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -85,7 +85,7 @@ pub fn import(file: &Path, dir: &Path, scrubber: &Scrubber) -> Result<Imported, 
         .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let har: Har = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not a HAR file: {e}", file.display()))?;
-    let library = Library::open(dir)?;
+    let library = Library::for_recording(dir)?;
     let mut imported = Imported {
         interactions: 0,
         skipped: 0,

@@ -1,6 +1,6 @@
-//! A folder of cassettes held in memory: what replay looks answers up in and what a
-//! recording appends to (each append rewrites that endpoint's file at once, so the
-//! folder is complete whenever the gateway stops, however it stops).
+//! A folder of cassettes: what replay looks answers up in (held in memory) and what a
+//! recording appends to (each exchange is on disk before its answer goes on, so the folder
+//! is complete whenever the gateway stops, however it stops).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,6 +12,8 @@ use super::matching::Ignore;
 #[derive(Debug)]
 pub struct Library {
     dir: PathBuf,
+    /// Replay reads answers from memory; a recording only writes, and keeps nothing.
+    replaying: bool,
     state: Mutex<State>,
 }
 
@@ -32,7 +34,20 @@ impl Library {
             .collect();
         Ok(Library {
             dir: dir.to_path_buf(),
+            replaying: true,
             state: Mutex::new(State { files, used }),
+        })
+    }
+
+    /// A folder to record into: appends only, nothing held in memory (a recording gateway
+    /// may run for hours).
+    pub fn for_recording(dir: &Path) -> Result<Library, String> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create the cassette folder {}: {e}", dir.display()))?;
+        Ok(Library {
+            dir: dir.to_path_buf(),
+            replaying: false,
+            state: Mutex::new(State::default()),
         })
     }
 
@@ -91,25 +106,31 @@ impl Library {
         }
     }
 
-    /// Adds an interaction to its endpoint's file and writes that file. Blocking: call it
-    /// from a blocking thread.
+    /// Adds an interaction at the end of its endpoint's file; `served`: replay counts it as
+    /// answered already. Blocking: call it from a blocking thread.
     pub fn append(&self, interaction: Interaction, served: bool) -> Result<(), String> {
         let name = PathBuf::from(cassette::file_name(
             &interaction.request.method,
             &interaction.request.path,
         ));
         let endpoint = cassette::endpoint(&interaction.request.method, &interaction.request.path);
+        // Written under the lock: two appends to one file must not interleave.
         let mut state = self.state();
-        let cassette = state.files.entry(name.clone()).or_insert_with(|| Cassette {
-            storegate_cassette: FORMAT_VERSION,
-            endpoint,
-            interactions: Vec::new(),
-        });
-        cassette.interactions.push(interaction);
-        let snapshot = cassette.clone();
-        state.used.entry(name.clone()).or_default().push(served);
-        // Written under the lock: two appends to one file must not race their renames.
-        cassette::write(&self.dir.join(&name), &snapshot)
+        cassette::append(&self.dir.join(&name), &endpoint, &interaction)?;
+        if self.replaying {
+            state
+                .files
+                .entry(name.clone())
+                .or_insert_with(|| Cassette {
+                    storegate_cassette: FORMAT_VERSION,
+                    endpoint,
+                    interactions: Vec::new(),
+                })
+                .interactions
+                .push(interaction);
+            state.used.entry(name).or_default().push(served);
+        }
+        Ok(())
     }
 }
 

@@ -126,7 +126,7 @@ pub fn wire(
         None => magento.transport(),
     };
     if let Some(dir) = &settings.record_dir {
-        let library = Arc::new(Library::open(dir)?);
+        let library = Arc::new(Library::for_recording(dir)?);
         let scrubber = Arc::new(scrubber(settings, &[token])?);
         tracing::info!(cassettes = %dir.display(), "recording every upstream exchange");
         transport = Arc::new(recorder::Recorder::new(transport, library, scrubber));
