@@ -121,8 +121,18 @@ pub fn wire(
     token: &str,
     timeout: Duration,
 ) -> Result<Magento, String> {
-    let mut transport = match upstream_url.strip_prefix(REPLAY_SCHEME) {
-        Some(dir) => replay_transport(Path::new(dir), settings, token, timeout)?,
+    let replay_dir = upstream_url.strip_prefix(REPLAY_SCHEME).map(Path::new);
+    if let (Some(replaying), Some(recording)) = (replay_dir, &settings.record_dir)
+        && same_folder(replaying, recording)
+    {
+        return Err(format!(
+            "STOREGATE_RECORD_DIR is the folder being replayed ({}): every replayed answer would be recorded again; \
+             use STOREGATE_REPLAY_MODE=record-missing to add what is missing",
+            recording.display()
+        ));
+    }
+    let mut transport = match replay_dir {
+        Some(dir) => replay_transport(dir, settings, token, timeout)?,
         None => magento.transport(),
     };
     if let Some(dir) = &settings.record_dir {
@@ -132,6 +142,13 @@ pub fn wire(
         transport = Arc::new(recorder::Recorder::new(transport, library, scrubber));
     }
     Ok(magento.with_transport(transport))
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 /// Serves the cassettes of `dir` as a Magento 2 on `listen` until the process is asked to
