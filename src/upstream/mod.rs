@@ -6,9 +6,9 @@
 //! connection error or a 502/503/504, with jitter and within a retry budget; writes never
 //! retried; a circuit breaker and a bound on calls in flight ([`resilience`]). It knows
 //! Magento's paths, store scopes and error bodies, and nothing of the client-facing
-//! protocol: no XML, no spec messages. Keeping every call behind [`Magento::call`] is what
-//! is what lets `crate::recording` record and replay upstream traffic at one seam, the
-//! [`transport::Transport`] a finished call is handed to.
+//! protocol: no XML, no spec messages. Every call ends in one [`transport::Transport`],
+//! the pooled client by default: the seam where `crate::recording` records and replays
+//! upstream traffic.
 
 pub mod catalog;
 pub mod customers;
