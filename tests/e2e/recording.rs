@@ -656,3 +656,63 @@ async fn committed_cassettes_replay_their_scripts() {
         assert!(seen.iter().all(|s| s.status < 500), "{script:?}: {seen:?}");
     }
 }
+
+/// The binary's cassette commands: a HAR import, and a replay setting it refuses at start.
+#[test]
+fn the_binary_imports_har_and_refuses_bad_replay_settings() {
+    let dir = temp_dir("har");
+    std::fs::create_dir_all(&dir).unwrap();
+    let har = dir.join("session.har");
+    std::fs::write(
+        &har,
+        json!({"log": {"version": "1.2", "entries": [
+            {"time": 4,
+             "request": {"method": "GET", "url": "https://shop.example/rest/default/V1/products/24-MB01",
+                "headers": [{"name": "Authorization", "value": "Bearer har-secret-token"}]},
+             "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "application/json"}],
+                "content": {"mimeType": "application/json", "text": "{\"id\":1,\"sku\":\"24-MB01\"}"}}},
+            {"time": 1,
+             "request": {"method": "GET", "url": "https://shop.example/", "headers": []},
+             "response": {"status": 200, "headers": [], "content": {"text": "<html>"}}}
+        ]}})
+        .to_string(),
+    )
+    .unwrap();
+    let cassettes = dir.join("cassettes");
+    let output = Command::new(env!("CARGO_BIN_EXE_storegate"))
+        .args(["cassette", "import-har"])
+        .arg(&har)
+        .arg(&cassettes)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("imported 1 Magento REST call(s)")
+            && stdout.contains("1 other entries skipped"),
+        "{stdout}"
+    );
+    let text = all_text(&cassettes);
+    assert!(
+        text.contains("\"sku\": \"24-MB01\"") && !text.contains("har-secret-token"),
+        "{text}"
+    );
+
+    let output = Command::new(env!("CARGO_BIN_EXE_storegate"))
+        .env(
+            "STOREGATE_UPSTREAM_URL",
+            format!("replay:{}", cassettes.display()),
+        )
+        .env("STOREGATE_REPLAY_MODE", "sometimes")
+        .env("STOREGATE_LISTEN", "127.0.0.1:0")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("STOREGATE_REPLAY_MODE"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
