@@ -8,7 +8,7 @@ use axum::routing::get;
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 
-use crate::app::AppState;
+use crate::state::AppState;
 
 pub fn routes(app: AppState) -> Router {
     Router::new()

@@ -12,27 +12,19 @@
 //!   logged at `error` (5xx) by the error renderer whatever the filter says about access
 //!   lines.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use http::{HeaderName, HeaderValue};
+use http::HeaderValue;
 use tracing::Instrument;
 
-use crate::app::AppState;
-use crate::resources::support::{self, FastPath};
+use crate::metrics::Metrics;
+use crate::request_context::with_request_id;
 
-pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-tokio::task_local! {
-    static REQUEST_ID: HeaderValue;
-}
-
-/// The id of the request the current task serves, if any.
-pub fn request_id() -> Option<HeaderValue> {
-    REQUEST_ID.try_with(Clone::clone).ok()
-}
+pub use crate::request_context::{X_REQUEST_ID, request_id};
 
 /// A caller's id is kept when it is short and made of token characters: it ends up in
 /// logs, and a log line must not be forgeable through it.
@@ -64,10 +56,13 @@ fn new_id() -> HeaderValue {
     HeaderValue::from_bytes(&text).expect("hex digits are a valid header value")
 }
 
-/// The outermost middleware: request id, the fast path for cached reads, log span, access
-/// log and request metrics. Applied with `Router::layer`, so it runs after routing and knows
-/// the route template.
-pub async fn observe(State(app): State<AppState>, mut request: Request, next: Next) -> Response {
+/// The outermost middleware: request id, log span, access log and request metrics.
+/// Applied with `Router::layer`, so it runs after routing and knows the route template.
+pub async fn observe(
+    State(metrics): State<Arc<Metrics>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let started = std::time::Instant::now();
     let (id, kept) = match request.headers().get(&X_REQUEST_ID) {
         Some(value) if acceptable(value) => (value.clone(), true),
@@ -78,51 +73,25 @@ pub async fn observe(State(app): State<AppState>, mut request: Request, next: Ne
     let matched = request.extensions().get::<MatchedPath>().cloned();
     let route = matched.as_ref().map(MatchedPath::as_str);
 
-    let fast = support::fast_hit(&app, &method, request.uri(), request.headers()).await;
-    let (mut response, span, fast_user) = match fast {
-        // A repeat of a cached read: nothing to log but the access line.
-        FastPath::Hit(response, user_type) => (response, None, Some(user_type)),
-        FastPath::Miss(fast_key) => {
-            if !kept {
-                request.headers_mut().insert(X_REQUEST_ID, id.clone());
-            }
-            let span = tracing::info_span!(
-                "request",
-                request_id = id.to_str().unwrap_or_default(),
-                method = %method,
-                route = route.unwrap_or("unmatched"),
-            );
-            let work = next.run(request).instrument(span.clone());
-            let response = match fast_key {
-                Some(key) => {
-                    REQUEST_ID
-                        .scope(id.clone(), support::with_fast_key(key, work))
-                        .await
-                }
-                None => REQUEST_ID.scope(id.clone(), work).await,
-            };
-            (response, Some(span), None)
-        }
-    };
+    if !kept {
+        request.headers_mut().insert(X_REQUEST_ID, id.clone());
+    }
+    let span = tracing::info_span!(
+        "request",
+        request_id = id.to_str().unwrap_or_default(),
+        method = %method,
+        route = route.unwrap_or("unmatched"),
+    );
+    let work = next.run(request).instrument(span.clone());
+    let mut response = with_request_id(id.clone(), work).await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
-    let user_type = fast_user.or_else(|| {
-        response
-            .extensions()
-            .get::<crate::auth::UserType>()
-            .copied()
-    });
-    app.metrics
-        .request(route, &method, status, user_type, elapsed);
+    let user_type = response
+        .extensions()
+        .get::<crate::auth::UserType>()
+        .copied();
+    metrics.request(route, &method, status, user_type, elapsed);
     if tracing::enabled!(target: "storegate::access", tracing::Level::DEBUG) {
-        let span = span.unwrap_or_else(|| {
-            tracing::info_span!(
-                "request",
-                request_id = id.to_str().unwrap_or_default(),
-                method = %method,
-                route = route.unwrap_or("unmatched"),
-            )
-        });
         span.in_scope(|| {
             tracing::debug!(
                 target: "storegate::access",

@@ -32,10 +32,11 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 pub use error::{M2Error, UpstreamError};
-pub use resilience::{CircuitState, with_deadline};
+pub use resilience::CircuitState;
 pub use search::{Direction, SearchCriteria};
 
 use crate::metrics::{Outcome, UpstreamMetrics};
+use crate::request_context;
 use resilience::Guard;
 use transport::{HttpTransport, Outgoing, Transport};
 
@@ -160,7 +161,7 @@ impl Magento {
             Err(error) if idempotent && error.is_transient() => {
                 let wait = resilience::jitter();
                 // Not worth it when the wait and a useful try no longer fit the deadline.
-                let fits = resilience::remaining().is_none_or(|left| left > wait * 2);
+                let fits = request_context::remaining().is_none_or(|left| left > wait * 2);
                 if !fits || !self.guard.may_retry() {
                     return Err(error);
                 }
@@ -201,7 +202,7 @@ impl Magento {
     ) -> Result<Bytes, UpstreamError> {
         let started = Instant::now();
         let metrics = &self.guard.metrics;
-        let timeout = match resilience::remaining() {
+        let timeout = match request_context::remaining() {
             Some(left) if left < Duration::from_millis(1) => {
                 metrics.call(method, path, Outcome::Timeout, Duration::ZERO);
                 return Err(UpstreamError::Timeout);
@@ -265,8 +266,8 @@ impl Magento {
             http::header::ACCEPT,
             HeaderValue::from_static("application/json"),
         );
-        if let Some(id) = crate::telemetry::request_id() {
-            headers.insert(crate::telemetry::X_REQUEST_ID, id);
+        if let Some(id) = request_context::request_id() {
+            headers.insert(request_context::X_REQUEST_ID, id);
         }
         let body = match body {
             Some(body) => {
