@@ -281,13 +281,13 @@ pub fn write(path: &Path, cassette: &Cassette) -> Result<(), String> {
     std::fs::rename(&temporary, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// How every file [`write`] makes ends: the close of the interactions list and of the file.
+/// How every file [`write()`] makes ends: the close of the interactions list and of the file.
 const TAIL: &[u8] = b"\n  ]\n}\n";
 
 /// Adds one interaction at the end of the cassette file at `path` (created if missing).
 ///
 /// A recording appends to a file for every exchange, so rewriting the whole file each time
-/// would cost the square of its length. A file that ends the way [`write`] ends it gets the
+/// would cost the square of its length. A file that ends the way [`write()`] ends it gets the
 /// new interaction written over its last few bytes instead, giving the very bytes a full
 /// rewrite would; any other file (edited by hand) is read and rewritten whole.
 pub fn append(path: &Path, endpoint: &str, interaction: &Interaction) -> Result<(), String> {

@@ -3,7 +3,8 @@
 //!
 //! Everything here sits at one seam, the upstream client's [`Transport`]:
 //! - `STOREGATE_RECORD_DIR=DIR` wraps the transport in a [`recorder::Recorder`] that
-//!   appends every exchange, scrubbed ([`scrub`]), to the cassettes of DIR ([`cassette`]).
+//!   appends every exchange, scrubbed ([`scrub`], [`mask`]), to the cassettes of DIR
+//!   ([`cassette`], [`library`]; [`wire_form`] converts).
 //! - `STOREGATE_UPSTREAM_URL=replay:DIR` replaces it by a [`replay::Replay`] that answers
 //!   from DIR ([`matching`] says what "the same request" means), in the mode of
 //!   `STOREGATE_REPLAY_MODE`.
@@ -18,11 +19,13 @@ pub mod cassette;
 pub mod har;
 pub mod json_path;
 pub mod library;
+pub mod mask;
 pub mod matching;
 pub mod recorder;
 pub mod replay;
 pub mod scrub;
 pub mod server;
+pub mod wire_form;
 
 use std::net::SocketAddr;
 use std::path::Path;

@@ -14,8 +14,8 @@ use futures::future::BoxFuture;
 
 use super::library::Library;
 use super::matching::Ignore;
-use super::recorder::{to_answer, to_request};
 use super::scrub::Scrubber;
+use super::wire_form::{to_answer, to_request};
 use crate::upstream::UpstreamError;
 use crate::upstream::transport::{Answer, Outgoing, Transport};
 

@@ -8,20 +8,18 @@
 //! customer or admin token Magento handed out during the recording, wherever they appear;
 //! password and token fields of JSON bodies (at any depth); the answer of
 //! `/V1/integration/{customer,admin}/token`. Operator rules add header names, JSON paths
-//! and regular expressions. PII masking replaces e-mails, names and telephones by fakes
-//! derived from a keyed hash of the real value: the same person gets the same fake in
-//! every file, and masking a fake leaves it as it is (replay sends fakes back).
+//! and regular expressions. PII masking ([`super::mask`]) replaces e-mails, names and
+//! telephones by consistent fakes.
 
 use std::collections::BTreeMap;
 use std::sync::RwLock;
 
-use hmac::{Hmac, Mac};
 use regex::Regex;
 use serde_json::Value;
-use sha2::Sha256;
 
 use super::cassette::{Request, Response};
 use super::json_path::JsonPath;
+use super::mask::Masker;
 
 pub const SCRUBBED: &str = "[scrubbed]";
 
@@ -65,17 +63,6 @@ const TOKEN_ENDPOINTS: &[&str] = &[
     "/V1/integration/customer/token",
     "/V1/integration/admin/token",
 ];
-
-const EMAIL_FIELDS: &[&str] = &["email", "customer_email"];
-const NAME_FIELDS: &[&str] = &[
-    "firstname",
-    "lastname",
-    "middlename",
-    "customer_firstname",
-    "customer_lastname",
-    "customer_middlename",
-];
-const PHONE_FIELDS: &[&str] = &["telephone", "fax"];
 
 /// The operator's rules, as configured.
 #[derive(Debug, Clone, Default)]
@@ -263,103 +250,6 @@ fn secret_fields(value: &mut Value) {
         }
         Value::Array(list) => list.iter_mut().for_each(secret_fields),
         _ => {}
-    }
-}
-
-/// Consistent fakes for personal data.
-#[derive(Debug)]
-struct Masker {
-    key: Vec<u8>,
-    email: Regex,
-    fake_email: Regex,
-    fake_name: Regex,
-    fake_phone: Regex,
-}
-
-impl Masker {
-    fn new(key: &[u8]) -> Masker {
-        Masker {
-            key: key.to_vec(),
-            email: Regex::new(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+")
-                .expect("a valid pattern"),
-            fake_email: Regex::new(r"^masked-[0-9a-f]{10}@example\.invalid$")
-                .expect("a valid pattern"),
-            fake_name: Regex::new(r"^Masked-[0-9a-f]{10}$").expect("a valid pattern"),
-            fake_phone: Regex::new(r"^555-01[0-9]{2}-[0-9]{4}$").expect("a valid pattern"),
-        }
-    }
-
-    fn digest(&self, kind: &str, value: &str) -> [u8; 32] {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC takes any key");
-        mac.update(kind.as_bytes());
-        mac.update(b":");
-        mac.update(value.as_bytes());
-        mac.finalize().into_bytes().into()
-    }
-
-    fn hex(&self, kind: &str, value: &str) -> String {
-        self.digest(kind, value)[..5]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
-    }
-
-    fn email(&self, email: &str) -> String {
-        if self.fake_email.is_match(email) {
-            return email.to_owned();
-        }
-        // Magento compares e-mails without case.
-        format!(
-            "masked-{}@example.invalid",
-            self.hex("email", &email.to_ascii_lowercase())
-        )
-    }
-
-    /// Every e-mail address in free text.
-    fn emails(&self, text: &str) -> String {
-        if !text.contains('@') {
-            return text.to_owned();
-        }
-        self.email
-            .replace_all(text, |c: &regex::Captures<'_>| self.email(&c[0]))
-            .into_owned()
-    }
-
-    fn name(&self, name: &str) -> String {
-        if name.is_empty() || self.fake_name.is_match(name) {
-            return name.to_owned();
-        }
-        format!("Masked-{}", self.hex("name", name))
-    }
-
-    fn phone(&self, phone: &str) -> String {
-        if phone.is_empty() || self.fake_phone.is_match(phone) {
-            return phone.to_owned();
-        }
-        let d = self.digest("phone", phone);
-        let n = u32::from_be_bytes([d[0], d[1], d[2], d[3]]) % 1_000_000;
-        format!("555-01{:02}-{:04}", n / 10_000, n % 10_000)
-    }
-
-    fn json(&self, value: &mut Value, field: Option<&str>) {
-        match value {
-            Value::String(s) => {
-                let masked = match field {
-                    Some(f) if EMAIL_FIELDS.contains(&f) => self.email(s),
-                    Some(f) if NAME_FIELDS.contains(&f) => self.name(s),
-                    Some(f) if PHONE_FIELDS.contains(&f) => self.phone(s),
-                    _ => return,
-                };
-                *s = masked;
-            }
-            Value::Array(list) => list.iter_mut().for_each(|v| self.json(v, field)),
-            Value::Object(map) => {
-                for (key, v) in map.iter_mut() {
-                    self.json(v, Some(key));
-                }
-            }
-            _ => {}
-        }
     }
 }
 
