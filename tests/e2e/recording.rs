@@ -639,6 +639,15 @@ async fn committed_cassettes_replay_their_scripts() {
             recorder.stop().await;
             sandbox.shutdown().await;
         }
+        let text = all_text(&dir);
+        for secret in [
+            DEMO_CUSTOMER_PASSWORD,
+            NEW_CUSTOMER_PASSWORD,
+            ADMIN_KEY,
+            "Bearer",
+        ] {
+            assert!(!text.contains(secret), "{secret:?} is in {}", dir.display());
+        }
         let player = gateway(
             &format!("replay:{}", dir.display()),
             "",
