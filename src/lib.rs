@@ -224,10 +224,14 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
     }
     let (router, app) = app::build(config, parts)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
+    // Each worker says when its socket listens: the address is not handed out (and printed)
+    // before a connection to it can be accepted.
+    let (listening, ready) = std::sync::mpsc::channel::<Result<(), String>>();
     let mut threads = Vec::with_capacity(workers);
     for (i, socket) in sockets.into_iter().enumerate() {
         let router = router.clone();
         let mut stopped = stopped.clone();
+        let listening = listening.clone();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -237,9 +241,13 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
             .spawn(move || {
                 runtime.block_on(async move {
                     let listener = match socket.listen(4096) {
-                        Ok(listener) => listener,
+                        Ok(listener) => {
+                            let _ = listening.send(Ok(()));
+                            listener
+                        }
                         Err(error) => {
-                            tracing::error!(%error, worker = i, "cannot listen");
+                            let _ =
+                                listening.send(Err(format!("cannot listen on {addr}: {error}")));
                             return;
                         }
                     };
@@ -255,6 +263,16 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
             })
             .map_err(|e| format!("cannot start worker {i}: {e}"))?;
         threads.push(thread);
+    }
+    drop(listening);
+    for _ in 0..workers {
+        let listens = ready
+            .recv()
+            .unwrap_or_else(|_| Err("a worker stopped before listening".to_owned()));
+        if let Err(error) = listens {
+            let _ = stop.send(true);
+            return Err(error);
+        }
     }
     Ok(Workers {
         addr,
