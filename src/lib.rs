@@ -29,6 +29,8 @@
 //! - [`cache`]: the read cache (coalescing, tags, staleness); [`cache_keys`]: every cache
 //!   key and tag, and what invalidates each; [`response_cache`] and [`records`]: rendered
 //!   answers and upstream records through it.
+//! - [`shared_state`]: what instances share through Redis (revocations, invalidations,
+//!   lock leases, one-time claims, the second cache level), or keep in-process without it.
 //! - [`ops`]: health, readiness and metrics; [`metrics`]: the Prometheus instruments.
 //! - [`recording`]: upstream traffic recorded to cassettes and replayed from them, at the
 //!   upstream client's transport seam.
@@ -59,6 +61,7 @@ pub mod records;
 pub mod request_context;
 pub mod resources;
 pub mod response_cache;
+pub mod shared_state;
 pub mod state;
 pub mod telemetry;
 pub mod upstream;
@@ -224,10 +227,10 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
     }
     let (router, app) = app::build(config, parts)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    // Each worker says when its socket listens: the address is not handed out (and printed)
-    // before a connection to it can be accepted.
-    let (listening, ready) = std::sync::mpsc::channel::<Result<(), String>>();
     let mut threads = Vec::with_capacity(workers);
+    // Each worker says when its socket listens: the caller announces the address only after
+    // every socket accepts connections (a bound socket that does not listen yet refuses).
+    let (listening, all_listening) = std::sync::mpsc::channel::<()>();
     for (i, socket) in sockets.into_iter().enumerate() {
         let router = router.clone();
         let mut stopped = stopped.clone();
@@ -240,14 +243,13 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
             .name(format!("storegate-worker-{i}"))
             .spawn(move || {
                 runtime.block_on(async move {
-                    let listener = match socket.listen(4096) {
-                        Ok(listener) => {
-                            let _ = listening.send(Ok(()));
-                            listener
-                        }
+                    let listened = socket.listen(4096);
+                    // Said either way: the caller waits for a word from every worker.
+                    let _ = listening.send(());
+                    let listener = match listened {
+                        Ok(listener) => listener,
                         Err(error) => {
-                            let _ =
-                                listening.send(Err(format!("cannot listen on {addr}: {error}")));
+                            tracing::error!(%error, worker = i, "cannot listen");
                             return;
                         }
                     };
@@ -266,12 +268,9 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
     }
     drop(listening);
     for _ in 0..workers {
-        let listens = ready
-            .recv()
-            .unwrap_or_else(|_| Err("a worker stopped before listening".to_owned()));
-        if let Err(error) = listens {
-            let _ = stop.send(true);
-            return Err(error);
+        // A worker thread that ended before saying anything: stop waiting for it.
+        if all_listening.recv().is_err() {
+            break;
         }
     }
     Ok(Workers {

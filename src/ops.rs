@@ -8,6 +8,7 @@ use axum::routing::get;
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 
+use crate::shared_state::RedisStatus;
 use crate::state::AppState;
 
 pub fn routes(app: AppState) -> Router {
@@ -24,12 +25,25 @@ async fn healthz() -> &'static str {
 
 /// Ready when Magento answers. With the circuit open the ping fails at once, so a load
 /// balancer takes the instance out of rotation without adding load to a failing back end.
+///
+/// With `STOREGATE_REDIS_URL` a second line says `redis: up` or `redis: down`. Redis down
+/// does not make the instance unready: reads are still served, and taking every instance
+/// out of rotation at once would turn a Redis outage into a full one.
 async fn readyz(State(app): State<AppState>) -> Response {
+    let redis = app.shared.redis_status();
+    let line = |first: &str| match redis {
+        RedisStatus::Off => first.to_owned(),
+        other => format!("{first}redis: {}\n", other.as_str()),
+    };
     match app.magento.ping().await {
-        Ok(()) => (StatusCode::OK, "ready\n").into_response(),
+        Ok(()) => (StatusCode::OK, line("ready\n")).into_response(),
         Err(error) => {
             tracing::warn!(%error, "readiness check failed");
-            (StatusCode::SERVICE_UNAVAILABLE, "upstream unavailable\n").into_response()
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                line("upstream unavailable\n"),
+            )
+                .into_response()
         }
     }
 }

@@ -17,6 +17,8 @@ mod policy;
 mod privacy;
 mod products;
 mod purge;
+mod remembering;
 mod resilience;
 mod stock_items;
+mod verified_writes;
 mod workers;
