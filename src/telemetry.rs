@@ -12,15 +12,16 @@
 //!   logged at `error` (5xx) by the error renderer whatever the filter says about access
 //!   lines.
 
-use std::sync::Arc;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::HeaderValue;
 use tracing::Instrument;
 
+use crate::auth::UserType;
 use crate::metrics::Metrics;
 use crate::request_context::with_request_id;
 
@@ -56,13 +57,30 @@ fn new_id() -> HeaderValue {
     HeaderValue::from_bytes(&text).expect("hex digits are a valid header value")
 }
 
-/// The outermost middleware: request id, log span, access log and request metrics.
-/// Applied with `Router::layer`, so it runs after routing and knows the route template.
-pub async fn observe(
-    State(metrics): State<Arc<Metrics>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+/// The log span every line logged while serving a request carries.
+fn request_span(id: &HeaderValue, method: &http::Method, route: Option<&str>) -> tracing::Span {
+    tracing::info_span!(
+        "request",
+        request_id = id.to_str().unwrap_or_default(),
+        method = %method,
+        route = route.unwrap_or("unmatched"),
+    )
+}
+
+/// The first step of every request (`app::front`): request id, access log and request
+/// metrics, around `serve`, for every request, answered by the fast path or not. `serve`
+/// may hand back the user type (the fast path does); else the response's extensions have it. Its layer
+/// is applied with `Router::layer`, so it runs after routing and knows the route template.
+///
+/// It opens no log span: [`trace`] does, past the fast path, because a cache hit logs
+/// nothing but its access line and opening a span (the subscriber formats its fields)
+/// cost a hit a sixth of its instructions (`bench/instructions.py`). The access line gets
+/// a span of its own, with the same fields.
+pub async fn observe<F, Fut>(metrics: &Metrics, request: Request, serve: F) -> Response
+where
+    F: FnOnce(Request, RequestId) -> Fut,
+    Fut: Future<Output = (Response, Option<UserType>)>,
+{
     let started = std::time::Instant::now();
     let (id, kept) = match request.headers().get(&X_REQUEST_ID) {
         Some(value) if acceptable(value) => (value.clone(), true),
@@ -73,26 +91,17 @@ pub async fn observe(
     let matched = request.extensions().get::<MatchedPath>().cloned();
     let route = matched.as_ref().map(MatchedPath::as_str);
 
-    if !kept {
-        request.headers_mut().insert(X_REQUEST_ID, id.clone());
-    }
-    let span = tracing::info_span!(
-        "request",
-        request_id = id.to_str().unwrap_or_default(),
-        method = %method,
-        route = route.unwrap_or("unmatched"),
-    );
-    let work = next.run(request).instrument(span.clone());
-    let mut response = with_request_id(id.clone(), work).await;
+    let settled = RequestId {
+        id: id.clone(),
+        from_caller: kept,
+    };
+    let (mut response, user_type) = serve(request, settled).await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
-    let user_type = response
-        .extensions()
-        .get::<crate::auth::UserType>()
-        .copied();
+    let user_type = user_type.or_else(|| response.extensions().get::<UserType>().copied());
     metrics.request(route, &method, status, user_type, elapsed);
     if tracing::enabled!(target: "storegate::access", tracing::Level::DEBUG) {
-        span.in_scope(|| {
+        request_span(&id, &method, route).in_scope(|| {
             tracing::debug!(
                 target: "storegate::access",
                 status,
@@ -104,6 +113,29 @@ pub async fn observe(
     }
     response.headers_mut().insert(X_REQUEST_ID, id);
     response
+}
+
+/// A request's id as [`observe`] settled it, for [`trace`].
+pub struct RequestId {
+    id: HeaderValue,
+    /// The caller's own `X-Request-Id`, already in the request's headers.
+    from_caller: bool,
+}
+
+/// The last step of the front layer, past the fast path: the request's id into its
+/// `X-Request-Id` header (when the gateway made it) and, for the upstream client, into the
+/// task's context; the log span around the rest of the request.
+pub async fn trace(mut request: Request, id: RequestId, next: Next) -> Response {
+    let RequestId { id, from_caller } = id;
+    if !from_caller {
+        request.headers_mut().insert(X_REQUEST_ID, id.clone());
+    }
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(MatchedPath::as_str);
+    let span = request_span(&id, request.method(), route);
+    with_request_id(id, next.run(request).instrument(span)).await
 }
 
 #[cfg(test)]
