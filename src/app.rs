@@ -98,16 +98,24 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             Arc::new(move || (max - in_flight.available_permits()) as i64)
         },
     );
-    let tokens = TokenIssuer::new(parts.token_secret, config.token_ttl);
+    let tokens = TokenIssuer::new(parts.token_secret.clone(), config.token_ttl);
     let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
     let shared = SharedState::start(&config, &cache, &auth)?;
     let metrics = Arc::new(metrics.with_shared_state(shared.clone()));
+    let mut oauth = crate::oauth::OAuth::open(&config, &parts.token_secret)?;
+    if config.redis_url.is_some() {
+        // Several machines: a nonce used on one instance is refused on every other.
+        oauth = oauth.with_nonce_guard(Arc::new(crate::oauth::nonce::SharedNonces(shared.clone())));
+    }
+    let oauth = Arc::new(oauth);
+    auth.attach_oauth(oauth.clone());
     let app = Arc::new(App {
         config,
         magento,
         cache,
         mappings: parts.mappings,
         auth,
+        oauth,
         locks: Locks::new(shared.clone()),
         shared,
         metrics,
@@ -143,6 +151,7 @@ fn router(app: AppState) -> Router {
     Router::new()
         .nest("/api/rest", api)
         .merge(crate::ops::routes(app.clone()))
+        .merge(crate::oauth::endpoints::routes(app.clone()))
         .fallback(any(outside_api))
         .layer(from_fn_with_state(app, front))
 }

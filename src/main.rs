@@ -6,6 +6,8 @@
 //!   sharing one store).
 //! - `storegate replay DIR --listen ADDR` serves a cassette folder as a Magento 2
 //!   (`storegate::recording`); `storegate cassette import-har FILE DIR` fills one from a HAR.
+//! - `storegate oauth consumer add ...` / `storegate oauth import ...`: OAuth consumers and
+//!   tokens ([`storegate::oauth::cli`]).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -45,6 +47,9 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         products: usize,
     },
+    /// OAuth 1.0a consumers and tokens (in STOREGATE_DATA_DIR).
+    #[command(subcommand)]
+    Oauth(storegate::oauth::cli::OAuthCommand),
     /// Serve a cassette folder as a Magento 2 REST server (STOREGATE_REPLAY_* apply).
     Replay {
         /// The cassette folder.
@@ -81,6 +86,22 @@ fn main() -> ExitCode {
         }
     };
     init_tracing(config.log_format);
+    // `storegate oauth ...` needs no runtime: it works on the token store and stops.
+    let command = match cli.command {
+        Some(Command::Oauth(command)) => {
+            return match storegate::oauth::cli::run(&config, command) {
+                Ok(output) => {
+                    println!("{output}");
+                    ExitCode::SUCCESS
+                }
+                Err(error) => {
+                    eprintln!("storegate: {error}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        other => other,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -91,7 +112,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = match cli.command {
+    let result = match command {
         None => runtime.block_on(serve(config)),
         Some(Command::Sandbox {
             listen,
@@ -104,10 +125,12 @@ fn main() -> ExitCode {
             products,
         )),
         Some(Command::Replay { dir, listen }) => {
+            // The token is only needed to forward (record-missing, passthrough).
             let token = config
                 .upstream
                 .as_ref()
-                .map(|u| u.token.expose().to_owned());
+                .map(|u| u.token.expose().to_owned())
+                .or_else(|| std::env::var("STOREGATE_UPSTREAM_TOKEN").ok());
             runtime.block_on(storegate::recording::serve(
                 &dir,
                 listen,
@@ -118,6 +141,8 @@ fn main() -> ExitCode {
         Some(Command::Cassette {
             command: CassetteCommand::ImportHar { file, dir },
         }) => import_har(&config, &file, &dir),
+        // Answered above, before the runtime.
+        Some(Command::Oauth(_)) => Ok(()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
