@@ -74,6 +74,13 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         },
         upstream_metrics.clone(),
     );
+    let magento = crate::recording::wire(
+        magento,
+        &config.recording,
+        &parts.upstream_url,
+        &parts.upstream_token,
+        config.upstream_timeout,
+    )?;
     let cache = Arc::new(Cache::with_windows(
         config.cache_max_bytes,
         config.cache_ttl,

@@ -42,9 +42,46 @@ pub enum LogFormat {
 /// Where the gateway's Magento 2 lives.
 #[derive(Debug, Clone)]
 pub struct Upstream {
-    /// Base URL without a trailing slash; calls go to `{url}/rest/{scope}/V1/...`.
+    /// Base URL without a trailing slash; calls go to `{url}/rest/{scope}/V1/...`. Or
+    /// `replay:DIR`: answers come from the cassettes in DIR (`crate::recording`).
     pub url: String,
+    /// Empty when replaying without a real store behind.
     pub token: Secret,
+}
+
+impl Upstream {
+    /// The cassette folder of `replay:DIR`.
+    pub fn replay_dir(&self) -> Option<&Path> {
+        self.url.strip_prefix(REPLAY_SCHEME).map(Path::new)
+    }
+}
+
+/// `STOREGATE_UPSTREAM_URL=replay:DIR`.
+pub const REPLAY_SCHEME: &str = "replay:";
+
+/// Recording and replaying upstream traffic: the raw settings, checked and compiled by
+/// `crate::recording` (which owns their meaning; see the README's "Recording and replaying").
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    /// `STOREGATE_RECORD_DIR`: write every upstream exchange to cassettes here.
+    pub record_dir: Option<PathBuf>,
+    /// `STOREGATE_REPLAY_MODE`: `strict`, `record-missing` or `passthrough`.
+    pub replay_mode: Option<String>,
+    /// `STOREGATE_REPLAY_UPSTREAM_URL`: the real store behind `record-missing` and
+    /// `passthrough`.
+    pub replay_upstream_url: Option<String>,
+    /// `STOREGATE_REPLAY_IGNORE`: `query:NAME` and `body:JSON.PATH` left out of matching.
+    pub replay_ignore: Vec<String>,
+    /// `STOREGATE_SCRUB_HEADERS`: more header names whose values never reach a cassette.
+    pub scrub_headers: Vec<String>,
+    /// `STOREGATE_SCRUB_JSON_PATHS`: more body fields whose values never reach a cassette.
+    pub scrub_json_paths: Vec<String>,
+    /// `STOREGATE_SCRUB_PATTERNS`: regular expressions, one per line.
+    pub scrub_patterns: Vec<String>,
+    /// `STOREGATE_RECORD_MASK_PII`: replace e-mails, names and telephones by fakes.
+    pub mask_pii: bool,
+    /// `STOREGATE_RECORD_MASK_KEY`: the key of the fakes' keyed hash.
+    pub mask_key: Option<Secret>,
 }
 
 #[derive(Debug, Clone)]
@@ -97,6 +134,8 @@ pub struct Config {
     pub drain_timeout: Duration,
     /// Image uploads (create, update) whose bodies are read at once; more wait.
     pub max_uploads_in_flight: usize,
+    /// Cassettes: recording and replaying upstream traffic.
+    pub recording: Recording,
     /// Folder of the embedded database (OAuth consumers, tokens, nonces); created on start.
     pub data_dir: PathBuf,
     /// Lifetime of OAuth access tokens; None: they never expire (as in the original).
@@ -147,6 +186,7 @@ impl Default for Config {
             max_connections: None,
             drain_timeout: Duration::from_secs(10),
             max_uploads_in_flight: 2,
+            recording: Recording::default(),
             data_dir: PathBuf::from("data"),
             oauth_token_ttl: None,
             trusted_proxies: Vec::new(),
@@ -202,6 +242,15 @@ const KEYS: &[(&str, bool)] = &[
     ("max_connections", false),
     ("drain_timeout_secs", false),
     ("max_uploads_in_flight", false),
+    ("record_dir", false),
+    ("replay_mode", false),
+    ("replay_upstream_url", false),
+    ("replay_ignore", false),
+    ("scrub_headers", false),
+    ("scrub_json_paths", false),
+    ("scrub_patterns", false),
+    ("record_mask_pii", false),
+    ("record_mask_key", true),
     ("data_dir", false),
     ("oauth_token_ttl_secs", false),
     ("trusted_proxies", false),
@@ -210,6 +259,10 @@ const KEYS: &[(&str, bool)] = &[
     ("shared_cache", false),
     ("profile", false),
 ];
+
+/// Keys whose file form is an array of strings that may hold commas (regular expressions):
+/// their items are joined with newlines, and the environment's value is one item a line.
+const LINE_LISTS: &[&str] = &["scrub_patterns"];
 
 fn env_name(key: &str) -> String {
     format!("STOREGATE_{}", key.to_ascii_uppercase())
@@ -276,7 +329,11 @@ impl Config {
                                 .unwrap_or_else(|| v.to_string())
                         })
                         .collect::<Vec<_>>()
-                        .join(","),
+                        .join(if LINE_LISTS.contains(&known) {
+                            "\n"
+                        } else {
+                            ","
+                        }),
                     other => other.to_string(),
                 };
                 raw.insert(
@@ -321,6 +378,11 @@ impl Config {
             .map(|r| Secret::new(r.value.trim()));
         config.upstream = match (url, token) {
             (Some(url), Some(token)) => Some(Upstream { url, token }),
+            // Cassettes hold no token; one is needed only to forward (record-missing).
+            (Some(url), None) if url.starts_with(REPLAY_SCHEME) => Some(Upstream {
+                url,
+                token: Secret::new(""),
+            }),
             (Some(_), None) => {
                 return Err(ConfigError(
                     "missing STOREGATE_UPSTREAM_TOKEN: required when STOREGATE_UPSTREAM_URL is set"
@@ -455,6 +517,7 @@ impl Config {
         if let Some(r) = raw.get("max_uploads_in_flight") {
             config.max_uploads_in_flight = positive(r, "a number of uploads above 0")? as usize;
         }
+        config.recording = recording(&raw)?;
         if let Some(r) = raw.get("data_dir") {
             if r.value.trim().is_empty() {
                 return Err(r.fail("a folder"));
@@ -494,6 +557,51 @@ impl Config {
         }
         Ok(config)
     }
+}
+
+fn recording(raw: &BTreeMap<&'static str, Raw>) -> Result<Recording, ConfigError> {
+    let text = |key: &str| {
+        raw.get(key)
+            .map(|r| r.value.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    let list = |key: &str, separator: char| -> Vec<String> {
+        raw.get(key)
+            .map(|r| {
+                r.value
+                    .split(separator)
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mask_pii = match raw.get("record_mask_pii") {
+        None => false,
+        Some(r) => match r.value.trim().to_ascii_lowercase().as_str() {
+            "" | "0" | "false" | "no" | "off" => false,
+            "1" | "true" | "yes" | "on" => true,
+            _ => return Err(r.fail("true or false")),
+        },
+    };
+    Ok(Recording {
+        record_dir: text("record_dir").map(PathBuf::from),
+        replay_mode: text("replay_mode"),
+        replay_upstream_url: match raw.get("replay_upstream_url") {
+            Some(r) if !r.value.trim().is_empty() => Some(parse_url(r)?),
+            _ => None,
+        },
+        replay_ignore: list("replay_ignore", ','),
+        scrub_headers: list("scrub_headers", ','),
+        scrub_json_paths: list("scrub_json_paths", ','),
+        scrub_patterns: list("scrub_patterns", '\n'),
+        mask_pii,
+        mask_key: raw
+            .get("record_mask_key")
+            .filter(|r| !r.value.is_empty())
+            .map(|r| Secret::new(r.value.clone())),
+    })
 }
 
 /// `10.0.0.1, 192.168.0.0/16, ::1`: addresses or CIDR blocks.
@@ -540,6 +648,12 @@ fn positive(r: &Raw, expected: &str) -> Result<u64, ConfigError> {
 
 fn parse_url(r: &Raw) -> Result<String, ConfigError> {
     let text = r.value.trim().trim_end_matches('/');
+    if let Some(dir) = text.strip_prefix(REPLAY_SCHEME) {
+        if dir.is_empty() {
+            return Err(r.fail("replay:DIR with a cassette folder"));
+        }
+        return Ok(text.to_owned());
+    }
     let url = reqwest::Url::parse(text).map_err(|_| r.fail("an http:// or https:// URL"))?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
         return Err(r.fail("an http:// or https:// URL"));
@@ -798,6 +912,60 @@ mod tests {
         std::fs::write(&path, "bogus = 1\n").unwrap();
         let e = Config::from_sources(Some(&path), &|_| None).unwrap_err();
         assert!(e.0.contains("unknown key \"bogus\""));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn recording_and_replay_keys() {
+        // Replay needs no token: the cassettes hold none.
+        let c = from_env(&[
+            (
+                "STOREGATE_UPSTREAM_URL",
+                "replay:fixtures/cassettes/session/",
+            ),
+            ("STOREGATE_REPLAY_MODE", "record-missing"),
+            (
+                "STOREGATE_REPLAY_IGNORE",
+                "query:page, body:product.updated_at",
+            ),
+            ("STOREGATE_SCRUB_PATTERNS", "card-[0-9]{4,6}\nsecret,[a-z]+"),
+            ("STOREGATE_RECORD_MASK_PII", "true"),
+            ("STOREGATE_RECORD_MASK_KEY", "k"),
+        ])
+        .unwrap();
+        let upstream = c.upstream.unwrap();
+        assert_eq!(
+            upstream.replay_dir(),
+            Some(Path::new("fixtures/cassettes/session"))
+        );
+        assert_eq!(c.recording.replay_mode.as_deref(), Some("record-missing"));
+        assert_eq!(
+            c.recording.replay_ignore,
+            ["query:page", "body:product.updated_at"]
+        );
+        assert_eq!(
+            c.recording.scrub_patterns,
+            ["card-[0-9]{4,6}", "secret,[a-z]+"]
+        );
+        assert!(c.recording.mask_pii);
+        assert!(from_env(&[("STOREGATE_RECORD_MASK_PII", "maybe")]).is_err());
+        assert!(from_env(&[("STOREGATE_UPSTREAM_URL", "replay:")]).is_err());
+        // A real store still needs its token.
+        assert!(from_env(&[("STOREGATE_UPSTREAM_URL", "https://shop.example")]).is_err());
+
+        // In the file, patterns are an array whose items may hold commas.
+        let dir = std::env::temp_dir().join(format!("storegate-rec-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("storegate.toml");
+        std::fs::write(
+            &path,
+            "record_dir = \"cassettes\"\nscrub_patterns = [\"a{1,2}\", \"b\"]\nscrub_headers = [\"X-A\", \"X-B\"]\n",
+        )
+        .unwrap();
+        let c = Config::from_sources(Some(&path), &|_| None).unwrap();
+        assert_eq!(c.recording.record_dir, Some(PathBuf::from("cassettes")));
+        assert_eq!(c.recording.scrub_patterns, ["a{1,2}", "b"]);
+        assert_eq!(c.recording.scrub_headers, ["X-A", "X-B"]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -35,6 +35,8 @@
 //!   lock leases, one-time claims, the second cache level), or keep in-process without it.
 //! - [`ops`]: health, readiness and metrics; [`metrics`]: the Prometheus instruments.
 //! - [`server`]: the listen address, connection limits and timeouts, draining.
+//! - [`recording`]: upstream traffic recorded to cassettes and replayed from them, at the
+//!   upstream client's transport seam.
 //!
 //! The embedded Magento 2 sandbox lives in its own crate, `storegate-sandbox`, so that it
 //! shares no types with [`upstream`]: a misread Magento shape fails a test instead of
@@ -61,6 +63,7 @@ pub mod ops;
 pub mod pricing;
 pub mod privacy;
 pub mod profile;
+pub mod recording;
 pub mod records;
 pub mod request_context;
 pub mod resources;

@@ -4,11 +4,13 @@
 //!   starts the embedded Magento 2 sandbox first and prints how to call it.
 //! - `storegate sandbox --listen ADDR` runs the sandbox alone (benchmarks, several gateways
 //!   sharing one store).
+//! - `storegate replay DIR --listen ADDR` serves a cassette folder as a Magento 2
+//!   (`storegate::recording`); `storegate cassette import-har FILE DIR` fills one from a HAR.
 //! - `storegate oauth consumer add ...` / `storegate oauth import ...`: OAuth consumers and
 //!   tokens ([`storegate::oauth::cli`]).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -48,6 +50,30 @@ enum Command {
     /// OAuth 1.0a consumers and tokens (in STOREGATE_DATA_DIR).
     #[command(subcommand)]
     Oauth(storegate::oauth::cli::OAuthCommand),
+    /// Serve a cassette folder as a Magento 2 REST server (STOREGATE_REPLAY_* apply).
+    Replay {
+        /// The cassette folder.
+        dir: PathBuf,
+        /// Address to serve on.
+        #[arg(long, default_value = "127.0.0.1:8081")]
+        listen: SocketAddr,
+    },
+    /// Work on cassette folders.
+    Cassette {
+        #[command(subcommand)]
+        command: CassetteCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum CassetteCommand {
+    /// Add the Magento REST calls of a HAR export to a cassette folder, scrubbed.
+    ImportHar {
+        /// The HAR file (browser developer tools, mitmproxy).
+        file: PathBuf,
+        /// The cassette folder (created if missing).
+        dir: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -98,6 +124,23 @@ fn main() -> ExitCode {
             Duration::from_millis(latency_ms),
             products,
         )),
+        Some(Command::Replay { dir, listen }) => {
+            // The token is only needed to forward (record-missing, passthrough).
+            let token = config
+                .upstream
+                .as_ref()
+                .map(|u| u.token.expose().to_owned())
+                .or_else(|| std::env::var("STOREGATE_UPSTREAM_TOKEN").ok());
+            runtime.block_on(storegate::recording::serve(
+                &dir,
+                listen,
+                &config.recording,
+                token.as_deref().unwrap_or_default(),
+            ))
+        }
+        Some(Command::Cassette {
+            command: CassetteCommand::ImportHar { file, dir },
+        }) => import_har(&config, &file, &dir),
         // Answered above, before the runtime.
         Some(Command::Oauth(_)) => Ok(()),
     };
@@ -108,6 +151,18 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn import_har(config: &Config, file: &Path, dir: &Path) -> Result<(), String> {
+    let scrubber = storegate::recording::scrubber(&config.recording, &[])?;
+    let imported = storegate::recording::har::import(file, dir, &scrubber)?;
+    println!(
+        "imported {} Magento REST call(s) into {} ({} other entries skipped)",
+        imported.interactions,
+        dir.display(),
+        imported.skipped
+    );
+    Ok(())
 }
 
 fn init_tracing(format: LogFormat) {

@@ -578,3 +578,47 @@ fn the_readme_lists_every_fixture() {
         "README.md lists files that do not exist: {stale:?}"
     );
 }
+
+/// Every answer in the committed cassettes (`fixtures/cassettes/`, recorded from the
+/// sandbox by `STOREGATE_RERECORD=1 cargo test --test e2e committed_cassettes`) validates
+/// against the same schema: a re-recording cannot bring an off-schema answer in unseen.
+#[test]
+fn every_cassette_answer_matches_the_2_4_5_schema() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cassettes");
+    let api = OpenApi::get();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for scenario in std::fs::read_dir(&root).expect("fixtures/cassettes exists") {
+        let dir = scenario.expect("directory entry").path();
+        let files =
+            storegate::recording::cassette::load_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
+        for (file, cassette) in files {
+            for (i, interaction) in cassette.interactions.iter().enumerate() {
+                let (request, response) = (&interaction.request, &interaction.response);
+                let at = format!("{}/{} #{i}", dir.display(), file.display());
+                let Some(body) = &response.body.body else {
+                    failures.push(format!("{at}: the answer is not JSON"));
+                    continue;
+                };
+                let projection = request.query.contains_key("fields");
+                let result = if projection {
+                    api.validate_projection(&request.method, &request.path, response.status, body)
+                } else {
+                    api.validate(&request.method, &request.path, response.status, body)
+                };
+                if let Err(problem) = result {
+                    failures.push(format!(
+                        "{at}: {} {}: {problem}",
+                        request.method, request.path
+                    ));
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(
+        checked >= 30,
+        "expected the committed cassettes, found {checked} answers"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

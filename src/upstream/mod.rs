@@ -6,8 +6,9 @@
 //! connection error or a 502/503/504, with jitter and within a retry budget; writes never
 //! retried; a circuit breaker and a bound on calls in flight ([`resilience`]). It knows
 //! Magento's paths, store scopes and error bodies, and nothing of the client-facing
-//! protocol: no XML, no spec messages. Keeping every call behind [`Magento::call`] is what
-//! makes recording and replaying upstream traffic a single layer later.
+//! protocol: no XML, no spec messages. Every call ends in one [`transport::Transport`],
+//! the pooled client by default: the seam where `crate::recording` records and replays
+//! upstream traffic.
 
 pub mod catalog;
 pub mod customers;
@@ -19,6 +20,7 @@ pub mod raw_path;
 pub mod resilience;
 pub mod search;
 pub mod stock;
+pub mod transport;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,6 +39,7 @@ pub use search::{Direction, SearchCriteria};
 use crate::metrics::{Outcome, UpstreamMetrics};
 use crate::request_context;
 use resilience::Guard;
+use transport::{HttpTransport, Outgoing, Transport};
 
 /// Which store scope a call runs in (`/rest/<scope>/V1/...`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,14 +73,11 @@ pub fn segment(value: &str) -> String {
 
 #[derive(Debug, Clone)]
 pub struct Magento {
-    http: reqwest::Client,
-    base: String,
+    transport: Arc<dyn Transport>,
     authorization: HeaderValue,
     timeout: Duration,
     default_store: String,
     guard: Arc<Guard>,
-    /// For the rare paths `http` would rewrite ([`raw_path`]).
-    raw: raw_path::RawClient,
 }
 
 impl Magento {
@@ -88,27 +88,17 @@ impl Magento {
         timeout: Duration,
         default_store: &str,
     ) -> Result<Magento, String> {
-        install_crypto();
-        let http = reqwest::Client::builder()
-            .pool_max_idle_per_host(256)
-            .pool_idle_timeout(Duration::from_secs(60))
-            .tcp_nodelay(true)
-            .connect_timeout(timeout.min(Duration::from_secs(3)))
-            .user_agent(concat!("storegate/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let transport = Arc::new(HttpTransport::new(base, timeout)?);
         let mut authorization =
             HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
                 "STOREGATE_UPSTREAM_TOKEN holds characters not allowed in a header".to_owned()
             })?;
         authorization.set_sensitive(true);
         Ok(Magento {
-            http,
-            base: base.trim_end_matches('/').to_owned(),
+            transport,
             authorization,
             timeout,
             default_store: default_store.to_owned(),
-            raw: raw_path::RawClient::new(timeout.min(Duration::from_secs(3)))?,
             guard: Arc::new(Guard::new(
                 &resilience::Options::default(),
                 UpstreamMetrics::default(),
@@ -126,6 +116,17 @@ impl Magento {
         self
     }
 
+    /// The same client sending its calls through `transport` (recording, replaying).
+    pub fn with_transport(mut self, transport: Arc<dyn Transport>) -> Magento {
+        self.transport = transport;
+        self
+    }
+
+    /// Where finished calls go now.
+    pub fn transport(&self) -> Arc<dyn Transport> {
+        self.transport.clone()
+    }
+
     /// The circuit breaker's state now.
     pub fn circuit_state(&self) -> CircuitState {
         self.guard.breaker.state()
@@ -141,7 +142,7 @@ impl Magento {
         &self.default_store
     }
 
-    fn url(&self, scope: Scope<'_>, path: &str) -> String {
+    fn scoped_path(&self, scope: Scope<'_>, path: &str) -> String {
         // Store codes come from Magento or the checked configuration; encoded all the same,
         // like every other segment.
         let scope = match scope {
@@ -149,7 +150,7 @@ impl Magento {
             Scope::Store(code) => segment(code),
             Scope::All => "all".to_owned(),
         };
-        format!("{}/rest/{}{}", self.base, scope, path)
+        format!("/rest/{scope}{path}")
     }
 
     /// One call. `path` starts with `/V1/` and has its segments already encoded.
@@ -269,38 +270,37 @@ impl Magento {
         authorization: &HeaderValue,
         timeout: Duration,
     ) -> Result<Bytes, UpstreamError> {
-        let mut url = self.url(scope, path);
-        if !query.is_empty() {
-            url.push('?');
-            url.push_str(
-                &form_urlencoded::Serializer::new(String::new())
-                    .extend_pairs(query.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-                    .finish(),
-            );
-        }
-        if raw_path::needs_raw(path) {
-            return self
-                .call_raw(method, &url, body, authorization, timeout)
-                .await;
-        }
-        let mut request = self
-            .http
-            .request(method, url)
-            .timeout(timeout)
-            .header(http::header::AUTHORIZATION, authorization.clone())
-            .header(http::header::ACCEPT, "application/json");
+        let mut headers = http::HeaderMap::with_capacity(4);
+        headers.insert(http::header::AUTHORIZATION, authorization.clone());
+        headers.insert(
+            http::header::ACCEPT,
+            HeaderValue::from_static("application/json"),
+        );
         if let Some(id) = request_context::request_id() {
-            request = request.header(request_context::X_REQUEST_ID, id);
+            headers.insert(request_context::X_REQUEST_ID, id);
         }
-        if let Some(body) = body {
-            let bytes = to_json_bytes(body)?;
-            request = request
-                .header(http::header::CONTENT_TYPE, "application/json")
-                .body(bytes);
-        }
-        let response = request.send().await.map_err(classify)?;
-        let status = response.status();
-        let bytes = response.bytes().await.map_err(classify)?;
+        let body = match body {
+            Some(body) => {
+                headers.insert(
+                    http::header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                Some(Bytes::from(to_json_bytes(body)?))
+            }
+            None => None,
+        };
+        let answer = self
+            .transport
+            .send(Outgoing {
+                method,
+                path: self.scoped_path(scope, path),
+                query: query.to_vec(),
+                headers,
+                body,
+                timeout,
+            })
+            .await?;
+        let (status, bytes) = (answer.status, answer.body);
         if status.is_success() {
             Ok(bytes)
         } else {
@@ -309,41 +309,6 @@ impl Magento {
                 error: M2Error::parse(&bytes),
             })
         }
-    }
-
-    /// [`Magento::call_once`] for a path only [`raw_path`] can send.
-    async fn call_raw(
-        &self,
-        method: Method,
-        url: &str,
-        body: Option<&Value>,
-        authorization: &HeaderValue,
-        timeout: Duration,
-    ) -> Result<Bytes, UpstreamError> {
-        let mut headers = http::HeaderMap::new();
-        headers.insert(http::header::AUTHORIZATION, authorization.clone());
-        headers.insert(
-            http::header::ACCEPT,
-            HeaderValue::from_static("application/json"),
-        );
-        headers.insert(
-            http::header::USER_AGENT,
-            HeaderValue::from_static(concat!("storegate/", env!("CARGO_PKG_VERSION"))),
-        );
-        if let Some(id) = crate::telemetry::request_id() {
-            headers.insert(crate::telemetry::X_REQUEST_ID, id);
-        }
-        let body = match body {
-            Some(body) => {
-                headers.insert(
-                    http::header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                );
-                Some(to_json_bytes(body)?)
-            }
-            None => None,
-        };
-        self.raw.send(method, url, headers, body, timeout).await
     }
 
     pub async fn get(
@@ -429,19 +394,6 @@ fn outcome(result: &Result<Bytes, UpstreamError>) -> Outcome {
     }
 }
 
-fn classify(error: reqwest::Error) -> UpstreamError {
-    if error.is_timeout() {
-        UpstreamError::Timeout
-    } else if error.is_connect() || error.is_request() {
-        // The URL (with the store's host) is part of reqwest's message; never the token.
-        UpstreamError::Connect(error.without_url().to_string())
-    } else if error.is_body() || error.is_decode() {
-        UpstreamError::Protocol(error.without_url().to_string())
-    } else {
-        UpstreamError::Connect(error.without_url().to_string())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -451,12 +403,12 @@ mod tests {
         let magento =
             Magento::new("http://m2.test", "t", Duration::from_secs(1), "default").unwrap();
         assert_eq!(
-            magento.url(Scope::Store("fr/../x"), "/V1/a"),
-            "http://m2.test/rest/fr%2F..%2Fx/V1/a"
+            magento.scoped_path(Scope::Store("fr/../x"), "/V1/a"),
+            "/rest/fr%2F..%2Fx/V1/a"
         );
         assert_eq!(
-            magento.url(Scope::Default, "/V1/a"),
-            "http://m2.test/rest/default/V1/a"
+            magento.scoped_path(Scope::Default, "/V1/a"),
+            "/rest/default/V1/a"
         );
     }
 

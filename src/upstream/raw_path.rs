@@ -7,7 +7,8 @@
 //! `..` passed the uniqueness check and overwrote another product. No spelling of a dot
 //! segment survives that parser, so these few calls go through hyper's client with the
 //! request target exactly as written (an `http::Uri` is never normalised); every other call
-//! keeps `reqwest`. Same TLS verification (the platform's, as `reqwest` is configured), same
+//! keeps `reqwest`. [`super::transport::HttpTransport`] picks one or the other, so recording
+//! and replaying see these calls like any other. Same TLS verification (the platform's, as `reqwest` is configured), same
 //! headers, same deadline; the retry, breaker and metrics around the call are the caller's.
 
 use std::time::Duration;
@@ -20,7 +21,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
-use super::{M2Error, UpstreamError};
+use super::UpstreamError;
+use super::transport::Answer;
 
 /// Does this path (its segments already encoded) hold a segment a URL parser would
 /// remove?
@@ -57,19 +59,19 @@ impl RawClient {
         Ok(RawClient { client })
     }
 
-    /// One request to `url`, exactly as written; the answer's status and body.
+    /// One request to `url`, exactly as written; the answer, whatever its status.
     pub async fn send(
         &self,
         method: Method,
         url: &str,
         headers: HeaderMap,
-        body: Option<Vec<u8>>,
+        body: Option<Bytes>,
         timeout: Duration,
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Answer, UpstreamError> {
         let mut request = Request::builder()
             .method(method)
             .uri(url)
-            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .body(Full::new(body.unwrap_or_default()))
             .map_err(|e| UpstreamError::Connect(format!("bad upstream request: {e}")))?;
         *request.headers_mut() = headers;
         let exchange = async {
@@ -81,25 +83,22 @@ impl RawClient {
                 }
             })?;
             let status = response.status();
-            let bytes = response
+            let headers = response.headers().clone();
+            let body = response
                 .into_body()
                 .collect()
                 .await
                 .map_err(|e| UpstreamError::Protocol(e.to_string()))?
                 .to_bytes();
-            Ok::<_, UpstreamError>((status, bytes))
-        };
-        let (status, bytes) = tokio::time::timeout(timeout, exchange)
-            .await
-            .map_err(|_| UpstreamError::Timeout)??;
-        if status.is_success() {
-            Ok(bytes)
-        } else {
-            Err(UpstreamError::Status {
-                status: status.as_u16(),
-                error: M2Error::parse(&bytes),
+            Ok::<_, UpstreamError>(Answer {
+                status,
+                headers,
+                body,
             })
-        }
+        };
+        tokio::time::timeout(timeout, exchange)
+            .await
+            .map_err(|_| UpstreamError::Timeout)?
     }
 }
 

@@ -4,17 +4,11 @@ use serde_json::json;
 
 use crate::helpers::*;
 
+/// The answers of a recording against the sandbox (`fixtures/cassettes/api-formats/`),
+/// on the fake Magento.
 async fn gateway() -> Gateway {
     let gw = Gateway::start().await;
-    mount_stores(&gw.upstream).await;
-    mount_skus(&gw.upstream).await;
-    wiremock::Mock::given(wiremock::matchers::method("GET"))
-        .and(wiremock::matchers::path(
-            "/rest/default/V1/products/24-MB01",
-        ))
-        .respond_with(recorded("products/get-simple-24-mb01"))
-        .mount(&gw.upstream)
-        .await;
+    crate::cassettes::mount(&gw.upstream, "api-formats").await;
     gw
 }
 

@@ -7,6 +7,7 @@ mod helpers;
 mod addresses;
 mod auth;
 mod cache;
+mod cassettes;
 mod customers;
 mod formats;
 mod hostile;

@@ -9,5 +9,6 @@ mod harness;
 mod customers;
 mod hostile_skus;
 mod products;
+mod recording;
 mod schema;
 mod stock_and_images;
