@@ -5,8 +5,9 @@
 //! `resources::support::fast_hit`); then, for the API only: error rendering and format negotiation,
 //! load shedding (at most `STOREGATE_MAX_IN_FLIGHT` requests at once, the rest a 503 at
 //! once), panic guard, authentication, request deadline, then one route per spec resource.
-//! The operational endpoints (`/healthz`, `/readyz`, `/metrics`) sit outside the API's
-//! layers, so they answer even when the API sheds load.
+//! The operational endpoints (`/healthz`, `/readyz`, `/metrics`), the API reference
+//! (`/api/rest/openapi.json`, `/api/rest/docs`) and the sandbox's media sit outside the API's
+//! layers, so they answer even when the API sheds load. CORS, when configured, wraps it all.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,6 +45,8 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     /// One permit per API request being served (`STOREGATE_MAX_IN_FLIGHT`).
     pub in_flight: Arc<Semaphore>,
+    /// The upstream's state as `/readyz` last saw it (`storegate_upstream_up`).
+    pub upstream_up: crate::process_metrics::UpstreamUp,
 }
 
 pub type AppState = Arc<App>;
@@ -85,15 +88,16 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         config.stale_if_error,
     ));
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
-    let metrics = Arc::new(Metrics::new(
-        upstream_metrics,
-        cache.clone(),
-        magento.circuit_probe(),
-        {
+    let upstream_up = crate::process_metrics::UpstreamUp::default();
+    let metrics = Arc::new(
+        Metrics::new(upstream_metrics, cache.clone(), magento.circuit_probe(), {
             let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
             Arc::new(move || (max - in_flight.available_permits()) as i64)
-        },
-    ));
+        })
+        .with_collector(Box::new(crate::process_metrics::ProcessCollector {
+            upstream_up: upstream_up.clone(),
+        })),
+    );
     let tokens = TokenIssuer::new(parts.token_secret, config.token_ttl);
     let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
     let app = Arc::new(App {
@@ -108,13 +112,25 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             .build(),
         metrics,
         in_flight,
+        upstream_up,
     });
     Ok((router(app.clone()), app))
 }
 
 fn router(app: AppState) -> Router {
+    assemble(app).0
+}
+
+/// The path templates the gateway serves (`/api/rest/products/{id}`, `/healthz`, ...), from
+/// the same code that builds its router: what the OpenAPI document must list.
+pub fn served_routes(app: &AppState) -> Vec<String> {
+    assemble(app.clone()).1
+}
+
+fn assemble(app: AppState) -> (Router, Vec<String>) {
     let upstream_timeout = app.config.upstream_timeout;
-    let api = resources::routes()
+    let (api, api_templates) = resources::routes().into_parts();
+    let api = api
         .fallback(any(route_not_found))
         .layer(from_fn(move |request: Request, next: Next| {
             request_deadline(upstream_timeout, request, next)
@@ -130,11 +146,28 @@ fn router(app: AppState) -> Router {
         .layer(from_fn(negotiate))
         .with_state(app.clone());
 
-    Router::new()
+    let (outside, outside_templates) = crate::ops::routes(app.clone())
+        .merge(crate::api_docs::routes())
+        .merge(crate::media_proxy::routes(&app.config))
+        .into_parts();
+    let mut templates: Vec<String> = api_templates
+        .iter()
+        .map(|t| format!("/api/rest{t}"))
+        .collect();
+    templates.extend(outside_templates);
+
+    let router = Router::new()
         .nest("/api/rest", api)
-        .merge(crate::ops::routes(app.clone()))
+        .merge(outside)
         .fallback(any(outside_api))
-        .layer(from_fn_with_state(app.clone(), telemetry::observe))
+        .layer(from_fn_with_state(app.clone(), telemetry::observe));
+    // Outermost, so that a browser's preflight is answered before the API refuses OPTIONS,
+    // and every answer (cache hits, errors) carries the CORS headers.
+    let router = match crate::cors::layer(&app.config.cors_origins) {
+        Some(cors) => router.layer(cors),
+        None => router,
+    };
+    (router, templates)
 }
 
 async fn route_not_found() -> ApiError {

@@ -39,6 +39,17 @@ pub enum LogFormat {
     Json,
 }
 
+/// Which browser origins may call the API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CorsOrigins {
+    /// No CORS headers: browsers on other origins cannot read the API's answers.
+    Off,
+    /// `*`: any origin (the API's credentials are bearer tokens, never cookies).
+    Any,
+    /// These origins exactly (`https://app.example`).
+    List(Vec<String>),
+}
+
 /// Where the gateway's Magento 2 lives.
 #[derive(Debug, Clone)]
 pub struct Upstream {
@@ -50,6 +61,18 @@ pub struct Upstream {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub listen: SocketAddr,
+    /// The base URL clients reach the gateway at (`http://phone-visible-host:8080`), without
+    /// `/api/rest`. None: `http://<listen address>`.
+    pub public_url: Option<String>,
+    /// Where the embedded sandbox listens (port 0: any free port).
+    pub sandbox_listen: SocketAddr,
+    /// One info line per request under the target `storegate::access`.
+    pub access_log: bool,
+    /// Browser origins allowed to call the API (CORS); empty: CORS off.
+    pub cors_origins: CorsOrigins,
+    /// Not a key: the embedded sandbox's base URL, set by the binary in sandbox mode, so the
+    /// gateway serves the sandbox's `/media/...` files under its own address.
+    pub sandbox_media: Option<String>,
     /// None: start the embedded sandbox and use it.
     pub upstream: Option<Upstream>,
     /// Store view code used for reads that name no store.
@@ -89,6 +112,11 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            public_url: None,
+            sandbox_listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            access_log: true,
+            cors_origins: CorsOrigins::Off,
+            sandbox_media: None,
             upstream: None,
             default_store: "default".to_owned(),
             admin_key: None,
@@ -115,6 +143,36 @@ impl Default for Config {
     }
 }
 
+/// The exit status of a start refused for its configuration: a bad or unknown variable, a
+/// bad configuration or mapping file, a bad command line (clap uses 2 for those too).
+pub const EXIT_CONFIG: u8 = 2;
+
+/// `--help`'s list of variables: every key, its default and meaning, from [`KEYS`].
+pub fn variables_help() -> String {
+    let width = KEYS
+        .iter()
+        .map(|k| env_name(k.name).len())
+        .max()
+        .unwrap_or(0);
+    let mut text = String::from(
+        "Environment variables (override the --config file, whose keys are the same names in \
+         lower case without STOREGATE_; an unknown STOREGATE_* variable stops the start):\n",
+    );
+    for k in KEYS {
+        text.push_str(&format!(
+            "  {:width$}  {} [default: {}]\n",
+            env_name(k.name),
+            k.meaning,
+            k.default
+        ));
+    }
+    text.push_str(&format!(
+        "\nExit status: 0 stopped on a signal; {EXIT_CONFIG} configuration refused (one line on \
+         stderr names the key); 1 any other failure (such as an address already in use)."
+    ));
+    text
+}
+
 /// A configuration problem, displayed as one line naming the key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError(pub String);
@@ -127,32 +185,209 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// The keys we know: (file key, whether the value is a secret).
-const KEYS: &[(&str, bool)] = &[
-    ("listen", false),
-    ("upstream_url", false),
-    ("upstream_token", true),
-    ("default_store", false),
-    ("admin_key", true),
-    ("admin_key_sha256", false),
-    ("token_secret", true),
-    ("token_ttl_secs", false),
-    ("mappings", false),
-    ("upstream_timeout_ms", false),
-    ("cache_ttl_secs", false),
-    ("cache_max_bytes", false),
-    ("stale_if_error_secs", false),
-    ("body_limit_bytes", false),
-    ("image_body_limit_bytes", false),
-    ("log_format", false),
-    ("sandbox_latency_ms", false),
-    ("sandbox_products", false),
-    ("stale_while_revalidate_secs", false),
-    ("max_in_flight", false),
-    ("workers", false),
-    ("upstream_max_in_flight", false),
-    ("circuit_failure_threshold", false),
-    ("circuit_open_ms", false),
+/// One configuration key. The file key is `name`; the variable is `STOREGATE_` + `NAME`.
+/// `--help` lists every row with its default, and a `STOREGATE_*` variable that is not a row
+/// stops the start (with a suggestion), so adding a key is adding a row here.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    pub name: &'static str,
+    /// Never echoed in an error.
+    pub secret: bool,
+    /// The default, as `--help` shows it.
+    pub default: &'static str,
+    pub meaning: &'static str,
+}
+
+const fn key(name: &'static str, default: &'static str, meaning: &'static str) -> Key {
+    Key {
+        name,
+        secret: false,
+        default,
+        meaning,
+    }
+}
+
+const fn secret(name: &'static str, default: &'static str, meaning: &'static str) -> Key {
+    Key {
+        name,
+        secret: true,
+        default,
+        meaning,
+    }
+}
+
+/// Every key the gateway knows. Rows marked "(read by ...)" belong to features that parse
+/// their own value elsewhere; they are here so the unknown-variable check and `--help` know
+/// them.
+pub const KEYS: &[Key] = &[
+    key(
+        "listen",
+        "127.0.0.1:8080",
+        "address to serve on (`localhost:PORT` accepted)",
+    ),
+    key(
+        "public_url",
+        "http://<listen address>",
+        "base URL clients reach the gateway at; media and storefront URLs in sandbox mode",
+    ),
+    key(
+        "upstream_url",
+        "unset: the embedded sandbox",
+        "Magento 2 base URL (`replay:DIR`: recorded cassettes)",
+    ),
+    secret(
+        "upstream_token",
+        "required with a URL",
+        "Magento 2 integration access token (Bearer)",
+    ),
+    key(
+        "default_store",
+        "default",
+        "store view code used for reads that name no store",
+    ),
+    secret(
+        "admin_key",
+        "sandbox mode: generated, printed",
+        "an admin API key, plain (development)",
+    ),
+    key(
+        "admin_key_sha256",
+        "none",
+        "comma-separated SHA-256 hex digests of admin API keys (production)",
+    ),
+    secret(
+        "token_secret",
+        "random per process, with a warning",
+        "key that signs customer tokens; share it between instances",
+    ),
+    key("token_ttl_secs", "3600", "lifetime of a customer token"),
+    key(
+        "mappings",
+        "mappings/magento2 if present, else built in",
+        "folder of mapping files",
+    ),
+    key(
+        "upstream_timeout_ms",
+        "5000",
+        "deadline for one upstream call (and, shared, for one request)",
+    ),
+    key(
+        "cache_ttl_secs",
+        "60",
+        "freshness of cached product and image reads (0: cache off)",
+    ),
+    key("cache_max_bytes", "256MiB", "cache capacity, by weight"),
+    key(
+        "stale_if_error_secs",
+        "300",
+        "how long past its TTL an entry may be served while the upstream fails",
+    ),
+    key(
+        "stale_while_revalidate_secs",
+        "10",
+        "how long past its TTL an entry is served while one refresh runs",
+    ),
+    key(
+        "body_limit_bytes",
+        "1MiB",
+        "largest request body, except images",
+    ),
+    key(
+        "image_body_limit_bytes",
+        "16MiB",
+        "largest image upload body",
+    ),
+    key(
+        "log_format",
+        "text",
+        "`text` or `json` (JSON: every line on stderr and stdout is a JSON object)",
+    ),
+    key(
+        "access_log",
+        "on",
+        "`on` or `off`: one info line per request (target storegate::access)",
+    ),
+    key(
+        "cors_origins",
+        "off",
+        "origins allowed to call the API from a browser: comma-separated, or `*`",
+    ),
+    key(
+        "sandbox_listen",
+        "127.0.0.1:0",
+        "embedded sandbox only: its address (port 0: any free port)",
+    ),
+    key(
+        "sandbox_latency_ms",
+        "0",
+        "embedded sandbox only: delay added to every answer",
+    ),
+    key(
+        "sandbox_products",
+        "0",
+        "embedded sandbox only: extra generated products",
+    ),
+    key(
+        "max_in_flight",
+        "1024",
+        "API requests served at once; more get 503 at once",
+    ),
+    key(
+        "workers",
+        "0",
+        "serving threads, each with its own socket (0: one per core)",
+    ),
+    key(
+        "upstream_max_in_flight",
+        "256",
+        "upstream calls in flight at once; more are not sent",
+    ),
+    key(
+        "circuit_failure_threshold",
+        "5",
+        "consecutive upstream failures that open the circuit (0: never)",
+    ),
+    key(
+        "circuit_open_ms",
+        "5000",
+        "how long the circuit stays open before one probe call",
+    ),
+    // Read by the features of other modules (DESIGN.md's "more configuration").
+    key(
+        "data_dir",
+        "data/",
+        "folder of the embedded database (OAuth consumers and tokens) (read by oauth)",
+    ),
+    key(
+        "profile",
+        "spec",
+        "`spec`, or `original` for the original's behaviour where it differs (read by the profile)",
+    ),
+    secret(
+        "redis_url",
+        "unset: in-process",
+        "Redis shared by several instances (read by shared state)",
+    ),
+    key(
+        "shared_cache",
+        "0",
+        "`1`: a second-level cache of upstream records in Redis (read by shared state)",
+    ),
+    key(
+        "record_dir",
+        "unset",
+        "record every upstream exchange into cassettes there (read by recording)",
+    ),
+    key(
+        "trusted_proxies",
+        "none",
+        "proxies whose X-Forwarded-For is believed (read by hardening)",
+    ),
+    key(
+        "oauth_token_ttl_secs",
+        "none",
+        "lifetime of OAuth 1.0a access tokens (read by oauth)",
+    ),
 ];
 
 fn env_name(key: &str) -> String {
@@ -182,6 +417,7 @@ impl Raw {
 impl Config {
     /// Reads the process environment and, when given, a TOML file.
     pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
+        check_names(std::env::vars_os().filter_map(|(name, _)| name.into_string().ok()))?;
         Config::from_sources(file, &|name| std::env::var(name).ok())
     }
 
@@ -203,12 +439,16 @@ impl Config {
                 ))
             })?;
             for (key, value) in table {
-                let Some(&(known, secret)) = KEYS.iter().find(|(k, _)| *k == key) else {
+                let Some(known) = KEYS.iter().find(|k| k.name == key) else {
+                    let hint = suggestion(&key, KEYS.iter().map(|k| k.name.to_owned()))
+                        .map(|name| format!("; did you mean {name:?}?"))
+                        .unwrap_or_default();
                     return Err(ConfigError(format!(
-                        "config file {}: unknown key {key:?}",
+                        "config file {}: unknown key {key:?}{hint}",
                         path.display()
                     )));
                 };
+                let (known, secret) = (known.name, known.secret);
                 let value = match value {
                     toml::Value::String(s) => s,
                     toml::Value::Integer(i) => i.to_string(),
@@ -233,15 +473,15 @@ impl Config {
                 );
             }
         }
-        for &(key, secret) in KEYS {
-            let name = env_name(key);
+        for key in KEYS {
+            let name = env_name(key.name);
             if let Some(value) = lookup(&name) {
                 raw.insert(
-                    key,
+                    key.name,
                     Raw {
                         value,
                         origin: name,
-                        secret,
+                        secret: key.secret,
                     },
                 );
             }
@@ -249,15 +489,25 @@ impl Config {
 
         let mut config = Config::default();
         if let Some(r) = raw.get("listen") {
-            config.listen = r
-                .value
-                .trim()
-                .parse()
-                .map_err(|_| r.fail("an address such as 127.0.0.1:8080"))?;
+            config.listen = parse_listen(&r.value)
+                .ok_or_else(|| r.fail("an address such as 127.0.0.1:8080 or localhost:8080"))?;
         }
+        if let Some(r) = raw.get("sandbox_listen") {
+            config.sandbox_listen = parse_listen(&r.value)
+                .ok_or_else(|| r.fail("an address such as 127.0.0.1:8081 or localhost:8081"))?;
+        }
+        if let Some(r) = raw.get("public_url") {
+            config.public_url = Some(parse_url(r)?);
+        }
+        // Set but empty is a mistake (a shell variable that did not expand), not a request
+        // for the demo sandbox: only an unset URL starts it.
         let url = match raw.get("upstream_url") {
-            Some(r) if !r.value.trim().is_empty() => Some(parse_url(r)?),
-            _ => None,
+            Some(r) if r.value.trim().is_empty() => {
+                return Err(r.fail("an http:// or https:// URL (unset it to use the sandbox)"));
+            }
+            Some(r) if r.value.trim().starts_with("replay:") => Some(r.value.trim().to_owned()),
+            Some(r) => Some(parse_url(r)?),
+            None => None,
         };
         let token = raw
             .get("upstream_token")
@@ -347,6 +597,16 @@ impl Config {
                 _ => return Err(r.fail("text or json")),
             };
         }
+        if let Some(r) = raw.get("access_log") {
+            config.access_log = match r.value.trim().to_ascii_lowercase().as_str() {
+                "on" | "1" | "true" => true,
+                "off" | "0" | "false" => false,
+                _ => return Err(r.fail("on or off")),
+            };
+        }
+        if let Some(r) = raw.get("cors_origins") {
+            config.cors_origins = parse_origins(&r.value).map_err(|why| r.fail(why))?;
+        }
         if let Some(r) = raw.get("sandbox_latency_ms") {
             config.sandbox_latency = Duration::from_millis(number(r, "a number of milliseconds")?);
         }
@@ -378,6 +638,70 @@ impl Config {
         }
         Ok(config)
     }
+}
+
+/// Checks the names of the `STOREGATE_*` variables: one that is not a key stops the start,
+/// with the nearest key as a suggestion. A typo in `STOREGATE_UPSTREAM_URL` would otherwise
+/// start the demo sandbox in silence.
+pub fn check_names(names: impl IntoIterator<Item = String>) -> Result<(), ConfigError> {
+    let mut unknown: Vec<String> = names
+        .into_iter()
+        .filter(|name| name.starts_with("STOREGATE_"))
+        .filter(|name| !KEYS.iter().any(|k| env_name(k.name) == *name))
+        .collect();
+    unknown.sort();
+    let Some(name) = unknown.first() else {
+        return Ok(());
+    };
+    let hint = suggestion(name, KEYS.iter().map(|k| env_name(k.name)))
+        .map(|known| format!("; did you mean {known}?"))
+        .unwrap_or_else(|| "; `storegate --help` lists the variables".to_owned());
+    Err(ConfigError(format!("unknown variable {name}{hint}")))
+}
+
+/// The known name closest to `name`, if one is close enough to be a typo of it.
+fn suggestion(name: &str, known: impl Iterator<Item = String>) -> Option<String> {
+    known
+        .map(|k| (strsim::normalized_damerau_levenshtein(name, &k), k))
+        .filter(|(score, _)| *score >= 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
+/// `127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:8080`, or `localhost:8080` (loopback, IPv4).
+pub fn parse_listen(text: &str) -> Option<SocketAddr> {
+    let text = text.trim();
+    if let Ok(addr) = text.parse() {
+        return Some(addr);
+    }
+    let port = text.strip_prefix("localhost:")?.parse::<u16>().ok()?;
+    Some(SocketAddr::from(([127, 0, 0, 1], port)))
+}
+
+/// `*`, or a comma-separated list of origins (`scheme://host[:port]`, no path).
+fn parse_origins(text: &str) -> Result<CorsOrigins, &'static str> {
+    let text = text.trim();
+    match text.to_ascii_lowercase().as_str() {
+        "" | "off" | "none" => return Ok(CorsOrigins::Off),
+        "*" => return Ok(CorsOrigins::Any),
+        _ => {}
+    }
+    let expected = "`*` or comma-separated origins such as https://app.example";
+    let mut origins = Vec::new();
+    for origin in text.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+        let origin = origin.trim_end_matches('/');
+        let url = reqwest::Url::parse(origin).map_err(|_| expected)?;
+        if !matches!(url.scheme(), "http" | "https")
+            || url.host_str().is_none()
+            || url.path() != "/"
+            || url.query().is_some()
+            || http::HeaderValue::from_str(origin).is_err()
+        {
+            return Err(expected);
+        }
+        origins.push(origin.to_owned());
+    }
+    Ok(CorsOrigins::List(origins))
 }
 
 fn number(r: &Raw, expected: &str) -> Result<u64, ConfigError> {

@@ -13,7 +13,10 @@
 //! - [`mapping`]: which spec field comes from which Magento field, per user type (data
 //!   files in `mappings/`, applied without I/O).
 //! - [`cache`]: the read cache (coalescing, tags, staleness).
-//! - [`ops`]: health, readiness and metrics.
+//! - [`ops`]: health, readiness and metrics; [`api_docs`]: the OpenAPI document and its
+//!   page; [`media_proxy`]: the sandbox's media under the gateway's address.
+//! - [`cors`], [`trace_context`]: browser origins and W3C trace context.
+//! - [`build_info`], [`process_metrics`]: what the binary is and what the process uses.
 //! - [`metrics`]: the Prometheus instruments behind `/metrics`.
 //! - [`telemetry`]: request ids, log spans and the log subscriber.
 //!
@@ -21,16 +24,23 @@
 //! shares no types with [`upstream`]: a misread Magento shape fails a test instead of
 //! cancelling out.
 
+pub mod api_docs;
 pub mod app;
 pub mod auth;
+pub mod build_info;
 pub mod cache;
 pub mod config;
+pub mod cors;
 pub mod http;
 pub mod mapping;
+pub mod media_proxy;
 pub mod metrics;
 pub mod ops;
+pub mod process_metrics;
 pub mod resources;
+pub mod route_list;
 pub mod telemetry;
+pub mod trace_context;
 pub mod upstream;
 
 use std::net::SocketAddr;
@@ -62,6 +72,16 @@ pub fn load_mappings(config: &Config) -> Result<mapping::Mappings, mapping::Mapp
                 Ok(mapping::Mappings::embedded())
             }
         }
+    }
+}
+
+/// `http://ADDR` as a client can use it: an unspecified address (`0.0.0.0`, `::`) is
+/// reached through loopback on this machine. Set `STOREGATE_PUBLIC_URL` for other machines.
+pub fn public_origin_of(addr: SocketAddr) -> String {
+    match addr {
+        SocketAddr::V4(v4) if v4.ip().is_unspecified() => format!("http://127.0.0.1:{}", v4.port()),
+        SocketAddr::V6(v6) if v6.ip().is_unspecified() => format!("http://[::1]:{}", v6.port()),
+        other => format!("http://{other}"),
     }
 }
 

@@ -221,6 +221,12 @@ impl Metrics {
         }
     }
 
+    /// Adds series read at scrape time by another component (`process_metrics`).
+    pub fn with_collector(mut self, collector: Box<dyn Collector>) -> Metrics {
+        self.registry.register_collector(collector);
+        self
+    }
+
     /// One request served.
     pub fn request(
         &self,

@@ -1,17 +1,25 @@
-//! Operational endpoints, outside the API and its authentication: liveness, readiness
-//! (is the back end answering?) and Prometheus metrics.
+//! Operational endpoints, outside the API and its authentication: liveness, readiness and
+//! Prometheus metrics.
+//!
+//! Readiness means "this instance can serve", not "Magento answers": a gateway with a
+//! Magento outage still serves cached reads (stale-if-error) and the API's own errors, and a
+//! Kubernetes readiness probe that followed Magento would take every replica out of service
+//! at once, the opposite of what the cache is for. The upstream's state is reported beside
+//! it (a field of the answer and `storegate_upstream_up`); `/readyz?upstream=required` is
+//! the old, strict reading for those who want it.
 
-use axum::Router;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 
 use crate::app::AppState;
+use crate::route_list::Listed;
+use crate::upstream::CircuitState;
 
-pub fn routes(app: AppState) -> Router {
-    Router::new()
+pub fn routes(app: AppState) -> Listed {
+    Listed::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -22,16 +30,46 @@ async fn healthz() -> &'static str {
     "ok\n"
 }
 
-/// Ready when Magento answers. With the circuit open the ping fails at once, so a load
-/// balancer takes the instance out of rotation without adding load to a failing back end.
-async fn readyz(State(app): State<AppState>) -> Response {
-    match app.magento.ping().await {
-        Ok(()) => (StatusCode::OK, "ready\n").into_response(),
+#[derive(Debug, serde::Deserialize)]
+struct ReadyQuery {
+    /// `required`: not ready while Magento does not answer.
+    upstream: Option<String>,
+}
+
+/// 200 while the gateway serves, with the upstream's state beside it:
+/// `{"status":"ready","upstream":"up"|"down","circuit":"closed"|"open"|"half_open"}`. With
+/// the circuit open the ping fails at once, adding no load to a failing back end.
+async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) -> Response {
+    let up = match app.magento.ping().await {
+        Ok(()) => true,
         Err(error) => {
-            tracing::warn!(%error, "readiness check failed");
-            (StatusCode::SERVICE_UNAVAILABLE, "upstream unavailable\n").into_response()
+            tracing::warn!(%error, "readiness probe: the upstream does not answer");
+            false
         }
-    }
+    };
+    app.upstream_up.set(up);
+    let circuit = match app.magento.circuit_state() {
+        CircuitState::Closed => "closed",
+        CircuitState::Open => "open",
+        CircuitState::HalfOpen => "half_open",
+    };
+    let strict = query.upstream.as_deref() == Some("required");
+    let status = if up || !strict {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body = serde_json::json!({
+        "status": if status == StatusCode::OK { "ready" } else { "not_ready" },
+        "upstream": if up { "up" } else { "down" },
+        "circuit": circuit,
+    });
+    (
+        status,
+        [(CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// Prometheus scrapes the OpenMetrics text format (it asks for it first in `Accept`).

@@ -6,11 +6,13 @@
 //!   and sent to Magento with each upstream call.
 //! - The binary logs to stderr, as text or, with `STOREGATE_LOG_FORMAT=json`, one JSON
 //!   object per line; every line logged while serving a request carries this span's fields
-//!   (`request_id`, `method`, `route`) under `span`. `RUST_LOG` filters as usual. One line
-//!   per request (an access log) is logged at `debug` under the target `storegate::access`:
-//!   turn it on with `RUST_LOG=storegate=info,storegate::access=debug`. Failed requests are
-//!   logged at `error` (5xx) by the error renderer whatever the filter says about access
-//!   lines.
+//!   (`request_id`, `trace_id`, `method`, `route`) under `span`. `RUST_LOG` filters as
+//!   usual. One line per request (an access log: method, route template, status, bytes,
+//!   duration, user type, cache outcome) is logged at `info` under the target
+//!   `storegate::access`; `STOREGATE_ACCESS_LOG=off` or `RUST_LOG=...,storegate::access=off`
+//!   turns it off. Failed requests are logged at `error` (5xx) by the error renderer
+//!   whatever the filter says about access lines.
+//! - The W3C trace context (`traceparent`) of each request is [`crate::trace_context`]'s.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -22,6 +24,7 @@ use tracing::Instrument;
 
 use crate::app::AppState;
 use crate::resources::support::{self, FastPath};
+use crate::trace_context::{self, TraceContext};
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -50,7 +53,7 @@ fn acceptable(value: &HeaderValue) -> bool {
 fn new_id() -> HeaderValue {
     static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     static NEXT: AtomicU64 = AtomicU64::new(1);
-    let prefix = *PREFIX.get_or_init(rand::random::<u32>);
+    let prefix = *PREFIX.get_or_init(|| getrandom::u32().unwrap_or(std::process::id()));
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     // `{prefix:08x}-{n:012x}`, written without a formatter: this runs on every request.
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -86,13 +89,15 @@ pub async fn observe(State(app): State<AppState>, mut request: Request, next: Ne
             if !kept {
                 request.headers_mut().insert(X_REQUEST_ID, id.clone());
             }
+            let trace = TraceContext::for_request(request.headers());
             let span = tracing::info_span!(
                 "request",
                 request_id = id.to_str().unwrap_or_default(),
+                trace_id = trace.trace_id.as_str(),
                 method = %method,
                 route = route.unwrap_or("unmatched"),
             );
-            let work = next.run(request).instrument(span.clone());
+            let work = trace_context::scope(trace, next.run(request)).instrument(span.clone());
             let response = match fast_key {
                 Some(key) => {
                     REQUEST_ID
@@ -114,7 +119,8 @@ pub async fn observe(State(app): State<AppState>, mut request: Request, next: Ne
     });
     app.metrics
         .request(route, &method, status, user_type, elapsed);
-    if tracing::enabled!(target: "storegate::access", tracing::Level::DEBUG) {
+    if app.config.access_log && tracing::enabled!(target: "storegate::access", tracing::Level::INFO)
+    {
         let span = span.unwrap_or_else(|| {
             tracing::info_span!(
                 "request",
@@ -123,13 +129,22 @@ pub async fn observe(State(app): State<AppState>, mut request: Request, next: Ne
                 route = route.unwrap_or("unmatched"),
             )
         });
+        let bytes = axum::body::HttpBody::size_hint(response.body()).exact();
+        let cache = response
+            .headers()
+            .get("x-cache")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-");
         span.in_scope(|| {
-            tracing::debug!(
+            tracing::info!(
                 target: "storegate::access",
                 status,
-                micros = elapsed.as_micros() as u64,
+                bytes,
+                duration_ms = elapsed.as_secs_f64() * 1000.0,
                 user_type = user_type.map(|u| u.as_str()).unwrap_or("none"),
-                "request served"
+                cache,
+                "{method} {} {status}",
+                route.unwrap_or("unmatched"),
             );
         });
     }

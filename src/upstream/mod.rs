@@ -273,6 +273,12 @@ impl Magento {
         if let Some(id) = crate::telemetry::request_id() {
             request = request.header(crate::telemetry::X_REQUEST_ID, id);
         }
+        if let Some(trace) = crate::trace_context::current() {
+            request = request.header(crate::trace_context::TRACEPARENT, trace.traceparent());
+            if let Some(state) = trace.state {
+                request = request.header(crate::trace_context::TRACESTATE, state);
+            }
+        }
         if let Some(body) = body {
             let bytes =
                 serde_json::to_vec(body).map_err(|e| UpstreamError::Protocol(e.to_string()))?;

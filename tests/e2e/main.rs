@@ -7,6 +7,7 @@ mod common;
 mod harness;
 
 mod customers;
+mod openapi;
 mod products;
 mod schema;
 mod stock_and_images;

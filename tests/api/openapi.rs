@@ -1,0 +1,259 @@
+//! The OpenAPI document (`docs/openapi.json`) cannot drift from the gateway:
+//! - the routes the router serves and the documented paths are the same set;
+//! - every documented operation is served (no 405, no "no route") and every method a path
+//!   does not document is refused with 405;
+//! - every message the code can answer is in the document;
+//! - the gateway serves the document and its page.
+//!
+//! That real answers match its schemas is `tests/e2e/openapi.rs`.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::common::api_reference;
+use crate::helpers::{Gateway, Who};
+
+fn documented_routes(doc: &Value) -> BTreeSet<String> {
+    doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(path, item)| {
+            item["x-storegate-route"]
+                .as_str()
+                .unwrap_or(path)
+                .to_owned()
+        })
+        .collect()
+}
+
+async fn gateway() -> Gateway {
+    // With the sandbox's media configured, so that every route the binary can serve exists.
+    Gateway::start_with(|c| c.sandbox_media = Some("http://127.0.0.1:9".into())).await
+}
+
+#[tokio::test]
+async fn every_served_route_is_documented_and_every_documented_one_served() {
+    let gw = gateway().await;
+    let doc = api_reference::document();
+    let served: BTreeSet<String> = storegate::app::served_routes(&gw.running.app)
+        .into_iter()
+        .collect();
+    let documented = documented_routes(&doc);
+    let undocumented: Vec<_> = served.difference(&documented).collect();
+    let unserved: Vec<_> = documented.difference(&served).collect();
+    assert!(
+        undocumented.is_empty() && unserved.is_empty(),
+        "served but not in docs/openapi.json: {undocumented:?}; documented but not served: {unserved:?}"
+    );
+}
+
+/// A concrete path for a documented one: every parameter becomes a plausible id.
+fn concrete(template: &str) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        out.push_str(&rest[..start]);
+        let end = rest[start..].find('}').unwrap() + start;
+        out.push_str(if &rest[start + 1..end] == "path" {
+            "catalog/product/x.jpg"
+        } else {
+            "1"
+        });
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[tokio::test]
+async fn documented_methods_are_served_and_the_others_refused() {
+    let gw = gateway().await;
+    let doc = api_reference::document();
+    let origin = format!("http://{}", gw.running.addr);
+    let mut wrong = Vec::new();
+    for (template, item) in doc["paths"].as_object().unwrap() {
+        let path = concrete(template);
+        let api = path.starts_with("/api/rest/")
+            && !path.ends_with("openapi.json")
+            && !path.ends_with("/docs");
+        for method in ["get", "post", "put", "delete"] {
+            let documented = item.get(method).is_some();
+            let request = gw
+                .http
+                .request(
+                    method.to_uppercase().parse().unwrap(),
+                    format!("{origin}{path}"),
+                )
+                .bearer_auth(crate::helpers::ADMIN_KEY)
+                .header("Accept", "application/json");
+            let reply = gw.send(request).await;
+            let no_route =
+                reply.status == 404 && reply.body.contains("Request does not match any route.");
+            let refused = reply.status == 405;
+            if documented && (refused || no_route) {
+                wrong.push(format!(
+                    "{method} {template} is documented but answers {} {}",
+                    reply.status, reply.body
+                ));
+            }
+            if !documented && api && !refused {
+                wrong.push(format!(
+                    "{method} {template} is not documented but answers {}",
+                    reply.status
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The client-facing messages written in the source: string literals in the code (not the
+/// tests) of the modules that answer clients, that read like a message.
+fn messages_in_source() -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let literal = regex::Regex::new(r#""((?:[^"\\]|\\.)*)""#).unwrap();
+    let message = regex::Regex::new(r"^[A-Z][A-Za-z0-9'/-]*[ /]").unwrap();
+    let mut files = vec![root.join("src/app.rs")];
+    for dir in ["src/resources", "src/http", "src/auth", "src/mapping"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for line in code.lines() {
+            let trimmed = line.trim();
+            // Comments, logs and invariants are not answers.
+            if trimmed.starts_with("//")
+                || trimmed.contains("tracing::")
+                || trimmed.contains(".expect(")
+                || trimmed.contains("panic!")
+                // The XML reader's syntax errors are causes for the log; the client gets
+                // `Decoding error.`.
+                || trimmed.contains("ReadError::")
+            {
+                continue;
+            }
+            for capture in literal.captures_iter(line) {
+                let text = capture[1].replace("\\\"", "\"");
+                if message.is_match(&text) && text.contains(' ') && !text.starts_with("Bearer ") {
+                    out.push((file.display().to_string(), text));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every string in a JSON document, joined.
+fn all_text(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(items) => items.iter().for_each(|v| all_text(v, out)),
+        Value::Object(map) => map.iter().for_each(|(k, v)| {
+            out.push_str(k);
+            out.push('\n');
+            all_text(v, out);
+        }),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_message_the_code_answers_is_documented() {
+    let mut text = String::new();
+    all_text(&api_reference::document(), &mut text);
+    let found = messages_in_source();
+    assert!(
+        found.len() > 60,
+        "the message scan found too little: {found:?}"
+    );
+    let mut missing = Vec::new();
+    for (file, message) in found {
+        // `{...}` placeholders stand for any value (`<field>` in the document).
+        let mut pattern = String::new();
+        for (i, part) in message.split('{').enumerate() {
+            let literal = if i == 0 {
+                part
+            } else {
+                part.split_once('}').map_or(part, |(_, rest)| rest)
+            };
+            if i > 0 {
+                pattern.push_str(".+");
+            }
+            pattern.push_str(&regex::escape(literal));
+        }
+        if !regex::Regex::new(&pattern).unwrap().is_match(&text) {
+            missing.push(format!("{file}: {message}"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "messages missing from docs/openapi.json:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[tokio::test]
+async fn the_gateway_serves_the_document_and_its_page() {
+    let gw = gateway().await;
+    let origin = format!("http://{}", gw.running.addr);
+    let reply = gw
+        .send(gw.http.get(format!("{origin}/api/rest/openapi.json")))
+        .await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    assert_eq!(reply.json(), api_reference::document());
+    assert_eq!(reply.json()["openapi"], "3.1.0");
+    // No credentials needed, whoever asks.
+    let reply = gw
+        .send(gw.request("GET", "/openapi.json", &Who::Customer(5)))
+        .await;
+    assert_eq!(reply.status, 200);
+
+    let page = gw
+        .send_raw(gw.http.get(format!("{origin}/api/rest/docs")))
+        .await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.header("content-type")
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert!(page.body.contains("fetch(\"openapi.json\")"));
+    // Self-contained: nothing is loaded from another origin.
+    assert!(
+        !page.body.contains("http://") && !page.body.contains("https://"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.header("content-security-policy")
+            .unwrap()
+            .contains("default-src 'none'")
+    );
+}
+
+#[test]
+fn matching_prefers_literal_segments() {
+    let doc = api_reference::document();
+    assert_eq!(
+        api_reference::template_for(&doc, "/api/rest/products/category_id=4"),
+        Some("/api/rest/products/category_id={category_id}")
+    );
+    assert_eq!(
+        api_reference::template_for(&doc, "/api/rest/products/12"),
+        Some("/api/rest/products/{id}")
+    );
+    assert_eq!(api_reference::template_for(&doc, "/api/rest/nothing"), None);
+}
