@@ -233,7 +233,7 @@ pub const KEYS: &[Key] = &[
     key(
         "upstream_url",
         "unset: the embedded sandbox",
-        "Magento 2 base URL (`replay:DIR`: recorded cassettes)",
+        "Magento 2 base URL",
     ),
     secret(
         "upstream_token",
@@ -505,7 +505,6 @@ impl Config {
             Some(r) if r.value.trim().is_empty() => {
                 return Err(r.fail("an http:// or https:// URL (unset it to use the sandbox)"));
             }
-            Some(r) if r.value.trim().starts_with("replay:") => Some(r.value.trim().to_owned()),
             Some(r) => Some(parse_url(r)?),
             None => None,
         };
@@ -826,6 +825,139 @@ mod tests {
         ])
         .unwrap_err();
         assert!(e.0.contains("STOREGATE_UPSTREAM_URL"));
+    }
+
+    #[test]
+    fn unknown_variables_stop_the_start_with_a_suggestion() {
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            check_names(names(&["STOREGATE_UPSTRAEM_URL", "PATH"]))
+                .unwrap_err()
+                .0,
+            "unknown variable STOREGATE_UPSTRAEM_URL; did you mean STOREGATE_UPSTREAM_URL?"
+        );
+        assert_eq!(
+            check_names(names(&["STOREGATE_CACHE_TTL"])).unwrap_err().0,
+            "unknown variable STOREGATE_CACHE_TTL; did you mean STOREGATE_CACHE_TTL_SECS?"
+        );
+        let e = check_names(names(&["STOREGATE_SOMETHING_ELSE_ENTIRELY"])).unwrap_err();
+        assert!(
+            e.0.ends_with("`storegate --help` lists the variables"),
+            "{e}"
+        );
+        // Every key, and the names other features read, pass; other prefixes are not ours.
+        let all: Vec<String> = KEYS.iter().map(|k| env_name(k.name)).collect();
+        check_names(all).unwrap();
+        for name in [
+            "STOREGATE_DATA_DIR",
+            "STOREGATE_PROFILE",
+            "STOREGATE_REDIS_URL",
+            "STOREGATE_SHARED_CACHE",
+            "STOREGATE_RECORD_DIR",
+            "STOREGATE_PUBLIC_URL",
+            "STOREGATE_SANDBOX_LISTEN",
+            "STOREGATE_CORS_ORIGINS",
+            "STOREGATE_ACCESS_LOG",
+            "STOREGATE_TRUSTED_PROXIES",
+            "STOREGATE_OAUTH_TOKEN_TTL_SECS",
+            "STOREGATEWAY_X",
+            "RUST_LOG",
+        ] {
+            check_names(vec![name.to_owned()]).unwrap();
+        }
+        // The file's keys get the same help.
+        let dir = std::env::temp_dir().join(format!("storegate-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("storegate.toml");
+        std::fs::write(&path, "upstream_ulr = \"http://x\"\n").unwrap();
+        let e = Config::from_sources(Some(&path), &|_| None).unwrap_err();
+        assert!(
+            e.0.ends_with("unknown key \"upstream_ulr\"; did you mean \"upstream_url\"?"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_set_but_empty_upstream_url_is_an_error_not_the_sandbox() {
+        let e = from_env(&[("STOREGATE_UPSTREAM_URL", " ")]).unwrap_err();
+        assert!(e.0.starts_with("invalid STOREGATE_UPSTREAM_URL"), "{e}");
+        assert!(e.0.contains("unset it to use the sandbox"), "{e}");
+    }
+
+    #[test]
+    fn listen_addresses() {
+        let c = from_env(&[
+            ("STOREGATE_LISTEN", "localhost:9090"),
+            ("STOREGATE_SANDBOX_LISTEN", "[::1]:9091"),
+        ])
+        .unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:9090");
+        assert_eq!(c.sandbox_listen.to_string(), "[::1]:9091");
+        assert_eq!(from_env(&[]).unwrap().sandbox_listen.port(), 0);
+        for bad in ["localhost", "localhost:http", "example.com:80", ":80"] {
+            let e = from_env(&[("STOREGATE_LISTEN", bad)]).unwrap_err();
+            assert!(e.0.contains("localhost:8080"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn public_url_cors_and_access_log() {
+        let c = from_env(&[
+            ("STOREGATE_PUBLIC_URL", "http://192.168.1.20:8080/"),
+            (
+                "STOREGATE_CORS_ORIGINS",
+                "https://app.example, http://localhost:3000",
+            ),
+            ("STOREGATE_ACCESS_LOG", "off"),
+        ])
+        .unwrap();
+        assert_eq!(c.public_url.as_deref(), Some("http://192.168.1.20:8080"));
+        assert_eq!(
+            c.cors_origins,
+            CorsOrigins::List(vec![
+                "https://app.example".into(),
+                "http://localhost:3000".into()
+            ])
+        );
+        assert!(!c.access_log);
+        let d = from_env(&[]).unwrap();
+        assert!(d.access_log && d.public_url.is_none());
+        assert_eq!(d.cors_origins, CorsOrigins::Off);
+        assert_eq!(
+            from_env(&[("STOREGATE_CORS_ORIGINS", "*")])
+                .unwrap()
+                .cors_origins,
+            CorsOrigins::Any
+        );
+        for bad in ["app.example", "https://app.example/path", "ftp://x"] {
+            let e = from_env(&[("STOREGATE_CORS_ORIGINS", bad)]).unwrap_err();
+            assert!(
+                e.0.starts_with("invalid STOREGATE_CORS_ORIGINS"),
+                "{bad}: {e}"
+            );
+        }
+        assert!(from_env(&[("STOREGATE_PUBLIC_URL", "phone")]).is_err());
+        assert!(from_env(&[("STOREGATE_ACCESS_LOG", "maybe")]).is_err());
+    }
+
+    #[test]
+    fn help_lists_every_key_with_its_default() {
+        let help = variables_help();
+        for key in KEYS {
+            let line = help
+                .lines()
+                .find(|l| {
+                    l.trim_start()
+                        .starts_with(&format!("{} ", env_name(key.name)))
+                })
+                .unwrap_or_else(|| panic!("{} missing from:\n{help}", key.name));
+            assert!(
+                line.contains(&format!("[default: {}]", key.default)),
+                "{line}"
+            );
+        }
+        assert!(help.contains(&format!("{EXIT_CONFIG} configuration refused")));
     }
 
     #[test]
