@@ -47,6 +47,13 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         products: usize,
     },
+    /// Exit 0 when the gateway at URL answers its liveness check (container health checks:
+    /// the runtime image has no curl).
+    Healthcheck {
+        /// Default: `/healthz` on the configured listen address.
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+    },
 }
 
 fn listen_address(text: &str) -> Result<SocketAddr, String> {
@@ -82,6 +89,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         None => runtime.block_on(serve(config)),
+        Some(Command::Healthcheck { url }) => runtime.block_on(healthcheck(&config, url)),
         Some(Command::Sandbox {
             listen,
             public_url,
@@ -303,6 +311,26 @@ async fn serve(mut config: Config) -> Result<(), Failure> {
         sandbox.shutdown().await;
     }
     Ok(())
+}
+
+async fn healthcheck(config: &Config, url: Option<String>) -> Result<(), Failure> {
+    let url =
+        url.unwrap_or_else(|| format!("{}/healthz", storegate::public_origin_of(config.listen)));
+    storegate::upstream::install_crypto();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(3))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let answer = client
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    if answer.status().is_success() {
+        Ok(())
+    } else {
+        Err(format!("{url}: {}", answer.status()).into())
+    }
 }
 
 async fn sandbox(
