@@ -1,10 +1,12 @@
-//! The application: shared state and the HTTP service built from a configuration.
+//! The application: the HTTP service (its layer stack and routes) and the shared state,
+//! built from a configuration.
 //!
 //! Layers, outermost first: request id, log span and request metrics
-//! ([`telemetry::observe`], which also answers repeats of cached reads at once:
-//! `resources::support::fast_hit`); then, for the API only: error rendering and format negotiation,
-//! load shedding (at most `STOREGATE_MAX_IN_FLIGHT` requests at once, the rest a 503 at
-//! once), panic guard, authentication, request deadline, then one route per spec resource.
+//! ([`telemetry::observe`]); the caller, authenticated and negotiated once
+//! ([`caller::resolve`]); the fast path, which answers repeats of cached reads at once
+//! ([`fast_path::answer_repeats`]); then, for the API only: error rendering and format
+//! negotiation, load shedding (at most `STOREGATE_MAX_IN_FLIGHT` requests at once, the rest
+//! a 503 at once), panic guard, authentication, request deadline, then one route per spec resource.
 //! The operational endpoints (`/healthz`, `/readyz`, `/metrics`), the API reference
 //! (`/api/rest/openapi.json`, `/api/rest/docs`) and the sandbox's media sit outside the API's
 //! layers, so they answer even when the API sheds load. CORS, when configured, wraps it all.
@@ -23,33 +25,20 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::auth::{self, Authenticator, TokenIssuer};
 use crate::cache::Cache;
+use crate::caller;
 use crate::config::Config;
+use crate::fast_path;
+use crate::http::format::Negotiated;
 use crate::http::{ApiError, middleware::negotiate};
+use crate::locks::Locks;
 use crate::mapping::Mappings;
 use crate::metrics::{Metrics, UpstreamMetrics};
+use crate::request_context;
 use crate::resources;
 use crate::telemetry;
-use crate::upstream::{self, Magento, resilience};
+use crate::upstream::{Magento, resilience};
 
-/// Everything a handler may need, shared by every request.
-#[derive(Debug)]
-pub struct App {
-    pub config: Config,
-    pub magento: Magento,
-    pub cache: Arc<Cache>,
-    pub mappings: Mappings,
-    pub auth: Arc<Authenticator>,
-    /// Serialises creates of one SKU in this instance (Magento's create is an upsert).
-    pub create_locks: moka::sync::Cache<String, Arc<tokio::sync::Mutex<()>>>,
-    /// What `/metrics` shows.
-    pub metrics: Arc<Metrics>,
-    /// One permit per API request being served (`STOREGATE_MAX_IN_FLIGHT`).
-    pub in_flight: Arc<Semaphore>,
-    /// The upstream's state as `/readyz` last saw it (`storegate_upstream_up`).
-    pub upstream_up: crate::process_metrics::UpstreamUp,
-}
-
-pub type AppState = Arc<App>;
+pub use crate::state::{App, AppState};
 
 /// What the caller of [`build`] must know besides the configuration.
 #[derive(Debug)]
@@ -90,10 +79,18 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
     let upstream_up = crate::process_metrics::UpstreamUp::default();
     let metrics = Arc::new(
-        Metrics::new(upstream_metrics, cache.clone(), magento.circuit_probe(), {
-            let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
-            Arc::new(move || (max - in_flight.available_permits()) as i64)
-        })
+        Metrics::new(
+            upstream_metrics,
+            cache.clone(),
+            {
+                let probe = magento.circuit_probe();
+                Arc::new(move || probe() as i64)
+            },
+            {
+                let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
+                Arc::new(move || (max - in_flight.available_permits()) as i64)
+            },
+        )
         .with_collector(Box::new(crate::process_metrics::ProcessCollector {
             upstream_up: upstream_up.clone(),
         })),
@@ -106,10 +103,7 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         cache,
         mappings: parts.mappings,
         auth,
-        create_locks: moka::sync::Cache::builder()
-            .max_capacity(10_000)
-            .time_to_idle(Duration::from_secs(60))
-            .build(),
+        locks: Locks::default(),
         metrics,
         in_flight,
         upstream_up,
@@ -160,7 +154,18 @@ fn assemble(app: AppState) -> (Router, Vec<String>) {
         .nest("/api/rest", api)
         .merge(outside)
         .fallback(any(outside_api))
-        .layer(from_fn_with_state(app.clone(), telemetry::observe));
+        .layer(from_fn_with_state(
+            app.cache.clone(),
+            fast_path::answer_repeats,
+        ))
+        .layer(from_fn_with_state(app.auth.clone(), caller::resolve))
+        .layer(from_fn_with_state(
+            telemetry::Observer {
+                metrics: app.metrics.clone(),
+                access_log: app.config.access_log,
+            },
+            telemetry::observe,
+        ));
     // Outermost, so that a browser's preflight is answered before the API refuses OPTIONS,
     // and every answer (cache hits, errors) carries the CORS headers.
     let router = match crate::cors::layer(&app.config.cors_origins) {
@@ -176,8 +181,11 @@ async fn route_not_found() -> ApiError {
 
 /// Paths outside `/api/rest` get the API's answer too, in its format.
 async fn outside_api(request: Request) -> Response {
-    let format = crate::http::format::negotiate_response(request.headers())
-        .unwrap_or(crate::http::Format::Xml);
+    let format = match request.extensions().get::<Negotiated>() {
+        Some(Negotiated(negotiated)) => negotiated.clone(),
+        None => crate::http::format::negotiate_response(request.headers()),
+    }
+    .unwrap_or(crate::http::Format::Xml);
     crate::http::middleware::finish(format, ApiError::route_not_found().into_response())
 }
 
@@ -187,7 +195,7 @@ async fn outside_api(request: Request) -> Response {
 async fn request_deadline(upstream_timeout: Duration, request: Request, next: Next) -> Response {
     let upstream_deadline = tokio::time::Instant::now() + upstream_timeout;
     let hard_deadline = upstream_deadline + Duration::from_millis(500);
-    let work = upstream::with_deadline(upstream_deadline, next.run(request));
+    let work = request_context::with_deadline(upstream_deadline, next.run(request));
     match tokio::time::timeout_at(hard_deadline, work).await {
         Ok(response) => response,
         Err(_) => ApiError::gateway_timeout()

@@ -65,18 +65,6 @@ pub trait FetchError {
     fn allows_stale(&self) -> bool;
 }
 
-impl FetchError for crate::http::ApiError {
-    fn allows_stale(&self) -> bool {
-        self.status().is_server_error()
-    }
-}
-
-impl FetchError for crate::upstream::UpstreamError {
-    fn allows_stale(&self) -> bool {
-        !matches!(self, crate::upstream::UpstreamError::Status { status, .. } if *status < 500)
-    }
-}
-
 /// A rendered response body, ready to send.
 #[derive(Debug, Clone)]
 pub struct Body {

@@ -3,22 +3,37 @@
 //! Admin, Customer and Guest) on top of a Magento 2 store.
 //!
 //! # Layout
+//! (The layers and the request path: `docs/architecture.md`.)
 //! - [`config`]: the contract's configuration (TOML file and `STOREGATE_*` variables).
-//! - [`app`]: shared state and the HTTP service with its layers.
+//! - [`app`]: the layer stack and the routes; [`state`]: the state every request shares.
+//! - [`request_context`]: the id and deadline of the request a task serves, read by the
+//!   upstream client and set by the outer layers.
+//! - [`telemetry`]: request ids, log spans and the log subscriber.
+//! - [`caller`]: who is calling in which format, worked out once per request.
+//! - [`fast_path`]: the layer that answers repeats of cached reads.
 //! - [`http`]: the client-facing protocol (formats, XML, errors, list parameters). Knows no
 //!   Magento.
 //! - [`auth`]: principals, customer tokens and the policy table.
-//! - [`resources`]: one module per spec resource; they orchestrate everything else.
-//! - [`upstream`]: the Magento 2 REST client. Knows nothing of the client-facing protocol.
-//! - [`mapping`]: which spec field comes from which Magento field, per user type (data
-//!   files in `mappings/`, applied without I/O).
-//! - [`cache`]: the read cache (coalescing, tags, staleness).
-//! - [`ops`]: health, readiness and metrics; [`api_docs`]: the OpenAPI document and its
-//!   page; [`media_proxy`]: the sandbox's media under the gateway's address.
+//! - [`resources`]: one module per spec resource, and the gateway's own endpoints; they
+//!   orchestrate everything else.
+//! - [`catalog`]: the product and stock item indexes and product record reads.
+//! - [`lookups`]: store views and configs, the directory.
+//! - [`listing`]: the list engine (search criteria, or in memory).
+//! - [`privacy`]: who may see whose customer data, and what no cache may keep.
+//! - [`image_upload`]: the image upload validator.
+//! - [`locks`]: locks keyed by SKU or customer.
+//! - [`upstream`]: the Magento 2 REST client. Knows nothing of the client-facing protocol;
+//!   [`upstream_errors`] turns its failures into the client's errors.
+//! - [`mapping`]: which spec field comes from which Magento field, per user type and view
+//!   (data files in `mappings/`, applied without I/O).
+//! - [`cache`]: the read cache (coalescing, tags, staleness); [`cache_keys`]: every cache
+//!   key and tag, and what invalidates each; [`response_cache`] and [`records`]: rendered
+//!   answers and upstream records through it.
+//! - [`ops`]: health, readiness and metrics; [`metrics`]: the Prometheus instruments;
+//!   [`process_metrics`], [`build_info`]: the process's series and what the binary is.
+//! - [`api_docs`]: the OpenAPI document and its page; [`route_list`]: a router that lists
+//!   its templates; [`media_proxy`]: the sandbox's media under the gateway's address.
 //! - [`cors`], [`trace_context`]: browser origins and W3C trace context.
-//! - [`build_info`], [`process_metrics`]: what the binary is and what the process uses.
-//! - [`metrics`]: the Prometheus instruments behind `/metrics`.
-//! - [`telemetry`]: request ids, log spans and the log subscriber.
 //!
 //! The embedded Magento 2 sandbox lives in its own crate, `storegate-sandbox`, so that it
 //! shares no types with [`upstream`]: a misread Magento shape fails a test instead of
@@ -29,19 +44,33 @@ pub mod app;
 pub mod auth;
 pub mod build_info;
 pub mod cache;
+pub mod cache_keys;
+pub mod caller;
+pub mod catalog;
 pub mod config;
 pub mod cors;
+pub mod fast_path;
 pub mod http;
+pub mod image_upload;
+pub mod listing;
+pub mod locks;
+pub mod lookups;
 pub mod mapping;
 pub mod media_proxy;
 pub mod metrics;
 pub mod ops;
+pub mod privacy;
 pub mod process_metrics;
+pub mod records;
+pub mod request_context;
 pub mod resources;
+pub mod response_cache;
 pub mod route_list;
+pub mod state;
 pub mod telemetry;
 pub mod trace_context;
 pub mod upstream;
+pub mod upstream_errors;
 
 use std::net::SocketAddr;
 

@@ -35,7 +35,6 @@ use prometheus_client::registry::Registry;
 
 use crate::auth::UserType;
 use crate::cache::Cache;
-use crate::upstream::CircuitState;
 
 /// Latency buckets in seconds: from a cache hit (~0.1 ms) to the default upstream
 /// deadline (5 s) and past it.
@@ -177,7 +176,7 @@ impl Metrics {
     pub fn new(
         upstream: UpstreamMetrics,
         cache: Arc<Cache>,
-        circuit: Reader<CircuitState>,
+        circuit: Reader<i64>,
         in_flight: Reader<i64>,
     ) -> Metrics {
         let mut registry = Registry::with_prefix("storegate");
@@ -262,7 +261,7 @@ impl Metrics {
 /// Values owned by other components, read when Prometheus scrapes.
 struct ScrapeTime {
     cache: Arc<Cache>,
-    circuit: Reader<CircuitState>,
+    circuit: Reader<i64>,
     in_flight: Reader<i64>,
 }
 
@@ -362,7 +361,7 @@ impl Collector for ScrapeTime {
             e,
             "upstream_circuit_state",
             "Circuit breaker in front of Magento 2: 0 closed, 1 open, 2 half-open (probing)",
-            (self.circuit)() as i64,
+            (self.circuit)(),
         )?;
         gauge(
             e,
@@ -475,8 +474,8 @@ pub fn endpoint_template(path: &str) -> String {
     out
 }
 
-/// Middleware inside authentication: hands the caller's user type to
-/// [`crate::telemetry::observe`], which records the request.
+/// Middleware inside authentication: hands the caller's user type to the telemetry layer,
+/// which records the request.
 pub async fn tag_user_type(request: Request, next: Next) -> Response {
     let user_type = request
         .extensions()
@@ -522,7 +521,7 @@ mod tests {
         let metrics = Metrics::new(
             upstream.clone(),
             cache,
-            Arc::new(|| CircuitState::Open),
+            Arc::new(|| 1), // the breaker is open
             Arc::new(|| 3),
         );
         metrics.request(

@@ -14,8 +14,8 @@ use axum::routing::get;
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 
-use crate::app::AppState;
 use crate::route_list::Listed;
+use crate::state::AppState;
 use crate::upstream::CircuitState;
 
 pub fn routes(app: AppState) -> Listed {

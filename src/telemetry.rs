@@ -14,28 +14,19 @@
 //!   whatever the filter says about access lines.
 //! - The W3C trace context (`traceparent`) of each request is [`crate::trace_context`]'s.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use http::{HeaderName, HeaderValue};
+use http::HeaderValue;
 use tracing::Instrument;
 
-use crate::app::AppState;
-use crate::resources::support::{self, FastPath};
-use crate::trace_context::{self, TraceContext};
+use crate::metrics::Metrics;
+use crate::request_context::{TraceContext, with_request_id, with_trace};
 
-pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-tokio::task_local! {
-    static REQUEST_ID: HeaderValue;
-}
-
-/// The id of the request the current task serves, if any.
-pub fn request_id() -> Option<HeaderValue> {
-    REQUEST_ID.try_with(Clone::clone).ok()
-}
+pub use crate::request_context::{X_REQUEST_ID, request_id};
 
 /// A caller's id is kept when it is short and made of token characters: it ends up in
 /// logs, and a log line must not be forgeable through it.
@@ -67,10 +58,22 @@ fn new_id() -> HeaderValue {
     HeaderValue::from_bytes(&text).expect("hex digits are a valid header value")
 }
 
-/// The outermost middleware: request id, the fast path for cached reads, log span, access
-/// log and request metrics. Applied with `Router::layer`, so it runs after routing and knows
-/// the route template.
-pub async fn observe(State(app): State<AppState>, mut request: Request, next: Next) -> Response {
+/// What [`observe`] records into.
+#[derive(Debug, Clone)]
+pub struct Observer {
+    pub metrics: Arc<Metrics>,
+    /// `STOREGATE_ACCESS_LOG`.
+    pub access_log: bool,
+}
+
+/// The outermost middleware: request id, trace context, log span, access log and request
+/// metrics. Applied with `Router::layer`, so it runs after routing and knows the route
+/// template.
+pub async fn observe(
+    State(observer): State<Observer>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let started = std::time::Instant::now();
     let (id, kept) = match request.headers().get(&X_REQUEST_ID) {
         Some(value) if acceptable(value) => (value.clone(), true),
@@ -81,54 +84,29 @@ pub async fn observe(State(app): State<AppState>, mut request: Request, next: Ne
     let matched = request.extensions().get::<MatchedPath>().cloned();
     let route = matched.as_ref().map(MatchedPath::as_str);
 
-    let fast = support::fast_hit(&app, &method, request.uri(), request.headers()).await;
-    let (mut response, span, fast_user) = match fast {
-        // A repeat of a cached read: nothing to log but the access line.
-        FastPath::Hit(response, user_type) => (response, None, Some(user_type)),
-        FastPath::Miss(fast_key) => {
-            if !kept {
-                request.headers_mut().insert(X_REQUEST_ID, id.clone());
-            }
-            let trace = TraceContext::for_request(request.headers());
-            let span = tracing::info_span!(
-                "request",
-                request_id = id.to_str().unwrap_or_default(),
-                trace_id = trace.trace_id.as_str(),
-                method = %method,
-                route = route.unwrap_or("unmatched"),
-            );
-            let work = trace_context::scope(trace, next.run(request)).instrument(span.clone());
-            let response = match fast_key {
-                Some(key) => {
-                    REQUEST_ID
-                        .scope(id.clone(), support::with_fast_key(key, work))
-                        .await
-                }
-                None => REQUEST_ID.scope(id.clone(), work).await,
-            };
-            (response, Some(span), None)
-        }
-    };
+    if !kept {
+        request.headers_mut().insert(X_REQUEST_ID, id.clone());
+    }
+    let trace = TraceContext::for_request(request.headers());
+    let span = tracing::info_span!(
+        "request",
+        request_id = id.to_str().unwrap_or_default(),
+        trace_id = %trace.trace_id(),
+        method = %method,
+        route = route.unwrap_or("unmatched"),
+    );
+    let work = with_trace(trace, next.run(request)).instrument(span.clone());
+    let mut response = with_request_id(id.clone(), work).await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
-    let user_type = fast_user.or_else(|| {
-        response
-            .extensions()
-            .get::<crate::auth::UserType>()
-            .copied()
-    });
-    app.metrics
+    let user_type = response
+        .extensions()
+        .get::<crate::auth::UserType>()
+        .copied();
+    observer
+        .metrics
         .request(route, &method, status, user_type, elapsed);
-    if app.config.access_log && tracing::enabled!(target: "storegate::access", tracing::Level::INFO)
-    {
-        let span = span.unwrap_or_else(|| {
-            tracing::info_span!(
-                "request",
-                request_id = id.to_str().unwrap_or_default(),
-                method = %method,
-                route = route.unwrap_or("unmatched"),
-            )
-        });
+    if observer.access_log && tracing::enabled!(target: "storegate::access", tracing::Level::INFO) {
         let bytes = axum::body::HttpBody::size_hint(response.body()).exact();
         let cache = response
             .headers()

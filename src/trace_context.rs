@@ -8,7 +8,7 @@
 //! caller's `tracestate` passed on as it came. Spans are not exported (no OpenTelemetry
 //! exporter is built in): the ids are for correlating logs across services.
 //!
-//! After the request-context module lands (issue 9), the task-local here belongs there.
+//! The request being served carries its context in [`crate::request_context`].
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,39 +18,35 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 pub const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 pub const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
 
-/// The trace a request belongs to and the gateway's place in it.
+/// The trace a request belongs to and the gateway's place in it. Kept as numbers, so the
+/// hot path formats nothing: the ids are written out only for an upstream call or a log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceContext {
-    /// 32 lower-case hex digits.
-    pub trace_id: String,
-    /// The gateway's own id in the trace, 16 hex digits: the parent of its upstream calls.
-    pub span_id: String,
-    /// 2 hex digits; `01` is sampled.
-    pub flags: String,
+    pub trace_id: u128,
+    /// The gateway's own id in the trace: the parent of its upstream calls.
+    pub span_id: u64,
+    /// `01` is sampled.
+    pub flags: u8,
     /// The caller's `tracestate`, passed on unchanged.
     pub state: Option<HeaderValue>,
     /// Whether the trace came from the caller.
     pub continued: bool,
 }
 
-tokio::task_local! {
-    static CURRENT: TraceContext;
-}
+/// A trace id written as 32 lower-case hex digits (for log fields).
+#[derive(Debug, Clone, Copy)]
+pub struct TraceId(pub u128);
 
-/// The trace of the request the current task serves, if any.
-pub fn current() -> Option<TraceContext> {
-    CURRENT.try_with(Clone::clone).ok()
-}
-
-/// Runs `work` with `trace` as the current trace.
-pub async fn scope<F: Future>(trace: TraceContext, work: F) -> F::Output {
-    CURRENT.scope(trace, work).await
+impl std::fmt::Display for TraceId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:032x}", self.0)
+    }
 }
 
 impl TraceContext {
     /// The context of a request with these headers.
     pub fn for_request(headers: &HeaderMap) -> TraceContext {
-        let span_id = hex(&next_unique().to_be_bytes());
+        let span_id = next_unique();
         match headers.get(&TRACEPARENT).and_then(parse) {
             Some((trace_id, flags)) => TraceContext {
                 trace_id,
@@ -59,25 +55,24 @@ impl TraceContext {
                 state: headers.get(&TRACESTATE).filter(|v| v.len() <= 512).cloned(),
                 continued: true,
             },
-            None => {
-                let mut id = [0u8; 16];
-                id[..8].copy_from_slice(&process_prefix().to_be_bytes());
-                id[8..].copy_from_slice(&next_unique().to_be_bytes());
-                TraceContext {
-                    trace_id: hex(&id),
-                    span_id,
-                    flags: "00".to_owned(),
-                    state: None,
-                    continued: false,
-                }
-            }
+            None => TraceContext {
+                trace_id: (u128::from(process_prefix()) << 64) | u128::from(next_unique()),
+                span_id,
+                flags: 0,
+                state: None,
+                continued: false,
+            },
         }
+    }
+
+    pub fn trace_id(&self) -> TraceId {
+        TraceId(self.trace_id)
     }
 
     /// The `traceparent` of the gateway's upstream calls.
     pub fn traceparent(&self) -> HeaderValue {
         HeaderValue::from_str(&format!(
-            "00-{}-{}-{}",
+            "00-{:032x}-{:016x}-{:02x}",
             self.trace_id, self.span_id, self.flags
         ))
         .expect("hex digits and dashes are a valid header value")
@@ -85,41 +80,39 @@ impl TraceContext {
 }
 
 /// `00-<32 hex>-<16 hex>-<2 hex>` -> (trace id, flags). A later version's header is read
-/// by its version-00 prefix, as the standard asks; all-zero ids and version `ff` are
-/// invalid.
-fn parse(value: &HeaderValue) -> Option<(String, String)> {
+/// by its version-00 prefix, as the standard asks; upper-case hex, all-zero ids and version
+/// `ff` are invalid.
+fn parse(value: &HeaderValue) -> Option<(u128, u8)> {
     let text = value.to_str().ok()?.trim();
-    let version = text.get(0..2)?;
+    let bytes = text.as_bytes();
+    if bytes.len() < 55 || bytes[2] != b'-' || bytes[35] != b'-' || bytes[52] != b'-' {
+        return None;
+    }
+    let version = &text[0..2];
     if !is_hex(version) || version == "ff" {
         return None;
     }
-    if version == "00" && text.len() != 55 {
+    if version == "00" && bytes.len() != 55 {
         return None;
     }
-    if text.len() > 55 && text.as_bytes()[55] != b'-' {
-        return None;
-    }
-    let bytes = text.as_bytes();
-    if bytes.len() < 55 || bytes[2] != b'-' || bytes[35] != b'-' || bytes[52] != b'-' {
+    if bytes.len() > 55 && bytes[55] != b'-' {
         return None;
     }
     let (trace_id, parent_id, flags) = (&text[3..35], &text[36..52], &text[53..55]);
     if !is_hex(trace_id) || !is_hex(parent_id) || !is_hex(flags) {
         return None;
     }
-    if trace_id.bytes().all(|b| b == b'0') || parent_id.bytes().all(|b| b == b'0') {
+    let trace_id = u128::from_str_radix(trace_id, 16).ok()?;
+    let parent_id = u64::from_str_radix(parent_id, 16).ok()?;
+    if trace_id == 0 || parent_id == 0 {
         return None;
     }
-    Some((trace_id.to_owned(), flags.to_owned()))
+    Some((trace_id, u8::from_str_radix(flags, 16).ok()?))
 }
 
 fn is_hex(text: &str) -> bool {
     text.bytes()
         .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Drawn once per process, so ids of different instances do not collide.
@@ -128,7 +121,7 @@ fn process_prefix() -> u64 {
     *PREFIX.get_or_init(|| getrandom::u64().unwrap_or(u64::from(std::process::id())) | 1)
 }
 
-/// Unique within the process and never zero: the process prefix mixed with a counter (no
+/// Unique within the process and never zero: a counter mixed with the process prefix (no
 /// system call per request).
 fn next_unique() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -153,9 +146,12 @@ mod tests {
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
         ));
         assert!(trace.continued);
-        assert_eq!(trace.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
-        assert_eq!(trace.flags, "01");
-        assert_ne!(trace.span_id, "00f067aa0ba902b7");
+        assert_eq!(
+            trace.trace_id().to_string(),
+            "4bf92f3577b34da6a3ce929d0e0e4736"
+        );
+        assert_eq!(trace.flags, 1);
+        assert_ne!(trace.span_id, 0x00f0_67aa_0ba9_02b7);
         let sent = trace.traceparent();
         let sent = sent.to_str().unwrap();
         assert!(
@@ -183,7 +179,7 @@ mod tests {
         ] {
             let trace = TraceContext::for_request(&headers(bad));
             assert!(!trace.continued, "{bad:?}");
-            assert_eq!(trace.flags, "00");
+            assert_eq!(trace.flags, 0);
             assert!(parse(&trace.traceparent()).is_some(), "{bad:?}");
         }
         let (a, b) = (

@@ -66,6 +66,11 @@ impl Principal {
     }
 }
 
+/// The outcome of [`Authenticator::authenticate`] for a request, worked out once (by the
+/// caller layer) and left in its extensions for the layers after it.
+#[derive(Debug, Clone)]
+pub struct Authenticated(pub Result<Principal, ApiError>);
+
 /// Resolves principals from request headers.
 #[derive(Debug)]
 pub struct Authenticator {
@@ -140,7 +145,12 @@ pub async fn authenticate(
     mut request: Request,
     next: Next,
 ) -> Response {
-    match auth.authenticate(request.headers()) {
+    // Authenticated once by the caller layer; worked out here only when it did not run.
+    let authenticated = match request.extensions_mut().remove::<Authenticated>() {
+        Some(Authenticated(authenticated)) => authenticated,
+        None => auth.authenticate(request.headers()),
+    };
+    match authenticated {
         Ok(principal) => {
             request.extensions_mut().insert(principal);
             next.run(request).await

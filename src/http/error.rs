@@ -71,6 +71,13 @@ impl fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
+/// A failed build of a cached answer: only a server error is worth serving stale data for.
+impl crate::cache::FetchError for ApiError {
+    fn allows_stale(&self) -> bool {
+        self.status().is_server_error()
+    }
+}
+
 impl ApiError {
     /// An error with one message whose code is the status.
     pub fn new(status: StatusCode, text: impl Into<Cow<'static, str>>) -> Self {

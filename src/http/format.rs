@@ -51,6 +51,11 @@ impl Format {
 /// Entries are ordered by their q-value (highest first, ties keep their order); the first
 /// one we can serve wins. `q=0` means "not acceptable". `*/*` and a missing header give the
 /// spec's default, XML. `text/*` gives XML too, the only text type we produce.
+/// The outcome of [`negotiate_response`] for a request, worked out once (by the caller
+/// layer) and left in its extensions for the layers after it.
+#[derive(Debug, Clone)]
+pub struct Negotiated(pub Result<Format, ApiError>);
+
 pub fn negotiate_response(headers: &HeaderMap) -> Result<Format, ApiError> {
     let mut values = headers.get_all(ACCEPT).iter().peekable();
     if values.peek().is_none() {

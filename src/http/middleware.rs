@@ -1,5 +1,5 @@
-//! The outermost layer of the API: negotiates the response format once per request and
-//! renders every error in it.
+//! The outermost layer of the API: refuses a request whose format negotiation failed (the
+//! caller layer negotiates once per request) and renders every error in the format.
 //!
 //! Handlers read the negotiated [`Format`] from the request's extensions and return
 //! [`ApiError`]s without knowing it; this layer turns the parked error into the body. It also
@@ -13,11 +13,16 @@ use http::header::CONTENT_TYPE;
 use http::{HeaderValue, Method};
 
 use super::error::{ApiError, PendingError};
-use super::format::{Format, negotiate_response};
+use super::format::{Format, Negotiated, negotiate_response};
 use super::render_error;
 
 pub async fn negotiate(mut request: Request, next: Next) -> Response {
-    let format = match negotiate_response(request.headers()) {
+    // Negotiated once by the caller layer; worked out here only when it did not run.
+    let negotiated = match request.extensions_mut().remove::<Negotiated>() {
+        Some(Negotiated(negotiated)) => negotiated,
+        None => negotiate_response(request.headers()),
+    };
+    let format = match negotiated {
         Ok(format) => format,
         // Nothing acceptable: the spec's default format is the best we can do.
         Err(error) => return finish(Format::Xml, error.into_response()),

@@ -233,6 +233,15 @@ pub fn is_empty(value: &Value) -> bool {
     }
 }
 
+/// A client value as text, for messages that quote it.
+pub fn scalar_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
 /// The upstream value for a client value of a spec field.
 pub fn write(
     ty: FieldType,

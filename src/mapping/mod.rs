@@ -13,11 +13,11 @@
 //! [objects.stock_data]          # fields of a nested record, paths relative to it
 //! qty = { source = "qty", type = "decimal4" }
 //! [view.guest]
-//! single = ["sku", "url_key"]   # any named list; the resource decides which it uses
+//! single = ["sku", "url_key"]   # a named list ([`View`]); the resource decides which it uses
 //! ```
 //!
-//! The loader refuses unknown keys, unknown types and views naming undefined fields, with
-//! the file and line. Applying a mapping is pure data-in, data-out: no I/O.
+//! The loader refuses unknown keys, unknown types, unknown view names and views naming
+//! undefined fields, with the file and line. Applying a mapping is pure data-in, data-out: no I/O.
 
 pub mod convert;
 pub mod path;
@@ -83,6 +83,9 @@ impl fmt::Display for MappingError {
 
 impl std::error::Error for MappingError {}
 
+/// A user type's named field lists, as written (names checked against [`View`] on load).
+type ViewLists = BTreeMap<toml::Spanned<String>, Vec<toml::Spanned<String>>>;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileSpec {
@@ -92,7 +95,7 @@ struct FileSpec {
     #[serde(default)]
     objects: BTreeMap<String, IndexMap<String, FieldSpec>>,
     #[serde(default)]
-    view: BTreeMap<toml::Spanned<String>, BTreeMap<String, Vec<toml::Spanned<String>>>>,
+    view: BTreeMap<toml::Spanned<String>, ViewLists>,
 }
 
 #[derive(Deserialize)]
@@ -153,12 +156,58 @@ impl Field {
     }
 }
 
+/// The named field lists of a `[view.<user type>]` table: the resources ask for a list by
+/// this name, and the loader refuses a name that is not one of these (a misspelt view would
+/// otherwise render empty records).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum View {
+    /// One record.
+    Single,
+    /// A list of records.
+    List,
+    /// The products of a category.
+    Category,
+    /// The fields a create may send.
+    Create,
+    /// The fields an update may send, where they differ from `write`.
+    Update,
+    /// The fields a write may send.
+    Write,
+    /// The fields a create must send.
+    Required,
+}
+
+impl View {
+    pub const ALL: [View; 7] = [
+        View::Single,
+        View::List,
+        View::Category,
+        View::Create,
+        View::Update,
+        View::Write,
+        View::Required,
+    ];
+
+    /// The name in the mapping files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            View::Single => "single",
+            View::List => "list",
+            View::Category => "category",
+            View::Create => "create",
+            View::Update => "update",
+            View::Write => "write",
+            View::Required => "required",
+        }
+    }
+}
+
 /// The mapping of one resource.
 #[derive(Debug)]
 pub struct ResourceMapping {
     pub resource: String,
     fields: IndexMap<String, Field>,
-    views: HashMap<(UserType, String), Arc<[Field]>>,
+    views: HashMap<(UserType, View), Arc<[Field]>>,
 }
 
 impl ResourceMapping {
@@ -167,9 +216,9 @@ impl ResourceMapping {
     }
 
     /// A named field list of a user type's view (empty when the file has none).
-    pub fn view(&self, user: UserType, name: &str) -> Arc<[Field]> {
+    pub fn view(&self, user: UserType, view: View) -> Arc<[Field]> {
         self.views
-            .get(&(user, name.to_owned()))
+            .get(&(user, view))
             .cloned()
             .unwrap_or_else(|| Arc::from(Vec::new()))
     }
@@ -364,15 +413,32 @@ pub fn parse_file(file: &str, text: &str) -> Result<ResourceMapping, MappingErro
             for name in names {
                 let field = fields.get(name.get_ref()).ok_or_else(|| {
                     MappingError(format!(
-                        "{}: view.{}.{list_name} names unknown field {:?}",
+                        "{}: view.{}.{} names unknown field {:?}",
                         at(name.span()),
                         user.get_ref(),
+                        list_name.get_ref(),
                         name.get_ref()
                     ))
                 })?;
                 list.push(Field::clone(field));
             }
-            views.insert((user_type, list_name.clone()), Arc::from(list));
+            // After the fields, so that a list's unknown field is named even when the list's
+            // name is wrong too.
+            let Some(view) = View::ALL
+                .iter()
+                .copied()
+                .find(|v| v.as_str() == list_name.get_ref())
+            else {
+                let expected: Vec<&str> = View::ALL.iter().map(|v| v.as_str()).collect();
+                return Err(MappingError(format!(
+                    "{}: unknown view view.{}.{} (expected {})",
+                    at(list_name.span()),
+                    user.get_ref(),
+                    list_name.get_ref(),
+                    expected.join(", ")
+                )));
+            };
+            views.insert((user_type, view), Arc::from(list));
         }
     }
     Ok(ResourceMapping {
@@ -454,7 +520,7 @@ mod tests {
     fn embedded_mappings_are_valid() {
         let mappings = Mappings::embedded();
         let product = mappings.get("product");
-        assert!(!product.view(UserType::Admin, "single").is_empty());
+        assert!(!product.view(UserType::Admin, View::Single).is_empty());
     }
 
     #[test]
@@ -486,6 +552,27 @@ mod tests {
     }
 
     #[test]
+    fn a_misspelt_view_is_a_load_error_with_file_and_line() {
+        let e = parse_file(
+            "p.toml",
+            "resource = \"product\"\n[fields]\nsku = { source = \"product.sku\", type = \"string\" }\n[view.guest]\nsingel = [\"sku\"]\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.0.starts_with("p.toml line 5: unknown view view.guest.singel (expected single, "),
+            "{e}"
+        );
+        for view in View::ALL {
+            let text = format!(
+                "resource = \"product\"\n[fields]\nsku = {{ source = \"product.sku\", type = \"string\" }}\n[view.guest]\n{} = [\"sku\"]\n",
+                view.as_str()
+            );
+            let m = parse_file("p.toml", &text).unwrap();
+            assert_eq!(m.view(UserType::Guest, view).len(), 1);
+        }
+    }
+
+    #[test]
     fn renders_and_writes_nested_objects() {
         let m = parse_file(
             "t.toml",
@@ -502,7 +589,7 @@ single = ["id", "stock", "color"]
 "#,
         )
         .unwrap();
-        let fields = m.view(UserType::Admin, "single");
+        let fields = m.view(UserType::Admin, View::Single);
         let source = json!({"product": {"id": 4, "extension_attributes": {"stock_item": {"qty": 2, "is_in_stock": true}}}});
         assert_eq!(
             Value::Object(ResourceMapping::render(&fields, &source, "")),

@@ -15,7 +15,6 @@
 //! about the other customer is even fetched. The default flags shown come from the
 //! customer record (`default_billing` / `default_shipping` hold address ids).
 
-use std::cmp::Ordering;
 use std::collections::HashSet;
 
 use axum::body::Body;
@@ -24,18 +23,24 @@ use axum::response::Response;
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::app::AppState;
 use crate::auth::{Operation, Principal, Route, UserType, authorize};
 use crate::http::body::decode_record;
-use crate::http::query::{Condition, Filter, ListParams, SortDir};
+use crate::http::query::{ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
 use crate::mapping::ResourceMapping;
+use crate::mapping::View;
 use crate::mapping::convert::{as_i64, is_empty};
+use crate::state::AppState;
 use crate::upstream::directory::Country;
 
-use super::customers::{lock, owns, private, redact, reference_error, required, scalar_text};
-use super::directory;
-use super::support::{Caller, parse_id};
+use super::customers::required;
+use crate::caller::Caller;
+use crate::listing::in_memory::{compare, matches};
+use crate::locks::LockKey;
+use crate::lookups::directory;
+use crate::mapping::convert::scalar_text;
+use crate::privacy::{owns, private, redact, reference_error};
+use crate::resources::parse_id;
 
 /// DESIGN.md: street lines past the second are joined into the second with this.
 pub const STREET_JOIN: &str = "; ";
@@ -99,7 +104,7 @@ pub async fn entity(
 // ---------------------------------------------------------------------------------------
 
 fn id_of(value: &Value) -> Option<u64> {
-    super::support::positive_id(value, "id")
+    crate::records::positive_id(value, "id")
 }
 
 /// The customer's default billing and shipping address ids.
@@ -221,7 +226,10 @@ async fn list(
         return Err(ApiError::not_found());
     }
     let params = ListParams::parse(uri.query())?;
-    let fields = app.mappings.get("address").view(caller.user_type(), "list");
+    let fields = app
+        .mappings
+        .get("address")
+        .view(caller.user_type(), View::List);
     let known = |name: &str| fields.iter().any(|f| f.name == name);
     if params.order.as_deref().is_some_and(|o| !known(o)) {
         return Err(ApiError::bad_request(msg::ORDERING));
@@ -260,97 +268,11 @@ async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, Ap
     let fields = app
         .mappings
         .get("address")
-        .view(caller.user_type(), "single");
+        .view(caller.user_type(), View::Single);
     Ok(private(ok(
         caller.format,
         &Doc::new(Value::Object(render(&fields, &address))),
     )))
-}
-
-// In-memory list parameters: a customer's addresses come in one record, so filters and
-// order apply to the rendered values, compared the way the original's database did
-// (case-insensitive text, numbers as numbers).
-
-fn texts(value: Option<&Value>) -> Vec<String> {
-    match value {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items.iter().map(scalar_text).collect(),
-        Some(other) => vec![scalar_text(other)],
-    }
-}
-
-fn compare_text(a: &str, b: &str) -> Ordering {
-    match (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
-        (Ok(x), Ok(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
-        _ => a.to_lowercase().cmp(&b.to_lowercase()),
-    }
-}
-
-fn compare(a: Option<&Value>, b: Option<&Value>) -> Ordering {
-    let (a, b) = (texts(a), texts(b));
-    match (a.first(), b.first()) {
-        (Some(x), Some(y)) => compare_text(x, y),
-        (None, Some(_)) => Ordering::Less,
-        (Some(_), None) => Ordering::Greater,
-        (None, None) => Ordering::Equal,
-    }
-}
-
-/// SQL `LIKE`: `%` any run, `_` one character; case-insensitive.
-fn like(text: &str, pattern: &str) -> bool {
-    let t: Vec<char> = text.to_lowercase().chars().collect();
-    let p: Vec<char> = pattern.to_lowercase().chars().collect();
-    // Iterative matcher with backtracking on the last `%`.
-    let (mut ti, mut pi) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '_' || p[pi] == t[ti]) {
-            ti += 1;
-            pi += 1;
-        } else if pi < p.len() && p[pi] == '%' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '%')
-}
-
-fn matches(record: &Map<String, Value>, filter: &Filter) -> bool {
-    let values = texts(record.get(&filter.attribute));
-    let eq = |v: &str| values.iter().any(|x| compare_text(x, v) == Ordering::Equal);
-    let any = |f: &dyn Fn(Ordering) -> bool, v: &str| values.iter().any(|x| f(compare_text(x, v)));
-    match &filter.condition {
-        Condition::Eq(v) => eq(v),
-        Condition::Neq(v) => !eq(v),
-        Condition::Like(p) => values.iter().any(|x| like(x, p)),
-        Condition::NotLike(p) => !values.iter().any(|x| like(x, p)),
-        Condition::In(vs) => vs.iter().any(|v| eq(v)),
-        Condition::NotIn(vs) => !vs.iter().any(|v| eq(v)),
-        Condition::Gt(v) => any(&|o| o == Ordering::Greater, v),
-        Condition::Lt(v) => any(&|o| o == Ordering::Less, v),
-        Condition::Gteq(v) => any(&|o| o != Ordering::Less, v),
-        Condition::Lteq(v) => any(&|o| o != Ordering::Greater, v),
-        Condition::Range { from, to } => values.iter().any(|x| {
-            from.as_ref()
-                .is_none_or(|f| compare_text(x, f) != Ordering::Less)
-                && to
-                    .as_ref()
-                    .is_none_or(|t| compare_text(x, t) != Ordering::Greater)
-        }),
-        Condition::Null => values.iter().all(|x| x.is_empty()),
-        Condition::NotNull => values.iter().any(|x| !x.is_empty()),
-        Condition::FindInSet(v) => values.iter().any(|x| {
-            x.split(',')
-                .any(|part| part.trim().eq_ignore_ascii_case(v.trim()))
-        }),
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -440,7 +362,7 @@ fn check(
     let mut errors: Vec<String> = Vec::new();
     let mut change = Change::default();
 
-    for field in mapping.view(user, "required").iter() {
+    for field in mapping.view(user, View::Required).iter() {
         let value = input.get(&field.name);
         let empty = match value {
             None => creating,
@@ -456,7 +378,7 @@ fn check(
 
     let mut root = json!({ "address": {} });
     if let Err(mut conversion) =
-        ResourceMapping::write(&mapping.view(user, "write"), input, &mut root)
+        ResourceMapping::write(&mapping.view(user, View::Write), input, &mut root)
     {
         errors.append(&mut conversion);
     }
@@ -683,7 +605,7 @@ async fn create(
     let countries = directory::countries(&app).await?;
     let change = check(&app, caller.user_type(), &input, None, &countries)?;
 
-    let _turn = lock(&app, customer_id).await;
+    let _turn = app.locks.lock(LockKey::Customer(customer_id)).await;
     let stored = app.magento.customer(customer_id).await.map_err(redact)?;
     let before: HashSet<u64> = addresses_of(&stored).iter().filter_map(id_of).collect();
     let mut address = Value::Object(change.fields.clone());
@@ -717,7 +639,7 @@ async fn update(
     )
     .await?;
     let owner = owner_of(&app, caller.principal, id).await?;
-    let _turn = lock(&app, owner).await;
+    let _turn = app.locks.lock(LockKey::Customer(owner)).await;
     let (address, stored) = find_in(&app, owner, id).await?;
     let countries = directory::countries(&app).await?;
     let change = check(&app, caller.user_type(), &input, Some(&address), &countries)?;
@@ -732,7 +654,7 @@ async fn update(
 async fn delete(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     let owner = owner_of(&app, caller.principal, id).await?;
-    let _turn = lock(&app, owner).await;
+    let _turn = app.locks.lock(LockKey::Customer(owner)).await;
     let (_, customer) = find_in(&app, owner, id).await?;
     let (billing, shipping) = defaults_of(&customer);
     if billing == Some(id) || shipping == Some(id) {
@@ -773,16 +695,6 @@ mod tests {
         for bad in ["@@", "<b>", "NY;DROP", "", "   ", "a\u{0}b"] {
             assert!(!region_shaped(bad), "{bad}");
         }
-    }
-
-    #[test]
-    fn sql_like() {
-        assert!(like("New York", "new%"));
-        assert!(like("New York", "%york"));
-        assert!(like("New York", "N_w York"));
-        assert!(like("abc", "%"));
-        assert!(!like("New York", "york%"));
-        assert!(like("aXbXc", "a%b%c"));
     }
 
     #[test]

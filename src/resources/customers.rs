@@ -8,33 +8,36 @@
 //! e-mail addresses). A customer reaching for another customer's record gets the same 404
 //! as for a record that does not exist, before anything is asked of Magento.
 //!
-//! The helpers at the end ([`redact`], [`private`], [`owns`], [`criteria_for`], [`lock`])
-//! are shared with the address and order resources, which have the same needs.
+//! The privacy rules ([`crate::privacy`]) and the customer lock ([`crate::locks`]) are
+//! shared with the address and order resources, which have the same needs.
 //!
 //! Magento 2's `PUT /V1/customers/{id}` replaces the whole customer, so an update reads the
 //! stored customer, changes only the fields sent, and writes it back without an
 //! `addresses` key (with one, the list would replace the stored addresses).
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use http::{HeaderMap, HeaderValue, Method, Uri};
+use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::app::AppState;
 use crate::auth::{Operation, Principal, Route, UserType, authorize};
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
-use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
+use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
 use crate::mapping::ResourceMapping;
+use crate::mapping::View;
 use crate::mapping::convert::{as_i64, is_empty};
-use crate::upstream::{SearchCriteria, UpstreamError};
+use crate::state::AppState;
+use crate::upstream::SearchCriteria;
 
-use super::listing::search_criteria;
-use super::support::{Caller, parse_id};
-use super::{stores, upstream_errors};
+use crate::caller::Caller;
+use crate::listing::search_criteria;
+use crate::locks::LockKey;
+use crate::lookups::stores;
+use crate::mapping::convert::scalar_text;
+use crate::privacy::{owns, private, redact, reference_error};
+use crate::resources::parse_id;
 
 /// SPEC 8: a customer password has at least this many characters. Magento 2 may demand
 /// more (8 and three character classes by default); its refusal is passed on.
@@ -85,7 +88,7 @@ pub async fn entity(
 // ---------------------------------------------------------------------------------------
 
 fn customer_id(customer: &Value) -> Option<u64> {
-    super::support::positive_id(customer, "id")
+    crate::records::positive_id(customer, "id")
 }
 
 /// The list. Admin sees every customer; a customer, whom the policy lets read the
@@ -94,7 +97,7 @@ fn customer_id(customer: &Value) -> Option<u64> {
 async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiError> {
     let params = ListParams::parse(uri.query())?;
     let user = caller.user_type();
-    let fields = app.mappings.get("customer").view(user, "list");
+    let fields = app.mappings.get("customer").view(user, View::List);
     let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
     let only = match caller.principal {
         Principal::Customer(me) => {
@@ -143,7 +146,7 @@ async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, Ap
     let fields = app
         .mappings
         .get("customer")
-        .view(caller.user_type(), "single");
+        .view(caller.user_type(), View::Single);
     let record = ResourceMapping::render(&fields, &json!({ "customer": customer }), "");
     Ok(private(ok(caller.format, &Doc::new(Value::Object(record)))))
 }
@@ -195,16 +198,18 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     .await?;
     let mapping = app.mappings.get("customer");
     let mut errors = Vec::new();
-    for field in mapping.view(UserType::Admin, "required").iter() {
+    for field in mapping.view(UserType::Admin, View::Required).iter() {
         if input.get(&field.name).is_none_or(is_empty) {
             errors.push(required(&field.name));
         }
     }
     let password = password_of(&input, &mut errors);
     let mut root = json!({ "customer": {} });
-    if let Err(mut conversion) =
-        ResourceMapping::write(&mapping.view(UserType::Admin, "create"), &input, &mut root)
-    {
+    if let Err(mut conversion) = ResourceMapping::write(
+        &mapping.view(UserType::Admin, View::Create),
+        &input,
+        &mut root,
+    ) {
         errors.append(&mut conversion);
     }
     // Every customer belongs to a store view of their website; Magento would otherwise
@@ -263,10 +268,10 @@ async fn update(
     )
     .await?;
     let mapping = app.mappings.get("customer");
-    let fields = mapping.view(caller.user_type(), "update");
+    let fields = mapping.view(caller.user_type(), View::Update);
     let mut errors = Vec::new();
     // What must be there on create may not be emptied by an update.
-    for field in mapping.view(UserType::Admin, "required").iter() {
+    for field in mapping.view(UserType::Admin, View::Required).iter() {
         let writable = fields.iter().any(|f| f.name == field.name);
         if writable && input.get(&field.name).is_some_and(is_empty) {
             errors.push(required(&field.name));
@@ -289,7 +294,7 @@ async fn update(
         return Err(ApiError::request_data_invalid());
     }
 
-    let _turn = lock(&app, id).await;
+    let _turn = app.locks.lock(LockKey::Customer(id)).await;
     let mut stored = app.magento.customer(id).await.map_err(redact)?;
     let Some(customer) = stored.as_object_mut() else {
         return Err(ApiError::bad_gateway().with_cause("customer is not an object"));
@@ -323,7 +328,7 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     // Before the call: if Magento deletes the customer but its answer is lost, no token
     // of that customer may keep working. After it again, for a login that raced the delete.
     app.auth.tokens().revoke_customer(id);
-    let _turn = lock(&app, id).await;
+    let _turn = app.locks.lock(LockKey::Customer(id)).await;
     app.magento.delete_customer(id).await.map_err(redact)?;
     app.auth.tokens().revoke_customer(id);
     Ok(empty_ok())
@@ -336,162 +341,4 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
 /// SPEC 7's message for a missing required value.
 pub(super) fn required(name: &str) -> String {
     format!("{name} is a required value.")
-}
-
-/// May this principal see the records of customer `customer_id`? Admin may see all; a
-/// customer only their own. Everyone else gets the 404 of a record that does not exist.
-pub(super) fn owns(principal: Principal, customer_id: u64) -> bool {
-    match principal {
-        Principal::Admin => true,
-        Principal::Customer(me) => me == customer_id,
-        Principal::Guest => false,
-    }
-}
-
-/// Marks a response carrying one person's data: no cache, shared or private, may keep it.
-pub(super) fn private(mut response: Response) -> Response {
-    response.headers_mut().insert(
-        http::header::CACHE_CONTROL,
-        HeaderValue::from_static("private, no-store"),
-    );
-    response
-}
-
-/// An upstream failure on a customer, address or order call, as the client's error,
-/// with nothing of the customer's data kept for the log.
-///
-/// Magento's 400 messages are meant for the caller (they may quote what was sent, which
-/// is the caller's own data), so they are passed on, and carry no cause: refusals without
-/// a cause are not logged. Other failures keep a cause without Magento's parameters or
-/// body excerpts.
-pub(super) fn redact(error: UpstreamError) -> ApiError {
-    match &error {
-        UpstreamError::Status { status: 404, .. } => ApiError::not_found(),
-        UpstreamError::Status { status: 400, .. } => {
-            let mapped = upstream_errors::to_api(error);
-            let mut texts: Vec<String> = mapped
-                .messages()
-                .iter()
-                .map(|m| m.text.to_string())
-                .collect();
-            let closing = texts.last().is_some_and(|t| t == msg::PRE_VALIDATION);
-            if closing && texts.len() > 1 {
-                texts.pop();
-                ApiError::validation(texts)
-            } else {
-                ApiError::new(
-                    mapped.status(),
-                    texts.into_iter().next().unwrap_or_default(),
-                )
-            }
-        }
-        _ => {
-            let summary = match &error {
-                // The template only: its parameters are where values are quoted.
-                UpstreamError::Status { status, error: m2 } => {
-                    format!("upstream answered {status}: {}", m2.message)
-                }
-                UpstreamError::Protocol(_) => {
-                    "upstream sent an unusable answer (details withheld: customer data)".to_owned()
-                }
-                other => other.to_string(),
-            };
-            upstream_errors::to_api(error).with_cause(summary)
-        }
-    }
-}
-
-/// [`redact`] for a write whose target is known to exist: a 404 then names something the
-/// body refers to (an unknown customer group, say), which is the client's 400.
-pub(super) fn reference_error(error: UpstreamError) -> ApiError {
-    match &error {
-        UpstreamError::Status {
-            status: 404,
-            error: m2,
-        } => {
-            let text = m2.text();
-            ApiError::bad_request(if text.is_empty() {
-                msg::UNKNOWN.to_owned()
-            } else {
-                text
-            })
-        }
-        _ => redact(error),
-    }
-}
-
-/// A client value as text, for messages that quote it.
-pub(super) fn scalar_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
-/// Serialises the read-modify-write cycles on one customer in this instance: an address
-/// save sends the whole customer, so two at once would lose one of them.
-pub(super) async fn lock(app: &AppState, customer_id: u64) -> tokio::sync::OwnedMutexGuard<()> {
-    let mutex = app
-        .create_locks
-        .get_with(format!("customer:{customer_id}"), || {
-            Arc::new(tokio::sync::Mutex::new(()))
-        });
-    mutex.lock_owned().await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::upstream::M2Error;
-
-    fn status(status: u16, body: &str) -> UpstreamError {
-        UpstreamError::Status {
-            status,
-            error: M2Error::parse(body.as_bytes()),
-        }
-    }
-
-    #[test]
-    fn redacted_errors_keep_the_clients_message_and_no_customer_data_for_the_log() {
-        let e = redact(status(
-            400,
-            r#"{"message":"Invalid value of \"%value\" provided for the %fieldName field.","parameters":{"fieldName":"email","value":"jane.doe@example.com"}}"#,
-        ));
-        assert_eq!(e.status().as_u16(), 400);
-        assert_eq!(
-            e.first_message(),
-            "Invalid value of \"jane.doe@example.com\" provided for the email field."
-        );
-        assert_eq!(e.cause(), None);
-        let e = redact(status(
-            400,
-            r#"{"message":"One or more input exceptions have occurred.","errors":[{"message":"a"},{"message":"b"}]}"#,
-        ));
-        let texts: Vec<&str> = e.messages().iter().map(|m| &*m.text).collect();
-        assert_eq!(texts, ["a", "b", msg::PRE_VALIDATION]);
-        assert_eq!(e.cause(), None);
-        let e = redact(status(
-            500,
-            r#"{"message":"Cannot save %1","parameters":["jane.doe@example.com"]}"#,
-        ));
-        assert_eq!(e.status().as_u16(), 500);
-        assert!(!e.cause().unwrap().contains("jane"), "{:?}", e.cause());
-        let e = redact(UpstreamError::Protocol(
-            "invalid type: string \"Jane\"".into(),
-        ));
-        assert!(!e.cause().unwrap().contains("Jane"));
-        assert_eq!(
-            redact(status(404, "{}")).first_message(),
-            "Resource not found."
-        );
-    }
-
-    #[test]
-    fn ownership() {
-        assert!(owns(Principal::Admin, 5));
-        assert!(owns(Principal::Customer(5), 5));
-        assert!(!owns(Principal::Customer(6), 5));
-        assert!(!owns(Principal::Guest, 5));
-    }
 }

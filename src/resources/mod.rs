@@ -1,33 +1,29 @@
-//! The spec's resources, one module each. A resource orchestrates: it parses and checks
-//! input, applies the policy, calls the upstream (through the cache where it may), maps the
-//! records to the caller's view and answers. The other modules do not know the resources.
+//! The spec's resources, one module each, and the gateway's own endpoints ([`gateway`]).
+//! A resource orchestrates: it parses and checks input, applies the policy, calls the
+//! upstream (through the cache where it may), maps the records to the caller's view and
+//! answers. The other modules do not know the resources.
 
 pub mod addresses;
-pub mod auth_token;
-pub mod cache_purge;
 pub mod customers;
-pub mod directory;
+pub mod gateway;
 pub mod images;
-pub mod listing;
 pub mod orders;
 pub mod products;
 pub mod stock_items;
-pub mod stores;
-pub mod support;
-pub mod upstream_errors;
 
 use axum::routing::any;
 
-use crate::app::AppState;
+use crate::http::ApiError;
 use crate::route_list::Listed;
+use crate::state::AppState;
 
 /// Every route under `/api/rest`. Methods are dispatched inside the handlers, so that the
 /// policy (403) is checked before "method not allowed" (405), as the spec wants. Each one
 /// is in `docs/openapi.json` (a test fails otherwise).
 pub fn routes() -> Listed<AppState> {
     Listed::new()
-        .route("/auth/token", any(auth_token::issue))
-        .route("/cache/purge", any(cache_purge::purge))
+        .route("/auth/token", any(gateway::auth_token::issue))
+        .route("/cache/purge", any(gateway::cache_purge::purge))
         .route("/products", any(products::collection))
         .route("/products/category/{category_id}", any(products::category))
         .route("/products/{id}", any(products::entity))
@@ -49,4 +45,26 @@ pub fn routes() -> Listed<AppState> {
             "/products/{id}/images/{image_id}/store/{store_id}",
             any(images::store_entity),
         )
+}
+
+/// Parses a path id the way the original did: anything that is not a positive integer
+/// names no resource.
+pub fn parse_id(text: &str) -> Result<u64, ApiError> {
+    text.parse::<u64>()
+        .ok()
+        .filter(|&id| id > 0)
+        .ok_or_else(ApiError::not_found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids() {
+        assert_eq!(parse_id("12").unwrap(), 12);
+        for bad in ["0", "-1", "abc", "1.5", "", "99999999999999999999999"] {
+            assert_eq!(parse_id(bad).unwrap_err().status().as_u16(), 404);
+        }
+    }
 }

@@ -16,17 +16,20 @@ use axum::response::Response;
 use http::{Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::app::AppState;
 use crate::auth::{Operation, Principal, Route, UserType, authorize};
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, ok};
+use crate::mapping::View;
 use crate::mapping::convert::as_f64;
 use crate::mapping::{Field, ResourceMapping};
+use crate::state::AppState;
 use crate::upstream::SearchCriteria;
 
-use super::customers::{private, redact, scalar_text};
-use super::listing::search_criteria;
-use super::support::{Caller, parse_id};
+use crate::caller::Caller;
+use crate::listing::search_criteria;
+use crate::mapping::convert::scalar_text;
+use crate::privacy::{private, redact};
+use crate::resources::parse_id;
 
 /// How the lines of an order address's street become the spec's single string: the way
 /// the original stored them.
@@ -59,11 +62,11 @@ pub async fn entity(
 }
 
 fn customer_of(order: &Value) -> Option<u64> {
-    super::support::positive_id(order, "customer_id")
+    crate::records::positive_id(order, "customer_id")
 }
 
 fn order_id(order: &Value) -> Option<u64> {
-    super::support::positive_id(order, "entity_id")
+    crate::records::positive_id(order, "entity_id")
 }
 
 /// May this principal see this order? A guest never: guest orders have no owner to prove.
@@ -155,7 +158,7 @@ fn render(app: &AppState, user: UserType, fields: &[Field], source: &Value) -> M
         else {
             continue;
         };
-        let view = app.mappings.get(resource).view(user, "list");
+        let view = app.mappings.get(resource).view(user, View::List);
         let list = match field.source.get(source) {
             Some(Value::Array(entries)) => entries
                 .iter()
@@ -181,7 +184,7 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
         )));
     }
     let user = caller.user_type();
-    let fields = app.mappings.get("order").view(user, "list");
+    let fields = app.mappings.get("order").view(user, View::List);
     let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
     if let Principal::Customer(me) = caller.principal {
         criteria = criteria.filter("customer_id", me.to_string(), "eq");
@@ -220,7 +223,7 @@ async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, Ap
         return Err(ApiError::not_found());
     }
     let user = caller.user_type();
-    let fields = app.mappings.get("order").view(user, "single");
+    let fields = app.mappings.get("order").view(user, View::Single);
     let record = render(&app, user, &fields, &order_source(order));
     Ok(private(ok(caller.format, &Doc::new(Value::Object(record)))))
 }

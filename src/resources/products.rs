@@ -8,42 +8,36 @@
 //! before answering, so the next read, by anyone, sees it.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use bytes::Bytes;
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::app::AppState;
 use crate::auth::{Operation, Route, UserType, authorize};
-use crate::cache::{self, Fetched};
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
 use crate::mapping::ResourceMapping;
+use crate::mapping::View;
 use crate::mapping::convert::{as_f64, as_i64, is_empty};
+use crate::state::AppState;
 use crate::upstream::catalog::SearchResult;
 use crate::upstream::{Scope, SearchCriteria, UpstreamError};
 
-use super::listing::search_criteria;
-use super::support::{Caller, cached, json, parse_id, record};
-use super::{stores, upstream_errors};
+use crate::cache_keys::{tag, view};
 
-/// Tag of every product list: any product write changes some list.
-pub const LISTS: &str = "pl";
-
-pub fn tag_product(id: u64) -> String {
-    format!("p:{id}")
-}
-pub fn tag_sku(sku: &str) -> String {
-    format!("s:{sku}")
-}
-fn tag_category(id: u64) -> String {
-    format!("c:{id}")
-}
+use crate::caller::Caller;
+use crate::catalog::product_index::sku_of;
+use crate::catalog::product_records::{product_record, render_many, render_record};
+use crate::listing::search_criteria;
+use crate::locks::LockKey;
+use crate::lookups::stores;
+use crate::records::json;
+use crate::resources::parse_id;
+use crate::response_cache::cached;
+use crate::upstream_errors;
 
 /// Types Magento knows; only `simple` may be created here (SPEC 2.2).
 const PRODUCT_TYPES: &[&str] = &[
@@ -126,150 +120,8 @@ pub async fn category(
 // Records
 // ---------------------------------------------------------------------------------------
 
-/// The cache key of a product id's SKU.
-fn sku_key(id: u64) -> String {
-    format!("r|sku|{id}")
-}
-
-/// The SKU of a product id (Magento 2 addresses products by SKU). 404 when there is none.
-pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
-    let magento = app.magento.clone();
-    let (entry, _) = app
-        .cache
-        .get_or_fetch(&sku_key(id), move || async move {
-            let found = magento
-                .skus_of(&[id])
-                .await
-                .map_err(upstream_errors::to_api)?;
-            let sku = found
-                .into_iter()
-                .find(|pair| pair.id == id)
-                .map(|pair| pair.sku)
-                .ok_or_else(ApiError::not_found)?;
-            let tags = vec![tag_product(id), tag_sku(&sku)];
-            Ok::<_, ApiError>(Fetched::new(cache::Value::Text(sku.into()), tags))
-        })
-        .await?;
-    match &entry.value {
-        cache::Value::Text(sku) => Ok(sku.clone()),
-        _ => Err(ApiError::internal().with_cause("sku entry holds no text")),
-    }
-}
-
-/// The SKUs of several product ids: the cached ones, and the others in one search per 300
-/// ids, which are then cached like [`sku_of`]'s. Ids without a product are left out. (A
-/// batch of stock updates would otherwise look its products up one call each.)
-pub async fn skus_of_many(app: &AppState, ids: &[u64]) -> Result<HashMap<u64, Arc<str>>, ApiError> {
-    let mut found = HashMap::new();
-    let mut missing = Vec::new();
-    for &id in ids {
-        match app.cache.fresh(&sku_key(id)).await.map(|e| e.value.clone()) {
-            Some(cache::Value::Text(sku)) => {
-                found.insert(id, sku);
-            }
-            _ => missing.push(id),
-        }
-    }
-    for chunk in missing.chunks(crate::upstream::search::MAX_PAGE_SIZE as usize) {
-        let pairs = app
-            .magento
-            .skus_of(chunk)
-            .await
-            .map_err(upstream_errors::to_api)?;
-        for pair in pairs.into_iter().filter(|p| chunk.contains(&p.id)) {
-            let sku: Arc<str> = pair.sku.into();
-            let value = sku.clone();
-            let tags = vec![tag_product(pair.id), tag_sku(&sku)];
-            app.cache
-                .get_or_fetch(&sku_key(pair.id), move || async move {
-                    Ok::<_, ApiError>(Fetched::new(cache::Value::Text(value), tags))
-                })
-                .await?;
-            found.insert(pair.id, sku);
-        }
-    }
-    Ok(found)
-}
-
-/// A product as Magento returns it by SKU (with its stock item), through the cache.
-pub async fn product_record(app: &AppState, id: u64, sku: &str) -> Result<Value, ApiError> {
-    let magento = app.magento.clone();
-    let owned = sku.to_owned();
-    let bytes = record(
-        app,
-        format!("r|prod|{}|{sku}", magento.default_store()),
-        move || async move {
-            let bytes = magento.product(Scope::Default, &owned).await?;
-            Ok((bytes, vec![tag_product(id), tag_sku(&owned)]))
-        },
-    )
-    .await?;
-    json(&bytes)
-}
-
-/// The shopper-facing rendering of one product (prices with tax, salability, URLs), or
-/// `null` when Magento does not show it in the store.
-async fn render_record(
-    app: &AppState,
-    id: u64,
-    store_id: u64,
-    currency: &str,
-) -> Result<Value, ApiError> {
-    let magento = app.magento.clone();
-    let currency = currency.to_owned();
-    let bytes = record(
-        app,
-        format!("r|render|{store_id}|{id}"),
-        move || async move {
-            let criteria = SearchCriteria::new().filter("entity_id", id.to_string(), "eq");
-            let bytes = magento.render_info(store_id, &currency, &criteria).await?;
-            let items: RenderItems = crate::upstream::parse(&bytes)?;
-            let item = items.items.into_iter().next().unwrap_or(Value::Null);
-            Ok((
-                Bytes::from(serde_json::to_vec(&item).unwrap_or_default()),
-                vec![tag_product(id)],
-            ))
-        },
-    )
-    .await?;
-    json(&bytes)
-}
-
-#[derive(serde::Deserialize)]
-struct RenderItems {
-    #[serde(default)]
-    items: Vec<Value>,
-}
-
-/// Render entries for a page of products, by id.
-async fn render_many(
-    app: &AppState,
-    ids: &[u64],
-    store_id: u64,
-    currency: &str,
-) -> Result<HashMap<u64, Value>, ApiError> {
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
-    let criteria = SearchCriteria::new()
-        .filter("entity_id", list, "in")
-        .page(ids.len() as u32, 1);
-    let bytes = app
-        .magento
-        .render_info(store_id, currency, &criteria)
-        .await
-        .map_err(upstream_errors::to_api)?;
-    let items: RenderItems = crate::upstream::parse(&bytes).map_err(upstream_errors::to_api)?;
-    Ok(items
-        .items
-        .into_iter()
-        .filter_map(|item| Some((item.get("id").and_then(as_i64)? as u64, item)))
-        .collect())
-}
-
 fn product_id(product: &Value) -> Option<u64> {
-    super::support::positive_id(product, "id")
+    crate::records::positive_id(product, "id")
 }
 
 /// What a shopper may see: enabled and visible in the catalog or search.
@@ -299,10 +151,10 @@ async fn get_one(
     let user = caller.user_type();
     let state = app.clone();
     cached(
-        &app,
+        &app.cache,
         caller,
         headers,
-        &format!("p/{id}"),
+        &view::product(id),
         move || async move {
             let app = state;
             let shopper = user != UserType::Admin;
@@ -335,11 +187,11 @@ async fn get_one(
                 }
                 source["render"] = render.unwrap_or(Value::Null);
             }
-            let fields = app.mappings.get("product").view(user, "single");
+            let fields = app.mappings.get("product").view(user, View::Single);
             let record = ResourceMapping::render(&fields, &source, &store.base_media_url);
             Ok((
                 Doc::new(Value::Object(record)),
-                vec![tag_product(id), tag_sku(&sku), "stores".into()],
+                vec![tag::product(id), tag::sku(&sku), tag::STORES.to_owned()],
             ))
         },
     )
@@ -353,12 +205,12 @@ async fn list(
     params: ListParams,
 ) -> Result<Response, ApiError> {
     let user = caller.user_type();
-    let fields = app.mappings.get("product").view(user, "list");
+    let fields = app.mappings.get("product").view(user, View::List);
     // Checked before anything is cached or fetched.
     let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
-    let logical = format!("pl?{}", params.canonical());
-    cached(&app, caller, headers, &logical, move || async move {
+    let logical = view::product_list(&params.canonical());
+    cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
         if user != UserType::Admin {
             criteria = shopper_filters(criteria);
@@ -386,7 +238,7 @@ async fn list(
             render_many(&app, &ids, store.id, &store.base_currency_code).await?
         };
         let mut out = Map::new();
-        let mut tags = vec![LISTS.to_owned(), "stores".to_owned()];
+        let mut tags = vec![tag::LISTS.to_owned(), tag::STORES.to_owned()];
         for product in items {
             let Some(id) = product_id(&product) else {
                 continue;
@@ -401,7 +253,7 @@ async fn list(
                     &store.base_media_url,
                 )),
             );
-            tags.push(tag_product(id));
+            tags.push(tag::product(id));
         }
         Ok((Doc::keyed_list(Value::Object(out)), tags))
     })
@@ -423,12 +275,12 @@ async fn category_list(
         .filter(|&id| id > 0)
         .ok_or_else(|| ApiError::bad_request("Category not found."))?;
     let user = caller.user_type();
-    let fields = app.mappings.get("product").view(user, "category");
+    let fields = app.mappings.get("product").view(user, View::Category);
     // Checked before anything is cached or fetched; each chunk's search starts from it.
     let filters = search_criteria(&fields, &params, SearchCriteria::new())?;
     let state = app.clone();
-    let logical = format!("c/{category_id}?{}", params.canonical());
-    cached(&app, caller, headers, &logical, move || async move {
+    let logical = view::category(category_id, &params.canonical());
+    cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
         let mut links = app
             .magento
@@ -490,10 +342,10 @@ async fn category_list(
         };
         let store = stores::config(&app, app.magento.default_store()).await?;
         let mut out = Vec::new();
-        let mut tags = vec![LISTS.to_owned(), tag_category(category_id)];
+        let mut tags = vec![tag::LISTS.to_owned(), tag::category(category_id)];
         for product in page {
             if let Some(id) = product_id(&product) {
-                tags.push(tag_product(id));
+                tags.push(tag::product(id));
             }
             let source = json!({ "product": product });
             out.push(Value::Object(ResourceMapping::render(
@@ -590,7 +442,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     }
 
     let mut errors = Vec::new();
-    for field in mapping.view(UserType::Admin, "required").iter() {
+    for field in mapping.view(UserType::Admin, View::Required).iter() {
         match input.get(&field.name) {
             None => errors.push(format!("Missing \"{}\" in request.", field.name)),
             Some(v) if is_empty(v) => {
@@ -601,7 +453,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     }
     check_values(&input, &mut errors);
     let mut root = json!({ "product": {} });
-    let write_fields = mapping.view(UserType::Admin, "write");
+    let write_fields = mapping.view(UserType::Admin, View::Write);
     if let Err(mut conversion) = ResourceMapping::write(&write_fields, &input, &mut root) {
         errors.append(&mut conversion);
     }
@@ -613,10 +465,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
 
     // Magento's POST updates an existing SKU. Refuse instead of overwriting, and make
     // concurrent creates of one SKU through this instance take turns.
-    let lock = app
-        .create_locks
-        .get_with(sku.clone(), || Arc::new(tokio::sync::Mutex::new(())));
-    let _turn = lock.lock().await;
+    let _turn = app.locks.lock(LockKey::Sku(sku.clone())).await;
     match app.magento.product(Scope::Default, &sku).await {
         Ok(_) => {
             return Err(ApiError::validation(vec![
@@ -640,11 +489,11 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     let id = product_id(&saved)
         .ok_or_else(|| ApiError::bad_gateway().with_cause("created product has no id"))?;
     app.cache.invalidate(&[
-        LISTS.to_owned(),
-        tag_product(id),
-        tag_sku(&sku),
+        tag::LISTS.to_owned(),
+        tag::product(id),
+        tag::sku(&sku),
         // A new product has a new stock item.
-        super::stock_items::INDEX.to_owned(),
+        tag::STOCK_INDEX.to_owned(),
     ]);
     Ok(created(&format!("/api/rest/products/{id}")))
 }
@@ -679,21 +528,24 @@ async fn update(
     }
     let mapping = app.mappings.get("product");
     let mut errors = Vec::new();
-    for field in mapping.view(UserType::Admin, "required").iter() {
+    for field in mapping.view(UserType::Admin, View::Required).iter() {
         if input.get(&field.name).is_some_and(is_empty) {
             errors.push(format!("Empty value for \"{}\" in request.", field.name));
         }
     }
     check_values(&input, &mut errors);
     let mut root = json!({ "product": {} });
-    let written =
-        match ResourceMapping::write(&mapping.view(UserType::Admin, "write"), &input, &mut root) {
-            Ok(written) => written,
-            Err(mut conversion) => {
-                errors.append(&mut conversion);
-                Vec::new()
-            }
-        };
+    let written = match ResourceMapping::write(
+        &mapping.view(UserType::Admin, View::Write),
+        &input,
+        &mut root,
+    ) {
+        Ok(written) => written,
+        Err(mut conversion) => {
+            errors.append(&mut conversion);
+            Vec::new()
+        }
+    };
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
     }
@@ -738,7 +590,7 @@ async fn update(
         .await;
     // Whatever happened, what we had cached about this product is suspect now.
     app.cache
-        .invalidate(&[LISTS.to_owned(), tag_product(id), tag_sku(&sku)]);
+        .invalidate(&[tag::LISTS.to_owned(), tag::product(id), tag::sku(&sku)]);
     result.map_err(upstream_errors::to_api)?;
     Ok(empty_ok())
 }
@@ -748,13 +600,13 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     let sku = sku_of(&app, id).await?;
     let result = app.magento.delete_product(&sku).await;
     app.cache.invalidate(&[
-        LISTS.to_owned(),
-        tag_product(id),
-        tag_sku(&sku),
-        format!("i:{id}"),
+        tag::LISTS.to_owned(),
+        tag::product(id),
+        tag::sku(&sku),
+        tag::images(id),
         // Its stock item goes with it.
-        super::stock_items::INDEX.to_owned(),
-        super::stock_items::tag_index_of(id),
+        tag::STOCK_INDEX.to_owned(),
+        tag::stock_index_of(id),
     ]);
     result.map_err(upstream_errors::to_api)?;
     Ok(empty_ok())

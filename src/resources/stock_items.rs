@@ -6,7 +6,7 @@
 //! stock by SKU only. The item-to-product half of the way there is an index kept in the
 //! cache: the pages of Magento's low-stock report over every item (the one call that
 //! lists item ids), reduced to `(item, product)` pairs, and one entry per item resolved.
-//! The product-to-SKU half is the products' own index (`products::sku_of`). Nothing here
+//! The product-to-SKU half is the products' own index (`catalog::product_index`). Nothing here
 //! invalidates the index on a stock write (ids do not move); creating or deleting a
 //! product through the gateway does.
 //!
@@ -22,41 +22,32 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{HeaderMap, Method, Uri};
 use indexmap::IndexMap;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
-use crate::app::AppState;
 use crate::auth::{Operation, Route, UserType, authorize};
-use crate::cache::{self, Fetched};
 use crate::http::body::{decode, decode_record};
 use crate::http::query::{Condition, ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, empty_ok, msg, multi_status, ok};
 use crate::mapping::ResourceMapping;
+use crate::mapping::View;
 use crate::mapping::convert::{as_f64, as_i64, is_empty};
+use crate::state::AppState;
 use crate::upstream::catalog::SearchResult;
-use crate::upstream::search::MAX_PAGE_SIZE;
 use crate::upstream::stock::EVERY_QTY;
 
-use super::support::{Caller, json, parse_id, record};
-use super::{products, upstream_errors};
+use crate::cache_keys::tag;
 
-/// Tag of the index pages: creating or deleting a product adds or removes a stock item.
-pub const INDEX: &str = "sx";
+use crate::caller::Caller;
+use crate::catalog::product_index;
+use crate::catalog::stock_index::{id_field, product_of_item};
+use crate::records::json;
+use crate::resources::parse_id;
+use crate::upstream_errors;
 
-/// Tag of the index entry of a product's stock item: deleting the product drops it.
-pub fn tag_index_of(product_id: u64) -> String {
-    format!("sx:{product_id}")
-}
-
-/// Index pages are read with the largest page Magento gives.
-const INDEX_PAGE_SIZE: u32 = MAX_PAGE_SIZE;
-/// A bound on a scan (1.2 million stock items); the request deadline usually comes first.
-const MAX_INDEX_PAGES: u32 = 4_000;
 /// Items in one batch update. Each is one upstream write; more would not fit the request
 /// deadline against a slow store.
 pub const MAX_BATCH: usize = 100;
@@ -116,93 +107,10 @@ pub async fn entity(
 // The item index
 // ---------------------------------------------------------------------------------------
 
-/// One page of the index: the `(item, product)` pairs of one low-stock page over every
-/// item, and how many items there are in all.
-#[derive(Debug, Serialize, Deserialize)]
-struct IndexPage {
-    pairs: Vec<(u64, u64)>,
-    total: u64,
-}
-
-fn id_field(record: &Value, field: &str) -> Option<u64> {
-    record
-        .get(field)
-        .and_then(as_i64)
-        .filter(|&id| id > 0)
-        .map(|id| id as u64)
-}
-
-/// A page of the index through the cache. Only the ids are kept: they never change for
-/// an item, so a page's age does not matter to it, only products created or deleted.
-async fn index_page(app: &AppState, page: u32) -> Result<IndexPage, ApiError> {
-    let magento = app.magento.clone();
-    let bytes = record(app, format!("r|sx|{page}"), move || async move {
-        let raw = magento
-            .stock_items_page(EVERY_QTY, page, INDEX_PAGE_SIZE)
-            .await?;
-        let result: SearchResult<Value> = crate::upstream::parse(&raw)?;
-        let compact = IndexPage {
-            pairs: result
-                .items
-                .iter()
-                .filter_map(|item| {
-                    Some((id_field(item, "item_id")?, id_field(item, "product_id")?))
-                })
-                .collect(),
-            total: result.total_count,
-        };
-        let bytes = serde_json::to_vec(&compact)
-            .map_err(|e| crate::upstream::UpstreamError::Protocol(e.to_string()))?;
-        Ok((Bytes::from(bytes), vec![INDEX.to_owned()]))
-    })
-    .await?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError::internal().with_cause(format!("stock index page: {e}")))
-}
-
-/// Walks the index pages until the item turns up. The pages are shared through the cache,
-/// so a second item costs no upstream call once its page was read for the first.
-async fn scan(app: &AppState, item_id: u64) -> Result<Option<u64>, ApiError> {
-    for page in 1..=MAX_INDEX_PAGES {
-        let index = index_page(app, page).await?;
-        if let Some(&(_, product)) = index.pairs.iter().find(|(item, _)| *item == item_id) {
-            return Ok(Some(product));
-        }
-        // Magento repeats the last page past the end: stop at the count.
-        if index.pairs.is_empty() || u64::from(page) * u64::from(INDEX_PAGE_SIZE) >= index.total {
-            return Ok(None);
-        }
-    }
-    Ok(None)
-}
-
-/// The product of a stock item, through the index. 404 when there is no such item.
-pub async fn product_of_item(app: &AppState, item_id: u64) -> Result<u64, ApiError> {
-    let state = app.clone();
-    let (entry, _) = app
-        .cache
-        .get_or_fetch(&format!("r|si|{item_id}"), move || async move {
-            let product = scan(&state, item_id)
-                .await?
-                .ok_or_else(ApiError::not_found)?;
-            Ok::<_, ApiError>(Fetched::new(
-                cache::Value::Text(product.to_string().into()),
-                vec![tag_index_of(product)],
-            ))
-        })
-        .await?;
-    match &entry.value {
-        cache::Value::Text(text) => text
-            .parse()
-            .map_err(|_| ApiError::internal().with_cause("stock index entry is not an id")),
-        _ => Err(ApiError::internal().with_cause("stock index entry holds no text")),
-    }
-}
-
 /// Item id to product id and SKU.
 async fn locate(app: &AppState, item_id: u64) -> Result<(u64, Arc<str>), ApiError> {
     let product_id = product_of_item(app, item_id).await?;
-    let sku = products::sku_of(app, product_id).await?;
+    let sku = product_index::sku_of(app, product_id).await?;
     Ok((product_id, sku))
 }
 
@@ -218,7 +126,7 @@ fn check_identity(
     if found == Some(item_id) {
         return Ok(());
     }
-    app.cache.invalidate(&[tag_index_of(product_id)]);
+    app.cache.invalidate(&[tag::stock_index_of(product_id)]);
     Err(ApiError::not_found().with_cause(format!(
         "the stock item of product {product_id} is {found:?}, not {item_id}"
     )))
@@ -227,9 +135,9 @@ fn check_identity(
 /// What a stock write changes in the cache: every view of the product that shows stock.
 fn invalidate_product(app: &AppState, product_id: u64, sku: &str) {
     app.cache.invalidate(&[
-        products::tag_product(product_id),
-        products::tag_sku(sku),
-        products::LISTS.to_owned(),
+        tag::product(product_id),
+        tag::sku(sku),
+        tag::LISTS.to_owned(),
     ]);
 }
 
@@ -285,7 +193,10 @@ async fn list(app: AppState, caller: Caller, query: Option<&str>) -> Result<Resp
     } else {
         result.items
     };
-    let fields = app.mappings.get("stock_item").view(UserType::Admin, "list");
+    let fields = app
+        .mappings
+        .get("stock_item")
+        .view(UserType::Admin, View::List);
     let out: Vec<Value> = items
         .iter()
         .map(|item| Value::Object(ResourceMapping::render(&fields, item, "")))
@@ -306,7 +217,7 @@ async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, Ap
     let fields = app
         .mappings
         .get("stock_item")
-        .view(UserType::Admin, "single");
+        .view(UserType::Admin, View::Single);
     let out = ResourceMapping::render(&fields, &record, "");
     Ok(ok(caller.format, &Doc::new(Value::Object(out))))
 }
@@ -437,8 +348,11 @@ fn changes_of(app: &AppState, input: &Map<String, Value>) -> Result<Option<Value
     }
     let mapping = app.mappings.get("stock_item");
     let mut changes = json!({});
-    let written =
-        ResourceMapping::write(&mapping.view(UserType::Admin, "write"), input, &mut changes)?;
+    let written = ResourceMapping::write(
+        &mapping.view(UserType::Admin, View::Write),
+        input,
+        &mut changes,
+    )?;
     Ok((!written.is_empty()).then_some(changes))
 }
 
@@ -679,7 +593,7 @@ async fn batch(
         .collect();
     product_ids.sort_unstable();
     product_ids.dedup();
-    let skus = within(deadline, products::skus_of_many(&app, &product_ids)).await;
+    let skus = within(deadline, product_index::skus_of_many(&app, &product_ids)).await;
 
     let written: Vec<(usize, Vec<Outcome>)> = futures_util::stream::iter(groups)
         .map(|(item_id, plans)| {

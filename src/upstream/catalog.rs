@@ -83,13 +83,16 @@ pub struct CategoryLink {
 }
 
 impl Magento {
-    pub async fn store_views(&self) -> Result<Vec<StoreView>, UpstreamError> {
-        self.get_json(Scope::Default, "/V1/store/storeViews", &[])
-            .await
+    /// `GET /V1/store/storeViews`, as it came (a list of [`StoreView`]): the caller caches
+    /// the bytes.
+    pub async fn store_views(&self) -> Result<Bytes, UpstreamError> {
+        self.get(Scope::Default, "/V1/store/storeViews", &[]).await
     }
 
-    pub async fn store_configs(&self) -> Result<Vec<StoreConfig>, UpstreamError> {
-        self.get_json(Scope::Default, "/V1/store/storeConfigs", &[])
+    /// `GET /V1/store/storeConfigs`, as it came (a list of [`StoreConfig`]): the caller
+    /// caches the bytes.
+    pub async fn store_configs(&self) -> Result<Bytes, UpstreamError> {
+        self.get(Scope::Default, "/V1/store/storeConfigs", &[])
             .await
     }
 

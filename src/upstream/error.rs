@@ -147,6 +147,14 @@ impl UpstreamError {
     }
 }
 
+/// Magento's failures (5xx, timeouts, no connection, open circuit) let the cache serve a
+/// stale record; its answers (404, 400, ...) do not.
+impl crate::cache::FetchError for UpstreamError {
+    fn allows_stale(&self) -> bool {
+        !matches!(self, UpstreamError::Status { status, .. } if *status < 500)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,10 +30,11 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 pub use error::{M2Error, UpstreamError};
-pub use resilience::{CircuitState, with_deadline};
+pub use resilience::CircuitState;
 pub use search::{Direction, SearchCriteria};
 
 use crate::metrics::{Outcome, UpstreamMetrics};
+use crate::request_context;
 use resilience::Guard;
 
 /// Which store scope a call runs in (`/rest/<scope>/V1/...`).
@@ -156,7 +157,7 @@ impl Magento {
             Err(error) if idempotent && error.is_transient() => {
                 let wait = resilience::jitter();
                 // Not worth it when the wait and a useful try no longer fit the deadline.
-                let fits = resilience::remaining().is_none_or(|left| left > wait * 2);
+                let fits = request_context::remaining().is_none_or(|left| left > wait * 2);
                 if !fits || !self.guard.may_retry() {
                     return Err(error);
                 }
@@ -197,7 +198,7 @@ impl Magento {
     ) -> Result<Bytes, UpstreamError> {
         let started = Instant::now();
         let metrics = &self.guard.metrics;
-        let timeout = match resilience::remaining() {
+        let timeout = match request_context::remaining() {
             Some(left) if left < Duration::from_millis(1) => {
                 metrics.call(method, path, Outcome::Timeout, Duration::ZERO);
                 return Err(UpstreamError::Timeout);
@@ -270,10 +271,10 @@ impl Magento {
             .timeout(timeout)
             .header(http::header::AUTHORIZATION, authorization.clone())
             .header(http::header::ACCEPT, "application/json");
-        if let Some(id) = crate::telemetry::request_id() {
-            request = request.header(crate::telemetry::X_REQUEST_ID, id);
+        if let Some(id) = request_context::request_id() {
+            request = request.header(request_context::X_REQUEST_ID, id);
         }
-        if let Some(trace) = crate::trace_context::current() {
+        if let Some(trace) = request_context::trace() {
             request = request.header(crate::trace_context::TRACEPARENT, trace.traceparent());
             if let Some(state) = trace.state {
                 request = request.header(crate::trace_context::TRACESTATE, state);

@@ -15,11 +15,10 @@
 //!   Magento at once; a call past that is refused at once (shed) rather than queued, so a
 //!   slow back end costs callers a fast 503 (or stale data) instead of a pile-up.
 //! - **Deadline.** The API's request layer states when the request must be answered
-//!   ([`with_deadline`]); each call's timeout is the smaller of the configured per-call
+//!   ([`crate::request_context::with_deadline`]); each call's timeout is the smaller of the configured per-call
 //!   timeout and what is left, so a request never outlives its deadline, however many calls
 //!   it makes.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -29,22 +28,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use crate::metrics::UpstreamMetrics;
-
-tokio::task_local! {
-    static DEADLINE: Instant;
-}
-
-/// Runs `future` with a deadline every upstream call made inside it respects.
-pub async fn with_deadline<F: Future>(deadline: Instant, future: F) -> F::Output {
-    DEADLINE.scope(deadline, future).await
-}
-
-/// Time left before the current request's deadline, if it has one.
-pub fn remaining() -> Option<Duration> {
-    DEADLINE
-        .try_with(|deadline| deadline.saturating_duration_since(Instant::now()))
-        .ok()
-}
 
 /// Settings of the resilience of the upstream client.
 #[derive(Debug, Clone)]

@@ -115,11 +115,36 @@ fn messages_in_source() -> Vec<(String, String)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let literal = regex::Regex::new(r#""((?:[^"\\]|\\.)*)""#).unwrap();
     let message = regex::Regex::new(r"^[A-Z][A-Za-z0-9'/-]*[ /]").unwrap();
-    let mut files = vec![root.join("src/app.rs")];
-    for dir in ["src/resources", "src/http", "src/auth", "src/mapping"] {
-        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+    // Every source file but those that cannot answer a client: the Magento client (it knows
+    // no client messages), the command line and configuration (they talk to the operator),
+    // and the operational endpoints and their metrics.
+    let skipped = [
+        "src/upstream/",
+        "src/main.rs",
+        "src/config.rs",
+        "src/build_info.rs",
+        "src/process_metrics.rs",
+        "src/media_proxy.rs",
+        "src/api_docs.rs",
+        "src/ops.rs",
+        "src/metrics.rs",
+    ];
+    let mut files = Vec::new();
+    let mut folders = vec![root.join("src")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(folder).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "rs") {
+            let relative = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            if skipped.iter().any(|s| relative.starts_with(s)) {
+                continue;
+            }
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
                 files.push(path);
             }
         }

@@ -9,32 +9,17 @@
 //! `/rest/all/V1/...` (admin scope), plus `GET /__sandbox/stats`,
 //! `POST /__sandbox/stats/reset` and the gallery files under `/media/catalog/product/`.
 //! The seeded data is described in `fixtures/sandbox/README.md`.
+//!
+//! Layout: `model` holds the entities and Magento's rules for them (no HTTP); `state`
+//! the in-memory store, its seed and its files; `webapi` the Web API conventions every
+//! endpoint shares (errors, messages, input, search criteria); `api` the endpoints, where
+//! `api::dispatch` alone knows every handler, and no handler imports it (they take
+//! `api::call`'s `Call`).
 
-mod attributes;
-mod category;
-mod clock;
-mod customer;
-mod customer_api;
-mod directory;
-mod dispatch;
-mod error;
-mod fields;
-mod image;
-mod input;
-mod media;
-mod messages;
-mod order;
-mod product;
-mod product_api;
-mod product_save;
-mod query;
-mod render_info;
-mod search;
-mod seed;
+mod api;
+mod model;
 mod state;
-mod stock;
-mod store;
-mod token;
+mod webapi;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
@@ -49,8 +34,11 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::dispatch::RawRequest;
-use crate::state::{Shared, Stats};
+use crate::api::dispatch::RawRequest;
+use crate::api::{dispatch, token};
+use crate::model::image;
+use crate::state::{Shared, Stats, seed};
+use crate::webapi::messages;
 
 /// E-mail of the seeded demo customer (printed by the gateway at start).
 pub const DEMO_CUSTOMER_EMAIL: &str = "roni_cost@example.com";

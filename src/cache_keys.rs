@@ -1,0 +1,211 @@
+//! The cache's vocabulary: every key and tag the gateway files entries under, and what
+//! invalidates each. Nothing else spells a key or a tag; the purge endpoint translates
+//! Magento's tags through [`from_magento_tag`].
+//!
+//! # Keys
+//!
+//! | key | holds | filed by |
+//! |---|---|---|
+//! | `r\|sku\|<product id>` | the product's SKU | product index |
+//! | `r\|prod\|<store code>\|<sku>` | Magento's product record in one store | record reads |
+//! | `r\|render\|<store id>\|<product id>` | the product's rendering (prices shoppers see) | record reads |
+//! | `r\|sx\|<page>` | a page of the stock item index | stock index |
+//! | `r\|si\|<item id>` | a stock item's product id | stock index |
+//! | `r\|attrset\|<set id>` | an attribute set's members | image upload checks |
+//! | `r\|countries\|<store code>` | the allowed countries and regions | directory |
+//! | `r\|storeviews`, `r\|storeconfigs` | store views, their configuration | stores |
+//! | `b\|<user type>\|<format>\|<view>` | a rendered answer; `<view>` below | response cache |
+//! | `f\|<user type>\|<format>\|<path?query>` | the same entry as a `b\|` key, filed under the raw request for the fast path | fast path |
+//!
+//! Views (the `<view>` of a `b|` key): `p/<id>` a product, `pl?<list params>` the product
+//! list, `c/<category id>?<list params>` a category's products, `pi/<product id>/<store>` a
+//! product's images, `pi/<product id>/<store>/<image id>` one image.
+//!
+//! # Tags, and what invalidates each
+//!
+//! | tag | on entries about | dropped by |
+//! |---|---|---|
+//! | `p:<product id>` | one product (records, views, images, lists showing it) | product create/update/delete, stock write, image write, purge `cat_p_<id>` |
+//! | `s:<sku>` | one product, by SKU | the same writes as `p:` |
+//! | `pl` | every product list | product create/update/delete, stock write, image write, purge `cat_p`, `cat_p_<id>` |
+//! | `c:<category id>` | a category's product list | purge `cat_c_<id>`, `cat_c_p_<id>` |
+//! | `i:<product id>` | a product's images | image write, product delete |
+//! | `sx` | the stock item index pages | product create/delete |
+//! | `sx:<product id>` | the index entry of the product's stock item | product delete, an entry that disagrees with Magento |
+//! | `stores` | store views and configs, views priced in a store | purge `stores` |
+//! | `directory` | countries and regions | purge `directory` |
+//! | `attrsets` | attribute set members | purge `attrsets` |
+//!
+//! Every entry also expires (`STOREGATE_CACHE_TTL`); a purge with `{"all": true}` drops all.
+
+use crate::auth::UserType;
+use crate::http::Format;
+
+/// Keys of cache entries.
+pub mod key {
+    use super::{Format, UserType};
+
+    /// A product id's SKU.
+    pub fn sku_of(product_id: u64) -> String {
+        format!("r|sku|{product_id}")
+    }
+
+    /// Magento's record of a product in a store (by code).
+    pub fn product(store_code: &str, sku: &str) -> String {
+        format!("r|prod|{store_code}|{sku}")
+    }
+
+    /// A product's rendering in a store (by id).
+    pub fn render_info(store_id: u64, product_id: u64) -> String {
+        format!("r|render|{store_id}|{product_id}")
+    }
+
+    /// A page of the stock item index.
+    pub fn stock_index_page(page: u32) -> String {
+        format!("r|sx|{page}")
+    }
+
+    /// A stock item's product id.
+    pub fn stock_item(item_id: u64) -> String {
+        format!("r|si|{item_id}")
+    }
+
+    /// The members of an attribute set.
+    pub fn attribute_set(set_id: i64) -> String {
+        format!("r|attrset|{set_id}")
+    }
+
+    /// The allowed countries of a store (by code).
+    pub fn countries(store_code: &str) -> String {
+        format!("r|countries|{store_code}")
+    }
+
+    /// The store views.
+    pub fn store_views() -> String {
+        "r|storeviews".to_owned()
+    }
+
+    /// The store views' configurations.
+    pub fn store_configs() -> String {
+        "r|storeconfigs".to_owned()
+    }
+
+    /// A rendered answer: one view (see [`super::view`]) for one user type and format.
+    pub fn body(user: UserType, format: Format, view: &str) -> String {
+        format!("b|{}|{}|{view}", user.as_str(), format.as_str())
+    }
+
+    /// A rendered answer filed under the raw request (path and query) for the fast path.
+    pub fn fast(user: UserType, format: Format, path_and_query: &str) -> String {
+        format!("f|{}|{}|{path_and_query}", user.as_str(), format.as_str())
+    }
+}
+
+/// The views of [`key::body`]: which answer, named by the resource and its canonical list
+/// parameters (not the raw query: unknown parameters must not multiply entries).
+pub mod view {
+    /// One product.
+    pub fn product(id: u64) -> String {
+        format!("p/{id}")
+    }
+
+    /// The product list.
+    pub fn product_list(canonical_params: &str) -> String {
+        format!("pl?{canonical_params}")
+    }
+
+    /// A category's products.
+    pub fn category(category_id: u64, canonical_params: &str) -> String {
+        format!("c/{category_id}?{canonical_params}")
+    }
+
+    /// A product's images in one place (a store, or the default).
+    pub fn images(product_id: u64, place: &str) -> String {
+        format!("pi/{product_id}/{place}")
+    }
+
+    /// One image of a product.
+    pub fn image(product_id: u64, place: &str, image_id: impl std::fmt::Display) -> String {
+        format!("pi/{product_id}/{place}/{image_id}")
+    }
+}
+
+/// Tags: what invalidation works on (table above).
+pub mod tag {
+    /// Every product list: any product write changes some list.
+    pub const LISTS: &str = "pl";
+    /// The stock item index pages: creating or deleting a product adds or removes an item.
+    pub const STOCK_INDEX: &str = "sx";
+    /// Store views and their configuration.
+    pub const STORES: &str = "stores";
+    /// Countries and regions.
+    pub const DIRECTORY: &str = "directory";
+    /// Attribute set member lists.
+    pub const ATTRIBUTE_SETS: &str = "attrsets";
+
+    /// Everything about one product.
+    pub fn product(id: u64) -> String {
+        format!("p:{id}")
+    }
+
+    /// Everything about one product, by SKU.
+    pub fn sku(sku: &str) -> String {
+        format!("s:{sku}")
+    }
+
+    /// A category's product lists.
+    pub fn category(id: u64) -> String {
+        format!("c:{id}")
+    }
+
+    /// Everything cached about a product's images (product deletes drop it too).
+    pub fn images(product_id: u64) -> String {
+        format!("i:{product_id}")
+    }
+
+    /// The index entry of a product's stock item.
+    pub fn stock_index_of(product_id: u64) -> String {
+        format!("sx:{product_id}")
+    }
+}
+
+/// A Magento cache tag as the gateway's tags; the gateway's own tags as they are.
+///
+/// | Magento tag | purges |
+/// |---|---|
+/// | `cat_p_<id>` (a product) | `p:<id>` and `pl` (the product may enter or leave any list) |
+/// | `cat_p` (products in general) | `pl` |
+/// | `cat_c_<id>`, `cat_c_p_<id>` (a category, its products) | `c:<id>` |
+pub fn from_magento_tag(magento_tag: &str) -> Vec<String> {
+    let id_after = |prefix: &str| {
+        magento_tag
+            .strip_prefix(prefix)
+            .filter(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|rest| rest.parse::<u64>().ok())
+    };
+    if let Some(id) = id_after("cat_c_p_").or_else(|| id_after("cat_c_")) {
+        return vec![tag::category(id)];
+    }
+    if let Some(id) = id_after("cat_p_") {
+        return vec![tag::product(id), tag::LISTS.to_owned()];
+    }
+    if magento_tag == "cat_p" {
+        return vec![tag::LISTS.to_owned()];
+    }
+    vec![magento_tag.to_owned()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::from_magento_tag as translate;
+
+    #[test]
+    fn magento_tags_are_translated() {
+        assert_eq!(translate("cat_p_12"), vec!["p:12", "pl"]);
+        assert_eq!(translate("cat_c_4"), vec!["c:4"]);
+        assert_eq!(translate("cat_c_p_4"), vec!["c:4"]);
+        assert_eq!(translate("cat_p"), vec!["pl"]);
+        assert_eq!(translate("cat_p_x"), vec!["cat_p_x"]);
+        assert_eq!(translate("s:24-MB01"), vec!["s:24-MB01"]);
+    }
+}

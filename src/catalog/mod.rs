@@ -1,0 +1,6 @@
+//! What the catalog resources (products, stock items, images) share: the indexes that
+//! turn the spec's ids into Magento's keys, and the product record reads.
+
+pub mod product_index;
+pub mod product_records;
+pub mod stock_index;

@@ -1,0 +1,34 @@
+//! The state every request shares (configuration, upstream client, cache, mappings,
+//! authenticator, locks, metrics), built once with the service in the `app` module.
+
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+
+use crate::auth::Authenticator;
+use crate::cache::Cache;
+use crate::config::Config;
+use crate::locks::Locks;
+use crate::mapping::Mappings;
+use crate::metrics::Metrics;
+use crate::upstream::Magento;
+
+/// Everything a handler may need, shared by every request.
+#[derive(Debug)]
+pub struct App {
+    pub config: Config,
+    pub magento: Magento,
+    pub cache: Arc<Cache>,
+    pub mappings: Mappings,
+    pub auth: Arc<Authenticator>,
+    /// Turns for read-modify-write cycles on one SKU or customer.
+    pub locks: Locks,
+    /// What `/metrics` shows.
+    pub metrics: Arc<Metrics>,
+    /// One permit per API request being served (`STOREGATE_MAX_IN_FLIGHT`).
+    pub in_flight: Arc<Semaphore>,
+    /// The upstream's state as `/readyz` last saw it (`storegate_upstream_up`).
+    pub upstream_up: crate::process_metrics::UpstreamUp,
+}
+
+pub type AppState = Arc<App>;
