@@ -282,3 +282,49 @@ fn matching_prefers_literal_segments() {
     );
     assert_eq!(api_reference::template_for(&doc, "/api/rest/nothing"), None);
 }
+
+/// The page really renders the document: every operation shows. Needs `node` (installed by
+/// `.ci/run`); without it the test fails in CI and is skipped, loudly, elsewhere.
+#[test]
+fn the_page_renders_every_operation() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let output = std::process::Command::new("node")
+        .arg(root.join("tests/api/render_page.js"))
+        .arg(root.join("docs/api.html"))
+        .arg(root.join("docs/openapi.json"))
+        .output();
+    let output = match output {
+        Ok(output) => output,
+        Err(error) if std::env::var_os("CI").is_none() => {
+            eprintln!("SKIPPED the_page_renders_every_operation: no node ({error})");
+            return;
+        }
+        Err(error) => panic!("node is needed (.ci/run installs it): {error}"),
+    };
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rendered: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let doc = api_reference::document();
+    let mut expected = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in ["get", "post", "put", "delete"] {
+            if item.get(method).is_some() {
+                expected.push(path.clone());
+            }
+        }
+    }
+    assert_eq!(rendered["failed"], false);
+    assert_eq!(rendered["operations"], expected.len());
+    let mut shown: Vec<String> = rendered["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().replace("&amp;", "&"))
+        .collect();
+    shown.sort();
+    expected.sort();
+    assert_eq!(shown, expected);
+}
