@@ -352,11 +352,22 @@ pub const KEYS: &[Key] = &[
         "5000",
         "how long the circuit stays open before one probe call",
     ),
-    // Read by the features of other modules (DESIGN.md's "more configuration").
+    // Read by the features of other modules (DESIGN.md's "more configuration"); the rows
+    // are here so that --help and the unknown-name check know them.
     key(
         "data_dir",
-        "data/",
-        "folder of the embedded database (OAuth consumers and tokens) (read by oauth)",
+        "data",
+        "folder of the embedded database: OAuth consumers, tokens, nonces (read by oauth)",
+    ),
+    key(
+        "oauth_token_ttl_secs",
+        "unset: never expire",
+        "lifetime of OAuth access tokens (read by oauth)",
+    ),
+    key(
+        "trusted_proxies",
+        "none",
+        "addresses or CIDR blocks whose X-Forwarded-Proto/-Host are believed (read by oauth)",
     ),
     key(
         "profile",
@@ -369,24 +380,89 @@ pub const KEYS: &[Key] = &[
         "Redis shared by several instances (read by shared state)",
     ),
     key(
+        "redis_timeout_ms",
+        "250",
+        "deadline for one Redis call (read by shared state)",
+    ),
+    key(
         "shared_cache",
         "0",
         "`1`: a second-level cache of upstream records in Redis (read by shared state)",
     ),
     key(
         "record_dir",
-        "unset",
-        "record every upstream exchange into cassettes there (read by recording)",
+        "off",
+        "record every upstream exchange, scrubbed, into cassettes there (read by recording)",
     ),
     key(
-        "trusted_proxies",
-        "none",
-        "proxies whose X-Forwarded-For is believed (read by hardening)",
+        "record_mask_pii",
+        "false",
+        "replace e-mails, names and telephones by consistent fakes (read by recording)",
+    ),
+    secret(
+        "record_mask_key",
+        "a built-in key",
+        "key of the fakes' keyed hash (read by recording)",
     ),
     key(
-        "oauth_token_ttl_secs",
+        "replay_mode",
+        "strict",
+        "with replay:DIR: strict, record-missing or passthrough (read by recording)",
+    ),
+    key(
+        "replay_upstream_url",
         "none",
-        "lifetime of OAuth 1.0a access tokens (read by oauth)",
+        "the real store behind record-missing and passthrough (read by recording)",
+    ),
+    key(
+        "replay_ignore",
+        "none",
+        "query:NAME and body:JSON.PATH left out of matching (read by recording)",
+    ),
+    key(
+        "scrub_headers",
+        "none",
+        "header names never written to a cassette (read by recording)",
+    ),
+    key(
+        "scrub_json_paths",
+        "none",
+        "body fields never written to a cassette (read by recording)",
+    ),
+    key(
+        "scrub_patterns",
+        "none",
+        "regular expressions scrubbed from every text (read by recording)",
+    ),
+    key(
+        "header_timeout_secs",
+        "10",
+        "a request head must be complete this long after its first byte (read by the listener)",
+    ),
+    key(
+        "idle_timeout_secs",
+        "60",
+        "an idle keep-alive connection is closed after this long (read by the listener)",
+    ),
+    key(
+        "body_timeout_secs",
+        "10",
+        "longest wait for the next byte of a request body (read by the listener)",
+    ),
+    key(
+        "max_connections",
+        "from ulimit -n, at most 10000",
+        "open connections at most (read by the listener)",
+    ),
+    key(
+        "max_uploads_in_flight",
+        "2",
+        "image uploads whose body is read at once (read by the listener)",
+    ),
+    key(
+        "drain_timeout_secs",
+        "10",
+        "on SIGTERM, how long requests in flight may finish (read by the listener)",
     ),
 ];
 
@@ -639,6 +715,9 @@ impl Config {
     }
 }
 
+/// `STOREGATE_*` names that are not the gateway's configuration: the test suite's switches.
+const NOT_CONFIGURATION: &[&str] = &["STOREGATE_RERECORD"];
+
 /// Checks the names of the `STOREGATE_*` variables: one that is not a key stops the start,
 /// with the nearest key as a suggestion. A typo in `STOREGATE_UPSTREAM_URL` would otherwise
 /// start the demo sandbox in silence.
@@ -646,6 +725,7 @@ pub fn check_names(names: impl IntoIterator<Item = String>) -> Result<(), Config
     let mut unknown: Vec<String> = names
         .into_iter()
         .filter(|name| name.starts_with("STOREGATE_"))
+        .filter(|name| !NOT_CONFIGURATION.contains(&name.as_str()))
         .filter(|name| !KEYS.iter().any(|k| env_name(k.name) == *name))
         .collect();
     unknown.sort();
