@@ -72,18 +72,22 @@ fn main() -> ExitCode {
     let config = match Config::load(cli.config.as_deref()) {
         Ok(config) => config,
         Err(error) => {
-            eprintln!("storegate: {error}");
+            // The format is what the variable says, if the refused value was not that one.
+            let json = std::env::var("STOREGATE_LOG_FORMAT")
+                .is_ok_and(|f| f.trim().eq_ignore_ascii_case("json"));
+            report(json, &error.to_string());
             return ExitCode::from(EXIT_CONFIG);
         }
     };
     init_tracing(config.log_format);
+    let json = config.log_format == LogFormat::Json;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("storegate: cannot start the runtime: {error}");
+            report(json, &format!("cannot start the runtime: {error}"));
             return ExitCode::FAILURE;
         }
     };
@@ -106,13 +110,26 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Config(error)) => {
-            eprintln!("storegate: {error}");
+            report(json, &error);
             ExitCode::from(EXIT_CONFIG)
         }
         Err(Failure::Other(error)) => {
-            eprintln!("storegate: {error}");
+            report(json, &error);
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The one line a failed start leaves on stderr: plain text, or a JSON object shaped like
+/// the log's lines in JSON mode (so a collector parses it like the others).
+fn report(json: bool, error: &str) {
+    if json {
+        eprintln!(
+            "{}",
+            json!({"level": "ERROR", "target": "storegate", "fields": {"message": error}})
+        );
+    } else {
+        eprintln!("storegate: {error}");
     }
 }
 

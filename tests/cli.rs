@@ -492,3 +492,27 @@ async fn the_access_log_can_be_turned_off() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn in_json_mode_a_refused_start_is_json_too() {
+    let output = binary()
+        .env("STOREGATE_LOG_FORMAT", "json")
+        .env("STOREGATE_CACHE_TTL_SECS", "soon")
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(storegate::config::EXIT_CONFIG.into())
+    );
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let line: serde_json::Value = serde_json::from_str(stderr.trim())
+        .unwrap_or_else(|e| panic!("not one JSON line ({e}): {stderr}"));
+    assert_eq!(line["level"], "ERROR");
+    assert!(
+        line["fields"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid STOREGATE_CACHE_TTL_SECS"),
+        "{line}"
+    );
+}
