@@ -210,6 +210,16 @@ fn random_hex(bytes: usize) -> String {
 async fn serve(mut config: Config) -> Result<(), Failure> {
     let mappings = storegate::load_mappings(&config).map_err(|e| Failure::Config(e.to_string()))?;
 
+    // A token without a URL is a URL that went missing (an unexported variable, a
+    // deployment that dropped it), not a wish for the demo store.
+    if config.upstream.is_none() && std::env::var_os("STOREGATE_UPSTREAM_TOKEN").is_some() {
+        return Err(Failure::Config(
+            "STOREGATE_UPSTREAM_TOKEN is set but STOREGATE_UPSTREAM_URL is not: set the URL, \
+             or unset the token to use the embedded sandbox"
+                .into(),
+        ));
+    }
+
     // Upstream: the configured Magento 2, or the embedded sandbox.
     let mut sandbox = None;
     let (upstream_url, upstream_token) = match &config.upstream {

@@ -318,6 +318,22 @@ fn a_mistyped_variable_stops_the_start_instead_of_starting_the_sandbox() {
         "storegate: unknown variable STOREGATE_UPSTRAEM_URL; did you mean STOREGATE_UPSTREAM_URL?"
     );
     assert!(output.stdout.is_empty(), "nothing started");
+    // A token without its URL: the URL went missing, the sandbox is not what was meant.
+    let output = binary()
+        .env("STOREGATE_UPSTREAM_TOKEN", "t")
+        .env("STOREGATE_LISTEN", format!("127.0.0.1:{}", free_port()))
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(storegate::config::EXIT_CONFIG.into())
+    );
+    assert!(
+        String::from_utf8(output.stderr)
+            .unwrap()
+            .contains("STOREGATE_UPSTREAM_TOKEN is set but STOREGATE_UPSTREAM_URL is not"),
+    );
+    assert!(output.stdout.is_empty(), "nothing started");
     // A mapping file that does not load is a configuration error too: the same status.
     let output = binary()
         .env("STOREGATE_MAPPINGS", "/nonexistent/storegate-mappings")
