@@ -328,3 +328,39 @@ fn the_page_renders_every_operation() {
     expected.sort();
     assert_eq!(shown, expected);
 }
+
+/// The document's own JSON examples match its schemas.
+#[test]
+fn examples_match_their_schemas() {
+    let doc = api_reference::document();
+    let mut checked = 0;
+    for (template, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let Some(responses) = operation["responses"].as_object() else {
+                continue;
+            };
+            for (status, response) in responses {
+                let content = &response["content"]["application/json"];
+                let mut values: Vec<&Value> = content["examples"]
+                    .as_object()
+                    .map(|e| e.values().map(|x| &x["value"]).collect())
+                    .unwrap_or_default();
+                if !content["example"].is_null() {
+                    values.push(&content["example"]);
+                }
+                for value in values {
+                    api_reference::check_answer(
+                        &doc,
+                        method,
+                        template,
+                        status.parse().unwrap(),
+                        &value.to_string(),
+                    )
+                    .unwrap();
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 4, "{checked} examples");
+}
