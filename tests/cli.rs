@@ -479,7 +479,7 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
 }
 
 #[tokio::test]
-async fn the_access_log_can_be_turned_off() {
+async fn the_access_log_can_be_turned_off_and_the_health_check_finds_the_gateway() {
     let port = free_port();
     let mut child = Running(
         binary()
@@ -500,6 +500,22 @@ async fn the_access_log_can_be_turned_off() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
+    // The container's health check: the same configuration finds the same address.
+    let health = binary()
+        .arg("healthcheck")
+        .env("STOREGATE_LISTEN", format!("127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    assert!(health.status.success(), "{health:?}");
+    let nobody = binary()
+        .args([
+            "healthcheck",
+            "--url",
+            &format!("http://127.0.0.1:{}/healthz", free_port()),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(nobody.status.code(), Some(1), "{nobody:?}");
     // The shutdown line comes after any access line the request would have written.
     terminate(child.0.id());
     let (_, lines) = wait_for(&stderr, |l| l.contains("shutting down"));
