@@ -4,6 +4,11 @@
 //!   starts the embedded Magento 2 sandbox first and prints how to call it.
 //! - `storegate sandbox --listen ADDR` runs the sandbox alone (benchmarks, several gateways
 //!   sharing one store).
+//! - `storegate healthcheck` asks a running gateway's `/healthz` (the container's check).
+//!
+//! Exit status: 2 for every refused configuration (variables, the file, mappings, the
+//! command line, as clap does), 1 for any other failure. `--help` lists the variables from
+//! `config::KEYS`; `--version` names the commit (`build.rs`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
