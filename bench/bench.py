@@ -14,7 +14,11 @@ moment, nginx as a logging proxy to learn which upstream calls one gateway miss 
   5. coalescing: BENCH_BURST concurrent cold requests for one product, counting the
      sandbox's calls for it;
   6. memory: resident size after reading every generated product (Admin view) through a
-     gateway capped at BENCH_CACHE_MAX_BYTES.
+     gateway capped at BENCH_CACHE_MAX_BYTES;
+  7. two gateways sharing one Redis with the second-level cache on (STOREGATE_REDIS_URL,
+     STOREGATE_SHARED_CACHE=1): BENCH_SHARED_PRODUCTS distinct products read through both,
+     first one instance then the other, then both at once; the sandbox's product calls per
+     distinct product (two unshared instances make 2 by construction; the target is 1).
 
 Rows 1-5 use a sandbox with a small generated catalog (BENCH_PRODUCTS_SMALL): the sandbox
 answers searches by scanning every product, so with 100,000 products its own time (2-3 ms a
@@ -26,6 +30,7 @@ Every wrk run is bounded by -d and a timeout; every process started here is stop
 """
 
 import asyncio
+import concurrent.futures
 import datetime
 import hashlib
 import json
@@ -53,11 +58,12 @@ CONNS = int(os.environ.get("BENCH_CONNECTIONS", "64"))
 LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "0"))
 PRODUCTS = int(os.environ.get("BENCH_PRODUCTS", "100000"))
 PRODUCTS_SMALL = int(os.environ.get("BENCH_PRODUCTS_SMALL", "1000"))
-ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))  # development: load,latency,burst,memory
+ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))  # development: load,latency,burst,memory,shared
 CACHE_MAX = int(os.environ.get("BENCH_CACHE_MAX_BYTES", str(256 * 1024 * 1024)))
 BURST = int(os.environ.get("BENCH_BURST", "1000"))
 FILL_MAX_SECS = int(os.environ.get("BENCH_FILL_MAX_SECS", "420"))
 PORT_BASE = int(os.environ.get("BENCH_PORT_BASE", "18180"))
+SHARED_PRODUCTS = int(os.environ.get("BENCH_SHARED_PRODUCTS", "200"))
 
 TOKEN = "bench-integration-token"
 ADMIN_KEY = "bench-admin-key-0123456789"
@@ -66,7 +72,8 @@ HOST = "127.0.0.1"
 PORTS = {
     name: PORT_BASE + i
     for i, name in enumerate(
-        ["sandbox", "gw", "gw_nocache", "gw_mem", "gw_discover", "static", "cache", "logger", "sandbox_big"]
+        ["sandbox", "gw", "gw_nocache", "gw_mem", "gw_discover", "static", "cache", "logger", "sandbox_big",
+         "redis", "gw_shared_a", "gw_shared_b"]
     )
 }
 
@@ -119,6 +126,33 @@ def stop(name):
 def stop_all():
     for name in list(processes):
         stop(name)
+
+
+def wait_redis(port, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with socket.create_connection((HOST, port), timeout=1) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    sys.exit(f"redis-server did not answer on port {port}")
+
+
+def wait_text(url, text, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if text.encode() in response.read():
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    sys.exit(f"{url} never said {text!r}")
 
 
 def wait_http(url, timeout=120, headers=None):
@@ -605,6 +639,52 @@ def main():
             f"{fill_secs:.0f}s; RSS {mem_rss:.1f} MiB "
             f"(at start {rss_before:.1f}); cache weight {weight / 2**20:.1f} MiB in {entries:,.0f} entries, "
             f"{evictions:,.0f} evictions")
+    if wanted("shared"):
+        log(f"== two gateways sharing the second-level cache: {SHARED_PRODUCTS} distinct products each way")
+        start("redis", ["redis-server", "--port", str(PORTS["redis"]), "--bind", HOST,
+                        "--save", "", "--appendonly", "no"])
+        wait_redis(PORTS["redis"])
+        for name in ("gw_shared_a", "gw_shared_b"):
+            start(name, [str(BIN)], env=gateway_env(
+                PORTS[name], cache_ttl_secs=600, redis_url=f"redis://{HOST}:{PORTS['redis']}/0", shared_cache=1))
+        for name in ("gw_shared_a", "gw_shared_b"):
+            wait_http(f"http://{HOST}:{PORTS[name]}/healthz")
+            wait_text(f"http://{HOST}:{PORTS[name]}/readyz", "redis: up")
+        status, _, body = http("GET", f"http://{HOST}:{PORTS['sandbox']}/rest/default/V1/products/GEN-000001",
+                               {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"})
+        first_gen = json.loads(body)["id"]
+        # Generated products no other row reads (row 5 reads the middle one).
+        offset = 10
+        in_turn = range(first_gen + offset, first_gen + offset + SHARED_PRODUCTS)
+        at_once = range(in_turn.stop, in_turn.stop + SHARED_PRODUCTS)
+        if at_once.stop - first_gen > PRODUCTS_SMALL // 2:
+            sys.exit(f"BENCH_SHARED_PRODUCTS={SHARED_PRODUCTS} needs BENCH_PRODUCTS_SMALL >= {4 * SHARED_PRODUCTS + 40}")
+
+        def read(name, product_id):
+            status, _, body = http("GET", f"http://{HOST}:{PORTS[name]}/api/rest/products/{product_id}",
+                                   {"Accept": "application/json"})
+            if status != 200:
+                sys.exit(f"{name} answered {status} for product {product_id}: {body[:200]!r}")
+
+        def product_calls():
+            return sum(v for k, v in sandbox_stats().items() if k.startswith("GET /V1/products/GEN-"))
+
+        sandbox_reset()
+        for product_id in in_turn:
+            read("gw_shared_a", product_id)
+        for product_id in in_turn:
+            read("gw_shared_b", product_id)
+        shared_in_turn = product_calls() / SHARED_PRODUCTS
+        sandbox_reset()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(lambda args: read(*args),
+                          [(name, pid) for pid in at_once for name in ("gw_shared_a", "gw_shared_b")]))
+        shared_at_once = product_calls() / SHARED_PRODUCTS
+        _, _, metrics_b = http("GET", f"http://{HOST}:{PORTS['gw_shared_b']}/metrics")
+        l2_hits = re.search(rb"^storegate_shared_cache_hits_total (\S+)", metrics_b, re.M)
+        l2_hits = float(l2_hits.group(1)) if l2_hits else float("nan")
+        log(f"   product calls per distinct product: {shared_in_turn:.2f} in turn, {shared_at_once:.2f} at once; "
+            f"second instance's shared-cache hits {l2_hits:,.0f}")
     stop_all()
     if ONLY:
         log(f"partial run (BENCH_ONLY={','.join(sorted(ONLY))}): no table written")
@@ -662,6 +742,11 @@ def main():
         f"(cache {weight / 2**20:.0f} MiB, {entries:,.0f} entries) |  |  |  |  |  | "
         f"{product_reads:,} product reads | **{mem_rss:.0f}** |"
     )
+    lines.append(
+        f"| 7 | two gateways sharing one Redis (second-level cache on): {SHARED_PRODUCTS} distinct products "
+        f"read through both, in turn / at once |  |  |  |  |  | **{shared_in_turn:.2f}** / "
+        f"**{shared_at_once:.2f}** product calls per distinct product |  |"
+    )
     table = "\n".join(lines)
 
     def check(ok):
@@ -679,6 +764,9 @@ def main():
         f"- row 5 makes exactly one upstream product call: {product_calls}: " + check(product_calls == 1),
         f"- row 6 under the cap + 64 MiB ({CACHE_MAX / 2**20 + 64:.0f} MiB): {mem_rss:.0f} MiB: "
         + check(mem_rss < CACHE_MAX / 2**20 + 64),
+        f"- row 7 one upstream product call per distinct product for two instances: "
+        f"{shared_in_turn:.2f} in turn, {shared_at_once:.2f} at once: "
+        + check(shared_in_turn <= 1.0 and shared_at_once <= 1.0),
     ]
     machine = (f"{cores} cores ({cpu}), {platform.system()} {platform.release()}; "
                f"{wrk_version}; {nginx_version}")

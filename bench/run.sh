@@ -9,7 +9,8 @@
 # Knobs (environment): BENCH_DURATION (s per load run, 10), BENCH_REPS (interleaved rounds,
 # 3), BENCH_THREADS/BENCH_CONNECTIONS (wrk, 2/64), BENCH_LATENCY_MS (added to every sandbox
 # answer, 0), BENCH_PRODUCTS (generated catalog, 100000), BENCH_CACHE_MAX_BYTES (cap of the
-# memory row, 268435456), BENCH_BURST (cold concurrent requests, 1000), BENCH_PORT_BASE
+# memory row, 268435456), BENCH_BURST (cold concurrent requests, 1000),
+# BENCH_SHARED_PRODUCTS (distinct products of the two-instance row, 200), BENCH_PORT_BASE
 # (18180).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,7 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_install+=(ngi
 command -v wrk >/dev/null 2>&1 || need_install+=(wrk)
 command -v python3 >/dev/null 2>&1 || need_install+=(python3)
 command -v curl >/dev/null 2>&1 || need_install+=(curl)
+command -v redis-server >/dev/null 2>&1 || need_install+=(redis-server)
 if [ ${#need_install[@]} -gt 0 ]; then
     echo "== installing ${need_install[*]} from Debian"
     # Debian starts a freshly installed nginx on port 80 of every address; a policy-rc.d

@@ -35,6 +35,7 @@ use crate::mapping::Mappings;
 use crate::metrics::{Metrics, UpstreamMetrics};
 use crate::request_context;
 use crate::resources;
+use crate::shared_state::SharedState;
 use crate::telemetry;
 use crate::upstream::{Magento, resilience};
 
@@ -78,32 +79,33 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     ));
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
     let upstream_up = crate::process_metrics::UpstreamUp::default();
-    let metrics = Arc::new(
-        Metrics::new(
-            upstream_metrics,
-            cache.clone(),
-            {
-                let probe = magento.circuit_probe();
-                Arc::new(move || probe() as i64)
-            },
-            {
-                let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
-                Arc::new(move || (max - in_flight.available_permits()) as i64)
-            },
-        )
-        .with_collector(Box::new(crate::process_metrics::ProcessCollector {
-            upstream_up: upstream_up.clone(),
-        })),
-    );
+    let metrics = Metrics::new(
+        upstream_metrics,
+        cache.clone(),
+        {
+            let probe = magento.circuit_probe();
+            Arc::new(move || probe() as i64)
+        },
+        {
+            let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
+            Arc::new(move || (max - in_flight.available_permits()) as i64)
+        },
+    )
+    .with_collector(Box::new(crate::process_metrics::ProcessCollector {
+        upstream_up: upstream_up.clone(),
+    }));
     let tokens = TokenIssuer::new(parts.token_secret, config.token_ttl);
     let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
+    let shared = SharedState::start(&config, &cache, &auth)?;
+    let metrics = Arc::new(metrics.with_shared_state(shared.clone()));
     let app = Arc::new(App {
         config,
         magento,
         cache,
         mappings: parts.mappings,
         auth,
-        locks: Locks::default(),
+        locks: Locks::new(shared.clone()),
+        shared,
         metrics,
         in_flight,
         upstream_up,

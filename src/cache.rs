@@ -126,6 +126,57 @@ impl Value {
     }
 }
 
+/// What an invalidation covered, as told to the [`Cache::on_invalidate`] listener.
+#[derive(Debug, Clone, Copy)]
+pub enum Invalidation<'a> {
+    Tags(&'a [String]),
+    All,
+}
+
+/// Told of every invalidation made in this process, so that it can be passed on to other
+/// instances (`shared_state`).
+pub type InvalidationListener = Box<dyn Fn(Invalidation<'_>) + Send + Sync>;
+
+/// A second cache level shared by instances (`shared_state::l2`), behind this one: asked
+/// on a miss of a key read with [`Cache::get_or_fetch_shared`], before fetching, and given
+/// what the fetch produced. It never sees a hit of this level.
+pub trait SecondLevel: Send + Sync {
+    fn lookup<'a>(&'a self, key: &'a str)
+    -> futures_util::future::BoxFuture<'a, SecondLevelLookup>;
+    /// Keeps what a fetch after a [`SecondLevelLookup::Miss`] produced.
+    fn store<'a>(
+        &'a self,
+        key: &'a str,
+        ticket: FillTicket,
+        fetched: &'a Fetched,
+    ) -> futures_util::future::BoxFuture<'a, ()>;
+    /// The fetch after a miss failed: lets other instances waiting for it go ahead.
+    fn abandon<'a>(
+        &'a self,
+        key: &'a str,
+        ticket: FillTicket,
+    ) -> futures_util::future::BoxFuture<'a, ()>;
+}
+
+/// What the second level had.
+#[derive(Debug)]
+pub enum SecondLevelLookup {
+    /// A valid record, fetched `age` ago by some instance.
+    Hit { fetched: Fetched, age: Duration },
+    /// Nothing usable: fetch, then [`SecondLevel::store`] with this ticket.
+    Miss(FillTicket),
+}
+
+/// What a second-level miss hands to the store that follows the fetch.
+#[derive(Debug, Default)]
+pub struct FillTicket {
+    /// The shared invalidation sequence read before the fetch; None when the second level
+    /// could not be asked (nothing is stored then).
+    pub seq: Option<u64>,
+    /// Set when this instance claimed the fill of the key (others wait for it).
+    pub claim: Option<String>,
+}
+
 /// What a fetch produced: the value and the tags of what it shows.
 #[derive(Debug)]
 pub struct Fetched {
@@ -188,6 +239,19 @@ struct Inputs {
 }
 
 impl Inputs {
+    /// The data of the current fetch is `age` old (it came from the second level).
+    fn note_age(age: Duration) {
+        let _ = INPUTS.try_with(|inputs| {
+            let now = Instant::now();
+            let fetched_at = now.checked_sub(age).unwrap_or(now);
+            let oldest = inputs
+                .oldest
+                .get()
+                .map_or(fetched_at, |o| o.min(fetched_at));
+            inputs.oldest.set(Some(oldest));
+        });
+    }
+
     fn copy(&self) -> Inputs {
         Inputs {
             oldest: std::cell::Cell::new(self.oldest.get()),
@@ -302,6 +366,8 @@ pub struct Cache {
     stats: Stats,
     /// Counts entries put in the cache (see [`Entry::generation`]).
     generations: AtomicU64,
+    listener: std::sync::OnceLock<InvalidationListener>,
+    second_level: std::sync::OnceLock<Arc<dyn SecondLevel>>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -361,7 +427,19 @@ impl Cache {
             stale,
             stats,
             generations: AtomicU64::new(0),
+            listener: std::sync::OnceLock::new(),
+            second_level: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Sets who is told of this process's invalidations (once; later calls are ignored).
+    pub fn on_invalidate(&self, listener: InvalidationListener) {
+        let _ = self.listener.set(listener);
+    }
+
+    /// Puts a shared second level behind this cache (once; later calls are ignored).
+    pub fn set_second_level(&self, level: Arc<dyn SecondLevel>) {
+        let _ = self.second_level.set(level);
     }
 
     pub fn enabled(&self) -> bool {
@@ -397,8 +475,21 @@ impl Cache {
         self.ttl.saturating_sub(entry.stored_at.elapsed())
     }
 
-    /// Drops every entry that shows one of these tags.
+    /// Drops every entry that shows one of these tags, here and (through the listener) in
+    /// the other instances.
     pub fn invalidate(&self, tags: &[String]) {
+        if tags.is_empty() {
+            return;
+        }
+        self.invalidate_here(tags);
+        if let Some(listener) = self.listener.get() {
+            listener(Invalidation::Tags(tags));
+        }
+    }
+
+    /// [`Cache::invalidate`] in this process only: how another instance's invalidation is
+    /// applied.
+    pub fn invalidate_here(&self, tags: &[String]) {
         if tags.is_empty() {
             return;
         }
@@ -406,8 +497,16 @@ impl Cache {
         self.clock.invalidate(tags);
     }
 
-    /// Drops everything, and gives the memory back.
+    /// Drops everything, here and (through the listener) in the other instances.
     pub fn invalidate_all(&self) {
+        self.invalidate_all_here();
+        if let Some(listener) = self.listener.get() {
+            listener(Invalidation::All);
+        }
+    }
+
+    /// [`Cache::invalidate_all`] in this process only, and gives the memory back.
+    pub fn invalidate_all_here(&self) {
         self.stats.invalidations.fetch_add(1, Ordering::Relaxed);
         self.clock.invalidate_all();
         if let Some(store) = &self.store {
@@ -454,6 +553,45 @@ impl Cache {
         let (entry, source) = self.lookup(key, fetch).await?;
         Inputs::note(&entry, source);
         Ok((entry, source))
+    }
+
+    /// [`Cache::get_or_fetch`] for an upstream record that every instance may share: on a
+    /// miss here, the second level (when there is one) is asked before `fetch` runs, and
+    /// given what it fetched. Hits of this level never reach the second one. Only for data
+    /// that is the same for every caller (never a customer's).
+    pub async fn get_or_fetch_shared<F, Fut, E>(
+        self: &Arc<Self>,
+        key: &str,
+        fetch: F,
+    ) -> Result<(Arc<Entry>, Source), E>
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Fetched, E>> + Send + 'static,
+        E: FetchError + Send + Sync + 'static,
+    {
+        let Some(level) = self.second_level.get().cloned() else {
+            return self.get_or_fetch(key, fetch).await;
+        };
+        let shared_key: Arc<str> = key.into();
+        self.get_or_fetch(key, move || async move {
+            match level.lookup(&shared_key).await {
+                SecondLevelLookup::Hit { fetched, age } => {
+                    Inputs::note_age(age);
+                    Ok(fetched)
+                }
+                SecondLevelLookup::Miss(ticket) => match fetch().await {
+                    Ok(fetched) => {
+                        level.store(&shared_key, ticket, &fetched).await;
+                        Ok(fetched)
+                    }
+                    Err(error) => {
+                        level.abandon(&shared_key, ticket).await;
+                        Err(error)
+                    }
+                },
+            }
+        })
+        .await
     }
 
     async fn lookup<F, Fut, E>(

@@ -106,6 +106,14 @@ pub struct Config {
     pub circuit_failure_threshold: u32,
     /// How long the circuit stays open before one probe call.
     pub circuit_open: Duration,
+    /// `redis://` or `rediss://` URL of the Redis that instances share state through
+    /// (`src/shared_state/`); None keeps everything in this process. A secret: it may hold
+    /// a password.
+    pub redis_url: Option<Secret>,
+    /// Deadline for one Redis call; past it the call counts as failed.
+    pub redis_timeout: Duration,
+    /// Keep upstream records in Redis too, as a second cache level shared by instances.
+    pub shared_cache: bool,
 }
 
 impl Default for Config {
@@ -139,6 +147,9 @@ impl Default for Config {
             upstream_max_in_flight: 256,
             circuit_failure_threshold: 5,
             circuit_open: Duration::from_millis(5000),
+            redis_url: None,
+            redis_timeout: Duration::from_millis(250),
+            shared_cache: false,
         }
     }
 }
@@ -377,17 +388,13 @@ pub const KEYS: &[Key] = &[
     secret(
         "redis_url",
         "unset: in-process",
-        "Redis shared by several instances (read by shared state)",
+        "Redis shared by several instances: redis:// or rediss:// (a secret)",
     ),
-    key(
-        "redis_timeout_ms",
-        "250",
-        "deadline for one Redis call (read by shared state)",
-    ),
+    key("redis_timeout_ms", "250", "deadline for one Redis call"),
     key(
         "shared_cache",
         "0",
-        "`1`: a second-level cache of upstream records in Redis (read by shared state)",
+        "`1`: a second-level cache of upstream records in Redis (needs STOREGATE_REDIS_URL)",
     ),
     key(
         "record_dir",
@@ -711,6 +718,28 @@ impl Config {
             config.circuit_open =
                 Duration::from_millis(positive(r, "a number of milliseconds above 0")?);
         }
+        if let Some(r) = raw.get("redis_url")
+            && !r.value.trim().is_empty()
+        {
+            config.redis_url = Some(parse_redis_url(r)?);
+        }
+        if let Some(r) = raw.get("redis_timeout_ms") {
+            config.redis_timeout =
+                Duration::from_millis(positive(r, "a number of milliseconds above 0")?);
+        }
+        if let Some(r) = raw.get("shared_cache") {
+            config.shared_cache = match r.value.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => true,
+                "0" | "false" | "no" | "off" | "" => false,
+                _ => return Err(r.fail("1 or 0")),
+            };
+            if config.shared_cache && config.redis_url.is_none() {
+                return Err(ConfigError(format!(
+                    "{} needs STOREGATE_REDIS_URL: the second-level cache lives in Redis",
+                    r.origin
+                )));
+            }
+        }
         Ok(config)
     }
 }
@@ -783,6 +812,22 @@ fn parse_origins(text: &str) -> Result<CorsOrigins, &'static str> {
     Ok(CorsOrigins::List(origins))
 }
 
+/// `redis://[user:password@]host[:port][/db]` or `rediss://` for TLS. Checked here so that a
+/// typo stops the start; the message never quotes the value (it may hold a password).
+fn parse_redis_url(r: &Raw) -> Result<Secret, ConfigError> {
+    let expected = "a redis:// or rediss:// URL such as redis://:password@127.0.0.1:6379/0";
+    let text = r.value.trim();
+    let url = reqwest::Url::parse(text).map_err(|_| r.fail(expected))?;
+    if !matches!(url.scheme(), "redis" | "rediss") || url.host_str().is_none_or(str::is_empty) {
+        return Err(r.fail(expected));
+    }
+    let db = url.path().trim_start_matches('/');
+    if !db.is_empty() && db.parse::<u32>().is_err() {
+        return Err(r.fail(expected));
+    }
+    Ok(Secret::new(text))
+}
+
 fn number(r: &Raw, expected: &str) -> Result<u64, ConfigError> {
     r.value.trim().parse::<u64>().map_err(|_| r.fail(expected))
 }
@@ -846,6 +891,39 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         Config::from_sources(None, &|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn redis_url_is_checked_and_never_echoed() {
+        let c = from_env(&[(
+            "STOREGATE_REDIS_URL",
+            "rediss://:hunter2@cache.internal:6380/3",
+        )])
+        .unwrap();
+        assert_eq!(
+            c.redis_url.as_ref().map(Secret::expose),
+            Some("rediss://:hunter2@cache.internal:6380/3")
+        );
+        assert!(!format!("{c:?}").contains("hunter2"));
+        for bad in [
+            "http://:hunter2@host:6379",
+            "redis://:hunter2@/0",
+            "redis://:hunter2@host/x",
+            "hunter2",
+        ] {
+            let e = from_env(&[("STOREGATE_REDIS_URL", bad)]).unwrap_err();
+            assert!(e.0.contains("STOREGATE_REDIS_URL"), "{e}");
+            assert!(!e.0.contains("hunter2"), "{e}");
+        }
+        let e = from_env(&[("STOREGATE_SHARED_CACHE", "1")]).unwrap_err();
+        assert!(e.0.contains("STOREGATE_REDIS_URL"), "{e}");
+        let c = from_env(&[
+            ("STOREGATE_SHARED_CACHE", "1"),
+            ("STOREGATE_REDIS_URL", "redis://127.0.0.1"),
+        ])
+        .unwrap();
+        assert!(c.shared_cache);
+        assert!(from_env(&[]).unwrap().redis_url.is_none());
     }
 
     #[test]

@@ -29,6 +29,8 @@
 //! - [`cache`]: the read cache (coalescing, tags, staleness); [`cache_keys`]: every cache
 //!   key and tag, and what invalidates each; [`response_cache`] and [`records`]: rendered
 //!   answers and upstream records through it.
+//! - [`shared_state`]: what instances share through Redis (revocations, invalidations,
+//!   lock leases, one-time claims, the second cache level), or keep in-process without it.
 //! - [`ops`]: health, readiness and metrics; [`metrics`]: the Prometheus instruments;
 //!   [`process_metrics`], [`build_info`]: the process's series and what the binary is.
 //! - [`api_docs`]: the OpenAPI document and its page; [`route_list`]: a router that lists
@@ -66,6 +68,7 @@ pub mod request_context;
 pub mod resources;
 pub mod response_cache;
 pub mod route_list;
+pub mod shared_state;
 pub mod state;
 pub mod telemetry;
 pub mod trace_context;
@@ -243,9 +246,13 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
     let (router, app) = app::build(config, parts)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let mut threads = Vec::with_capacity(workers);
+    // Each worker says when its socket listens: the caller announces the address only after
+    // every socket accepts connections (a bound socket that does not listen yet refuses).
+    let (listening, all_listening) = std::sync::mpsc::channel::<()>();
     for (i, socket) in sockets.into_iter().enumerate() {
         let router = router.clone();
         let mut stopped = stopped.clone();
+        let listening = listening.clone();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -254,7 +261,10 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
             .name(format!("storegate-worker-{i}"))
             .spawn(move || {
                 runtime.block_on(async move {
-                    let listener = match socket.listen(4096) {
+                    let listened = socket.listen(4096);
+                    // Said either way: the caller waits for a word from every worker.
+                    let _ = listening.send(());
+                    let listener = match listened {
                         Ok(listener) => listener,
                         Err(error) => {
                             tracing::error!(%error, worker = i, "cannot listen");
@@ -273,6 +283,13 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
             })
             .map_err(|e| format!("cannot start worker {i}: {e}"))?;
         threads.push(thread);
+    }
+    drop(listening);
+    for _ in 0..workers {
+        // A worker thread that ended before saying anything: stop waiting for it.
+        if all_listening.recv().is_err() {
+            break;
+        }
     }
     Ok(Workers {
         addr,

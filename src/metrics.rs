@@ -35,6 +35,7 @@ use prometheus_client::registry::Registry;
 
 use crate::auth::UserType;
 use crate::cache::Cache;
+use crate::shared_state::{RedisStatus, SharedState};
 
 /// Latency buckets in seconds: from a cache hit (~0.1 ms) to the default upstream
 /// deadline (5 s) and past it.
@@ -165,6 +166,8 @@ pub struct Metrics {
     registry: Registry,
     requests: LatencyFamily<RequestLabels>,
     shed: Counter,
+    customer_write_retries: Counter,
+    customer_write_conflicts: Counter,
 }
 
 /// A value read at scrape time.
@@ -213,10 +216,24 @@ impl Metrics {
             circuit,
             in_flight,
         }));
+        let customer_write_retries = Counter::default();
+        let customer_write_conflicts = Counter::default();
+        registry.register(
+            "customer_write_retries",
+            "Customer read-modify-writes tried again because another writer changed the customer meanwhile",
+            customer_write_retries.clone(),
+        );
+        registry.register(
+            "customer_write_conflicts",
+            "Customer writes refused with 409 after every try raced another writer",
+            customer_write_conflicts.clone(),
+        );
         Metrics {
             registry,
             requests,
             shed,
+            customer_write_retries,
+            customer_write_conflicts,
         }
     }
 
@@ -224,6 +241,21 @@ impl Metrics {
     pub fn with_collector(mut self, collector: Box<dyn Collector>) -> Metrics {
         self.registry.register_collector(collector);
         self
+    }
+
+    /// Adds the shared-state series (`redis_up`, ...), read at scrape time.
+    pub fn with_shared_state(mut self, shared: Arc<SharedState>) -> Metrics {
+        self.registry
+            .register_collector(Box::new(SharedSeries { shared }));
+        self
+    }
+
+    pub fn customer_write_retried(&self) {
+        self.customer_write_retries.inc();
+    }
+
+    pub fn customer_write_conflicted(&self) {
+        self.customer_write_conflicts.inc();
     }
 
     /// One request served.
@@ -369,6 +401,83 @@ impl Collector for ScrapeTime {
             "API requests being served now (bound: STOREGATE_MAX_IN_FLIGHT)",
             (self.in_flight)(),
         )?;
+        Ok(())
+    }
+}
+
+/// The shared-state series: whether Redis answers, and what went through it.
+#[derive(Debug)]
+struct SharedSeries {
+    shared: Arc<SharedState>,
+}
+
+impl Collector for SharedSeries {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let snap = self.shared.snapshot();
+        let e = &mut encoder;
+        gauge(
+            e,
+            "redis_up",
+            "1 when Redis answers, 0 when it does not, -1 when STOREGATE_REDIS_URL is not set",
+            match snap.redis {
+                RedisStatus::Off => -1,
+                RedisStatus::Up => 1,
+                RedisStatus::Down => 0,
+            },
+        )?;
+        if snap.redis == RedisStatus::Off {
+            return Ok(());
+        }
+        counter(
+            e,
+            "redis_errors",
+            "Redis calls that failed or passed STOREGATE_REDIS_TIMEOUT_MS",
+            snap.errors,
+        )?;
+        counter(
+            e,
+            "redis_events_published",
+            "Invalidations and revocations sent to the other instances",
+            snap.published,
+        )?;
+        counter(
+            e,
+            "redis_events_received",
+            "Invalidations and revocations received from the other instances",
+            snap.received,
+        )?;
+        counter(
+            e,
+            "redis_resyncs",
+            "Resubscriptions after a gap, each purging this instance's cache",
+            snap.resyncs,
+        )?;
+        if let Some((hits, misses, waits, skipped)) = snap.l2 {
+            counter(
+                e,
+                "shared_cache_hits",
+                "Local misses answered by the shared second-level cache",
+                hits,
+            )?;
+            counter(
+                e,
+                "shared_cache_misses",
+                "Local misses the shared second-level cache did not have",
+                misses,
+            )?;
+            counter(
+                e,
+                "shared_cache_waits",
+                "Lookups that waited for another instance's fetch of the same record",
+                waits,
+            )?;
+            counter(
+                e,
+                "shared_cache_skipped",
+                "Lookups not made: Redis down, or this instance's invalidations not yet published",
+                skipped,
+            )?;
+        }
         Ok(())
     }
 }

@@ -15,6 +15,7 @@ use http::StatusCode;
 use http::header::CONTENT_TYPE;
 
 use crate::route_list::Listed;
+use crate::shared_state::RedisStatus;
 use crate::state::AppState;
 use crate::upstream::CircuitState;
 
@@ -37,8 +38,11 @@ struct ReadyQuery {
 }
 
 /// 200 while the gateway serves, with the upstream's state beside it:
-/// `{"status":"ready","upstream":"up"|"down","circuit":"closed"|"open"|"half_open"}`. With
-/// the circuit open the ping fails at once, adding no load to a failing back end.
+/// `{"status":"ready","upstream":"up"|"down","circuit":"closed"|"open"|"half_open"}`, and
+/// with `STOREGATE_REDIS_URL` `"redis":"up"|"down"`. With the circuit open the ping fails at
+/// once, adding no load to a failing back end. Redis down does not make the instance unready
+/// either: reads are still served, and taking every instance out of rotation at once would
+/// turn a Redis outage into a full one.
 async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) -> Response {
     let up = match app.magento.ping().await {
         Ok(()) => true,
@@ -59,11 +63,15 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    let body = serde_json::json!({
+    let mut body = serde_json::json!({
         "status": if status == StatusCode::OK { "ready" } else { "not_ready" },
         "upstream": if up { "up" } else { "down" },
         "circuit": circuit,
     });
+    match app.shared.redis_status() {
+        RedisStatus::Off => {}
+        redis => body["redis"] = redis.as_str().into(),
+    }
     (
         status,
         [(CONTENT_TYPE, "application/json")],

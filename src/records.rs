@@ -12,7 +12,9 @@ use crate::state::AppState;
 use crate::upstream::UpstreamError;
 use crate::upstream_errors;
 
-/// An upstream record through the cache, as raw bytes.
+/// An upstream record through the cache, as raw bytes. Records are the same for every
+/// caller, so they may also be kept in the second level shared by instances
+/// (`STOREGATE_SHARED_CACHE`).
 pub async fn record<F, Fut>(app: &AppState, key: String, fetch: F) -> Result<Bytes, ApiError>
 where
     F: FnOnce() -> Fut + Send + 'static,
@@ -20,7 +22,7 @@ where
 {
     let (entry, _) = app
         .cache
-        .get_or_fetch(&key, move || async move {
+        .get_or_fetch_shared(&key, move || async move {
             let (bytes, tags) = fetch().await.map_err(upstream_errors::to_api)?;
             Ok::<_, ApiError>(Fetched::new(cache::Value::Bytes(bytes), tags))
         })

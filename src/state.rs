@@ -1,5 +1,5 @@
 //! The state every request shares (configuration, upstream client, cache, mappings,
-//! authenticator, locks, metrics), built once with the service in the `app` module.
+//! authenticator, locks, shared state, metrics), built once with the service in the `app` module.
 
 use std::sync::Arc;
 
@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::locks::Locks;
 use crate::mapping::Mappings;
 use crate::metrics::Metrics;
+use crate::shared_state::SharedState;
 use crate::upstream::Magento;
 
 /// Everything a handler may need, shared by every request.
@@ -21,8 +22,12 @@ pub struct App {
     pub cache: Arc<Cache>,
     pub mappings: Mappings,
     pub auth: Arc<Authenticator>,
-    /// Turns for read-modify-write cycles on one SKU or customer.
+    /// Turns for read-modify-write cycles on one SKU or customer (across instances when
+    /// they share Redis).
     pub locks: Locks,
+    /// What instances share through Redis (or keep in this process): revocations,
+    /// invalidations, lock leases, one-time claims (`claim_once`), the second cache level.
+    pub shared: Arc<SharedState>,
     /// What `/metrics` shows.
     pub metrics: Arc<Metrics>,
     /// One permit per API request being served (`STOREGATE_MAX_IN_FLIGHT`).

@@ -30,11 +30,16 @@ pub struct Issued {
     pub expires_in: u64,
 }
 
+/// Told of every revocation made in this process (customer id, instant in ms), so that it
+/// can be passed on to other instances (`shared_state`).
+pub type RevocationListener = Box<dyn Fn(u64, u64) + Send + Sync>;
+
 pub struct TokenIssuer {
     key: Vec<u8>,
     ttl: Duration,
     /// customer id -> tokens issued at or before this instant (ms) are refused.
     revoked: moka::sync::Cache<u64, u64>,
+    listener: std::sync::OnceLock<RevocationListener>,
 }
 
 impl std::fmt::Debug for TokenIssuer {
@@ -61,7 +66,13 @@ impl TokenIssuer {
                 .max_capacity(1_000_000)
                 .time_to_live(ttl + Duration::from_secs(1))
                 .build(),
+            listener: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Sets who is told of this process's revocations (once; later calls are ignored).
+    pub fn on_revoke(&self, listener: RevocationListener) {
+        let _ = self.listener.set(listener);
     }
 
     pub fn ttl(&self) -> Duration {
@@ -146,7 +157,22 @@ impl TokenIssuer {
 
     /// Refuses every token issued so far for this customer (the customer was deleted).
     pub fn revoke_customer(&self, customer_id: u64) {
-        self.revoked.insert(customer_id, now_ms());
+        let at = now_ms();
+        self.apply_revocation(customer_id, at);
+        if let Some(listener) = self.listener.get() {
+            listener(customer_id, at);
+        }
+    }
+
+    /// Applies a revocation made elsewhere (another instance, at `at_ms`), without telling
+    /// the listener. The later of two marks wins: marks only ever widen what is refused.
+    pub fn apply_revocation(&self, customer_id: u64, at_ms: u64) {
+        self.revoked
+            .entry(customer_id)
+            .and_upsert_with(|current| match current {
+                Some(entry) => (*entry.value()).max(at_ms),
+                None => at_ms,
+            });
     }
 }
 

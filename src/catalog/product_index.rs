@@ -15,7 +15,7 @@ pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
     let magento = app.magento.clone();
     let (entry, _) = app
         .cache
-        .get_or_fetch(&key::sku_of(id), move || async move {
+        .get_or_fetch_shared(&key::sku_of(id), move || async move {
             let found = magento
                 .skus_of(&[id])
                 .await

@@ -33,13 +33,14 @@ use crate::mapping::convert::{as_i64, is_empty};
 use crate::state::AppState;
 use crate::upstream::directory::Country;
 
+use super::customer_save::{ATTEMPTS, Intent, Plan, conflict, same_values, save_verified};
 use super::customers::required;
 use crate::caller::Caller;
 use crate::listing::in_memory::{compare, matches};
 use crate::locks::LockKey;
 use crate::lookups::directory;
 use crate::mapping::convert::scalar_text;
-use crate::privacy::{owns, private, redact, reference_error};
+use crate::privacy::{owns, private, redact};
 use crate::resources::parse_id;
 
 /// DESIGN.md: street lines past the second are joined into the second with this.
@@ -605,21 +606,93 @@ async fn create(
     let countries = directory::countries(&app).await?;
     let change = check(&app, caller.user_type(), &input, None, &countries)?;
 
-    let _turn = app.locks.lock(LockKey::Customer(customer_id)).await;
-    let stored = app.magento.customer(customer_id).await.map_err(redact)?;
-    let before: HashSet<u64> = addresses_of(&stored).iter().filter_map(id_of).collect();
     let mut address = Value::Object(change.fields.clone());
     address["customer_id"] = json!(customer_id);
-    let to_save = customer_to_save(&stored, Target::New, &change, Some(address.clone()));
-    let saved = app
-        .magento
-        .save_customer(customer_id, to_save)
-        .await
-        .map_err(reference_error)?;
-    let id = new_address_id(&saved, &before, &address).ok_or_else(|| {
-        ApiError::bad_gateway().with_cause("the saved customer holds no new address")
-    })?;
+    let mut intent = AddressWrite {
+        target: Target::New,
+        change,
+        new_address: Some(address),
+        kept: HashSet::new(),
+    };
+    let id = save_verified(&app, customer_id, &mut intent).await?;
     Ok(created(&format!("/api/rest/customers/addresses/{id}")))
+}
+
+/// An address create or update through the customer save, verified (`customer_save`):
+/// the written address shows what Magento stored for us, the default flags asked for point
+/// at it, and every address the save kept is still there.
+struct AddressWrite {
+    target: Target,
+    change: Change,
+    /// For a create: the address to add.
+    new_address: Option<Value>,
+    /// Ids of the addresses the last save sent along.
+    kept: HashSet<u64>,
+}
+
+impl AddressWrite {
+    /// The id a save gave the written address.
+    fn written_id(&self, saved: &Value) -> Option<u64> {
+        match (self.target, &self.new_address) {
+            (Target::Existing(id), _) => Some(id),
+            (Target::New, Some(sent)) => new_address_id(saved, &self.kept, sent),
+            (Target::New, None) => None,
+        }
+    }
+}
+
+impl Intent for AddressWrite {
+    type Output = u64;
+
+    fn plan(&mut self, stored: &Value, previous: Option<&u64>) -> Result<Plan<u64>, ApiError> {
+        let ids: HashSet<u64> = addresses_of(stored).iter().filter_map(id_of).collect();
+        match self.target {
+            // An earlier try's create is there after all: adding it again would duplicate it.
+            Target::New => {
+                if let Some(&id) = previous.filter(|id| ids.contains(id)) {
+                    return Ok(Plan::Done(id));
+                }
+            }
+            // Deleted by someone else meanwhile.
+            Target::Existing(id) if !ids.contains(&id) => return Err(ApiError::not_found()),
+            Target::Existing(_) => {}
+        }
+        self.kept = ids;
+        Ok(Plan::Save(customer_to_save(
+            stored,
+            self.target,
+            &self.change,
+            self.new_address.clone(),
+        )))
+    }
+
+    fn verify(&mut self, saved: &Value, now: &Value) -> Result<u64, Option<u64>> {
+        let Some(id) = self.written_id(saved) else {
+            return Err(None);
+        };
+        let find = |customer: &Value| {
+            addresses_of(customer)
+                .into_iter()
+                .find(|a| id_of(a) == Some(id))
+        };
+        let (Some(as_saved), Some(as_read)) = (find(saved), find(now)) else {
+            return Err(Some(id));
+        };
+        let fields = self.change.fields.keys().map(String::as_str);
+        let present: HashSet<u64> = addresses_of(now).iter().filter_map(id_of).collect();
+        // Magento keeps the defaults on the customer record.
+        let (billing, shipping) = defaults_of(now);
+        let defaults_kept = (self.change.billing != Some(true) || billing == Some(id))
+            && (self.change.shipping != Some(true) || shipping == Some(id));
+        if same_values(&as_saved, &as_read, fields)
+            && self.kept.is_subset(&present)
+            && defaults_kept
+        {
+            Ok(id)
+        } else {
+            Err(Some(id))
+        }
+    }
 }
 
 async fn update(
@@ -639,29 +712,53 @@ async fn update(
     )
     .await?;
     let owner = owner_of(&app, caller.principal, id).await?;
-    let _turn = app.locks.lock(LockKey::Customer(owner)).await;
-    let (address, stored) = find_in(&app, owner, id).await?;
+    let (address, _) = find_in(&app, owner, id).await?;
     let countries = directory::countries(&app).await?;
     let change = check(&app, caller.user_type(), &input, Some(&address), &countries)?;
-    let to_save = customer_to_save(&stored, Target::Existing(id), &change, None);
-    app.magento
-        .save_customer(owner, to_save)
-        .await
-        .map_err(reference_error)?;
+    let mut intent = AddressWrite {
+        target: Target::Existing(id),
+        change,
+        new_address: None,
+        kept: HashSet::new(),
+    };
+    save_verified(&app, owner, &mut intent).await?;
     Ok(empty_ok())
 }
 
 async fn delete(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     let owner = owner_of(&app, caller.principal, id).await?;
-    let _turn = app.locks.lock(LockKey::Customer(owner)).await;
-    let (_, customer) = find_in(&app, owner, id).await?;
-    let (billing, shipping) = defaults_of(&customer);
-    if billing == Some(id) || shipping == Some(id) {
-        return Err(ApiError::bad_request(m::DEFAULT_DELETE));
+    let _turn = app.locks.lock(LockKey::Customer(owner)).await?;
+    for attempt in 0..ATTEMPTS {
+        if attempt > 0 {
+            app.metrics.customer_write_retried();
+        }
+        let (_, customer) = match find_in(&app, owner, id).await {
+            Ok(found) => found,
+            // Gone, after a try of ours: done. Before any: the 404 it was.
+            Err(e) if attempt > 0 && e.status() == http::StatusCode::NOT_FOUND => {
+                return Ok(empty_ok());
+            }
+            Err(e) => return Err(e),
+        };
+        let (billing, shipping) = defaults_of(&customer);
+        if billing == Some(id) || shipping == Some(id) {
+            return Err(ApiError::bad_request(m::DEFAULT_DELETE));
+        }
+        app.magento.delete_address(id).await.map_err(redact)?;
+        // Verified like the saves: a writer that saved the customer from an older read
+        // can put the address back.
+        let now = app.magento.customer(owner).await.map_err(redact)?;
+        if !addresses_of(&now).iter().any(|a| id_of(a) == Some(id)) {
+            return Ok(empty_ok());
+        }
+        tracing::warn!(
+            attempt = attempt + 1,
+            "deleted address came back (another writer); trying again"
+        );
     }
-    app.magento.delete_address(id).await.map_err(redact)?;
-    Ok(empty_ok())
+    app.metrics.customer_write_conflicted();
+    Err(conflict())
 }
 
 #[cfg(test)]

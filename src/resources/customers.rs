@@ -31,6 +31,7 @@ use crate::mapping::convert::{as_i64, is_empty};
 use crate::state::AppState;
 use crate::upstream::SearchCriteria;
 
+use super::customer_save::{Intent, Plan, same_values, save_verified};
 use crate::caller::Caller;
 use crate::listing::search_criteria;
 use crate::locks::LockKey;
@@ -294,32 +295,10 @@ async fn update(
         return Err(ApiError::request_data_invalid());
     }
 
-    let _turn = app.locks.lock(LockKey::Customer(id)).await;
-    let mut stored = app.magento.customer(id).await.map_err(redact)?;
-    let Some(customer) = stored.as_object_mut() else {
-        return Err(ApiError::bad_gateway().with_cause("customer is not an object"));
+    let Value::Object(changes) = changes["customer"].take() else {
+        return Err(ApiError::request_data_invalid());
     };
-    // Without the key Magento keeps every stored address and the default ones; with it,
-    // the list sent would replace them.
-    customer.remove("addresses");
-    // SPEC 4.4: these never change, whatever an operator puts in the update views.
-    let fixed: Vec<(String, Value)> = ["id", "website_id", "created_in"]
-        .iter()
-        .filter_map(|k| customer.get(*k).map(|v| ((*k).to_owned(), v.clone())))
-        .collect();
-    if let Value::Object(changes) = changes["customer"].take() {
-        for (key, value) in changes {
-            customer.insert(key, value);
-        }
-    }
-    for (key, value) in fixed {
-        customer.insert(key, value);
-    }
-    customer.insert("id".into(), json!(id));
-    app.magento
-        .save_customer(id, stored)
-        .await
-        .map_err(reference_error)?;
+    save_verified(&app, id, &mut FieldsUpdate { id, changes }).await?;
     Ok(empty_ok())
 }
 
@@ -328,10 +307,58 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     // Before the call: if Magento deletes the customer but its answer is lost, no token
     // of that customer may keep working. After it again, for a login that raced the delete.
     app.auth.tokens().revoke_customer(id);
-    let _turn = app.locks.lock(LockKey::Customer(id)).await;
+    let _turn = app.locks.lock(LockKey::Customer(id)).await?;
     app.magento.delete_customer(id).await.map_err(redact)?;
     app.auth.tokens().revoke_customer(id);
     Ok(empty_ok())
+}
+
+/// A customer update: the fields sent, on the stored customer, its addresses left alone.
+struct FieldsUpdate {
+    id: u64,
+    changes: Map<String, Value>,
+}
+
+impl Intent for FieldsUpdate {
+    type Output = ();
+
+    fn plan(&mut self, stored: &Value, _previous: Option<&()>) -> Result<Plan<()>, ApiError> {
+        let mut stored = stored.clone();
+        let Some(customer) = stored.as_object_mut() else {
+            return Err(ApiError::bad_gateway().with_cause("customer is not an object"));
+        };
+        // Without the key Magento keeps every stored address and the default ones; with it,
+        // the list sent would replace them.
+        customer.remove("addresses");
+        // SPEC 4.4: these never change, whatever an operator puts in the update views.
+        let fixed: Vec<(String, Value)> = ["id", "website_id", "created_in"]
+            .iter()
+            .filter_map(|k| customer.get(*k).map(|v| ((*k).to_owned(), v.clone())))
+            .collect();
+        for (key, value) in &self.changes {
+            customer.insert(key.clone(), value.clone());
+        }
+        for (key, value) in fixed {
+            customer.insert(key, value);
+        }
+        customer.insert("id".into(), json!(self.id));
+        Ok(Plan::Save(stored))
+    }
+
+    fn verify(&mut self, saved: &Value, now: &Value) -> Result<(), Option<()>> {
+        // Every field written reads back as Magento stored it for us (a password is not
+        // in the record, and nested values are Magento's to reshape).
+        let written = self
+            .changes
+            .iter()
+            .filter(|(_, v)| !v.is_object() && !v.is_array())
+            .map(|(k, _)| k.as_str());
+        if same_values(saved, now, written) {
+            Ok(())
+        } else {
+            Err(None)
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 //! answers. The other modules do not know the resources.
 
 pub mod addresses;
+pub mod customer_save;
 pub mod customers;
 pub mod gateway;
 pub mod images;

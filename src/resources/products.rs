@@ -464,8 +464,8 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     let sku = text_of(&input["sku"]);
 
     // Magento's POST updates an existing SKU. Refuse instead of overwriting, and make
-    // concurrent creates of one SKU through this instance take turns.
-    let _turn = app.locks.lock(LockKey::Sku(sku.clone())).await;
+    // concurrent creates of one SKU take turns (across instances when they share Redis).
+    let _turn = app.locks.lock(LockKey::Sku(sku.clone())).await?;
     match app.magento.product(Scope::Default, &sku).await {
         Ok(_) => {
             return Err(ApiError::validation(vec![

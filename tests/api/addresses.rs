@@ -7,6 +7,7 @@ use wiremock::matchers::{method, path_regex};
 use wiremock::{Mock, ResponseTemplate};
 
 use crate::helpers::*;
+use crate::remembering::{Answer, remember_customer};
 
 /// A gateway whose Magento knows customers 5 and 6, their addresses and the directory.
 async fn store() -> Gateway {
@@ -216,7 +217,13 @@ async fn post_address(gw: &Gateway, who: &Who, customer: u64, body: &Value) -> R
 #[tokio::test]
 async fn creating_an_address_saves_the_customer_with_every_other_address_kept() {
     let gw = store().await;
-    mount(&gw.upstream, "customers/update-5-add-address").await;
+    remember_customer(
+        &gw.upstream,
+        5,
+        jane(),
+        Answer::Recorded("customers/update-5-add-address"),
+    )
+    .await;
     let r = post_address(&gw, &Who::Customer(5), 5, &new_address()).await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body, "");
@@ -237,7 +244,13 @@ async fn creating_an_address_saves_the_customer_with_every_other_address_kept() 
 #[tokio::test]
 async fn creating_an_address_in_xml_with_a_region_name() {
     let gw = store().await;
-    mount(&gw.upstream, "customers/update-5-add-address").await;
+    remember_customer(
+        &gw.upstream,
+        5,
+        jane(),
+        Answer::Recorded("customers/update-5-add-address"),
+    )
+    .await;
     let r = gw
         .send_raw(
             gw.request("POST", "/customers/5/addresses", &Who::Admin)
@@ -266,7 +279,13 @@ async fn creating_an_address_in_xml_with_a_region_name() {
 #[tokio::test]
 async fn a_new_default_address_takes_the_default_from_the_old_one() {
     let gw = store().await;
-    mount(&gw.upstream, "customers/update-5-add-address").await;
+    remember_customer(
+        &gw.upstream,
+        5,
+        jane(),
+        Answer::Recorded("customers/update-5-add-address"),
+    )
+    .await;
     let mut body = new_address();
     body["is_default_billing"] = json!("1");
     let r = post_address(&gw, &Who::Customer(5), 5, &body).await;
@@ -405,7 +424,15 @@ async fn every_validation_message_of_spec_7_and_nothing_is_saved() {
 #[tokio::test]
 async fn countries_without_regions_take_free_text_or_none() {
     let gw = store().await;
-    mount(&gw.upstream, "customers/update-5-add-address").await;
+    remember_customer(
+        &gw.upstream,
+        5,
+        jane(),
+        Answer::Echo {
+            next_address_id: 10,
+        },
+    )
+    .await;
     let mut body = new_address();
     body["country_id"] = json!("GB");
     body["region"] = json!("Greater London");
@@ -501,7 +528,15 @@ async fn put_address(gw: &Gateway, who: &Who, id: u64, body: Value) -> Reply {
 #[tokio::test]
 async fn updating_an_address_changes_that_entry_only() {
     let gw = store().await;
-    mount(&gw.upstream, "customers/update-5-edit-address-8").await;
+    remember_customer(
+        &gw.upstream,
+        5,
+        jane(),
+        Answer::Echo {
+            next_address_id: 10,
+        },
+    )
+    .await;
     let r = put_address(
         &gw,
         &Who::Customer(5),
@@ -535,7 +570,13 @@ async fn updating_an_address_changes_that_entry_only() {
 #[tokio::test]
 async fn updates_are_checked_against_the_country_the_address_will_have() {
     let gw = store().await;
-    mount(&gw.upstream, "customers/update-5-edit-address-8").await;
+    remember_customer(
+        &gw.upstream,
+        5,
+        jane(),
+        Answer::Recorded("customers/update-5-edit-address-8"),
+    )
+    .await;
     // Address 8 is in Canada (Ontario). Moving it to the US needs a US region.
     let r = put_address(&gw, &Who::Customer(5), 8, json!({"country_id": "US"})).await;
     assert_eq!(
@@ -575,6 +616,15 @@ async fn updates_are_checked_against_the_country_the_address_will_have() {
 async fn a_default_address_cannot_be_deleted_another_can() {
     let gw = store().await;
     mount(&gw.upstream, "addresses/delete-8").await;
+    let remembered = remember_customer(
+        &gw.upstream,
+        5,
+        jane(),
+        Answer::Echo {
+            next_address_id: 10,
+        },
+    )
+    .await;
     for id in [7, 8] {
         let r = gw
             .send(gw.request(
@@ -597,7 +647,7 @@ async fn a_default_address_cannot_be_deleted_another_can() {
     // Make 7 the default for both: 8 is then an ordinary address.
     let mut customer = jane();
     customer["default_shipping"] = json!("7");
-    serve_customer(&gw, 5, customer).await;
+    remembered.set(customer);
     let r = gw
         .send(gw.request("DELETE", "/customers/addresses/8", &Who::Customer(5)))
         .await;
@@ -616,7 +666,13 @@ async fn a_default_address_cannot_be_deleted_another_can() {
 #[tokio::test]
 async fn a_zero_default_flag_changes_no_default() {
     let gw = store().await;
-    mount(&gw.upstream, "customers/update-5-edit-address-8").await;
+    remember_customer(
+        &gw.upstream,
+        5,
+        jane(),
+        Answer::Recorded("customers/update-5-edit-address-8"),
+    )
+    .await;
     let r = put_address(
         &gw,
         &Who::Customer(5),
@@ -635,14 +691,15 @@ async fn concurrent_writes_to_one_customer_take_turns() {
     // Each address write reads the customer and saves the whole list; two at once would
     // each save a list without the other's address. They must not interleave.
     let gw = store().await;
-    Mock::given(method("PUT"))
-        .and(path_regex(any_scope("/V1/customers/5")))
-        .respond_with(
-            recorded("customers/update-5-add-address")
-                .set_delay(std::time::Duration::from_millis(150)),
-        )
-        .mount(&gw.upstream)
-        .await;
+    remember_customer(
+        &gw.upstream,
+        5,
+        jane(),
+        Answer::Echo {
+            next_address_id: 10,
+        },
+    )
+    .await;
     let (body, jane, admin) = (new_address(), Who::Customer(5), Who::Admin);
     let (a, b) = tokio::join!(
         post_address(&gw, &jane, 5, &body),
@@ -658,5 +715,6 @@ async fn concurrent_writes_to_one_customer_take_turns() {
         .filter(|r| r.url.path().ends_with("/V1/customers/5"))
         .map(|r| r.method.to_string())
         .collect();
-    assert_eq!(sequence, ["GET", "PUT", "GET", "PUT"]);
+    // Each write: read, save, read back to verify; the second starts after the first.
+    assert_eq!(sequence, ["GET", "PUT", "GET", "GET", "PUT", "GET"]);
 }

@@ -6,6 +6,7 @@ use wiremock::matchers::{method, path_regex};
 use wiremock::{Mock, ResponseTemplate};
 
 use crate::helpers::*;
+use crate::remembering::{Answer, remember_customer};
 
 fn query_of(request: &wiremock::Request) -> Vec<(String, String)> {
     request
@@ -385,7 +386,13 @@ async fn magentos_refusals_of_a_create_are_400_with_its_message() {
 async fn update_merges_the_fields_sent_into_the_stored_customer_and_keeps_its_addresses() {
     let gw = Gateway::start().await;
     mount(&gw.upstream, "customers/get-5").await;
-    mount(&gw.upstream, "customers/update-5").await;
+    remember_customer(
+        &gw.upstream,
+        5,
+        fixture("customers/get-5")["response"]["body"].clone(),
+        Answer::Recorded("customers/update-5"),
+    )
+    .await;
     let r = gw
         .send(
             gw.request("PUT", "/customers/5", &Who::Admin)
@@ -412,7 +419,13 @@ async fn update_merges_the_fields_sent_into_the_stored_customer_and_keeps_its_ad
 async fn a_customer_updates_their_name_but_not_their_group() {
     let gw = Gateway::start().await;
     mount(&gw.upstream, "customers/get-5").await;
-    mount(&gw.upstream, "customers/update-5").await;
+    remember_customer(
+        &gw.upstream,
+        5,
+        fixture("customers/get-5")["response"]["body"].clone(),
+        Answer::Recorded("customers/update-5"),
+    )
+    .await;
     let r = gw
         .send_raw(
             gw.request("PUT", "/customers/5", &Who::Customer(5))
@@ -447,7 +460,13 @@ async fn website_and_store_of_creation_never_change_even_if_a_mapping_lets_them(
     std::fs::write(&file, text).unwrap();
     let gw = Gateway::start_with(|c| c.mappings = Some(dir.clone())).await;
     mount(&gw.upstream, "customers/get-5").await;
-    mount(&gw.upstream, "customers/update-5").await;
+    remember_customer(
+        &gw.upstream,
+        5,
+        fixture("customers/get-5")["response"]["body"].clone(),
+        Answer::Recorded("customers/update-5"),
+    )
+    .await;
     let r = gw
         .send(
             gw.request("PUT", "/customers/5", &Who::Admin)

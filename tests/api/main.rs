@@ -20,6 +20,8 @@ mod policy;
 mod privacy;
 mod products;
 mod purge;
+mod remembering;
 mod resilience;
 mod stock_items;
+mod verified_writes;
 mod workers;

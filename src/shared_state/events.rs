@@ -1,0 +1,68 @@
+//! What instances tell each other on the Redis channel, and how it is written.
+//!
+//! JSON, because tags hold SKUs and a SKU may hold any character: a separator-based format
+//! would let a SKU with a `|` or a newline split into tags nobody invalidated.
+
+use serde::{Deserialize, Serialize};
+
+/// One message on the channel. `origin` is the sending instance, which skips its own
+/// messages (it applied them before sending).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// Drop every cache entry showing one of these tags.
+    Invalidate { origin: String, tags: Vec<String> },
+    /// Drop every cache entry.
+    InvalidateAll { origin: String },
+    /// Refuse the customer's tokens issued at or before `at` (ms since the epoch).
+    Revoke {
+        origin: String,
+        customer: u64,
+        at: u64,
+    },
+}
+
+impl Event {
+    pub fn origin(&self) -> &str {
+        match self {
+            Event::Invalidate { origin, .. }
+            | Event::InvalidateAll { origin }
+            | Event::Revoke { origin, .. } => origin,
+        }
+    }
+
+    pub fn encode(&self) -> String {
+        // A derived Serialize of strings and numbers cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// None for anything else on the channel (a newer version's event, garbage).
+    pub fn decode(bytes: &[u8]) -> Option<Event> {
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_keeps_tags_whole() {
+        for event in [
+            Event::Invalidate {
+                origin: "a".into(),
+                tags: vec!["s:odd|sku\nwith\ttabs".into(), "p:1".into()],
+            },
+            Event::InvalidateAll { origin: "b".into() },
+            Event::Revoke {
+                origin: "c".into(),
+                customer: 7,
+                at: 1_700_000_000_000,
+            },
+        ] {
+            assert_eq!(Event::decode(event.encode().as_bytes()), Some(event));
+        }
+        assert_eq!(Event::decode(b"not json"), None);
+        assert_eq!(Event::decode(br#"{"event":"unknown","origin":"x"}"#), None);
+    }
+}
