@@ -787,16 +787,25 @@ def main():
         for i, run in enumerate(runs, 1):
             all_runs.append(f"| {i} | {key} | {run['rps']:,.0f} | {fmt(run['p50'])} | {fmt(run['p99'])} | {run['non2xx']} |")
     results_md = ROOT / "bench" / "RESULTS.md"
+    # bench/instructions.py's section (instruction counts) is its own: kept as it is.
+    kept = ""
+    if results_md.exists():
+        previous = results_md.read_text()
+        start_kept, end_kept = "<!-- instructions -->", "<!-- /instructions -->"
+        if start_kept in previous and end_kept in previous:
+            kept = "\n" + start_kept + previous.split(start_kept, 1)[1].split(end_kept, 1)[0] + end_kept + "\n"
     results_md.write_text(
         "# Benchmark results\n\n"
         "Written by `bench/run.sh` (do not edit by hand). Every figure below comes from the one run "
-        "described here; rows are explained in `bench/bench.py`'s docstring and the README.\n\n"
+        "described here (but for the last section, instruction counts, which "
+        "`bench/instructions.py` writes); rows are explained in `bench/bench.py`'s docstring and "
+        "the README.\n\n"
         f"- commit: `{commit}`, run at {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n"
         f"- machine: {machine}; wrk, nginx and the gateway share the cores, all on 127.0.0.1\n"
         f"- load: {params}\n"
         f"- upstream calls of one gateway miss: " + "; ".join(f"`{m} {u.split('?')[0]}`" for m, u in calls) + "\n\n"
         + table + "\n\n## Targets (issue 5)\n\n" + "\n".join(targets)
-        + "\n\n## Every round\n\n" + "\n".join(all_runs) + "\n"
+        + "\n\n## Every round\n\n" + "\n".join(all_runs) + "\n" + kept
     )
     readme = ROOT / "README.md"
     text = readme.read_text()

@@ -1,17 +1,15 @@
 //! Who is calling and in which format they want the answer, settled once per request.
 //!
-//! [`resolve`], the outermost layer but telemetry's, authenticates the request and
-//! negotiates its response format once, and leaves both outcomes in the request's
-//! extensions: the fast path answers from them; format negotiation
+//! [`resolve`], a step of the front layer (`app::front`) right after telemetry's,
+//! authenticates the request and negotiates its response format once: the fast path
+//! answers from the outcome; for a request it does not answer, both outcomes go into the
+//! request's extensions ([`Resolved::attach`]), where format negotiation
 //! (`http::middleware::negotiate`) and authentication (`auth::authenticate`) refuse with
 //! them, in their usual order; handlers read the [`Caller`] those two leave behind.
 
-use std::sync::Arc;
-
-use axum::extract::{FromRequestParts, Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::extract::FromRequestParts;
 use http::request::Parts;
+use http::{Extensions, HeaderMap};
 
 use crate::auth::{Authenticated, Authenticator, Principal, UserType};
 use crate::http::format::{Negotiated, negotiate_response};
@@ -44,16 +42,36 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
-/// Layer: authenticates and negotiates once, for every layer and handler after it.
-pub async fn resolve(
-    State(auth): State<Arc<Authenticator>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let negotiated = Negotiated(negotiate_response(request.headers()));
-    let authenticated = Authenticated(auth.authenticate(request.headers()));
-    let extensions = request.extensions_mut();
-    extensions.insert(negotiated);
-    extensions.insert(authenticated);
-    next.run(request).await
+/// The outcomes of authenticating and negotiating one request, worked out once.
+pub struct Resolved {
+    negotiated: Result<Format, ApiError>,
+    authenticated: Result<Principal, ApiError>,
+}
+
+impl Resolved {
+    /// The caller, when both succeeded.
+    pub fn caller(&self) -> Option<Caller> {
+        match (&self.authenticated, &self.negotiated) {
+            (Ok(principal), Ok(format)) => Some(Caller {
+                principal: *principal,
+                format: *format,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Leaves both outcomes in the request's extensions, for the API's layers. Only a
+    /// request the fast path does not answer needs them: a hit skips the two inserts.
+    pub fn attach(self, extensions: &mut Extensions) {
+        extensions.insert(Negotiated(self.negotiated));
+        extensions.insert(Authenticated(self.authenticated));
+    }
+}
+
+/// Authenticates and negotiates once, for the fast path and every layer after it.
+pub fn resolve(auth: &Authenticator, headers: &HeaderMap) -> Resolved {
+    Resolved {
+        negotiated: negotiate_response(headers),
+        authenticated: auth.authenticate(headers),
+    }
 }

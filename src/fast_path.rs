@@ -2,47 +2,52 @@
 //! layers (load shedding, policy, parsing, the handler) run.
 //!
 //! A body the response cache serves is also filed under the request that produced it
-//! (GET, raw path and query, user type, format; see [`crate::response_cache`]). This layer
+//! (GET, raw path and query, user type, format; see [`crate::response_cache`]). This step
 //! looks a GET up under that key, with the caller [`crate::caller::resolve`] settled, and
 //! answers a hit with the very headers the handler would have sent; on a miss it hands the
-//! key on, so that the answer the handler serves is filed under it.
+//! key on, so that the answer the handler serves is filed under it. It is a step of the
+//! front layer (`app::front`), between resolving the caller and the request's log span.
 
+use std::future::Future;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
-use http::{Extensions, HeaderMap};
+use http::HeaderMap;
 
-use crate::auth::{Authenticated, UserType};
+use crate::auth::UserType;
 use crate::cache::{Cache, Source};
 use crate::cache_keys;
 use crate::caller::Caller;
-use crate::http::format::Negotiated;
 use crate::response_cache::{respond, with_fast_key};
 
-/// Layer: answers a repeat of a cached read, or serves the request and files its answer.
-pub async fn answer_repeats(
-    State(cache): State<Arc<Cache>>,
+/// Answers a repeat of a cached read, or serves the request with `serve` and files its
+/// answer. `caller` is `None` when authentication or negotiation failed (the API refuses).
+/// A hit comes with its user type, for the request metrics (the API tags its own answers:
+/// `metrics::tag_user_type`); handed back rather than put in the response's extensions,
+/// which would cost every hit a map of its own.
+pub async fn answer_repeats<F, Fut>(
+    cache: &Cache,
+    caller: Option<Caller>,
     request: Request,
-    next: Next,
-) -> Response {
+    serve: F,
+) -> (Response, Option<UserType>)
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let found = fast_hit(
-        &cache,
+        cache,
+        caller,
         request.method(),
         request.uri(),
         request.headers(),
-        request.extensions(),
     )
     .await;
     match found {
-        FastPath::Hit(mut response, user_type) => {
-            // For the request metrics, as `metrics::tag_user_type` does on the slow path.
-            response.extensions_mut().insert(user_type);
-            response
-        }
-        FastPath::Miss(Some(key)) => with_fast_key(key, next.run(request)).await,
-        FastPath::Miss(None) => next.run(request).await,
+        FastPath::Hit(response, user_type) => (response, Some(user_type)),
+        FastPath::Miss(Some(key)) => (with_fast_key(key, serve(request)).await, None),
+        FastPath::Miss(None) => (serve(request).await, None),
     }
 }
 
@@ -56,10 +61,10 @@ enum FastPath {
 /// Answers a GET from a body cached for the same request, without the API's layers.
 async fn fast_hit(
     cache: &Cache,
+    caller: Option<Caller>,
     method: &http::Method,
     uri: &http::Uri,
     headers: &HeaderMap,
-    extensions: &Extensions,
 ) -> FastPath {
     if method != http::Method::GET || !cache.enabled() {
         return FastPath::Miss(None);
@@ -74,15 +79,8 @@ async fn fast_hit(
     if !path.path().starts_with("/api/rest/") {
         return FastPath::Miss(None);
     }
-    let (Some(Authenticated(Ok(principal))), Some(Negotiated(Ok(format)))) = (
-        extensions.get::<Authenticated>(),
-        extensions.get::<Negotiated>(),
-    ) else {
+    let Some(caller) = caller else {
         return FastPath::Miss(None);
-    };
-    let caller = Caller {
-        principal: *principal,
-        format: *format,
     };
     let key = cache_keys::key::fast(caller.user_type(), caller.format, path.as_str());
     match cache.fresh(&key).await {

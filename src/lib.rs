@@ -10,7 +10,7 @@
 //!   upstream client and set by the outer layers.
 //! - [`telemetry`]: request ids, log spans and the log subscriber.
 //! - [`caller`]: who is calling in which format, worked out once per request.
-//! - [`fast_path`]: the layer that answers repeats of cached reads.
+//! - [`fast_path`]: the step of the front layer that answers repeats of cached reads.
 //! - [`http`]: the client-facing protocol (formats, XML, errors, list parameters). Knows no
 //!   Magento.
 //! - [`auth`]: principals, customer tokens and the policy table.

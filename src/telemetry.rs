@@ -12,17 +12,19 @@
 //!   `storegate::access`; `STOREGATE_ACCESS_LOG=off` or `RUST_LOG=...,storegate::access=off`
 //!   turns it off. Failed requests are logged at `error` (5xx) by the error renderer
 //!   whatever the filter says about access lines.
-//! - The W3C trace context (`traceparent`) of each request is [`crate::trace_context`]'s.
+//! - Every request belongs to a W3C trace ([`crate::trace_context`]): the caller's
+//!   `traceparent`, or a new trace. Its id is on the request's log lines and goes to Magento.
 
-use std::sync::Arc;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::HeaderValue;
 use tracing::Instrument;
 
+use crate::auth::UserType;
 use crate::metrics::Metrics;
 use crate::request_context::{TraceContext, with_request_id, with_trace};
 
@@ -58,22 +60,41 @@ fn new_id() -> HeaderValue {
     HeaderValue::from_bytes(&text).expect("hex digits are a valid header value")
 }
 
-/// What [`observe`] records into.
-#[derive(Debug, Clone)]
-pub struct Observer {
-    pub metrics: Arc<Metrics>,
-    /// `STOREGATE_ACCESS_LOG`.
-    pub access_log: bool,
+/// The log span every line logged while serving a request carries.
+fn request_span(
+    id: &HeaderValue,
+    trace: &TraceContext,
+    method: &http::Method,
+    route: Option<&str>,
+) -> tracing::Span {
+    tracing::info_span!(
+        "request",
+        request_id = id.to_str().unwrap_or_default(),
+        trace_id = %trace.trace_id(),
+        method = %method,
+        route = route.unwrap_or("unmatched"),
+    )
 }
 
-/// The outermost middleware: request id, trace context, log span, access log and request
-/// metrics. Applied with `Router::layer`, so it runs after routing and knows the route
-/// template.
-pub async fn observe(
-    State(observer): State<Observer>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+/// The first step of every request (`app::front`): request id, access log and request
+/// metrics, around `serve`, for every request, answered by the fast path or not. `serve`
+/// may hand back the user type (the fast path does); else the response's extensions have it. Its layer
+/// is applied with `Router::layer`, so it runs after routing and knows the route template.
+///
+/// It opens no log span: [`trace`] does, past the fast path, because a cache hit logs
+/// nothing but its access line and opening a span (the subscriber formats its fields)
+/// cost a hit a sixth of its instructions (`bench/instructions.py`). The access line gets
+/// a span of its own, with the same fields.
+pub async fn observe<F, Fut>(
+    metrics: &Metrics,
+    access_log: bool,
+    request: Request,
+    serve: F,
+) -> Response
+where
+    F: FnOnce(Request, RequestId) -> Fut,
+    Fut: Future<Output = (Response, Option<UserType>)>,
+{
     let started = std::time::Instant::now();
     let (id, kept) = match request.headers().get(&X_REQUEST_ID) {
         Some(value) if acceptable(value) => (value.clone(), true),
@@ -84,36 +105,27 @@ pub async fn observe(
     let matched = request.extensions().get::<MatchedPath>().cloned();
     let route = matched.as_ref().map(MatchedPath::as_str);
 
-    if !kept {
-        request.headers_mut().insert(X_REQUEST_ID, id.clone());
-    }
+    // A header lookup and a counter: cheap enough for every request, so that a hit's
+    // access line carries the caller's trace id too.
     let trace = TraceContext::for_request(request.headers());
-    let span = tracing::info_span!(
-        "request",
-        request_id = id.to_str().unwrap_or_default(),
-        trace_id = %trace.trace_id(),
-        method = %method,
-        route = route.unwrap_or("unmatched"),
-    );
-    let work = with_trace(trace, next.run(request)).instrument(span.clone());
-    let mut response = with_request_id(id.clone(), work).await;
+    let settled = RequestId {
+        id: id.clone(),
+        from_caller: kept,
+        trace: trace.clone(),
+    };
+    let (mut response, user_type) = serve(request, settled).await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
-    let user_type = response
-        .extensions()
-        .get::<crate::auth::UserType>()
-        .copied();
-    observer
-        .metrics
-        .request(route, &method, status, user_type, elapsed);
-    if observer.access_log && tracing::enabled!(target: "storegate::access", tracing::Level::INFO) {
+    let user_type = user_type.or_else(|| response.extensions().get::<UserType>().copied());
+    metrics.request(route, &method, status, user_type, elapsed);
+    if access_log && tracing::enabled!(target: "storegate::access", tracing::Level::INFO) {
         let bytes = axum::body::HttpBody::size_hint(response.body()).exact();
         let cache = response
             .headers()
             .get("x-cache")
             .and_then(|v| v.to_str().ok())
             .unwrap_or("-");
-        span.in_scope(|| {
+        request_span(&id, &trace, &method, route).in_scope(|| {
             tracing::info!(
                 target: "storegate::access",
                 status,
@@ -128,6 +140,35 @@ pub async fn observe(
     }
     response.headers_mut().insert(X_REQUEST_ID, id);
     response
+}
+
+/// A request's id as [`observe`] settled it, for [`trace`].
+pub struct RequestId {
+    id: HeaderValue,
+    /// The caller's own `X-Request-Id`, already in the request's headers.
+    from_caller: bool,
+    trace: TraceContext,
+}
+
+/// The last step of the front layer, past the fast path: the request's id into its
+/// `X-Request-Id` header (when the gateway made it) and, for the upstream client, the id
+/// and the trace context into the task's context; the log span around the rest of the
+/// request.
+pub async fn trace(mut request: Request, id: RequestId, next: Next) -> Response {
+    let RequestId {
+        id,
+        from_caller,
+        trace,
+    } = id;
+    if !from_caller {
+        request.headers_mut().insert(X_REQUEST_ID, id.clone());
+    }
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(MatchedPath::as_str);
+    let span = request_span(&id, &trace, request.method(), route);
+    with_request_id(id, with_trace(trace, next.run(request)).instrument(span)).await
 }
 
 #[cfg(test)]

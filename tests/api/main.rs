@@ -23,5 +23,6 @@ mod purge;
 mod remembering;
 mod resilience;
 mod stock_items;
+mod telemetry;
 mod verified_writes;
 mod workers;
