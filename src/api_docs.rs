@@ -3,13 +3,16 @@
 //! message, `docs/openapi.json` in the repository) and `GET /api/rest/docs`, a page that
 //! renders it in a browser without fetching anything from elsewhere (`docs/api.html`).
 //!
-//! The document is written by hand rather than generated from the handlers: the handlers
+//! The document is not derived from the Rust code (utoipa and the like): the handlers
 //! dispatch methods themselves (the policy's 403 comes before any 405), bodies are shaped
-//! by the mapping files at run time, and XML has no Rust types to derive from, so a
-//! generator would describe less than the file does. What keeps it true is
-//! `tests/api/openapi.rs`: every served route is documented and every documented one
-//! served, every message the code can send is in it, and real answers validate against it.
-//! Both files are built into the binary, so the reference always matches the build.
+//! by the mapping files at run time, and XML has no Rust types to derive from, so a derive
+//! would describe less than the file does. It is written by `tools/openapi/generate.py`:
+//! the operations, user types, statuses and messages by hand there, the field schemas from
+//! the default mappings. What keeps it true is `tests/api/openapi.rs` and
+//! `tests/e2e/openapi.rs`: every served route is documented and every documented one
+//! served, every message the code can send is in it, real answers validate against it, and
+//! the file is the script's output. Both files are built into the binary, so the reference
+//! always matches the build.
 
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
