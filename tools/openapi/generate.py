@@ -359,7 +359,7 @@ example("/api/rest/products/{id}/images", "get", "200", os.path.join(EX, "images
 paths["/api/rest/auth/token"]["post"]["responses"]["200"]["content"]["application/json"]["example"] = {"access_token": "sg1.MS4xNzk1NTIzNTgwOTcwLjE3OTU1MjcxODAuN2FVTWYwOEJyVWZDT1c1NA.KP1zJme50kbeACue737iq6D6PQTu9s6aVqE602XQUoc", "token_type": "Bearer", "expires_in": 3600, "customer_id": 1}
 paths["/api/rest/auth/token"]["post"]["requestBody"]["content"]["application/json"]["example"] = {"username": "roni_cost@example.com", "password": "Roni-Cost-2024"}
 
-info_desc = open(os.path.join(HERE, "info.md")).read()
+info_desc = open(os.path.join(HERE, "info.md")).read() + globals().get("info_extra", "")
 doc = {
  "openapi": "3.1.0",
  "info": {"title": "storegate: the legacy Magento-1-style REST API on Magento 2", "version": "1", "license": {"name": "MIT", "identifier": "MIT"}, "description": info_desc},

@@ -65,6 +65,15 @@ def add_oauth(root, g):
         op("/api/rest/oauth/tokens/{id}", "delete", "Revoke an OAuth access token", "Later calls with it get `oauth_problem=token_rejected`.", ["Admin"],
            responses(g["EMPTY"]("Revoked"), g["NF"]), [ID("id", "token id")], tags=["OAuth 1.0a"])
 
+def add_original_profile(root, g):
+    if not os.path.exists(os.path.join(root, "src", "profile.rs")):
+        return
+    g["info_extra"] = g.get("info_extra", "") + """
+
+## With `STOREGATE_PROFILE=original`
+Where the original answered differently from SPEC.md and clients may rely on it, the `original` profile answers as it did. Messages that differ: a missing image is `Resource not found.`; an unsupported image type `Unsuppoted image MIME type` (the original's spelling); a customer create's missing field names the attribute's label (`"First Name" is a required value.`, with `First Name`, `Last Name`, `Email`, `Password`, `Associate to Website`); an unknown country `Invalid value "<v>" for country_id`; an existing SKU `Invalid attribute "sku": The value of attribute "SKU" must be unique`; a body without `Content-Type` `Content-Type header is empty`; a `text/plain` body that is not a query string `Invalid data type. Check Content-Type.`; an unknown item of the stock batch `StockItem #<id> not found.` (code 400)."""
+
 def apply(root, g):
     add_store_routes(root, g)
     add_oauth(root, g)
+    add_original_profile(root, g)
