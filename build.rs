@@ -15,7 +15,9 @@ fn main() {
     let commit = from_env
         .or_else(git_commit)
         .unwrap_or_else(|| "unknown".to_owned());
-    println!("cargo:rustc-env=STOREGATE_COMMIT={commit}");
+    // Not `STOREGATE_*`: cargo also sets this variable when it runs the binary (cargo run,
+    // cargo test), and the binary refuses unknown `STOREGATE_*` variables.
+    println!("cargo:rustc-env=BUILD_GIT_COMMIT={commit}");
 }
 
 /// The short commit of HEAD; None without git or outside a repository.

@@ -96,16 +96,24 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     .with_collector(Box::new(crate::process_metrics::ProcessCollector {
         upstream_up: upstream_up.clone(),
     }));
-    let tokens = TokenIssuer::new(parts.token_secret, config.token_ttl);
+    let tokens = TokenIssuer::new(parts.token_secret.clone(), config.token_ttl);
     let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
     let shared = SharedState::start(&config, &cache, &auth)?;
     let metrics = Arc::new(metrics.with_shared_state(shared.clone()));
+    let mut oauth = crate::oauth::OAuth::open(&config, &parts.token_secret)?;
+    if config.redis_url.is_some() {
+        // Several machines: a nonce used on one instance is refused on every other.
+        oauth = oauth.with_nonce_guard(Arc::new(crate::oauth::nonce::SharedNonces(shared.clone())));
+    }
+    let oauth = Arc::new(oauth);
+    auth.attach_oauth(oauth.clone());
     let app = Arc::new(App {
         config,
         magento,
         cache,
         mappings: parts.mappings,
         auth,
+        oauth,
         locks: Locks::new(shared.clone()),
         shared,
         metrics,
@@ -151,6 +159,7 @@ fn assemble(app: AppState) -> (Router, Vec<String>) {
         .with_state(app.clone());
 
     let (outside, outside_templates) = crate::ops::routes(app.clone())
+        .merge(crate::oauth::endpoints::routes(app.clone()))
         .merge(crate::api_docs::routes())
         .merge(crate::media_proxy::routes(&app.config))
         .into_parts();

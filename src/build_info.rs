@@ -3,11 +3,11 @@
 //! `storegate --version` and by the `storegate_build_info` metric.
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-pub const COMMIT: &str = env!("STOREGATE_COMMIT");
+pub const COMMIT: &str = env!("BUILD_GIT_COMMIT");
 /// `0.1.0 (commit 0123456789ab)`.
 pub const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (commit ",
-    env!("STOREGATE_COMMIT"),
+    env!("BUILD_GIT_COMMIT"),
     ")"
 );

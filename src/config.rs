@@ -106,6 +106,12 @@ pub struct Config {
     pub circuit_failure_threshold: u32,
     /// How long the circuit stays open before one probe call.
     pub circuit_open: Duration,
+    /// Folder of the embedded database (OAuth consumers, tokens, nonces); created on start.
+    pub data_dir: PathBuf,
+    /// Lifetime of OAuth access tokens; None: they never expire (as in the original).
+    pub oauth_token_ttl: Option<Duration>,
+    /// Peers whose `X-Forwarded-Proto` / `X-Forwarded-Host` are believed (OAuth base strings).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// `redis://` or `rediss://` URL of the Redis that instances share state through
     /// (`src/shared_state/`); None keeps everything in this process. A secret: it may hold
     /// a password.
@@ -147,6 +153,9 @@ impl Default for Config {
             upstream_max_in_flight: 256,
             circuit_failure_threshold: 5,
             circuit_open: Duration::from_millis(5000),
+            data_dir: PathBuf::from("data"),
+            oauth_token_ttl: None,
+            trusted_proxies: Vec::new(),
             redis_url: None,
             redis_timeout: Duration::from_millis(250),
             shared_cache: false,
@@ -368,17 +377,17 @@ pub const KEYS: &[Key] = &[
     key(
         "data_dir",
         "data",
-        "folder of the embedded database: OAuth consumers, tokens, nonces (read by oauth)",
+        "folder of the embedded database: OAuth consumers, tokens, nonces",
     ),
     key(
         "oauth_token_ttl_secs",
         "unset: never expire",
-        "lifetime of OAuth access tokens (read by oauth)",
+        "lifetime of OAuth access tokens (0: never expire)",
     ),
     key(
         "trusted_proxies",
         "none",
-        "addresses or CIDR blocks whose X-Forwarded-Proto/-Host are believed (read by oauth)",
+        "addresses or CIDR blocks whose X-Forwarded-Proto/-Host are believed",
     ),
     key(
         "profile",
@@ -718,6 +727,21 @@ impl Config {
             config.circuit_open =
                 Duration::from_millis(positive(r, "a number of milliseconds above 0")?);
         }
+        if let Some(r) = raw.get("data_dir") {
+            if r.value.trim().is_empty() {
+                return Err(r.fail("a folder"));
+            }
+            config.data_dir = PathBuf::from(r.value.trim());
+        }
+        if let Some(r) = raw.get("oauth_token_ttl_secs") {
+            config.oauth_token_ttl = match number(r, "a number of seconds (0: never expire)")? {
+                0 => None,
+                secs => Some(Duration::from_secs(secs)),
+            };
+        }
+        if let Some(r) = raw.get("trusted_proxies") {
+            config.trusted_proxies = parse_proxies(r)?;
+        }
         if let Some(r) = raw.get("redis_url")
             && !r.value.trim().is_empty()
         {
@@ -810,6 +834,21 @@ fn parse_origins(text: &str) -> Result<CorsOrigins, &'static str> {
         origins.push(origin.to_owned());
     }
     Ok(CorsOrigins::List(origins))
+}
+
+/// `10.0.0.1, 192.168.0.0/16, ::1`: addresses or CIDR blocks.
+fn parse_proxies(r: &Raw) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+    let expected = "comma-separated IP addresses or CIDR blocks such as 10.0.0.0/8";
+    r.value
+        .split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(|item| {
+            item.parse::<ipnet::IpNet>()
+                .or_else(|_| item.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| r.fail(expected))
+        })
+        .collect()
 }
 
 /// `redis://[user:password@]host[:port][/db]` or `rediss://` for TLS. Checked here so that a
@@ -1116,6 +1155,37 @@ mod tests {
             );
         }
         assert!(help.contains(&format!("{EXIT_CONFIG} configuration refused")));
+    }
+
+    #[test]
+    fn oauth_keys() {
+        let c = from_env(&[]).unwrap();
+        assert_eq!(c.data_dir, PathBuf::from("data"));
+        assert_eq!(c.oauth_token_ttl, None);
+        assert!(c.trusted_proxies.is_empty());
+        let c = from_env(&[
+            ("STOREGATE_DATA_DIR", "/var/lib/storegate"),
+            ("STOREGATE_OAUTH_TOKEN_TTL_SECS", "86400"),
+            ("STOREGATE_TRUSTED_PROXIES", "10.0.0.0/8, 192.0.2.7,::1"),
+        ])
+        .unwrap();
+        assert_eq!(c.data_dir, PathBuf::from("/var/lib/storegate"));
+        assert_eq!(c.oauth_token_ttl, Some(Duration::from_secs(86400)));
+        let proxies: Vec<String> = c.trusted_proxies.iter().map(|n| n.to_string()).collect();
+        assert_eq!(proxies, ["10.0.0.0/8", "192.0.2.7/32", "::1/128"]);
+        assert_eq!(
+            from_env(&[("STOREGATE_OAUTH_TOKEN_TTL_SECS", "0")])
+                .unwrap()
+                .oauth_token_ttl,
+            None
+        );
+        let e = from_env(&[("STOREGATE_TRUSTED_PROXIES", "10.0.0.0/33")]).unwrap_err();
+        assert!(e.0.starts_with("invalid STOREGATE_TRUSTED_PROXIES"), "{e}");
+        let e = from_env(&[("STOREGATE_OAUTH_TOKEN_TTL_SECS", "a day")]).unwrap_err();
+        assert!(
+            e.0.starts_with("invalid STOREGATE_OAUTH_TOKEN_TTL_SECS"),
+            "{e}"
+        );
     }
 
     #[test]

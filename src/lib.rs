@@ -14,6 +14,7 @@
 //! - [`http`]: the client-facing protocol (formats, XML, errors, list parameters). Knows no
 //!   Magento.
 //! - [`auth`]: principals, customer tokens and the policy table.
+//! - [`oauth`]: the OAuth 1.0a provider (endpoints, pages, signatures, token store, CLI).
 //! - [`resources`]: one module per spec resource, and the gateway's own endpoints; they
 //!   orchestrate everything else.
 //! - [`catalog`]: the product and stock item indexes and product record reads.
@@ -60,6 +61,7 @@ pub mod lookups;
 pub mod mapping;
 pub mod media_proxy;
 pub mod metrics;
+pub mod oauth;
 pub mod ops;
 pub mod privacy;
 pub mod process_metrics;
@@ -172,9 +174,13 @@ pub async fn start(
         }
     };
     let task = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(stop)
-            .await
+        // The peer address decides whether forwarded headers are believed (OAuth).
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(stop)
+        .await
     });
     Ok(Running {
         addr,
@@ -271,11 +277,14 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
                             return;
                         }
                     };
-                    let served = axum::serve(listener, router)
-                        .with_graceful_shutdown(async move {
-                            let _ = stopped.wait_for(|stop| *stop).await;
-                        })
-                        .await;
+                    let served = axum::serve(
+                        listener,
+                        router.into_make_service_with_connect_info::<SocketAddr>(),
+                    )
+                    .with_graceful_shutdown(async move {
+                        let _ = stopped.wait_for(|stop| *stop).await;
+                    })
+                    .await;
                     if let Err(error) = served {
                         tracing::error!(%error, worker = i, "worker stopped");
                     }

@@ -4,6 +4,8 @@
 //!   starts the embedded Magento 2 sandbox first and prints how to call it.
 //! - `storegate sandbox --listen ADDR` runs the sandbox alone (benchmarks, several gateways
 //!   sharing one store).
+//! - `storegate oauth consumer add ...` / `storegate oauth import ...`: OAuth consumers and
+//!   tokens ([`storegate::oauth::cli`]).
 //! - `storegate healthcheck` asks a running gateway's `/healthz` (the container's check).
 //!
 //! Exit status: 2 for every refused configuration (variables, the file, mappings, the
@@ -52,6 +54,9 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         products: usize,
     },
+    /// OAuth 1.0a consumers and tokens (in STOREGATE_DATA_DIR).
+    #[command(subcommand)]
+    Oauth(storegate::oauth::cli::OAuthCommand),
     /// Exit 0 when the gateway at URL answers its liveness check (container health checks:
     /// the runtime image has no curl).
     Healthcheck {
@@ -85,6 +90,22 @@ fn main() -> ExitCode {
         }
     };
     init_tracing(config.log_format);
+    // `storegate oauth ...` needs no runtime: it works on the token store and stops.
+    let command = match cli.command {
+        Some(Command::Oauth(command)) => {
+            return match storegate::oauth::cli::run(&config, command) {
+                Ok(output) => {
+                    println!("{output}");
+                    ExitCode::SUCCESS
+                }
+                Err(error) => {
+                    eprintln!("storegate: {error}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        other => other,
+    };
     let json = config.log_format == LogFormat::Json;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -96,7 +117,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = match cli.command {
+    let result = match command {
         None => runtime.block_on(serve(config)),
         Some(Command::Healthcheck { url }) => runtime.block_on(healthcheck(&config, url)),
         Some(Command::Sandbox {
@@ -111,6 +132,8 @@ fn main() -> ExitCode {
             Duration::from_millis(latency_ms),
             products,
         )),
+        // Answered above, before the runtime.
+        Some(Command::Oauth(_)) => Ok(()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -22,6 +22,8 @@ pub struct App {
     pub cache: Arc<Cache>,
     pub mappings: Mappings,
     pub auth: Arc<Authenticator>,
+    /// The OAuth 1.0a provider (its endpoints and token store).
+    pub oauth: Arc<crate::oauth::OAuth>,
     /// Turns for read-modify-write cycles on one SKU or customer (across instances when
     /// they share Redis).
     pub locks: Locks,

@@ -7,6 +7,9 @@
 //! - Customer: `Authorization: Bearer <token>` issued by `POST /api/rest/auth/token`
 //!   ([`token`]).
 //!
+//! - Admin or Customer over OAuth 1.0a: `Authorization: OAuth ...`, checked by
+//!   [`crate::oauth`] when the gateway has a provider.
+//!
 //! A credential that is present but not good is a 401, never a silent downgrade to Guest.
 //! What each principal may call is [`policy`].
 
@@ -76,6 +79,9 @@ pub struct Authenticated(pub Result<Principal, ApiError>);
 pub struct Authenticator {
     admin_digests: Vec<[u8; 32]>,
     tokens: TokenIssuer,
+    /// Attached once the provider is built (its nonce guard may need the shared state,
+    /// which needs this authenticator first).
+    oauth: std::sync::OnceLock<Arc<crate::oauth::OAuth>>,
 }
 
 impl Authenticator {
@@ -84,7 +90,24 @@ impl Authenticator {
         Authenticator {
             admin_digests,
             tokens,
+            oauth: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Accepts OAuth 1.0a signed calls too (from now on; a second provider is ignored).
+    pub fn attach_oauth(&self, oauth: Arc<crate::oauth::OAuth>) {
+        let _ = self.oauth.set(oauth);
+    }
+
+    /// Refuses every credential of a customer at once, Bearer and OAuth (a deleted customer).
+    pub fn revoke_customer(&self, customer_id: u64) -> Result<(), ApiError> {
+        self.tokens.revoke_customer(customer_id);
+        if let Some(oauth) = self.oauth.get() {
+            oauth.revoke_customer(customer_id).map_err(|error| {
+                ApiError::unavailable().with_cause(format!("cannot revoke OAuth tokens: {error}"))
+            })?;
+        }
+        Ok(())
     }
 
     pub fn tokens(&self) -> &TokenIssuer {
@@ -100,7 +123,7 @@ impl Authenticator {
         let (scheme, credential) = text.split_once(' ').ok_or_else(invalid)?;
         if !scheme.eq_ignore_ascii_case("bearer") {
             return Err(ApiError::unauthorized(
-                "Unsupported authorization scheme; use Bearer.",
+                "Unsupported authorization scheme; use Bearer or OAuth.",
             ));
         }
         let credential = credential.trim();
@@ -122,7 +145,7 @@ impl Authenticator {
         }
     }
 
-    fn is_admin_key(&self, presented: &str) -> bool {
+    pub fn is_admin_key(&self, presented: &str) -> bool {
         let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
         // Compare against every configured digest without stopping early.
         self.admin_digests
@@ -145,6 +168,20 @@ pub async fn authenticate(
     mut request: Request,
     next: Next,
 ) -> Response {
+    // OAuth 1.0a needs the request itself (URL, form body) and claims a nonce, so it is
+    // checked here, once routing said this is the API; the caller layer's sync attempt
+    // refused the scheme, which only kept the fast path away.
+    if let Some(oauth) = auth.oauth.get()
+        && crate::oauth::params::oauth_header(request.headers()).is_some()
+    {
+        return match oauth.authenticate_api(request).await {
+            Ok((principal, mut request)) => {
+                request.extensions_mut().insert(principal);
+                next.run(request).await
+            }
+            Err(error) => error.into_response(),
+        };
+    }
     // Authenticated once by the caller layer; worked out here only when it did not run.
     let authenticated = match request.extensions_mut().remove::<Authenticated>() {
         Some(Authenticated(authenticated)) => authenticated,

@@ -306,10 +306,10 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     // Before the call: if Magento deletes the customer but its answer is lost, no token
     // of that customer may keep working. After it again, for a login that raced the delete.
-    app.auth.tokens().revoke_customer(id);
+    app.auth.revoke_customer(id)?;
     let _turn = app.locks.lock(LockKey::Customer(id)).await?;
     app.magento.delete_customer(id).await.map_err(redact)?;
-    app.auth.tokens().revoke_customer(id);
+    app.auth.revoke_customer(id)?;
     Ok(empty_ok())
 }
 

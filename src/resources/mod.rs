@@ -25,6 +25,8 @@ pub fn routes() -> Listed<AppState> {
     Listed::new()
         .route("/auth/token", any(gateway::auth_token::issue))
         .route("/cache/purge", any(gateway::cache_purge::purge))
+        .route("/oauth/tokens", any(gateway::oauth_tokens::collection))
+        .route("/oauth/tokens/{id}", any(gateway::oauth_tokens::entity))
         .route("/products", any(products::collection))
         .route("/products/category/{category_id}", any(products::category))
         .route("/products/{id}", any(products::entity))

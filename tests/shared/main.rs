@@ -395,6 +395,95 @@ async fn a_claim_made_on_one_instance_is_refused_on_the_other() {
     assert_eq!(c.b.app.shared.claim_once("nonce:xyz", ttl).await, Ok(true));
 }
 
+/// `Authorization: OAuth ...` for `GET url`, signed with HMAC-SHA1.
+fn oauth_header(url: &str, consumer: (&str, &str), token: (&str, &str), nonce: &str) -> String {
+    use storegate::oauth::signature::{Method, base_string, encode, sign};
+    let timestamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string();
+    let mut params: Vec<(String, String)> = [
+        ("oauth_consumer_key", consumer.0),
+        ("oauth_token", token.0),
+        ("oauth_signature_method", "HMAC-SHA1"),
+        ("oauth_timestamp", timestamp.as_str()),
+        ("oauth_nonce", nonce),
+        ("oauth_version", "1.0"),
+    ]
+    .iter()
+    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+    .collect();
+    let base = base_string("GET", url, &params);
+    params.push((
+        "oauth_signature".into(),
+        sign(Method::HmacSha1, &base, consumer.1, token.1),
+    ));
+    let items: Vec<String> = params
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", encode(v)))
+        .collect();
+    format!("OAuth {}", items.join(", "))
+}
+
+#[tokio::test]
+async fn an_oauth_nonce_used_on_one_instance_is_refused_on_the_other() {
+    let Some(c) = Cluster::start(false).await else {
+        return;
+    };
+    use storegate::oauth::store::{ImportedToken, NewConsumer, Owner, random_hex32};
+    // A consumer and an access token, as `storegate oauth import` would leave them.
+    let store = c.a.app.oauth.store();
+    let (key, secret) = (random_hex32(), random_hex32());
+    let consumer = store
+        .upsert_consumer(&NewConsumer {
+            name: "shared test".into(),
+            key: key.clone(),
+            secret: secret.clone(),
+            callback_url: None,
+            rejected_callback_url: None,
+        })
+        .unwrap();
+    let (token, token_secret) = (random_hex32(), random_hex32());
+    store
+        .import_access_token(&ImportedToken {
+            consumer_id: consumer.id,
+            token: token.clone(),
+            secret: token_secret.clone(),
+            owner: Owner::Admin,
+        })
+        .unwrap();
+    let nonce = random_hex32();
+    let send = |gw: &Running| {
+        let url = format!("{}/stockitems", gw.base_url());
+        let header = oauth_header(&url, (&key, &secret), (&token, &token_secret), &nonce);
+        let request = c
+            .http
+            .get(url)
+            .header("Authorization", header)
+            .header("Accept", "application/json");
+        async move {
+            let response = request.send().await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    assert_eq!(send(&c.a).await.0, 200);
+    let (status, body) = send(&c.b).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("oauth_problem=nonce_used"), "{body}");
+    // The claim is the shared one (Redis), not the instances' common database.
+    assert_eq!(
+        c.b.app
+            .shared
+            .claim_once(
+                &format!("oauth-nonce:{key}:{nonce}"),
+                Duration::from_secs(60)
+            )
+            .await,
+        Ok(false)
+    );
+}
+
 #[tokio::test]
 async fn a_lock_whose_holder_died_frees_itself_when_its_lease_ends() {
     let Some(c) = Cluster::start(false).await else {

@@ -134,7 +134,7 @@ def orders_keyed(n): return {"type": "object", "additionalProperties": ref(n), "
 # ---------------- messages ----------------
 COMMON = {
  "400": ["Invalid request method", "Invalid version \"<v>\" requested."],
- "401": ["The access token is invalid.", "The access token has expired.", "The access token has been revoked.", "Unsupported authorization scheme; use Bearer."],
+ "401": ["The access token is invalid.", "The access token has expired.", "The access token has been revoked.", "Unsupported authorization scheme; use Bearer or OAuth."],
  "403": ["Access denied"],
  "404": ["Request does not match any route."],
  "406": ["Server can not understand Accept HTTP header media type."],

@@ -1,0 +1,213 @@
+<?php
+// An app of the original API, written the way the original's documentation showed: PHP's
+// pecl OAuth extension. Driven by tests/oauth_clients.rs against a running gateway.
+//
+//   php client.php dance    BASE KEY SECRET customer EMAIL PASSWORD
+//   php client.php dance    BASE KEY SECRET admin ADMIN_KEY
+//   php client.php calls    BASE KEY SECRET customer|admin TOKEN TOKEN_SECRET [CUSTOMER_ID]
+//   php client.php rejected BASE KEY SECRET TOKEN TOKEN_SECRET
+//
+// dance prints {"token","secret"}; the others print "ok". Anything unexpected exits 1.
+
+const CALLBACK = 'http://127.0.0.1:9/app/callback';
+
+function fail(string $message): void
+{
+    fwrite(STDERR, "client.php: $message\n");
+    exit(1);
+}
+
+/** A browser without JavaScript: PHP streams, cookies kept by hand, no redirects followed. */
+final class Browser
+{
+    private array $cookies = [];
+    public int $status = 0;
+    public array $headers = [];
+
+    public function request(string $method, string $url, array $form = []): string
+    {
+        $headers = [];
+        if ($this->cookies) {
+            $pairs = [];
+            foreach ($this->cookies as $name => $value) {
+                $pairs[] = "$name=$value";
+            }
+            $headers[] = 'Cookie: ' . implode('; ', $pairs);
+        }
+        $options = ['method' => $method, 'ignore_errors' => true, 'follow_location' => 0];
+        if ($method === 'POST') {
+            $headers[] = 'Content-Type: application/x-www-form-urlencoded';
+            $options['content'] = http_build_query($form);
+        }
+        $options['header'] = implode("\r\n", $headers);
+        $body = file_get_contents($url, false, stream_context_create(['http' => $options]));
+        $this->headers = $http_response_header ?? [];
+        preg_match('#^HTTP/\S+ (\d+)#', $this->headers[0] ?? '', $m);
+        $this->status = (int) ($m[1] ?? 0);
+        foreach ($this->headers as $line) {
+            if (preg_match('/^Set-Cookie:\s*([^=]+)=([^;]*)/i', $line, $c)) {
+                $this->cookies[$c[1]] = $c[2];
+            }
+        }
+        return $body === false ? '' : $body;
+    }
+
+    public function header(string $name): ?string
+    {
+        foreach ($this->headers as $line) {
+            if (stripos($line, "$name:") === 0) {
+                return trim(substr($line, strlen($name) + 1));
+            }
+        }
+        return null;
+    }
+}
+
+function form_key(string $html, string $what): string
+{
+    if (!preg_match('/name="form_key" value="([0-9a-f]+)"/', $html, $m)) {
+        fail("$what: no form_key on the page");
+    }
+    return $m[1];
+}
+
+function expect_status(int $got, int $want, string $what, string $body = ''): void
+{
+    if ($got !== $want) {
+        fail("$what: expected $want, got $got: " . substr($body, 0, 300));
+    }
+}
+
+function dance(string $base, string $key, string $secret, string $user, array $login): void
+{
+    $oauth = new OAuth($key, $secret, OAUTH_SIG_METHOD_HMACSHA1, OAUTH_AUTH_TYPE_AUTHORIZATION);
+    // As the original's documentation wrote it: the callback in the initiate URL's query.
+    $request = $oauth->getRequestToken("$base/oauth/initiate?oauth_callback=" . urlencode(CALLBACK));
+    if (($request['oauth_callback_confirmed'] ?? '') !== 'true') {
+        fail('initiate: no oauth_callback_confirmed');
+    }
+    $token = $request['oauth_token'];
+    $path = $user === 'admin' ? '/admin/oauth_authorize' : '/oauth/authorize';
+
+    $browser = new Browser();
+    $page = $browser->request('GET', "$base$path?oauth_token=" . urlencode($token));
+    expect_status($browser->status, 200, 'authorize page', $page);
+    $formKey = form_key($page, 'authorize page');
+    $page = $browser->request('POST', "$base$path", ['oauth_token' => $token, 'form_key' => $formKey] + $login);
+    expect_status($browser->status, 200, 'sign-in', $page);
+    $formKey = form_key($page, 'confirm page');
+    $browser->request('POST', "$base$path/confirm", ['oauth_token' => $token, 'form_key' => $formKey]);
+    expect_status($browser->status, 302, 'authorize');
+    $location = $browser->header('Location') ?? '';
+    if (strpos($location, CALLBACK . '?') !== 0) {
+        fail("authorize: redirected to $location");
+    }
+    parse_str((string) parse_url($location, PHP_URL_QUERY), $query);
+
+    $oauth->setToken($token, $request['oauth_token_secret']);
+    $access = $oauth->getAccessToken("$base/oauth/token", null, $query['oauth_verifier']);
+    echo json_encode(['token' => $access['oauth_token'], 'secret' => $access['oauth_token_secret']]), "\n";
+}
+
+/** A signed call; [status, body]. The extension throws on non-2xx; that is an answer too. */
+function call(OAuth $oauth, string $url, string $method = OAUTH_HTTP_METHOD_GET, ?string $body = null): array
+{
+    $headers = ['Accept' => 'application/json'];
+    if ($body !== null) {
+        $headers['Content-Type'] = 'application/json';
+    }
+    try {
+        $oauth->fetch($url, $body ?? [], $method, $headers);
+    } catch (OAuthException $e) {
+        // The status and body are on the client either way.
+    }
+    $info = $oauth->getLastResponseInfo();
+    return [(int) ($info['http_code'] ?? 0), (string) $oauth->getLastResponse()];
+}
+
+function client(string $key, string $secret, string $token, string $tokenSecret, string $method = OAUTH_SIG_METHOD_HMACSHA1): OAuth
+{
+    $oauth = new OAuth($key, $secret, $method, OAUTH_AUTH_TYPE_AUTHORIZATION);
+    $oauth->setToken($token, $tokenSecret);
+    return $oauth;
+}
+
+function expect_problem(array $answer, string $name, string $what): void
+{
+    [$status, $body] = $answer;
+    expect_status($status, 401, $what, $body);
+    $message = json_decode($body, true)['messages']['error'][0]['message'] ?? null;
+    if ($message !== "oauth_problem=$name") {
+        fail("$what: expected oauth_problem=$name, got " . substr($body, 0, 200));
+    }
+}
+
+function calls(string $base, string $key, string $secret, string $user, string $token, string $tokenSecret, ?string $customerId): void
+{
+    $rest = "$base/api/rest";
+    $oauth = client($key, $secret, $token, $tokenSecret);
+    if ($user === 'customer') {
+        [$status, $body] = call($oauth, "$rest/customers/$customerId");
+        expect_status($status, 200, 'own record', $body);
+        [$status, $body] = call($oauth, "$rest/stockitems");
+        expect_status($status, 403, 'stock items as a customer', $body);
+        [$status, $body] = call($oauth, "$rest/customers/$customerId", OAUTH_HTTP_METHOD_PUT, json_encode(['lastname' => 'Pecl']));
+        expect_status($status, 200, 'update own record', $body);
+        [$status, $body] = call($oauth, "$rest/customers/$customerId");
+        if ((json_decode($body, true)['lastname'] ?? null) !== 'Pecl') {
+            fail('write not seen: ' . substr($body, 0, 200));
+        }
+    } else {
+        [$status, $body] = call($oauth, "$rest/stockitems");
+        expect_status($status, 200, 'stock items as admin', $body);
+        [$status, $body] = call($oauth, "$rest/products/1", OAUTH_HTTP_METHOD_PUT, json_encode(['name' => 'Signed by pecl oauth']));
+        expect_status($status, 200, 'update a product', $body);
+        [$status, $body] = call($oauth, "$rest/products/1?filter=a%20b");
+        if ((json_decode($body, true)['name'] ?? null) !== 'Signed by pecl oauth') {
+            fail('write not seen: ' . substr($body, 0, 200));
+        }
+    }
+    // Brackets in filter keys, which clients of the original had to sign with care.
+    [$status, $body] = call($oauth, "$rest/products?filter[1][attribute]=name&filter[1][like]=%25Bag%25&limit=2");
+    expect_status($status, 200, 'filtered list', $body);
+    if (count(json_decode($body, true) ?? []) < 1) {
+        fail('filtered list: empty');
+    }
+    [$status, $body] = call(client($key, $secret, $token, $tokenSecret, OAUTH_SIG_METHOD_PLAINTEXT), "$rest/products");
+    expect_status($status, 200, 'PLAINTEXT', $body);
+
+    // A forged signature.
+    expect_problem(call(client($key, str_repeat('f', 32), $token, $tokenSecret), "$rest/products"), 'signature_invalid', 'forged signature');
+    // A replay: the same nonce and timestamp twice.
+    $replay = client($key, $secret, $token, $tokenSecret);
+    $replay->setNonce(bin2hex(random_bytes(8)));
+    $replay->setTimestamp((string) time());
+    [$status, $body] = call($replay, "$rest/products");
+    expect_status($status, 200, 'first send', $body);
+    expect_problem(call($replay, "$rest/products"), 'nonce_used', 'replayed request');
+    // A timestamp three hours old.
+    $old = client($key, $secret, $token, $tokenSecret);
+    $old->setTimestamp((string) (time() - 3 * 3600));
+    expect_problem(call($old, "$rest/products"), 'timestamp_refused', 'expired timestamp');
+    echo "ok\n";
+}
+
+[$script, $mode, $base, $key, $secret] = array_pad($argv, 5, '');
+switch ($mode) {
+    case 'dance':
+        $user = $argv[5] ?? 'customer';
+        $login = $user === 'admin'
+            ? ['login[username]' => 'operator', 'login[password]' => $argv[6] ?? '']
+            : ['login[username]' => $argv[6] ?? '', 'login[password]' => $argv[7] ?? ''];
+        dance($base, $key, $secret, $user, $login);
+        break;
+    case 'calls':
+        calls($base, $key, $secret, $argv[5] ?? '', $argv[6] ?? '', $argv[7] ?? '', $argv[8] ?? null);
+        break;
+    case 'rejected':
+        expect_problem(call(client($key, $secret, $argv[5] ?? '', $argv[6] ?? ''), "$base/api/rest/products"), 'token_rejected', 'revoked token');
+        echo "ok\n";
+        break;
+    default:
+        fail("unknown mode $mode");
+}

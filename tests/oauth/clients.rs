@@ -1,0 +1,202 @@
+//! Real client libraries, as apps of the original API use them: Python requests-oauthlib
+//! (`client.py`) and PHP's pecl oauth extension (`client.php`), each through the dance as
+//! Customer and as Admin, signed reads and writes, and the refusals (forged signature,
+//! replayed nonce, expired timestamp, revoked token). The scripts exit non-zero on any
+//! unexpected answer, so this test fails if one of those is accepted.
+//!
+//! `.ci/run` installs both (`php-cli php-oauth`, `requests-oauthlib`). Without them the test
+//! fails when `CI` is set, and skips with a loud message otherwise.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::*;
+
+fn script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/oauth")
+        .join(name)
+}
+
+/// Whether a tool is there; a missing one fails under CI.
+fn available(program: &str, probe: &[&str]) -> bool {
+    let ok = Command::new(program)
+        .args(probe)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var_os("CI").is_some() {
+            panic!("{program} {probe:?} failed: .ci/run must install it");
+        }
+        eprintln!(
+            "\n*** SKIPPED: `{program} {}` failed; install it (see .ci/run) to run the real-client OAuth test ***\n",
+            probe.join(" ")
+        );
+    }
+    ok
+}
+
+/// Runs a script off the runtime's threads (the gateway serves on them meanwhile).
+async fn run(program: &'static str, args: Vec<String>) -> String {
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(program)
+            .args(&args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{program} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+fn tokens(output: &str) -> (String, String) {
+    let value: Value = serde_json::from_str(output.trim()).unwrap_or_else(|_| panic!("{output}"));
+    (
+        value["token"].as_str().unwrap().to_owned(),
+        value["secret"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// Revokes every access token of customer 1 through the Admin endpoint (Bearer).
+async fn revoke_customer_tokens(stack: &Stack) {
+    let list: Value = stack
+        .http
+        .get(format!(
+            "{}/api/rest/oauth/tokens?customer_id=1",
+            stack.origin()
+        ))
+        .bearer_auth(ADMIN_KEY)
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let entries = list.as_array().unwrap();
+    assert!(!entries.is_empty());
+    for entry in entries {
+        let response = stack
+            .http
+            .delete(format!(
+                "{}/api/rest/oauth/tokens/{}",
+                stack.origin(),
+                entry["id"]
+            ))
+            .bearer_auth(ADMIN_KEY)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_requests_oauthlib() {
+    if !available("python3", &["-c", "import requests_oauthlib"]) {
+        return;
+    }
+    let stack = Stack::start().await;
+    let consumer = stack.consumer("python app");
+    let base = stack.origin();
+    let common = |mode: &str| {
+        vec![
+            script("client.py").display().to_string(),
+            mode.to_owned(),
+            "--base".into(),
+            base.clone(),
+            "--key".into(),
+            consumer.key.clone(),
+            "--secret".into(),
+            consumer.secret.clone(),
+        ]
+    };
+
+    let mut args = common("dance");
+    args.extend(
+        [
+            "--user",
+            "customer",
+            "--email",
+            EMAIL,
+            "--password",
+            PASSWORD,
+        ]
+        .map(String::from),
+    );
+    let (token, secret) = tokens(&run("python3", args).await);
+    let mut args = common("calls");
+    args.extend(["--user", "customer", "--email", EMAIL, "--customer-id", "1"].map(String::from));
+    args.extend([
+        "--token".into(),
+        token.clone(),
+        "--token-secret".into(),
+        secret.clone(),
+    ]);
+    run("python3", args).await;
+
+    let mut args = common("dance");
+    args.extend(["--user", "admin", "--admin-key", ADMIN_KEY].map(String::from));
+    let (admin_token, admin_secret) = tokens(&run("python3", args).await);
+    let mut args = common("calls");
+    args.extend([
+        "--user".into(),
+        "admin".into(),
+        "--token".into(),
+        admin_token,
+        "--token-secret".into(),
+        admin_secret,
+    ]);
+    run("python3", args).await;
+
+    revoke_customer_tokens(&stack).await;
+    let mut args = common("rejected");
+    args.extend(["--token".into(), token, "--token-secret".into(), secret]);
+    run("python3", args).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn php_pecl_oauth() {
+    if !available("php", &["-r", "exit(class_exists('OAuth') ? 0 : 1);"]) {
+        return;
+    }
+    let stack = Stack::start().await;
+    let consumer = stack.consumer("php app");
+    let base = stack.origin();
+    let common = |mode: &str| {
+        vec![
+            script("client.php").display().to_string(),
+            mode.to_owned(),
+            base.clone(),
+            consumer.key.clone(),
+            consumer.secret.clone(),
+        ]
+    };
+
+    let mut args = common("dance");
+    args.extend(["customer", EMAIL, PASSWORD].map(String::from));
+    let (token, secret) = tokens(&run("php", args).await);
+    let mut args = common("calls");
+    args.extend(["customer".into(), token.clone(), secret.clone(), "1".into()]);
+    run("php", args).await;
+
+    let mut args = common("dance");
+    args.extend(["admin", ADMIN_KEY].map(String::from));
+    let (admin_token, admin_secret) = tokens(&run("php", args).await);
+    let mut args = common("calls");
+    args.extend(["admin".into(), admin_token, admin_secret]);
+    run("php", args).await;
+
+    revoke_customer_tokens(&stack).await;
+    let mut args = common("rejected");
+    args.extend([token, secret]);
+    run("php", args).await;
+}

@@ -1,0 +1,386 @@
+//! OAuth 1.0a, black-box through HTTP: the gateway on port 0 in front of the sandbox.
+//!
+//! - `flow`: the dance and every refusal, signed by a small signer of our own (below), so
+//!   each case can bend one thing (a port, a nonce, a timestamp, a secret).
+//! - `cli`: `storegate oauth consumer add` and `storegate oauth import`, while a gateway runs.
+//! - `clients`: real client libraries apps use (Python requests-oauthlib, PHP pecl oauth)
+//!   through the whole dance and signed calls, as Customer and as Admin.
+
+mod cli;
+mod clients;
+mod flow;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use storegate::oauth::signature::{self, Method};
+use storegate_sandbox::{Sandbox, SandboxOptions};
+
+pub const ADMIN_KEY: &str = "oauth-test-admin-key";
+pub const EMAIL: &str = storegate_sandbox::DEMO_CUSTOMER_EMAIL;
+pub const PASSWORD: &str = storegate_sandbox::DEMO_CUSTOMER_PASSWORD;
+pub const CALLBACK: &str = "http://127.0.0.1:9/app/callback";
+
+/// A gateway with its own data folder, in front of its own sandbox.
+pub struct Stack {
+    pub gateway: storegate::Running,
+    pub _sandbox: Sandbox,
+    pub data_dir: PathBuf,
+    pub http: reqwest::Client,
+}
+
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "storegate-oauth-{name}-{}-{}",
+        std::process::id(),
+        storegate::oauth::store::random_hex32()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+impl Stack {
+    pub async fn start() -> Stack {
+        Stack::with(|_| {}).await
+    }
+
+    pub async fn with(adjust: impl FnOnce(&mut storegate::Config)) -> Stack {
+        storegate::upstream::install_crypto();
+        let sandbox_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let sandbox = Sandbox::start(sandbox_listener, SandboxOptions::default())
+            .await
+            .unwrap();
+        let data_dir = temp_dir("data");
+        let mut config = storegate::Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            data_dir: data_dir.clone(),
+            ..storegate::Config::default()
+        };
+        adjust(&mut config);
+        let parts = storegate::Parts {
+            upstream_url: sandbox.base_url(),
+            upstream_token: sandbox.token().to_owned(),
+            admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
+            token_secret: b"oauth-test-secret".to_vec(),
+            mappings: storegate::mapping::Mappings::embedded(),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let gateway = storegate::start(config, parts, listener, None)
+            .await
+            .unwrap();
+        Stack {
+            gateway,
+            _sandbox: sandbox,
+            data_dir,
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn origin(&self) -> String {
+        format!("http://{}", self.gateway.addr)
+    }
+
+    /// Registers a consumer straight in the store (the CLI has its own tests).
+    pub fn consumer(&self, name: &str) -> Consumer {
+        let store = storegate::oauth::store::SqliteStore::open(&self.data_dir).unwrap();
+        let key = storegate::oauth::store::random_hex32();
+        let secret = storegate::oauth::store::random_hex32();
+        storegate::oauth::store::TokenStore::upsert_consumer(
+            &store,
+            &storegate::oauth::store::NewConsumer {
+                name: name.to_owned(),
+                key: key.clone(),
+                secret: secret.clone(),
+                callback_url: None,
+                rejected_callback_url: None,
+            },
+        )
+        .unwrap();
+        Consumer { key, secret }
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Consumer {
+    pub key: String,
+    pub secret: String,
+}
+
+/// What one signed request is made of; each field can be bent by a test.
+#[derive(Debug, Clone)]
+pub struct Signer {
+    pub consumer_key: String,
+    pub consumer_secret: String,
+    pub token: Option<(String, String)>,
+    pub method: &'static str,
+    pub timestamp: i64,
+    pub nonce: String,
+    pub extra: Vec<(String, String)>,
+    /// The URL the signature covers (None: the one requested).
+    pub signed_url: Option<String>,
+}
+
+pub fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+impl Signer {
+    pub fn new(consumer: &Consumer) -> Signer {
+        Signer {
+            consumer_key: consumer.key.clone(),
+            consumer_secret: consumer.secret.clone(),
+            token: None,
+            method: "HMAC-SHA1",
+            timestamp: now(),
+            nonce: storegate::oauth::store::random_hex32(),
+            extra: Vec::new(),
+            signed_url: None,
+        }
+    }
+
+    pub fn token(mut self, token: &str, secret: &str) -> Signer {
+        self.token = Some((token.to_owned(), secret.to_owned()));
+        self
+    }
+
+    pub fn param(mut self, name: &str, value: &str) -> Signer {
+        self.extra.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// The protocol parameters, signed for `verb url` (query parameters of the URL and
+    /// `form` included).
+    pub fn params(&self, verb: &str, url: &str, form: &[(&str, &str)]) -> Vec<(String, String)> {
+        let mut protocol = vec![
+            ("oauth_consumer_key".to_owned(), self.consumer_key.clone()),
+            ("oauth_signature_method".to_owned(), self.method.to_owned()),
+            ("oauth_timestamp".to_owned(), self.timestamp.to_string()),
+            ("oauth_nonce".to_owned(), self.nonce.clone()),
+            ("oauth_version".to_owned(), "1.0".to_owned()),
+        ];
+        if let Some((token, _)) = &self.token {
+            protocol.push(("oauth_token".to_owned(), token.clone()));
+        }
+        protocol.extend(self.extra.iter().cloned());
+        let signed_url = self.signed_url.as_deref().unwrap_or(url);
+        let parsed = reqwest::Url::parse(signed_url).unwrap();
+        let mut all = protocol.clone();
+        all.extend(
+            parsed
+                .query_pairs()
+                .map(|(k, v)| (k.into_owned(), v.into_owned())),
+        );
+        all.extend(form.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        let base_uri = format!(
+            "{}://{}{}",
+            parsed.scheme(),
+            match parsed.port() {
+                Some(port) => format!("{}:{port}", parsed.host_str().unwrap()),
+                None => parsed.host_str().unwrap().to_owned(),
+            },
+            parsed.path()
+        );
+        let base = signature::base_string(verb, &base_uri, &all);
+        let method = match self.method {
+            "HMAC-SHA1" => Method::HmacSha1,
+            "HMAC-SHA256" => Method::HmacSha256,
+            "PLAINTEXT" => Method::Plaintext,
+            _ => Method::HmacSha1,
+        };
+        let token_secret = self.token.as_ref().map_or("", |(_, s)| s.as_str());
+        protocol.push((
+            "oauth_signature".to_owned(),
+            signature::sign(method, &base, &self.consumer_secret, token_secret),
+        ));
+        protocol
+    }
+
+    /// `OAuth k="v", ...` for `verb url`.
+    pub fn header(&self, verb: &str, url: &str, form: &[(&str, &str)]) -> String {
+        let pairs = self.params(verb, url, form);
+        let items: Vec<String> = pairs
+            .iter()
+            .map(|(k, v)| format!("{}=\"{}\"", signature::encode(k), signature::encode(v)))
+            .collect();
+        format!("OAuth realm=\"storegate\", {}", items.join(", "))
+    }
+}
+
+/// A form-urlencoded answer as a map.
+pub fn form_map(body: &str) -> HashMap<String, String> {
+    form_urlencoded::parse(body.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+/// A browser: keeps cookies by hand (reqwest is built without its cookie store).
+#[derive(Default)]
+pub struct Browser {
+    pub cookies: HashMap<String, String>,
+}
+
+pub struct Page {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: String,
+}
+
+impl Page {
+    pub fn form_key(&self) -> String {
+        let re = regex::Regex::new(r#"name="form_key" value="([0-9a-f]+)""#).unwrap();
+        re.captures(&self.body)
+            .unwrap_or_else(|| panic!("no form_key in {}", self.body))[1]
+            .to_owned()
+    }
+
+    pub fn location(&self) -> String {
+        self.headers
+            .get("location")
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_default()
+    }
+}
+
+impl Browser {
+    pub async fn send(
+        &mut self,
+        stack: &Stack,
+        verb: &str,
+        path: &str,
+        form: &[(&str, &str)],
+    ) -> Page {
+        let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
+        let mut request = stack
+            .http
+            .request(method, format!("{}{path}", stack.origin()));
+        if !self.cookies.is_empty() {
+            let cookie: Vec<String> = self
+                .cookies
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            request = request.header("Cookie", cookie.join("; "));
+        }
+        if verb == "POST" {
+            let body: String = form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(form.iter())
+                .finish();
+            request = request
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .body(body);
+        }
+        let response = request.send().await.unwrap();
+        for value in response.headers().get_all("set-cookie") {
+            let text = value.to_str().unwrap();
+            let pair = text.split(';').next().unwrap();
+            let (name, value) = pair.split_once('=').unwrap();
+            if value.is_empty() {
+                self.cookies.remove(name);
+            } else {
+                self.cookies.insert(name.to_owned(), value.to_owned());
+            }
+        }
+        Page {
+            status: response.status().as_u16(),
+            headers: response.headers().clone(),
+            body: response.text().await.unwrap(),
+        }
+    }
+}
+
+/// The whole dance with our signer: the access token and its secret.
+pub async fn dance(
+    stack: &Stack,
+    consumer: &Consumer,
+    admin: bool,
+    login: (&str, &str),
+) -> (String, String) {
+    let initiate = format!("{}/oauth/initiate", stack.origin());
+    let header = Signer::new(consumer)
+        .param("oauth_callback", CALLBACK)
+        .header("POST", &initiate, &[]);
+    let response = stack
+        .http
+        .post(&initiate)
+        .header("Authorization", header)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let request = form_map(&response.text().await.unwrap());
+    let token = request["oauth_token"].clone();
+    let path = if admin {
+        "/admin/oauth_authorize"
+    } else {
+        "/oauth/authorize"
+    };
+    let mut browser = Browser::default();
+    let page = browser
+        .send(stack, "GET", &format!("{path}?oauth_token={token}"), &[])
+        .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let key = page.form_key();
+    let page = browser
+        .send(
+            stack,
+            "POST",
+            path,
+            &[
+                ("oauth_token", &token),
+                ("form_key", &key),
+                ("login[username]", login.0),
+                ("login[password]", login.1),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let key = page.form_key();
+    let page = browser
+        .send(
+            stack,
+            "POST",
+            &format!("{path}/confirm"),
+            &[("oauth_token", &token), ("form_key", &key)],
+        )
+        .await;
+    assert_eq!(page.status, 302, "{}", page.body);
+    let location = reqwest::Url::parse(&page.location()).unwrap();
+    let verifier = location
+        .query_pairs()
+        .find(|(k, _)| k == "oauth_verifier")
+        .unwrap()
+        .1
+        .into_owned();
+    let exchange = format!("{}/oauth/token", stack.origin());
+    let header = Signer::new(consumer)
+        .token(&token, &request["oauth_token_secret"])
+        .param("oauth_verifier", &verifier)
+        .header("POST", &exchange, &[]);
+    let response = stack
+        .http
+        .post(&exchange)
+        .header("Authorization", header)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let access = form_map(&response.text().await.unwrap());
+    (
+        access["oauth_token"].clone(),
+        access["oauth_token_secret"].clone(),
+    )
+}
