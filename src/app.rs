@@ -1,8 +1,9 @@
 //! The application: the HTTP service (its layer stack and routes) and the shared state,
 //! built from a configuration.
 //!
-//! Layers, outermost first: the front of every request ([`front`]: request id, access log
-//! and request metrics; the caller, authenticated and negotiated once; the fast path, which
+//! Layers, outermost first: a trailing slash trimmed before routing ([`service`]); the front
+//! of every request ([`front`], run in the configured compatibility profile: request id,
+//! access log and request metrics; the caller, authenticated and negotiated once; the fast path, which
 //! answers repeats of cached reads at once; the log span and the request id for the
 //! upstream client, for requests the fast path did not answer); then, for the API only:
 //! error rendering and format negotiation, load shedding (at most
@@ -12,10 +13,12 @@
 //! (`/api/rest/openapi.json`, `/api/rest/docs`) and the sandbox's media sit outside the API's
 //! layers, so they answer even when the API sheds load. CORS, when configured, wraps it all.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::connect_info::IntoMakeServiceWithConnectInfo;
 use axum::extract::{Request, State};
 use axum::middleware::{Next, from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
@@ -24,6 +27,7 @@ use http::{HeaderValue, StatusCode};
 use tokio::sync::Semaphore;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::normalize_path::NormalizePath;
 
 use crate::auth::{self, Authenticator, TokenIssuer};
 use crate::cache::Cache;
@@ -183,6 +187,18 @@ fn assemble(app: AppState) -> (Router, Vec<String>) {
     (router, templates)
 }
 
+/// The router as served. A trailing slash names the same route (`/products/` is
+/// `/products`), as in the original: the path is trimmed before routing, so it is one route
+/// and one cache entry. (Outside the router: a layer on it would run after routing.)
+/// The peer address goes along: it decides whether forwarded headers are believed (OAuth).
+pub fn service(
+    router: Router,
+) -> IntoMakeServiceWithConnectInfo<NormalizePath<Router>, SocketAddr> {
+    axum::ServiceExt::<Request>::into_make_service_with_connect_info::<SocketAddr>(
+        NormalizePath::trim_trailing_slash(router),
+    )
+}
+
 /// The front of every request, after routing, in order: request id, access log and
 /// request metrics ([`telemetry::observe`]); the caller, authenticated and negotiated once
 /// ([`caller::resolve`]); the fast path, which answers repeats of cached reads at once
@@ -195,21 +211,26 @@ fn assemble(app: AppState) -> (Router, Vec<String>) {
 async fn front(State(app): State<AppState>, request: Request, next: Next) -> Response {
     let app = &app;
     let access_log = app.config.access_log;
-    telemetry::observe(
-        &app.metrics,
-        access_log,
-        request,
-        move |request, id| async move {
-            let resolved = caller::resolve(&app.auth, request.headers());
-            let caller = resolved.caller();
-            fast_path::answer_repeats(&app.cache, caller, request, move |mut request| {
-                resolved.attach(request.extensions_mut());
-                // Boxed: the rest of a request is a large future, and a hit, which never
-                // polls it, would otherwise copy it around with its own.
-                Box::pin(telemetry::trace(request, id, next))
-            })
-            .await
-        },
+    // Everything a request does is in the configured compatibility profile (`profile`).
+    let profile = app.config.profile;
+    crate::profile::scope(
+        profile,
+        telemetry::observe(
+            &app.metrics,
+            access_log,
+            request,
+            move |request, id| async move {
+                let resolved = caller::resolve(&app.auth, request.headers());
+                let caller = resolved.caller();
+                fast_path::answer_repeats(&app.cache, caller, request, move |mut request| {
+                    resolved.attach(request.extensions_mut());
+                    // Boxed: the rest of a request is a large future, and a hit, which never
+                    // polls it, would otherwise copy it around with its own.
+                    Box::pin(telemetry::trace(request, id, next))
+                })
+                .await
+            },
+        ),
     )
     .await
 }

@@ -14,12 +14,17 @@
 //! | `r\|attrset\|<set id>` | an attribute set's members | image upload checks |
 //! | `r\|countries\|<store code>` | the allowed countries and regions | directory |
 //! | `r\|storeviews`, `r\|storeconfigs` | store views, their configuration | stores |
-//! | `b\|<user type>\|<format>\|<view>` | a rendered answer; `<view>` below | response cache |
-//! | `f\|<user type>\|<format>\|<path?query>` | the same entry as a `b\|` key, filed under the raw request for the fast path | fast path |
+//! | `r\|cgroup\|<customer id>` | a customer's group (their prices); never served | customer groups |
+//! | `b\|<audience>\|<format>\|<view>` | a rendered answer; `<view>` below | response cache |
+//! | `f\|<audience>\|<format>\|<path?query>` | the same entry as a `b\|` key, filed under the raw request for the fast path | fast path |
 //!
-//! Views (the `<view>` of a `b|` key): `p/<id>` a product, `pl?<list params>` the product
-//! list, `c/<category id>?<list params>` a category's products, `pi/<product id>/<store>` a
-//! product's images, `pi/<product id>/<store>/<image id>` one image.
+//! The audience ([`audience`]) is the user type, and for a customer shown group prices
+//! (tier prices) also the customer group, `customer.g<group>`: such an answer is never
+//! shared between groups. Views (the `<view>` of a `b|` key): `p/<id>` a product,
+//! `pl?<list params>` the product list, `c/<category id>?<list params>` a category's
+//! products, `pi/<product id>/<store>` a product's images, `pi/<product id>/<store>/<image
+//! id>` one image; a product view in a store view other than the default ends in
+//! `@<store code>` before the parameters.
 //!
 //! # Tags, and what invalidates each
 //!
@@ -33,17 +38,29 @@
 //! | `sx` | the stock item index pages | product create/delete |
 //! | `sx:<product id>` | the index entry of the product's stock item | product delete, an entry that disagrees with Magento |
 //! | `stores` | store views and configs, views priced in a store | purge `stores` |
+//! | `cg:<customer id>` | a customer's group entry | customer update/delete through the gateway |
 //! | `directory` | countries and regions | purge `directory` |
 //! | `attrsets` | attribute set members | purge `attrsets` |
 //!
 //! Every entry also expires (`STOREGATE_CACHE_TTL`); a purge with `{"all": true}` drops all.
 
+use std::borrow::Cow;
+
 use crate::auth::UserType;
 use crate::http::Format;
 
+/// Who shares a rendered answer: the user type, and the customer group when the answer
+/// shows a customer group's prices (guests are all one group).
+pub fn audience(user: UserType, price_group: Option<u64>) -> Cow<'static, str> {
+    match (user, price_group) {
+        (UserType::Customer, Some(group)) => Cow::Owned(format!("customer.g{group}")),
+        (user, _) => Cow::Borrowed(user.as_str()),
+    }
+}
+
 /// Keys of cache entries.
 pub mod key {
-    use super::{Format, UserType};
+    use super::Format;
 
     /// A product id's SKU.
     pub fn sku_of(product_id: u64) -> String {
@@ -90,33 +107,44 @@ pub mod key {
         "r|storeconfigs".to_owned()
     }
 
-    /// A rendered answer: one view (see [`super::view`]) for one user type and format.
-    pub fn body(user: UserType, format: Format, view: &str) -> String {
-        format!("b|{}|{}|{view}", user.as_str(), format.as_str())
+    /// A customer's group.
+    pub fn customer_group(customer_id: u64) -> String {
+        format!("r|cgroup|{customer_id}")
+    }
+
+    /// A rendered answer: one view (see [`super::view`]) for one audience
+    /// ([`super::audience`]) and format.
+    pub fn body(audience: &str, format: Format, view: &str) -> String {
+        format!("b|{audience}|{}|{view}", format.as_str())
     }
 
     /// A rendered answer filed under the raw request (path and query) for the fast path.
-    pub fn fast(user: UserType, format: Format, path_and_query: &str) -> String {
-        format!("f|{}|{}|{path_and_query}", user.as_str(), format.as_str())
+    pub fn fast(audience: &str, format: Format, path_and_query: &str) -> String {
+        format!("f|{audience}|{}|{path_and_query}", format.as_str())
     }
 }
 
 /// The views of [`key::body`]: which answer, named by the resource and its canonical list
 /// parameters (not the raw query: unknown parameters must not multiply entries).
 pub mod view {
-    /// One product.
-    pub fn product(id: u64) -> String {
-        format!("p/{id}")
+    /// `@<store code>` for a store view other than the default, else nothing.
+    fn at(store: Option<&str>) -> String {
+        store.map(|code| format!("@{code}")).unwrap_or_default()
+    }
+
+    /// One product (in a store view, or the default one).
+    pub fn product(id: u64, store: Option<&str>) -> String {
+        format!("p/{id}{}", at(store))
     }
 
     /// The product list.
-    pub fn product_list(canonical_params: &str) -> String {
-        format!("pl?{canonical_params}")
+    pub fn product_list(store: Option<&str>, canonical_params: &str) -> String {
+        format!("pl{}?{canonical_params}", at(store))
     }
 
     /// A category's products.
-    pub fn category(category_id: u64, canonical_params: &str) -> String {
-        format!("c/{category_id}?{canonical_params}")
+    pub fn category(category_id: u64, store: Option<&str>, canonical_params: &str) -> String {
+        format!("c/{category_id}{}?{canonical_params}", at(store))
     }
 
     /// A product's images in one place (a store, or the default).
@@ -163,6 +191,11 @@ pub mod tag {
         format!("i:{product_id}")
     }
 
+    /// A customer's group entry.
+    pub fn customer_group(customer_id: u64) -> String {
+        format!("cg:{customer_id}")
+    }
+
     /// The index entry of a product's stock item.
     pub fn stock_index_of(product_id: u64) -> String {
         format!("sx:{product_id}")
@@ -198,6 +231,23 @@ pub fn from_magento_tag(magento_tag: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::from_magento_tag as translate;
+
+    #[test]
+    fn answers_with_group_prices_are_never_shared_between_groups() {
+        use super::{UserType, audience, key};
+        assert_eq!(audience(UserType::Customer, Some(2)), "customer.g2");
+        assert_eq!(audience(UserType::Customer, None), "customer");
+        // Every guest is in one group (NOT LOGGED IN).
+        assert_eq!(audience(UserType::Guest, Some(0)), "guest");
+        let fast = |group| {
+            key::fast(
+                &audience(UserType::Customer, Some(group)),
+                crate::http::Format::Json,
+                "/api/rest/products/1",
+            )
+        };
+        assert_ne!(fast(1), fast(2));
+    }
 
     #[test]
     fn magento_tags_are_translated() {

@@ -21,11 +21,35 @@ use crate::http::{ApiError, Format};
 pub struct Caller {
     pub principal: Principal,
     pub format: Format,
+    /// The customer group the answer's prices are for, when they depend on it (tier
+    /// prices); set by the resource, part of every cache key of the answer.
+    pub price_group: Option<u64>,
 }
 
 impl Caller {
+    pub fn new(principal: Principal, format: Format) -> Caller {
+        Caller {
+            principal,
+            format,
+            price_group: None,
+        }
+    }
+
     pub fn user_type(&self) -> UserType {
         self.principal.user_type()
+    }
+
+    /// The same caller, for an answer whose prices are `group`'s.
+    pub fn with_price_group(self, group: u64) -> Caller {
+        Caller {
+            price_group: Some(group),
+            ..self
+        }
+    }
+
+    /// Who shares a cached answer for this caller (`cache_keys::audience`).
+    pub fn audience(&self) -> std::borrow::Cow<'static, str> {
+        crate::cache_keys::audience(self.user_type(), self.price_group)
     }
 }
 
@@ -36,7 +60,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
         let principal = parts.extensions.get::<Principal>().copied();
         let format = parts.extensions.get::<Format>().copied();
         match (principal, format) {
-            (Some(principal), Some(format)) => Ok(Caller { principal, format }),
+            (Some(principal), Some(format)) => Ok(Caller::new(principal, format)),
             _ => Err(ApiError::internal().with_cause("caller middleware missing")),
         }
     }
@@ -52,10 +76,7 @@ impl Resolved {
     /// The caller, when both succeeded.
     pub fn caller(&self) -> Option<Caller> {
         match (&self.authenticated, &self.negotiated) {
-            (Ok(principal), Ok(format)) => Some(Caller {
-                principal: *principal,
-                format: *format,
-            }),
+            (Ok(principal), Ok(format)) => Some(Caller::new(*principal, *format)),
             _ => None,
         }
     }

@@ -120,6 +120,8 @@ pub struct Config {
     pub redis_timeout: Duration,
     /// Keep upstream records in Redis too, as a second cache level shared by instances.
     pub shared_cache: bool,
+    /// SPEC.md's answers, or the original's where they differ (`crate::profile`).
+    pub profile: crate::profile::Profile,
 }
 
 impl Default for Config {
@@ -159,6 +161,7 @@ impl Default for Config {
             redis_url: None,
             redis_timeout: Duration::from_millis(250),
             shared_cache: false,
+            profile: crate::profile::Profile::Spec,
         }
     }
 }
@@ -392,7 +395,7 @@ pub const KEYS: &[Key] = &[
     key(
         "profile",
         "spec",
-        "`spec`, or `original` for the original's behaviour where it differs (read by the profile)",
+        "`spec`, or `original` for the original's behaviour where it differs",
     ),
     secret(
         "redis_url",
@@ -698,6 +701,10 @@ impl Config {
         if let Some(r) = raw.get("cors_origins") {
             config.cors_origins = parse_origins(&r.value).map_err(|why| r.fail(why))?;
         }
+        if let Some(r) = raw.get("profile") {
+            config.profile = crate::profile::Profile::parse(&r.value)
+                .ok_or_else(|| r.fail("spec or original"))?;
+        }
         if let Some(r) = raw.get("sandbox_latency_ms") {
             config.sandbox_latency = Duration::from_millis(number(r, "a number of milliseconds")?);
         }
@@ -979,6 +986,20 @@ mod tests {
         assert_eq!(c.upstream_max_in_flight, 256);
         assert_eq!(c.circuit_failure_threshold, 5);
         assert_eq!(c.circuit_open, Duration::from_millis(5000));
+    }
+
+    #[test]
+    fn the_profile_is_spec_or_original_and_nothing_else() {
+        assert_eq!(
+            from_env(&[]).unwrap().profile,
+            crate::profile::Profile::Spec
+        );
+        let c = from_env(&[("STOREGATE_PROFILE", "original")]).unwrap();
+        assert_eq!(c.profile, crate::profile::Profile::Original);
+        let e = from_env(&[("STOREGATE_PROFILE", "magento1")]).unwrap_err();
+        assert!(e.0.contains("STOREGATE_PROFILE"), "{e}");
+        assert!(e.0.contains("spec or original"), "{e}");
+        assert!(!e.0.contains('\n'), "{e}");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! layers (load shedding, policy, parsing, the handler) run.
 //!
 //! A body the response cache serves is also filed under the request that produced it
-//! (GET, raw path and query, user type, format; see [`crate::response_cache`]). This step
+//! (GET, raw path and query, format, and its audience: the user type, or for a customer
+//! shown group prices their customer group; see [`crate::response_cache`]). This step
 //! looks a GET up under that key, with the caller [`crate::caller::resolve`] settled, and
 //! answers a hit with the very headers the handler would have sent; on a miss it hands the
 //! key on, so that the answer the handler serves is filed under it. It is a step of the
@@ -15,7 +16,7 @@ use axum::extract::Request;
 use axum::response::Response;
 use http::HeaderMap;
 
-use crate::auth::UserType;
+use crate::auth::{Principal, UserType};
 use crate::cache::{Cache, Source};
 use crate::cache_keys;
 use crate::caller::Caller;
@@ -82,12 +83,40 @@ async fn fast_hit(
     let Some(caller) = caller else {
         return FastPath::Miss(None);
     };
-    let key = cache_keys::key::fast(caller.user_type(), caller.format, path.as_str());
-    match cache.fresh(&key).await {
-        Some(entry) => FastPath::Hit(
+    let tail = path.as_str();
+    let hit = |entry: Arc<crate::cache::Entry>| {
+        FastPath::Hit(
             respond(cache, caller, headers, &entry, Source::Hit),
             caller.user_type(),
-        ),
-        None => FastPath::Miss(Some(key.into())),
+        )
+    };
+    let key = cache_keys::key::fast(&caller.audience(), caller.format, tail);
+    if let Some(entry) = cache.fresh(&key).await {
+        return hit(entry);
+    }
+    // A customer's answers with group prices are filed under their group's audience; the
+    // group is looked up in the cache only (a miss takes the slow path, which fetches it).
+    if let Principal::Customer(id) = caller.principal
+        && let Some(group) = known_customer_group(cache, id).await
+    {
+        let audience = caller.with_price_group(group).audience();
+        let key = cache_keys::key::fast(&audience, caller.format, tail);
+        if let Some(entry) = cache.fresh(&key).await {
+            return hit(entry);
+        }
+    }
+    // The answer is filed under the audience it is built for (`response_cache`).
+    FastPath::Miss(Some(tail.into()))
+}
+
+/// A customer's group when `lookups::customer_group` has it in the cache and fresh, without
+/// calling Magento (its entry's text is the group's number).
+async fn known_customer_group(cache: &Cache, customer_id: u64) -> Option<u64> {
+    let entry = cache
+        .fresh(&cache_keys::key::customer_group(customer_id))
+        .await?;
+    match &entry.value {
+        crate::cache::Value::Text(text) => text.parse().ok(),
+        _ => None,
     }
 }

@@ -14,6 +14,17 @@ pub const NOT_SPECIFIED: &str = "The image is not specified";
 pub const BAD_BASE64: &str = "The image content must be valid base64 encoded data";
 pub const BAD_MIME: &str = "Unsupported image MIME type";
 
+/// An image type the gateway does not take: [`BAD_MIME`], or the original's misspelt
+/// message in its profile.
+pub fn bad_mime() -> ApiError {
+    let profile = crate::profile::Profile::current();
+    ApiError::bad_request(
+        profile
+            .message(crate::profile::Message::ImageMimeType)
+            .unwrap_or(BAD_MIME),
+    )
+}
+
 fn invalid(field: &str) -> String {
     format!("Invalid value for \"{field}\" in request.")
 }
@@ -175,10 +186,7 @@ fn check_file(input: &Map<String, Value>) -> Result<NewFile, ApiError> {
         .as_str()
         .and_then(decode_base64)
         .ok_or_else(|| ApiError::bad_request(BAD_BASE64))?;
-    let kind = mime
-        .as_str()
-        .and_then(Kind::of_mime)
-        .ok_or_else(|| ApiError::bad_request(BAD_MIME))?;
+    let kind = mime.as_str().and_then(Kind::of_mime).ok_or_else(bad_mime)?;
     if !kind.matches(&bytes) {
         return Err(ApiError::validation(vec![format!(
             "The image content is not a valid {} image.",

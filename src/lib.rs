@@ -63,8 +63,10 @@ pub mod media_proxy;
 pub mod metrics;
 pub mod oauth;
 pub mod ops;
+pub mod pricing;
 pub mod privacy;
 pub mod process_metrics;
+pub mod profile;
 pub mod records;
 pub mod request_context;
 pub mod resources;
@@ -97,13 +99,13 @@ pub use config::Config;
 /// exists (so edits apply on restart), else the copy built into the binary.
 pub fn load_mappings(config: &Config) -> Result<mapping::Mappings, mapping::MappingError> {
     match &config.mappings {
-        Some(dir) => mapping::Mappings::load_dir(dir),
+        Some(dir) => mapping::Mappings::load_dir(dir, config.profile),
         None => {
             let default = std::path::Path::new("mappings/magento2");
             if default.join("product.toml").is_file() {
-                mapping::Mappings::load_dir(default)
+                mapping::Mappings::load_dir(default, config.profile)
             } else {
-                Ok(mapping::Mappings::embedded())
+                Ok(mapping::Mappings::embedded(config.profile))
             }
         }
     }
@@ -175,12 +177,9 @@ pub async fn start(
     };
     let task = tokio::spawn(async move {
         // The peer address decides whether forwarded headers are believed (OAuth).
-        axum::serve(
-            listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(stop)
-        .await
+        axum::serve(listener, app::service(router))
+            .with_graceful_shutdown(stop)
+            .await
     });
     Ok(Running {
         addr,
@@ -277,14 +276,11 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
                             return;
                         }
                     };
-                    let served = axum::serve(
-                        listener,
-                        router.into_make_service_with_connect_info::<SocketAddr>(),
-                    )
-                    .with_graceful_shutdown(async move {
-                        let _ = stopped.wait_for(|stop| *stop).await;
-                    })
-                    .await;
+                    let served = axum::serve(listener, app::service(router))
+                        .with_graceful_shutdown(async move {
+                            let _ = stopped.wait_for(|stop| *stop).await;
+                        })
+                        .await;
                     if let Err(error) = served {
                         tracing::error!(%error, worker = i, "worker stopped");
                     }

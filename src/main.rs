@@ -312,6 +312,7 @@ async fn serve(mut config: Config) -> Result<(), Failure> {
     let workers = config.workers;
     let format = config.log_format;
     let public_url = config.public_url.clone();
+    let profile = config.profile;
     let running = storegate::serve_workers(config, parts, workers)?;
     let public = public_url.unwrap_or_else(|| storegate::public_origin_of(running.addr));
     if let Some(sandbox) = &sandbox {
@@ -328,6 +329,12 @@ async fn serve(mut config: Config) -> Result<(), Failure> {
         banner.line(format!("public URL: {public}/api/rest"));
     }
     banner.line(format!("API reference: {public}/api/rest/docs"));
+    if profile != storegate::profile::Profile::Spec {
+        // Operators should know at a glance that answers follow the original, not SPEC.md.
+        banner
+            .line(format!("compatibility profile: {}", profile.as_str()))
+            .field("profile", profile.as_str());
+    }
     match &sandbox {
         Some(sandbox) => {
             banner

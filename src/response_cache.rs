@@ -2,7 +2,8 @@
 //! (`ETag`, `If-None-Match`), `Cache-Control` and `X-Cache`.
 //!
 //! A body [`cached`] serves is also filed under the request that produced it (GET, raw
-//! path and query, user type, format), for [`crate::fast_path`] to answer a repeat of that
+//! path and query, format, and the audience it was built for: the user type, or a customer
+//! group when it shows group prices), for [`crate::fast_path`] to answer a repeat of that
 //! request straight from the cache with the same headers (`respond`). It is sound because
 //! what [`cached`] serves depends on nothing else: the policy and the parsing that run
 //! before it are functions of the method, the path, the query and the user type; a failed
@@ -24,14 +25,15 @@ use crate::caller::Caller;
 use crate::http::{ApiError, Doc, render};
 
 tokio::task_local! {
-    /// The fast-path key of the request this task serves, when it may be filed under one.
+    /// The raw request (path and query) this task serves, when its answer may be filed for
+    /// the fast path; the key adds the audience the answer is built for.
     static FAST_KEY: Arc<str>;
 }
 
 /// Runs `future` (the rest of a request) so that a body [`cached`] serves is filed under
-/// `key` for [`crate::fast_path`].
-pub async fn with_fast_key<F: Future>(key: Arc<str>, future: F) -> F::Output {
-    FAST_KEY.scope(key, future).await
+/// the request `path_and_query` for [`crate::fast_path`].
+pub async fn with_fast_key<F: Future>(path_and_query: Arc<str>, future: F) -> F::Output {
+    FAST_KEY.scope(path_and_query, future).await
 }
 
 /// A response document and the cache tags of what it shows.
@@ -55,29 +57,38 @@ where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: Future<Output = Result<Built, ApiError>> + Send + 'static,
 {
-    let key = cache_keys::key::body(caller.user_type(), caller.format, logical);
+    let audience = caller.audience();
+    let key = cache_keys::key::body(&audience, caller.format, logical);
     if let Some(entry) = cache.fresh(&key).await {
-        file_for_fast_path(cache, &entry).await;
+        file_for_fast_path(cache, &audience, caller, &entry).await;
         return Ok(respond(cache, caller, request_headers, &entry, Source::Hit));
     }
     let format = caller.format;
+    // The fetch may run after this request is gone (a background refresh): it takes the
+    // request's profile along.
+    let profile = crate::profile::Profile::current();
     let (entry, source) = cache
-        .get_or_fetch(&key, move || async move {
-            let (doc, tags) = build().await?;
-            let body = Body::new(render(format, &doc), format.content_type());
-            Ok::<_, ApiError>(Fetched::new(cache::Value::Body(body), tags))
+        .get_or_fetch(&key, move || {
+            crate::profile::scope(profile, async move {
+                let (doc, tags) = build().await?;
+                let body = Body::new(render(format, &doc), format.content_type());
+                Ok::<_, ApiError>(Fetched::new(cache::Value::Body(body), tags))
+            })
         })
         .await?;
     if matches!(source, Source::Hit | Source::Fetched) {
-        file_for_fast_path(cache, &entry).await;
+        file_for_fast_path(cache, &audience, caller, &entry).await;
     }
     Ok(respond(cache, caller, request_headers, &entry, source))
 }
 
-/// Files a fresh body under the current request's fast-path key, if it has one.
-async fn file_for_fast_path(cache: &Cache, entry: &Arc<Entry>) {
-    if let Ok(key) = FAST_KEY.try_with(Clone::clone) {
-        cache.alias(key, entry).await;
+/// Files a fresh body under the current request's fast-path key, if it has one, for the
+/// audience it was built for (so a body with one group's prices is only ever found by
+/// callers of that group).
+async fn file_for_fast_path(cache: &Cache, audience: &str, caller: Caller, entry: &Arc<Entry>) {
+    if let Ok(path_and_query) = FAST_KEY.try_with(Clone::clone) {
+        let key = cache_keys::key::fast(audience, caller.format, &path_and_query);
+        cache.alias(key.into(), entry).await;
     }
 }
 

@@ -47,6 +47,16 @@ fn a_bad_value_stops_the_start_with_one_line_naming_the_key() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // The compatibility profile has two values.
+    let output = binary()
+        .env("STOREGATE_PROFILE", "magento1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap().trim_end(),
+        "storegate: invalid STOREGATE_PROFILE: expected spec or original, got \"magento1\""
+    );
 }
 
 #[test]

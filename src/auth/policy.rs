@@ -19,6 +19,10 @@ pub enum Route {
     StockItem,
     Products,
     Product,
+    /// `/products/store/:store`: the list in a store view.
+    StoreProducts,
+    /// `/products/:id/store/:store`: one product in a store view.
+    StoreProduct,
     CategoryProducts,
     ProductImages,
     ProductImage,
@@ -114,6 +118,22 @@ pub const RULES: &[Rule] = &[
         guest: &[R],
         customer: &[R],
         served: &[R, U, D],
+        missing: Missing::Absent,
+    },
+    // The original's store-view routes: read by everyone. Writes of a store view's values
+    // are not served (the Admin writes through the global routes).
+    Rule {
+        route: Route::StoreProducts,
+        guest: &[R],
+        customer: &[R],
+        served: &[R],
+        missing: Missing::Refused,
+    },
+    Rule {
+        route: Route::StoreProduct,
+        guest: &[R],
+        customer: &[R],
+        served: &[R],
         missing: Missing::Absent,
     },
     Rule {
@@ -229,6 +249,8 @@ mod tests {
             Route::StockItem,
             Route::Products,
             Route::Product,
+            Route::StoreProducts,
+            Route::StoreProduct,
             Route::CategoryProducts,
             Route::ProductImages,
             Route::ProductImage,

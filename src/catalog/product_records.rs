@@ -30,6 +30,28 @@ pub async fn product_record(app: &AppState, id: u64, sku: &str) -> Result<Value,
     json(&bytes)
 }
 
+/// A product as a store view (by code) sees it (`/rest/<code>/V1/products/{sku}`), through
+/// the cache; the same entry the image resource reads for that store.
+pub async fn product_record_in(
+    app: &AppState,
+    id: u64,
+    sku: &str,
+    store_code: &str,
+) -> Result<Value, ApiError> {
+    let magento = app.magento.clone();
+    let owned = sku.to_owned();
+    let code = store_code.to_owned();
+    let bytes = record(app, key::product(store_code, sku), move || async move {
+        let bytes = magento.product(Scope::Store(&code), &owned).await?;
+        Ok((
+            bytes,
+            vec![tag::product(id), tag::sku(&owned), tag::images(id)],
+        ))
+    })
+    .await?;
+    json(&bytes)
+}
+
 /// The shopper-facing rendering of one product (prices with tax, salability, URLs), or
 /// `null` when Magento does not show it in the store.
 pub async fn render_record(

@@ -50,9 +50,88 @@ pub async fn decode(
     default: Format,
     limit: usize,
 ) -> Result<Value, ApiError> {
+    if is_text_plain(headers) && crate::profile::Profile::current().text_plain_is_query() {
+        let bytes = read_limited(headers, body, limit).await?;
+        return decode_query(&bytes);
+    }
     let format = negotiate_request(headers, default)?;
     let bytes = read_limited(headers, body, limit).await?;
     decode_bytes(format, &bytes)
+}
+
+fn is_text_plain(headers: &HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("text/plain"))
+}
+
+/// A `text/plain` body read as a query string, as the original's `parse_str` did (profile
+/// `original` only): `qty=1&street[]=a&street[]=b&stock_data[qty]=5`. Values are strings.
+pub fn decode_query(bytes: &[u8]) -> Result<Value, ApiError> {
+    let text = std::str::from_utf8(bytes.trim_ascii())
+        .map_err(|_| ApiError::bad_request("Invalid data type. Check Content-Type."))?;
+    // Only characters a URI may hold (RFC 3986) are a query string.
+    if !text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=%".contains(&b))
+    {
+        return Err(ApiError::bad_request(
+            "Invalid data type. Check Content-Type.",
+        ));
+    }
+    if text.is_empty() {
+        return Err(ApiError::decoding());
+    }
+    let mut root = serde_json::Map::new();
+    for (key, value) in form_urlencoded::parse(text.as_bytes()) {
+        let mut path = key.split('[').map(|s| s.trim_end_matches(']'));
+        let Some(first) = path.next().filter(|f| !f.is_empty()) else {
+            continue;
+        };
+        let rest: Vec<&str> = path.collect();
+        insert_query_value(&mut root, first, &rest, Value::String(value.into_owned()));
+    }
+    if root.is_empty() {
+        return Err(ApiError::request_data_invalid());
+    }
+    Ok(Value::Object(root))
+}
+
+/// Puts `value` at `key[rest...]`; an empty segment (`a[]`) appends to a list. Depth is
+/// bounded like the XML reader's.
+fn insert_query_value(
+    map: &mut serde_json::Map<String, Value>,
+    key: &str,
+    rest: &[&str],
+    value: Value,
+) {
+    let Some((next, deeper)) = rest.split_first().filter(|_| rest.len() < 16) else {
+        map.insert(key.to_owned(), value);
+        return;
+    };
+    if next.is_empty() {
+        let slot = map
+            .entry(key.to_owned())
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if !slot.is_array() {
+            *slot = Value::Array(Vec::new());
+        }
+        if let Value::Array(list) = slot {
+            list.push(value);
+        }
+        return;
+    }
+    let slot = map
+        .entry(key.to_owned())
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if !slot.is_object() {
+        *slot = Value::Object(serde_json::Map::new());
+    }
+    if let Value::Object(inner) = slot {
+        insert_query_value(inner, next, deeper, value);
+    }
 }
 
 /// A body that must be one record (a JSON object, an XML document with named fields).
@@ -98,6 +177,24 @@ pub fn decode_bytes(format: Format, bytes: &[u8]) -> Result<Value, ApiError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn query_string_bodies_nest_like_parse_str() {
+        assert_eq!(
+            decode_query(b"qty=1&street[]=a&street[]=b%20c&stock_data[qty]=5").unwrap(),
+            json!({"qty": "1", "street": ["a", "b c"], "stock_data": {"qty": "5"}})
+        );
+        assert_eq!(
+            decode_query("qty=\u{e9}".as_bytes())
+                .unwrap_err()
+                .first_message(),
+            "Invalid data type. Check Content-Type."
+        );
+        assert_eq!(
+            decode_query(b"&&").unwrap_err().first_message(),
+            "The request data is invalid."
+        );
+    }
 
     #[test]
     fn empty_and_undecodable_bodies() {

@@ -10,6 +10,7 @@ use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE};
 
 use super::error::ApiError;
+use crate::profile::Profile;
 
 /// A body format the gateway can read and write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,7 +96,13 @@ pub fn negotiate_response(headers: &HeaderMap) -> Result<Format, ApiError> {
             return Ok(format);
         }
         match media.as_str() {
-            "*/*" | "*" => return Ok(Format::Xml),
+            "*/*" | "*" => {
+                return Ok(if Profile::current().any_media_type_is_json() {
+                    Format::Json
+                } else {
+                    Format::Xml
+                });
+            }
             "application/*" => return Ok(Format::Json),
             "text/*" => return Ok(Format::Xml),
             _ => {}
@@ -110,15 +117,19 @@ pub fn negotiate_response(headers: &HeaderMap) -> Result<Format, ApiError> {
 /// elsewhere). Only `charset=utf-8` is accepted as a parameter; anything else about the
 /// header is a 400, never a guess.
 pub fn negotiate_request(headers: &HeaderMap, default: Format) -> Result<Format, ApiError> {
+    let absent = || match Profile::current().content_type_required() {
+        true => Err(ApiError::bad_request("Content-Type header is empty")),
+        false => Ok(default),
+    };
     let Some(value) = headers.get(CONTENT_TYPE) else {
-        return Ok(default);
+        return absent();
     };
     let text = value
         .to_str()
         .map_err(|_| ApiError::bad_request("Invalid Content-Type header"))?
         .trim();
     if text.is_empty() {
-        return Ok(default);
+        return absent();
     }
     let mut parts = text.split(';');
     let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();

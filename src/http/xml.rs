@@ -18,8 +18,6 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 use serde_json::{Map, Value};
 
-/// The root element of every document.
-pub const ROOT: &str = "service_api";
 const ITEM: &str = "data_item";
 
 /// Bounds on what the reader accepts, so a small body cannot make us do a lot of work.
@@ -76,24 +74,45 @@ pub enum TopMap {
 
 /// Renders a whole document.
 pub fn write_document(value: &Value, top: TopMap) -> String {
+    // The root's name and the top level's form are the profile's (`crate::profile`).
+    let profile = crate::profile::Profile::current();
+    let root = profile.xml_root();
+    let top = match top {
+        TopMap::Keys if profile.keyed_elements_as_items() => TopMap::Items,
+        top => top,
+    };
     let mut out = String::with_capacity(256);
     out.push_str("<?xml version=\"1.0\"?>\n");
+    let open = |out: &mut String| {
+        out.push('<');
+        out.push_str(root);
+        out.push('>');
+    };
+    let close = |out: &mut String| {
+        out.push_str("</");
+        out.push_str(root);
+        out.push('>');
+    };
     match value {
         Value::Array(items) if items.is_empty() => {
-            out.push_str("<service_api/>");
+            out.push('<');
+            out.push_str(root);
+            out.push_str("/>");
         }
         Value::Object(map) if map.is_empty() => {
-            out.push_str("<service_api/>");
+            out.push('<');
+            out.push_str(root);
+            out.push_str("/>");
         }
         Value::Array(items) => {
-            out.push_str("<service_api>");
+            open(&mut out);
             for item in items {
                 write_element(&mut out, ITEM, item);
             }
-            out.push_str("</service_api>");
+            close(&mut out);
         }
         Value::Object(map) => {
-            out.push_str("<service_api>");
+            open(&mut out);
             let as_items = match top {
                 TopMap::Natural => all_keys_numeric(map),
                 TopMap::Items => true,
@@ -106,12 +125,12 @@ pub fn write_document(value: &Value, top: TopMap) -> String {
             } else {
                 write_children(&mut out, map);
             }
-            out.push_str("</service_api>");
+            close(&mut out);
         }
         scalar => {
-            out.push_str("<service_api>");
+            open(&mut out);
             write_element(&mut out, ITEM, scalar);
-            out.push_str("</service_api>");
+            close(&mut out);
         }
     }
     out

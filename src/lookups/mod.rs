@@ -1,5 +1,7 @@
-//! Reference data the resources look up, cached and the same for every caller: store
-//! views and their configuration, and the directory's countries and regions.
+//! Reference data the resources look up, cached: store views and their configuration, and
+//! the directory's countries and regions (the same for every caller), and a customer's
+//! group (which decides their prices; never served).
 
+pub mod customer_group;
 pub mod directory;
 pub mod stores;

@@ -55,6 +55,21 @@ pub async fn view_by_id(app: &AppState, id: &str) -> Result<StoreView, ApiError>
         .ok_or_else(invalid)
 }
 
+/// The store view a `/store/:store` route of the products names, by id or by code. An
+/// unknown store is the original's 400 `Requested store is invalid`.
+pub async fn view_by_id_or_code(app: &AppState, store: &str) -> Result<StoreView, ApiError> {
+    let invalid = || ApiError::bad_request("Requested store is invalid");
+    let id = store.parse::<u64>().ok();
+    views(app)
+        .await?
+        .into_iter()
+        .find(|v| match id {
+            Some(id) => v.id == id,
+            None => v.code == store,
+        })
+        .ok_or_else(invalid)
+}
+
 /// The website of the default store view: where created products are published.
 pub async fn default_website(app: &AppState) -> Result<u64, ApiError> {
     let code = app.magento.default_store().to_owned();

@@ -30,6 +30,9 @@ pub enum FieldType {
     Nonempty,
     /// `YYYY-MM-DD HH:MM:SS`; `null` when unset.
     Datetime,
+    /// ISO 8601 (`YYYY-MM-DDTHH:MM:SS+00:00`; Magento keeps UTC), as the original showed a
+    /// single product's dates; `null` when unset.
+    DatetimeIso,
     /// A media file path turned into a URL with the store's media base URL.
     MediaUrl,
     /// A list of scalars, as they are.
@@ -40,8 +43,26 @@ pub enum FieldType {
     GroupPrice,
     /// Magento 2 tier prices with a quantity above 1, shown as the original's tier prices.
     TierPrice,
+    /// [`FieldType::GroupPrice`] with the original's JSON types: `cust_group` an integer,
+    /// and `is_percent`.
+    GroupPriceOriginal,
+    /// [`FieldType::TierPrice`] with the original's JSON types.
+    TierPriceOriginal,
     /// Any JSON, unchanged.
     Raw,
+}
+
+impl FieldType {
+    /// For the group and tier price types: (group prices?, the original's JSON types?).
+    pub fn tier_kind(self) -> Option<(bool, bool)> {
+        match self {
+            FieldType::GroupPrice => Some((true, false)),
+            FieldType::TierPrice => Some((false, false)),
+            FieldType::GroupPriceOriginal => Some((true, true)),
+            FieldType::TierPriceOriginal => Some((false, true)),
+            _ => None,
+        }
+    }
 }
 
 /// The JSON type Magento expects on write.
@@ -142,7 +163,7 @@ pub fn read(ty: FieldType, source: Option<&Value>, media_base: &str) -> Value {
     let Some(source) = source else {
         return match ty {
             FieldType::Nonempty => Value::Bool(false),
-            FieldType::GroupPrice | FieldType::TierPrice => Value::Array(Vec::new()),
+            ty if ty.tier_kind().is_some() => Value::Array(Vec::new()),
             _ => Value::Null,
         };
     };
@@ -168,6 +189,12 @@ pub fn read(ty: FieldType, source: Option<&Value>, media_base: &str) -> Value {
         FieldType::Flag => Value::String(if truthy(source) { "1" } else { "0" }.to_owned()),
         FieldType::Bool | FieldType::Nonempty => Value::Bool(truthy(source)),
         FieldType::Datetime => datetime_out(source),
+        FieldType::DatetimeIso => match datetime_out(source) {
+            Value::String(s) if s.len() == 19 => {
+                Value::String(format!("{}T{}+00:00", &s[..10], &s[11..]))
+            }
+            other => other,
+        },
         FieldType::MediaUrl => match source {
             Value::String(file) if !file.is_empty() && file != "no_selection" => {
                 let file = if file.starts_with('/') {
@@ -185,15 +212,21 @@ pub fn read(ty: FieldType, source: Option<&Value>, media_base: &str) -> Value {
             other => Value::Array(vec![other.clone()]),
         },
         FieldType::Raw => source.clone(),
-        FieldType::GroupPrice => Value::Array(tier_entries(source, true)),
-        FieldType::TierPrice => Value::Array(tier_entries(source, false)),
+        FieldType::GroupPrice
+        | FieldType::TierPrice
+        | FieldType::GroupPriceOriginal
+        | FieldType::TierPriceOriginal => {
+            let (group, original) = ty.tier_kind().unwrap_or_default();
+            Value::Array(tier_entries(source, group, original))
+        }
         // Objects are read by the engine, field by field.
         FieldType::Object => source.clone(),
     }
 }
 
-/// Magento 2 keeps group prices as tier prices of quantity 1.
-fn tier_entries(source: &Value, group: bool) -> Vec<Value> {
+/// Magento 2 keeps group prices as tier prices of quantity 1. `original`: the original's
+/// JSON types (an integer `cust_group`, 32000 for all groups, and `is_percent`).
+fn tier_entries(source: &Value, group: bool, original: bool) -> Vec<Value> {
     let Some(list) = source.as_array() else {
         return Vec::new();
     };
@@ -210,11 +243,27 @@ fn tier_entries(source: &Value, group: bool) -> Vec<Value> {
                 .unwrap_or(0);
             out.insert("website_id".into(), Value::String(website.to_string()));
             let group_id = entry.get("customer_group_id").and_then(as_i64).unwrap_or(0);
-            out.insert("cust_group".into(), Value::String(group_id.to_string()));
+            out.insert(
+                "cust_group".into(),
+                if original {
+                    Value::Number(group_id.into())
+                } else {
+                    Value::String(group_id.to_string())
+                },
+            );
             let price = entry.get("value").and_then(as_f64).unwrap_or(0.0);
             out.insert("price".into(), Value::String(decimal4(price)));
             if !group {
                 out.insert("price_qty".into(), Value::String(decimal4(qty)));
+            }
+            if original {
+                let percent = entry
+                    .pointer("/extension_attributes/percentage_value")
+                    .is_some_and(|v| !v.is_null());
+                out.insert(
+                    "is_percent".into(),
+                    Value::String(u8::from(percent).to_string()),
+                );
             }
             Some(Value::Object(out))
         })
@@ -263,6 +312,8 @@ pub fn write(
                 | FieldType::Object
                 | FieldType::GroupPrice
                 | FieldType::TierPrice
+                | FieldType::GroupPriceOriginal
+                | FieldType::TierPriceOriginal
         )
     {
         return Err(invalid());
@@ -294,7 +345,7 @@ pub fn write(
                 _ => return Err(invalid()),
             },
         },
-        FieldType::Datetime => {
+        FieldType::Datetime | FieldType::DatetimeIso => {
             if is_empty(value) {
                 Value::Null
             } else {
@@ -309,8 +360,12 @@ pub fn write(
             other => Value::Array(vec![other.clone()]),
         },
         FieldType::Raw | FieldType::Object => value.clone(),
-        FieldType::GroupPrice | FieldType::TierPrice => {
-            return write_tiers(ty == FieldType::GroupPrice, field, value);
+        FieldType::GroupPrice
+        | FieldType::TierPrice
+        | FieldType::GroupPriceOriginal
+        | FieldType::TierPriceOriginal => {
+            let (group, _) = ty.tier_kind().unwrap_or_default();
+            return write_tiers(group, field, value);
         }
         FieldType::Nonempty | FieldType::MediaUrl => return Err(invalid()),
     };

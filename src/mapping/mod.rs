@@ -32,6 +32,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::auth::UserType;
+use crate::profile::Profile;
 pub use convert::{FieldType, UpstreamType};
 pub use path::Path;
 
@@ -95,8 +96,26 @@ struct FileSpec {
     #[serde(default)]
     objects: BTreeMap<String, IndexMap<String, FieldSpec>>,
     #[serde(default)]
-    view: BTreeMap<toml::Spanned<String>, ViewLists>,
+    view: Views,
+    /// `[profile.<name>]`: fields and view lists that replace the file's own when the
+    /// gateway runs in that compatibility profile (`crate::profile`).
+    #[serde(default)]
+    profile: BTreeMap<toml::Spanned<String>, ProfileSpec>,
 }
+
+type Views = BTreeMap<toml::Spanned<String>, ViewLists>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileSpec {
+    #[serde(default)]
+    fields: IndexMap<String, FieldSpec>,
+    #[serde(default)]
+    view: Views,
+}
+
+/// The profiles a mapping file may have overrides for.
+const PROFILES: &[&str] = &["original"];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -112,6 +131,9 @@ struct FieldSpec {
     default: Option<toml::Value>,
     /// Magento's search field name, when it differs from the last path segment.
     search: Option<String>,
+    /// The name answers show, when it differs from the field's key: one spec field in
+    /// different shapes for different views (the Admin's and the shoppers' `tier_price`).
+    name: Option<String>,
 }
 
 /// One mapped field.
@@ -146,6 +168,8 @@ impl Field {
                 FieldType::Object
                     | FieldType::GroupPrice
                     | FieldType::TierPrice
+                    | FieldType::GroupPriceOriginal
+                    | FieldType::TierPriceOriginal
                     | FieldType::MediaUrl
                     | FieldType::Nonempty
                     // Assembled by the gateway: nothing Magento can search.
@@ -250,7 +274,7 @@ impl ResourceMapping {
             match write_field(field, value) {
                 Ok(mut converted) => {
                     // Group and tier prices share one upstream list: add to it.
-                    if matches!(field.ty, FieldType::GroupPrice | FieldType::TierPrice)
+                    if field.ty.tier_kind().is_some()
                         && let (Some(Value::Array(existing)), Value::Array(new)) =
                             (field.source.get(root), &mut converted)
                     {
@@ -341,9 +365,14 @@ fn toml_to_json(value: &toml::Value) -> Value {
     }
 }
 
-/// Parses one mapping file. `file` is only used in messages.
-pub fn parse_file(file: &str, text: &str) -> Result<ResourceMapping, MappingError> {
-    let spec: FileSpec = toml::from_str(text).map_err(|e| {
+/// Parses one mapping file, with the overrides of `profile` (a `[profile.<name>]` table)
+/// applied. `file` is only used in messages.
+pub fn parse_file(
+    file: &str,
+    text: &str,
+    profile: Option<&str>,
+) -> Result<ResourceMapping, MappingError> {
+    let mut spec: FileSpec = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
         // Quote the line: toml's message says what is wrong, not always which key.
         let quoted = text
@@ -357,6 +386,31 @@ pub fn parse_file(file: &str, text: &str) -> Result<ResourceMapping, MappingErro
         ))
     })?;
     let at = |span: std::ops::Range<usize>| format!("{file} line {}", line_of(text, span.start));
+    for name in spec.profile.keys() {
+        if !PROFILES.contains(&name.get_ref().as_str()) {
+            return Err(MappingError(format!(
+                "{}: unknown profile profile.{} (expected {})",
+                at(name.span()),
+                name.get_ref(),
+                PROFILES.join(", ")
+            )));
+        }
+    }
+    let overrides = profile.and_then(|wanted| {
+        let key = spec.profile.keys().find(|k| k.get_ref() == wanted)?.clone();
+        spec.profile.remove(&key)
+    });
+    if let Some(overrides) = overrides {
+        for (name, field) in overrides.fields {
+            spec.fields.insert(name, field);
+        }
+        for (user, lists) in overrides.view {
+            let entry = spec.view.entry(user).or_default();
+            for (list, names) in lists {
+                entry.insert(list, names);
+            }
+        }
+    }
 
     // Nested objects first: fields may refer to them.
     let mut objects: HashMap<String, Arc<[Field]>> = HashMap::new();
@@ -457,7 +511,7 @@ fn build_field(
     let source = Path::parse(spec.source.get_ref())
         .map_err(|e| MappingError(format!("{}: {name}: {e}", at(spec.source.span()))))?;
     Ok(Field {
-        name: name.to_owned(),
+        name: spec.name.clone().unwrap_or_else(|| name.to_owned()),
         upstream: spec
             .upstream
             .unwrap_or_else(|| default_upstream(&source, spec.ty)),
@@ -476,14 +530,19 @@ pub struct Mappings {
 }
 
 impl Mappings {
-    /// From a folder; every file the gateway needs must be there.
-    pub fn load_dir(dir: &FsPath) -> Result<Mappings, MappingError> {
+    /// From a folder; every file the gateway needs must be there. `profile`'s overrides
+    /// apply; the others' are checked too, so a mistake shows at any start.
+    pub fn load_dir(dir: &FsPath, profile: Profile) -> Result<Mappings, MappingError> {
         let mut resources = HashMap::new();
         for (name, _) in EMBEDDED {
             let path = dir.join(name);
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| MappingError(format!("{}: {e}", path.display())))?;
-            let mapping = parse_file(&path.display().to_string(), &text)?;
+            let shown = path.display().to_string();
+            for other in PROFILES {
+                parse_file(&shown, &text, Some(other))?;
+            }
+            let mapping = parse_file(&shown, &text, profile.mapping_overrides())?;
             resources.insert(mapping.resource.clone(), Arc::new(mapping));
         }
         Ok(Mappings {
@@ -492,10 +551,11 @@ impl Mappings {
     }
 
     /// The mappings built into the binary.
-    pub fn embedded() -> Mappings {
+    pub fn embedded(profile: Profile) -> Mappings {
         let mut resources = HashMap::new();
         for (name, text) in EMBEDDED {
-            let mapping = parse_file(name, text).expect("the built-in mappings are valid (tested)");
+            let mapping = parse_file(name, text, profile.mapping_overrides())
+                .expect("the built-in mappings are valid (tested)");
             resources.insert(mapping.resource.clone(), Arc::new(mapping));
         }
         Mappings {
@@ -517,35 +577,77 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn embedded_mappings_are_valid() {
-        let mappings = Mappings::embedded();
-        let product = mappings.get("product");
-        assert!(!product.view(UserType::Admin, View::Single).is_empty());
+    fn embedded_mappings_are_valid_in_every_profile() {
+        for profile in [Profile::Spec, Profile::Original] {
+            let mappings = Mappings::embedded(profile);
+            let product = mappings.get("product");
+            assert!(!product.view(UserType::Admin, View::Single).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_profile_replaces_fields_and_view_lists() {
+        let text = r#"resource = "t"
+[fields]
+flag = { source = "r.flag", type = "flag" }
+name = { source = "r.name", type = "string" }
+[view.admin]
+list = ["flag"]
+single = ["flag", "name"]
+[profile.original.fields]
+flag = { source = "r.flag", type = "int" }
+[profile.original.view.admin]
+list = ["flag", "name"]
+"#;
+        let source = json!({"r": {"flag": true, "name": "n"}});
+        let spec = parse_file("t.toml", text, None).unwrap();
+        let original = parse_file("t.toml", text, Some("original")).unwrap();
+        let render = |m: &ResourceMapping, list: View| {
+            Value::Object(ResourceMapping::render(
+                &m.view(UserType::Admin, list),
+                &source,
+                "",
+            ))
+        };
+        assert_eq!(render(&spec, View::List), json!({"flag": "1"}));
+        assert_eq!(
+            render(&original, View::List),
+            json!({"flag": 1, "name": "n"})
+        );
+        assert_eq!(
+            render(&original, View::Single),
+            json!({"flag": 1, "name": "n"})
+        );
+        let e = parse_file("t.toml", "resource = \"t\"\n[profile.m1.fields]\n", None).unwrap_err();
+        assert!(e.0.contains("unknown profile profile.m1"), "{e}");
     }
 
     #[test]
     fn errors_name_file_and_line() {
-        let e = parse_file("p.toml", "resource = \"product\"\n[fields]\nsku = { source = \"product.sku\", type = \"strng\" }\n").unwrap_err();
+        let e = parse_file("p.toml", "resource = \"product\"\n[fields]\nsku = { source = \"product.sku\", type = \"strng\" }\n", None).unwrap_err();
         assert!(e.0.starts_with("p.toml line 3 (sku = "), "{e}");
-        let e = parse_file("p.toml", "resource = \"product\"\nbogus = 1\n").unwrap_err();
+        let e = parse_file("p.toml", "resource = \"product\"\nbogus = 1\n", None).unwrap_err();
         assert!(
             e.0.starts_with("p.toml line 2 (bogus = 1): unknown field `bogus`"),
             "{e}"
         );
-        let e = parse_file(
-            "p.toml",
-            "resource = \"product\"\n[fields]\nsku = { source = \"product.sku\", type = \"string\" }\n[view.guest]\nsingle = [\"sku\",\n \"wieght\"]\n",
-        )
+        let e = parse_file("p.toml", "resource = \"product\"\n[fields]\nsku = { source = \"product.sku\", type = \"string\" }\n[view.guest]\nsingle = [\"sku\",\n \"wieght\"]\n", None)
         .unwrap_err();
         assert_eq!(
             e.0,
             "p.toml line 6: view.guest.single names unknown field \"wieght\""
         );
-        let e = parse_file("p.toml", "resource = \"x\"\n[view.robot]\nsingle = []\n").unwrap_err();
+        let e = parse_file(
+            "p.toml",
+            "resource = \"x\"\n[view.robot]\nsingle = []\n",
+            None,
+        )
+        .unwrap_err();
         assert!(e.0.contains("view.robot"), "{e}");
         let e = parse_file(
             "p.toml",
             "resource = \"x\"\n[fields]\na = { source = \"x..y\", type = \"string\" }\n",
+            None,
         )
         .unwrap_err();
         assert!(e.0.starts_with("p.toml line 3"), "{e}");
@@ -556,6 +658,7 @@ mod tests {
         let e = parse_file(
             "p.toml",
             "resource = \"product\"\n[fields]\nsku = { source = \"product.sku\", type = \"string\" }\n[view.guest]\nsingel = [\"sku\"]\n",
+            None,
         )
         .unwrap_err();
         assert!(
@@ -567,7 +670,7 @@ mod tests {
                 "resource = \"product\"\n[fields]\nsku = {{ source = \"product.sku\", type = \"string\" }}\n[view.guest]\n{} = [\"sku\"]\n",
                 view.as_str()
             );
-            let m = parse_file("p.toml", &text).unwrap();
+            let m = parse_file("p.toml", &text, None).unwrap();
             assert_eq!(m.view(UserType::Guest, view).len(), 1);
         }
     }
@@ -587,6 +690,7 @@ in_stock = { source = "is_in_stock", type = "flag" }
 [view.admin]
 single = ["id", "stock", "color"]
 "#,
+            None,
         )
         .unwrap();
         let fields = m.view(UserType::Admin, View::Single);

@@ -418,7 +418,15 @@ fn check(
                 Some(country)
             }
             Err(message) => {
-                errors.push(message.into());
+                // The original named the value it did not know.
+                let original = (message == m::COUNTRY_MISSING)
+                    .then(|| {
+                        crate::profile::Profile::current().unknown_country(
+                            &crate::mapping::convert::scalar_text(&input["country_id"]),
+                        )
+                    })
+                    .flatten();
+                errors.push(original.unwrap_or_else(|| message.into()));
                 None
             }
         }

@@ -32,6 +32,7 @@ use crate::state::AppState;
 use crate::upstream::SearchCriteria;
 
 use super::customer_save::{Intent, Plan, same_values, save_verified};
+use crate::cache_keys::tag;
 use crate::caller::Caller;
 use crate::listing::search_criteria;
 use crate::locks::LockKey;
@@ -199,9 +200,10 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     .await?;
     let mapping = app.mappings.get("customer");
     let mut errors = Vec::new();
+    let profile = crate::profile::Profile::current();
     for field in mapping.view(UserType::Admin, View::Required).iter() {
         if input.get(&field.name).is_none_or(is_empty) {
-            errors.push(required(&field.name));
+            errors.push(profile.required_customer_field(&field.name));
         }
     }
     let password = password_of(&input, &mut errors);
@@ -298,7 +300,10 @@ async fn update(
     let Value::Object(changes) = changes["customer"].take() else {
         return Err(ApiError::request_data_invalid());
     };
-    save_verified(&app, id, &mut FieldsUpdate { id, changes }).await?;
+    let saved = save_verified(&app, id, &mut FieldsUpdate { id, changes }).await;
+    // The group decides the customer's prices: read it again, whatever happened.
+    app.cache.invalidate(&[tag::customer_group(id)]);
+    saved?;
     Ok(empty_ok())
 }
 
@@ -308,7 +313,10 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     // of that customer may keep working. After it again, for a login that raced the delete.
     app.auth.revoke_customer(id)?;
     let _turn = app.locks.lock(LockKey::Customer(id)).await?;
-    app.magento.delete_customer(id).await.map_err(redact)?;
+    let deleted = app.magento.delete_customer(id).await;
+    // The group decides prices: forget it, whatever happened.
+    app.cache.invalidate(&[tag::customer_group(id)]);
+    deleted.map_err(redact)?;
     app.auth.revoke_customer(id)?;
     Ok(empty_ok())
 }

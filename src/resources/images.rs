@@ -39,18 +39,21 @@ use crate::cache_keys::{key, tag, view};
 use super::products;
 use crate::caller::Caller;
 use crate::catalog::{product_index, product_records};
-use crate::image_upload::{BAD_BASE64, BAD_MIME, NOT_SPECIFIED, clean_stem, parse_input};
+use crate::image_upload::{BAD_BASE64, NOT_SPECIFIED, bad_mime, clean_stem, parse_input};
 use crate::lookups::stores;
 use crate::records::{json, record};
 use crate::resources::parse_id;
 use crate::response_cache::cached;
 use crate::upstream_errors;
 
+use crate::profile::Message;
+
 const IMAGE_NOT_FOUND: &str = "Product image not found";
 const NO_IMAGES: &str = "Requested product does not support images";
 
 fn image_not_found() -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, IMAGE_NOT_FOUND)
+    let message = crate::profile::Profile::current().message(Message::ImageNotFound);
+    ApiError::new(StatusCode::NOT_FOUND, message.unwrap_or(IMAGE_NOT_FOUND))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -527,9 +530,7 @@ fn media_error(error: UpstreamError) -> ApiError {
             (400, "The image content must be valid base64 encoded data.") => {
                 Some(ApiError::bad_request(BAD_BASE64))
             }
-            (400, "The image MIME type is not valid or not supported.") => {
-                Some(ApiError::bad_request(BAD_MIME))
-            }
+            (400, "The image MIME type is not valid or not supported.") => Some(bad_mime()),
             _ => None,
         };
         if let Some(mapped) = mapped {

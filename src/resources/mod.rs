@@ -29,7 +29,17 @@ pub fn routes() -> Listed<AppState> {
         .route("/oauth/tokens/{id}", any(gateway::oauth_tokens::entity))
         .route("/products", any(products::collection))
         .route("/products/category/{category_id}", any(products::category))
+        .route("/products/store/{store}", any(products::store_collection))
+        .route(
+            "/products/category/{category_id}/store/{store}",
+            any(products::store_category),
+        )
+        .route(
+            "/products/store/{store}/category/{category_id}",
+            any(products::store_category),
+        )
         .route("/products/{id}", any(products::entity))
+        .route("/products/{id}/store/{store}", any(products::store_entity))
         .route("/customers", any(customers::collection))
         .route("/customers/{id}", any(customers::entity))
         .route("/customers/{id}/addresses", any(addresses::collection))

@@ -175,6 +175,12 @@ fn render(app: &AppState, user: UserType, fields: &[Field], source: &Value) -> M
 }
 
 async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiError> {
+    // The original had no guest privilege on orders at all.
+    if caller.principal == Principal::Guest
+        && !crate::profile::Profile::current().guests_may_list_orders()
+    {
+        return Err(ApiError::access_denied());
+    }
     let params = ListParams::parse(uri.query())?;
     // A guest has no orders (DESIGN.md): nothing to ask Magento.
     if caller.principal == Principal::Guest {

@@ -19,21 +19,24 @@ use crate::auth::{Operation, Route, UserType, authorize};
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
-use crate::mapping::ResourceMapping;
-use crate::mapping::View;
 use crate::mapping::convert::{as_f64, as_i64, is_empty};
+use crate::mapping::{Field, ResourceMapping, View};
+use crate::pricing::{self, NOT_LOGGED_IN};
+use crate::profile::{Message, Profile};
 use crate::state::AppState;
-use crate::upstream::catalog::SearchResult;
+use crate::upstream::catalog::{SearchResult, StoreConfig, StoreView};
 use crate::upstream::{Scope, SearchCriteria, UpstreamError};
 
 use crate::cache_keys::{tag, view};
 
 use crate::caller::Caller;
 use crate::catalog::product_index::sku_of;
-use crate::catalog::product_records::{product_record, render_many, render_record};
+use crate::catalog::product_records::{
+    product_record, product_record_in, render_many, render_record,
+};
 use crate::listing::search_criteria;
 use crate::locks::LockKey;
-use crate::lookups::stores;
+use crate::lookups::{customer_group, stores};
 use crate::records::json;
 use crate::resources::parse_id;
 use crate::response_cache::cached;
@@ -65,17 +68,130 @@ pub async fn collection(
     // The policy answers before anything about the request is looked at.
     match authorize(Route::Products, &method, caller.principal)? {
         Operation::Retrieve => {
-            let params = ListParams::parse(uri.query())?;
-            match params.category_id.clone() {
-                Some(category) => {
-                    authorize(Route::CategoryProducts, &method, caller.principal)?;
-                    category_list(app, caller, &headers, &category, params).await
-                }
-                None => list(app, caller, &headers, params).await,
-            }
+            read_collection(app, caller, &method, &uri, &headers, ReadStore::Default).await
         }
         Operation::Create => create(app, &headers, body).await,
         op => Err(ApiError::internal().with_cause(format!("{op:?} is not served on /products"))),
+    }
+}
+
+/// A product list, or a category's when the query names one (`?category_id=N`).
+async fn read_collection(
+    app: AppState,
+    caller: Caller,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    store: ReadStore,
+) -> Result<Response, ApiError> {
+    let params = ListParams::parse(uri.query())?;
+    match params.category_id.clone() {
+        Some(category) => {
+            authorize(Route::CategoryProducts, method, caller.principal)?;
+            category_list(app, caller, headers, &category, params, store).await
+        }
+        None => list(app, caller, headers, params, store).await,
+    }
+}
+
+/// `/products/store/:store`: the product list in a store view (by id or code).
+pub async fn store_collection(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path(store): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    authorize(Route::StoreProducts, &method, caller.principal)?;
+    let store = ReadStore::resolve(&app, &store).await?;
+    read_collection(app, caller, &method, &uri, &headers, store).await
+}
+
+/// `/products/:id/store/:store`: one product in a store view.
+pub async fn store_entity(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path((id, store)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    authorize(Route::StoreProduct, &method, caller.principal)?;
+    let store = ReadStore::resolve(&app, &store).await?;
+    get_one(app, caller, &headers, &id, store).await
+}
+
+/// `/products/category/:category_id/store/:store` and
+/// `/products/store/:store/category/:category_id`: a category's products in a store view.
+pub async fn store_category(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path(params): Path<HashMap<String, String>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    authorize(Route::CategoryProducts, &method, caller.principal)?;
+    let (Some(category), Some(store)) = (params.get("category_id"), params.get("store")) else {
+        return Err(ApiError::internal().with_cause("store category route without parameters"));
+    };
+    let store = ReadStore::resolve(&app, store).await?;
+    let params = ListParams::parse(uri.query())?;
+    category_list(app, caller, &headers, category, params, store).await
+}
+
+/// The store view a product read answers for: the configured default, or the one a
+/// `/store/:store` route names. Store 0 (admin) and the default store's own id or code are
+/// the same as the routes without a store.
+#[derive(Debug, Clone)]
+pub enum ReadStore {
+    Default,
+    View(StoreView),
+}
+
+impl ReadStore {
+    pub async fn resolve(app: &AppState, store: &str) -> Result<ReadStore, ApiError> {
+        let view = stores::view_by_id_or_code(app, store).await?;
+        Ok(
+            if view.id == 0 || view.code == app.magento.default_store() {
+                ReadStore::Default
+            } else {
+                ReadStore::View(view)
+            },
+        )
+    }
+
+    fn code<'a>(&'a self, app: &'a AppState) -> &'a str {
+        match self {
+            ReadStore::Default => app.magento.default_store(),
+            ReadStore::View(view) => &view.code,
+        }
+    }
+
+    fn scope(&self) -> Scope<'_> {
+        match self {
+            ReadStore::Default => Scope::Default,
+            ReadStore::View(view) => Scope::Store(&view.code),
+        }
+    }
+
+    /// The store view in cache views: none for the default store.
+    fn key(&self) -> Option<&str> {
+        match self {
+            ReadStore::Default => None,
+            ReadStore::View(view) => Some(&view.code),
+        }
+    }
+
+    /// A store view's lists hold only products of its website (the default store's lists
+    /// are Magento's as they are).
+    fn website_filter(&self, criteria: SearchCriteria) -> SearchCriteria {
+        match self {
+            ReadStore::Default => criteria,
+            ReadStore::View(view) => {
+                criteria.filter("website_id", view.website_id.to_string(), "eq")
+            }
+        }
     }
 }
 
@@ -92,10 +208,10 @@ pub async fn entity(
     if let Some(category) = id.strip_prefix("category_id=") {
         authorize(Route::CategoryProducts, &method, caller.principal)?;
         let params = ListParams::parse(uri.query())?;
-        return category_list(app, caller, &headers, category, params).await;
+        return category_list(app, caller, &headers, category, params, ReadStore::Default).await;
     }
     match authorize(Route::Product, &method, caller.principal)? {
-        Operation::Retrieve => get_one(app, caller, &headers, &id).await,
+        Operation::Retrieve => get_one(app, caller, &headers, &id, ReadStore::Default).await,
         Operation::Update => update(app, &headers, &id, body).await,
         Operation::Delete => delete(app, &id).await,
         Operation::Create => Err(ApiError::not_implemented()),
@@ -113,7 +229,7 @@ pub async fn category(
 ) -> Result<Response, ApiError> {
     authorize(Route::CategoryProducts, &method, caller.principal)?;
     let params = ListParams::parse(uri.query())?;
-    category_list(app, caller, &headers, &category, params).await
+    category_list(app, caller, &headers, &category, params, ReadStore::Default).await
 }
 
 // ---------------------------------------------------------------------------------------
@@ -137,6 +253,66 @@ fn shopper_filters(criteria: SearchCriteria) -> SearchCriteria {
         .filter("visibility", "2,3,4", "in")
 }
 
+/// A product a shopper may see in a store of `website`: assigned to it, when Magento says
+/// which websites the product is on.
+fn on_website(product: &Value, website: u64) -> bool {
+    match product.pointer("/extension_attributes/website_ids") {
+        Some(Value::Array(ids)) => ids
+            .iter()
+            .any(|id| as_i64(id).is_some_and(|id| id as u64 == website)),
+        _ => true,
+    }
+}
+
+/// Does a view show prices that depend on the customer group (tier and group prices)?
+fn shows_group_prices(fields: &[Field]) -> bool {
+    fields.iter().any(|field| {
+        let path = field.source.segments();
+        let tiers = ["product", "tier_prices"];
+        field.ty.tier_kind().is_some()
+            || path.first().is_some_and(|s| s == "pricing")
+            // The product itself, or its tiers, whatever the type.
+            || tiers.iter().zip(path).all(|(a, b)| a == b)
+    })
+}
+
+/// The customer group a shopper's answer in this view is priced for, and the caller that
+/// keys its cache entry by that group. Views without group prices are the same for every
+/// group: they are shared, and their records still carry only anonymous tiers.
+async fn priced_caller(
+    app: &AppState,
+    caller: Caller,
+    fields: &[Field],
+) -> Result<(Caller, u64), ApiError> {
+    match caller.user_type() {
+        UserType::Admin | UserType::Guest => Ok((caller, NOT_LOGGED_IN)),
+        UserType::Customer if shows_group_prices(fields) => {
+            let group = customer_group::of(app, caller.principal).await?;
+            Ok((caller.with_price_group(group), group))
+        }
+        UserType::Customer => Ok((caller, NOT_LOGGED_IN)),
+    }
+}
+
+/// Renders one product for a caller. A shopper's record first loses every tier price that
+/// is not for `group` (see [`pricing::prepare_shopper_source`]).
+fn render_product(
+    fields: &[Field],
+    user: UserType,
+    mut source: Value,
+    group: u64,
+    store: &StoreConfig,
+) -> Value {
+    if user != UserType::Admin {
+        pricing::prepare_shopper_source(&mut source, group, store.website_id);
+    }
+    Value::Object(ResourceMapping::render(
+        fields,
+        &source,
+        &store.base_media_url,
+    ))
+}
+
 // ---------------------------------------------------------------------------------------
 // Reads
 // ---------------------------------------------------------------------------------------
@@ -146,15 +322,18 @@ async fn get_one(
     caller: Caller,
     headers: &HeaderMap,
     id: &str,
+    read_store: ReadStore,
 ) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     let user = caller.user_type();
+    let fields = app.mappings.get("product").view(user, View::Single);
+    let (caller, group) = priced_caller(&app, caller, &fields).await?;
     let state = app.clone();
     cached(
         &app.cache,
         caller,
         headers,
-        &view::product(id),
+        &view::product(id, read_store.key()),
         move || async move {
             let app = state;
             let shopper = user != UserType::Admin;
@@ -163,11 +342,14 @@ async fn get_one(
             // only the id and the store).
             let product_chain = async {
                 let sku = sku_of(&app, id).await?;
-                let product = product_record(&app, id, &sku).await?;
+                let product = match &read_store {
+                    ReadStore::Default => product_record(&app, id, &sku).await?,
+                    ReadStore::View(view) => product_record_in(&app, id, &sku, &view.code).await?,
+                };
                 Ok::<_, ApiError>((sku, product))
             };
             let store_chain = async {
-                let store = stores::config(&app, app.magento.default_store()).await?;
+                let store = stores::config(&app, read_store.code(&app)).await?;
                 let render = match shopper {
                     true => {
                         Some(render_record(&app, id, store.id, &store.base_currency_code).await?)
@@ -182,15 +364,16 @@ async fn get_one(
             let (store, render) = store_result?;
             let mut source = json!({ "product": product });
             if shopper {
-                if !shopper_visible(&source["product"]) {
+                if !shopper_visible(&source["product"])
+                    || !on_website(&source["product"], store.website_id)
+                {
                     return Err(ApiError::not_found());
                 }
                 source["render"] = render.unwrap_or(Value::Null);
             }
-            let fields = app.mappings.get("product").view(user, View::Single);
-            let record = ResourceMapping::render(&fields, &source, &store.base_media_url);
+            let record = render_product(&fields, user, source, group, &store);
             Ok((
-                Doc::new(Value::Object(record)),
+                Doc::new(record),
                 vec![tag::product(id), tag::sku(&sku), tag::STORES.to_owned()],
             ))
         },
@@ -203,22 +386,24 @@ async fn list(
     caller: Caller,
     headers: &HeaderMap,
     params: ListParams,
+    read_store: ReadStore,
 ) -> Result<Response, ApiError> {
     let user = caller.user_type();
     let fields = app.mappings.get("product").view(user, View::List);
     // Checked before anything is cached or fetched.
     let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
+    let (caller, group) = priced_caller(&app, caller, &fields).await?;
     let state = app.clone();
-    let logical = view::product_list(&params.canonical());
+    let logical = view::product_list(read_store.key(), &params.canonical());
     cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
         if user != UserType::Admin {
-            criteria = shopper_filters(criteria);
+            criteria = read_store.website_filter(shopper_filters(criteria));
         }
         let criteria = criteria.page(params.limit, params.page);
         let bytes = app
             .magento
-            .search_products(Scope::Default, &criteria)
+            .search_products(read_store.scope(), &criteria)
             .await
             .map_err(upstream_errors::to_api)?;
         let result: SearchResult<Value> =
@@ -230,7 +415,7 @@ async fn list(
         } else {
             result.items
         };
-        let store = stores::config(&app, app.magento.default_store()).await?;
+        let store = stores::config(&app, read_store.code(&app)).await?;
         let ids: Vec<u64> = items.iter().filter_map(product_id).collect();
         let renders = if user == UserType::Admin {
             HashMap::new()
@@ -247,11 +432,7 @@ async fn list(
             let source = json!({ "product": product, "render": render });
             out.insert(
                 id.to_string(),
-                Value::Object(ResourceMapping::render(
-                    &fields,
-                    &source,
-                    &store.base_media_url,
-                )),
+                render_product(&fields, user, source, group, &store),
             );
             tags.push(tag::product(id));
         }
@@ -268,6 +449,7 @@ async fn category_list(
     headers: &HeaderMap,
     category: &str,
     params: ListParams,
+    read_store: ReadStore,
 ) -> Result<Response, ApiError> {
     let category_id: u64 = category
         .parse()
@@ -275,11 +457,19 @@ async fn category_list(
         .filter(|&id| id > 0)
         .ok_or_else(|| ApiError::bad_request("Category not found."))?;
     let user = caller.user_type();
-    let fields = app.mappings.get("product").view(user, View::Category);
+    // The original answered a category's products in the shape of `/products`.
+    let as_product_list = Profile::current().category_list_as_product_list();
+    let list_view = if as_product_list {
+        View::List
+    } else {
+        View::Category
+    };
+    let fields = app.mappings.get("product").view(user, list_view);
     // Checked before anything is cached or fetched; each chunk's search starts from it.
     let filters = search_criteria(&fields, &params, SearchCriteria::new())?;
+    let (caller, group) = priced_caller(&app, caller, &fields).await?;
     let state = app.clone();
-    let logical = view::category(category_id, &params.canonical());
+    let logical = view::category(category_id, read_store.key(), &params.canonical());
     cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
         let mut links = app
@@ -313,12 +503,12 @@ async fn category_list(
         for chunk in candidates.chunks(crate::upstream::search::MAX_PAGE_SIZE as usize) {
             let mut criteria = filters.clone().filter("sku", chunk.join(","), "in");
             if user != UserType::Admin {
-                criteria = shopper_filters(criteria);
+                criteria = read_store.website_filter(shopper_filters(criteria));
             }
             let criteria = criteria.page(chunk.len() as u32, 1);
             let bytes = app
                 .magento
-                .search_products(Scope::Default, &criteria)
+                .search_products(read_store.scope(), &criteria)
                 .await
                 .map_err(upstream_errors::to_api)?;
             let result: SearchResult<Value> =
@@ -340,19 +530,36 @@ async fn category_list(
         } else {
             found
         };
-        let store = stores::config(&app, app.magento.default_store()).await?;
-        let mut out = Vec::new();
+        let store = stores::config(&app, read_store.code(&app)).await?;
         let mut tags = vec![tag::LISTS.to_owned(), tag::category(category_id)];
+        if as_product_list {
+            let ids: Vec<u64> = page.iter().filter_map(product_id).collect();
+            let renders = match user {
+                UserType::Admin => HashMap::new(),
+                _ => render_many(&app, &ids, store.id, &store.base_currency_code).await?,
+            };
+            let mut out = Map::new();
+            for product in page {
+                let Some(id) = product_id(&product) else {
+                    continue;
+                };
+                tags.push(tag::product(id));
+                let render = renders.get(&id).cloned().unwrap_or(Value::Null);
+                let source = json!({ "product": product, "render": render });
+                out.insert(
+                    id.to_string(),
+                    render_product(&fields, user, source, group, &store),
+                );
+            }
+            return Ok((Doc::keyed_list(Value::Object(out)), tags));
+        }
+        let mut out = Vec::new();
         for product in page {
             if let Some(id) = product_id(&product) {
                 tags.push(tag::product(id));
             }
             let source = json!({ "product": product });
-            out.push(Value::Object(ResourceMapping::render(
-                &fields,
-                &source,
-                &store.base_media_url,
-            )));
+            out.push(render_product(&fields, user, source, group, &store));
         }
         Ok((Doc::new(Value::Array(out)), tags))
     })
@@ -469,7 +676,10 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     match app.magento.product(Scope::Default, &sku).await {
         Ok(_) => {
             return Err(ApiError::validation(vec![
-                "The value of attribute \"sku\" must be unique.".into(),
+                Profile::current()
+                    .message(Message::DuplicateSku)
+                    .unwrap_or("The value of attribute \"sku\" must be unique.")
+                    .into(),
             ]));
         }
         Err(e) if e.is_not_found() => {}

@@ -193,10 +193,13 @@ async fn list(app: AppState, caller: Caller, query: Option<&str>) -> Result<Resp
     } else {
         result.items
     };
-    let fields = app
-        .mappings
-        .get("stock_item")
-        .view(UserType::Admin, View::List);
+    // The original listed the full record.
+    let view = if crate::profile::Profile::current().stock_list_is_full_record() {
+        View::Single
+    } else {
+        View::List
+    };
+    let fields = app.mappings.get("stock_item").view(UserType::Admin, view);
     let out: Vec<Value> = items
         .iter()
         .map(|item| Value::Object(ResourceMapping::render(&fields, item, "")))
@@ -423,6 +426,21 @@ struct Outcome {
 }
 
 impl Outcome {
+    /// An item that does not exist: SPEC.md's code 404 with `Resource not found.`, or the
+    /// original's code 400 `StockItem #<id> not found.`.
+    fn unknown(item_id: u64) -> Outcome {
+        let profile = crate::profile::Profile::current();
+        let message = match profile.unknown_stock_item_code() {
+            404 => msg::NOT_FOUND.to_owned(),
+            _ => format!("StockItem #{item_id} not found."),
+        };
+        Outcome {
+            item_id: json!(item_id),
+            message,
+            code: profile.unknown_stock_item_code(),
+        }
+    }
+
     fn updated(item_id: u64) -> Outcome {
         Outcome {
             item_id: json!(item_id),
@@ -615,6 +633,9 @@ async fn batch(
                 for plan in plans {
                     let echo = json!(item_id);
                     let outcome = match (&target, plan.changes) {
+                        (Err(e), _) if e.status() == http::StatusCode::NOT_FOUND => {
+                            vec![Outcome::unknown(item_id)]
+                        }
                         (Err(e), _) => Outcome::failed(&echo, e),
                         (Ok(_), None) => vec![Outcome::updated(item_id)],
                         (Ok((product_id, sku)), Some(changes)) => {
@@ -654,9 +675,17 @@ async fn batch(
             error.push(outcome.to_json());
         }
     }
+    // The original wrote a group only when it had entries.
+    let mut groups = Map::new();
+    let all = crate::profile::Profile::current().empty_groups_shown();
+    for (name, entries) in [("success", success), ("error", error)] {
+        if all || !entries.is_empty() {
+            groups.insert(name.to_owned(), Value::Array(entries));
+        }
+    }
     Ok(multi_status(
         caller.format,
-        &Doc::new(json!({ "success": success, "error": error })),
+        &Doc::new(Value::Object(groups)),
     ))
 }
 

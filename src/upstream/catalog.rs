@@ -51,6 +51,8 @@ pub struct StoreConfig {
     #[serde(deserialize_with = "lenient_u64")]
     pub id: u64,
     pub code: String,
+    #[serde(default, deserialize_with = "lenient_u64")]
+    pub website_id: u64,
     #[serde(default)]
     pub base_url: String,
     #[serde(default)]

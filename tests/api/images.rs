@@ -16,7 +16,11 @@ const URL_FRONT: &str = "https://shop.example/media/catalog/product/h/a/harbor-d
 /// in the default and french views and with its default values, 24-UG05 (3, disabled),
 /// MT07 (6, second image disabled); and attribute set 4.
 async fn catalog() -> Gateway {
-    let gw = Gateway::start().await;
+    mount_image_catalog(Gateway::start().await).await
+}
+
+/// What [`catalog`] mounts, on any gateway (the profile tests reuse it).
+pub(crate) async fn mount_image_catalog(gw: Gateway) -> Gateway {
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
     mount_product(&gw, "24-MB01", "products/get-simple-24-mb01").await;

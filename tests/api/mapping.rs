@@ -60,7 +60,10 @@ async fn editing_a_mapping_changes_responses_without_a_rebuild() {
             "[fields]\n",
             "[fields]\nhas_options = { source = \"product.custom_attributes.has_options\", type = \"flag\" }\n",
         )
-        .replace("\"tier_price\", \"stock_data\"]", "\"tier_price\", \"stock_data\", \"has_options\"]");
+        .replace(
+            "\"stock_data\", \"created_at\",",
+            "\"stock_data\", \"has_options\", \"created_at\",",
+        );
     std::fs::write(&file, format!("{head}{guest}")).unwrap();
 
     let edited = Gateway::start_with(|c| c.mappings = Some(dir.clone())).await;

@@ -39,6 +39,23 @@ const TABLE: &[(&str, &str, Expect, Expect, Expect)] = &[
     ("POST", "/products/category_id=4", D, D, S),
     ("PUT", "/products/category_id=4", D, D, S),
     ("DELETE", "/products/category_id=4", D, D, S),
+    // The original's store-view routes (issue 11): read by everyone, written by nobody.
+    ("GET", "/products/store/2", P, P, P),
+    ("POST", "/products/store/2", D, D, S),
+    ("PUT", "/products/store/2", D, D, S),
+    ("DELETE", "/products/store/2", D, D, S),
+    ("GET", "/products/1/store/2", P, P, P),
+    ("POST", "/products/1/store/2", D, D, N),
+    ("PUT", "/products/1/store/2", D, D, N),
+    ("DELETE", "/products/1/store/2", D, D, N),
+    ("GET", "/products/category/4/store/2", P, P, P),
+    ("POST", "/products/category/4/store/2", D, D, S),
+    ("GET", "/products/store/2/category/4", P, P, P),
+    ("PUT", "/products/store/2/category/4", D, D, S),
+    // A trailing slash is the same route.
+    ("GET", "/products/", P, P, P),
+    ("POST", "/products/1/", D, D, N),
+    ("PUT", "/stockitems/15/", D, D, P),
     // 4.4 and 5.2, 5.4: a customer reads and changes their own record; listing (their own
     // record only), create and delete are Admin's. PUT and DELETE on the collection exist
     // for nobody; a customer, who may update, learns that with a 405.

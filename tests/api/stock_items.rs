@@ -13,7 +13,11 @@ use crate::helpers::*;
 /// A gateway whose Magento knows the recorded stock: every item on one index page, the
 /// stock items of 24-MB01 (item 15) and 24-UG05 (item 17).
 async fn stock() -> Gateway {
-    let gw = Gateway::start().await;
+    mount_stock(Gateway::start().await).await
+}
+
+/// What [`stock`] mounts, on any gateway (the profile tests reuse it).
+pub(crate) async fn mount_stock(gw: Gateway) -> Gateway {
     mount_skus(&gw.upstream).await;
     Mock::given(method("GET"))
         .and(path("/rest/default/V1/stockItems/lowStock/"))
@@ -319,7 +323,7 @@ async fn the_list_filters_on_quantity_and_refuses_what_magento_cannot_do() {
     }
 }
 
-async fn mount_put(gw: &Gateway, name: &str) {
+pub(crate) async fn mount_put(gw: &Gateway, name: &str) {
     let exchange = fixture(name);
     Mock::given(method("PUT"))
         .and(path(exchange["request"]["path"].as_str().unwrap()))

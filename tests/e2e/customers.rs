@@ -221,6 +221,16 @@ async fn orders_by_owner() {
     let stack = Stack::start().await;
     let demo = stack.customer_token(DEMO.0, DEMO.1).await;
 
+    // The customer's own record, as the original showed it, dated by the sandbox.
+    let me = stack
+        .call("GET", "/customers", Some(&demo), None)
+        .await
+        .json();
+    assert_eq!(me[0]["email"], DEMO.0);
+    assert!(me[0]["updated_at"].is_string(), "{me}");
+    let admin_view = stack.admin("GET", "/customers/1", None).await.json();
+    assert!(admin_view["updated_at"].is_string(), "{admin_view}");
+
     let mine = stack.call("GET", "/orders", Some(&demo), None).await;
     assert_eq!(mine.status, 200, "{}", mine.body);
     let mine = mine.json();
@@ -231,7 +241,10 @@ async fn orders_by_owner() {
         .map(String::as_str)
         .collect();
     assert_eq!(ids, ["1", "2"]);
-    assert_eq!(mine["1"]["base_subtotal"], "86.0000");
+    // The original's customer view of an order: order-currency totals, no base_* amounts.
+    assert_eq!(mine["1"]["subtotal"], "86.0000");
+    assert_eq!(mine["1"].get("base_subtotal"), None);
+    assert_eq!(mine["1"]["increment_id"], "000000001");
     assert!(mine["1"]["order_items"].as_array().unwrap().len() >= 2);
 
     let all = stack.admin("GET", "/orders", None).await.json();

@@ -95,6 +95,11 @@ impl Reply {
 
 impl Stack {
     pub async fn start() -> Stack {
+        Stack::start_with(|_| {}).await
+    }
+
+    /// A stack whose gateway configuration `tweak` changes (the profile, say).
+    pub async fn start_with(tweak: impl FnOnce(&mut storegate::Config)) -> Stack {
         // reqwest is built without a bundled crypto provider; the gateway installs ring's
         // when it starts, the proxy's client is built before that.
         storegate::upstream::install_crypto();
@@ -113,10 +118,11 @@ impl Stack {
         let app = Router::new().fallback(forward).with_state(proxy);
         tokio::spawn(async move { axum::serve(proxy_listener, app).await });
 
-        let config = storegate::Config {
+        let mut config = storegate::Config {
             listen: "127.0.0.1:0".parse().unwrap(),
             ..storegate::Config::default()
         };
+        tweak(&mut config);
         let mappings = storegate::load_mappings(&config).unwrap();
         let parts = storegate::Parts {
             upstream_url: proxy_url,

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::harness::Stack;
+use crate::harness::{ADMIN_KEY, Stack};
 use crate::schema::assert_answers_match_schema;
 
 fn new_product(sku: &str) -> serde_json::Value {
@@ -133,4 +133,163 @@ async fn paging_through_the_catalog_ends() {
     }
     assert!(seen.len() >= 5, "{seen:?}");
     assert!(seen.len() < 250, "paging never ended");
+}
+
+/// A wholesale-only tier (group 2) reaches the wholesale customer and nobody else; each
+/// shopper's tiers come in the original's shopper shape.
+#[tokio::test]
+async fn tier_prices_reach_only_their_customer_group() {
+    let stack = Stack::start().await;
+    let mut product = new_product("E2E-TIERS");
+    product["tier_price"] = json!([
+        {"cust_group": 32000, "price": "11", "price_qty": 5},
+        {"cust_group": 2, "price": "7.77", "price_qty": 2},
+        {"cust_group": 1, "price": "10.5", "price_qty": 3}
+    ]);
+    let r = stack.admin("POST", "/products", Some(product)).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let id = r
+        .header("location")
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let path = format!("/products/{id}");
+
+    let general = stack
+        .customer_token("roni_cost@example.com", "Roni-Cost-2024")
+        .await;
+    let wholesale = stack
+        .customer_token("alex.walker@example.com", "Alex-Walker-99")
+        .await;
+    let qtys = |body: &serde_json::Value| -> Vec<serde_json::Value> {
+        body["tier_price"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{body}"))
+            .iter()
+            .map(|t| t["qty"].clone())
+            .collect()
+    };
+    // Twice each: the second answer comes from the cache.
+    for _ in 0..2 {
+        let w = stack.call("GET", &path, Some(&wholesale), None).await;
+        assert_eq!(w.status, 200, "{}", w.body);
+        assert_eq!(qtys(&w.json()), [json!(2), json!(5)], "{}", w.body);
+        assert_eq!(w.json()["tier_price"][0]["price_without_tax"], json!(7.77));
+
+        let g = stack.call("GET", &path, None, None).await;
+        assert_eq!(qtys(&g.json()), [json!(5)], "{}", g.body);
+        assert!(!g.body.contains("7.77"), "{}", g.body);
+
+        let c = stack.call("GET", &path, Some(&general), None).await;
+        assert_eq!(qtys(&c.json()), [json!(3), json!(5)], "{}", c.body);
+        assert!(!c.body.contains("7.77"), "{}", c.body);
+        let tier = &c.json()["tier_price"][0];
+        assert_eq!(tier["price_without_tax"], json!(10.5));
+        assert!(tier["price_with_tax"].as_f64().unwrap() >= 10.5, "{tier}");
+    }
+    assert_answers_match_schema(&stack.exchanges());
+}
+
+/// The original's store-view routes answer the store view's values, for shoppers and the
+/// Admin, by store id or code; the lists of a store view too.
+#[tokio::test]
+async fn store_view_routes_answer_the_store_views_values() {
+    let stack = Stack::start().await;
+    let english = stack.call("GET", "/products/1", None, None).await.json();
+    // The sandbox dates its products as Magento 2 does; the original showed the dates.
+    for field in ["created_at", "updated_at"] {
+        let date = english[field]
+            .as_str()
+            .unwrap_or_else(|| panic!("{english}"));
+        assert_eq!(date.len(), 19, "{field}: {date}");
+    }
+    for path in ["/products/1/store/french", "/products/1/store/2/"] {
+        let r = stack.call("GET", path, None, None).await;
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        assert_ne!(r.json()["name"], english["name"], "{path}");
+        let admin = stack.admin("GET", path, None).await;
+        assert_eq!(admin.json()["name"], r.json()["name"], "{path}");
+    }
+    let list = stack
+        .call("GET", "/products/store/french", None, None)
+        .await;
+    assert_eq!(list.status, 200, "{}", list.body);
+    let french = stack
+        .call("GET", "/products/1/store/french", None, None)
+        .await
+        .json();
+    assert_eq!(list.json()["1"]["name"], french["name"]);
+    let r = stack.call("GET", "/products/store/mars", None, None).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_answers_match_schema(&stack.exchanges());
+}
+
+/// `STOREGATE_PROFILE=original` against the sandbox: the original's XML root, `*/*` in
+/// JSON, its JSON types and list shapes, on Magento 2's real answers.
+#[tokio::test]
+async fn the_original_profile_end_to_end() {
+    let stack = Stack::start_with(|c| c.profile = storegate::profile::Profile::Original).await;
+    let xml = stack
+        .http
+        .get(stack.url("/products/1"))
+        .header("Accept", "application/xml")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        xml.contains("<magento_api><entity_id>1</entity_id>"),
+        "{xml}"
+    );
+    let any = stack
+        .http
+        .get(stack.url("/products/1"))
+        .header("Accept", "*/*")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        any.headers()["content-type"],
+        "application/json; charset=utf-8"
+    );
+    let list = stack.call("GET", "/products", None, None).await.json();
+    let first = list.as_object().unwrap().values().next().unwrap().clone();
+    assert!(first["is_saleable"].is_boolean(), "{first}");
+    let admin = stack.admin("GET", "/products/5", None).await.json();
+    assert!(admin["tier_price"][0]["cust_group"].is_i64(), "{admin}");
+    assert!(
+        admin["created_at"].as_str().unwrap().contains('T'),
+        "{admin}"
+    );
+    let category = stack.call("GET", "/products/category/3", None, None).await;
+    assert_eq!(category.status, 200, "{}", category.body);
+    assert!(category.json().is_object(), "{}", category.body);
+    let demo = stack
+        .customer_token("roni_cost@example.com", "Roni-Cost-2024")
+        .await;
+    let addresses = stack
+        .call("GET", "/customers/1/addresses", Some(&demo), None)
+        .await
+        .json();
+    assert!(addresses[0]["is_default_billing"].is_i64(), "{addresses}");
+    let orders = stack
+        .http
+        .get(stack.url("/orders"))
+        .header("Accept", "application/xml")
+        .bearer_auth(ADMIN_KEY)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        orders.starts_with("<?xml version=\"1.0\"?>\n<magento_api><data_item>"),
+        "{orders}"
+    );
+    assert_answers_match_schema(&stack.exchanges());
 }

@@ -63,7 +63,7 @@ impl Stack {
             upstream_token: sandbox.token().to_owned(),
             admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
             token_secret: b"oauth-test-secret".to_vec(),
-            mappings: storegate::mapping::Mappings::embedded(),
+            mappings: storegate::mapping::Mappings::embedded(config.profile),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let gateway = storegate::start(config, parts, listener, None)

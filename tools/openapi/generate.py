@@ -30,6 +30,8 @@ def ftype(t, field=None):
     if t == "flag": return {"type": ["string", "null"], "enum": ["0", "1", None], "description": "\"1\" or \"0\""}
     if t in ("bool", "nonempty"): return {"type": "boolean"}
     if t == "datetime": return n({"type": "string", "description": "YYYY-MM-DD HH:MM:SS"})
+    if t == "datetime_iso": return n({"type": "string", "description": "ISO 8601"})
+    if t in ("group_price_original", "tier_price_original"): return {"type": "array", "items": {"type": "object"}}
     if t == "media_url": return n({"type": "string", "format": "uri"})
     if t == "list": return {"type": ["array", "null"], "items": {"type": ["string", "number", "object", "null"]}}
     if t in ("group_price",): return {"type": "array", "items": {"$ref": "#/components/schemas/GroupPrice"}}
@@ -46,9 +48,13 @@ def field_schema(res, name):
         s = {"anyOf": [{"$ref": "#/components/schemas/StockData"}, {"type": "null"}]}
     return s
 
+def out_name(res, name):
+    """The key a field is written under (`name = "..."` in the mapping, else its own)."""
+    return M[res]["fields"].get(name, {}).get("name", name)
+
 def view_schema(res, view, kind, title):
     names = M[res]["view"][view][kind]
-    props = {n: field_schema(res, n) for n in names}
+    props = {out_name(res, n): field_schema(res, n) for n in names}
     return {"type": "object", "title": title, "properties": props, "additionalProperties": False,
             "description": f"Fields of the {view} view ({kind}) with the default mappings (`mappings/magento2/{res}.toml`); an operator's mapping edit changes them."}
 
@@ -70,7 +76,7 @@ for t, s in list(schemas.items()):
 # write bodies
 def write_schema(res, view, kind, title, required=None):
     names = M[res]["view"][view][kind]
-    props = {n: field_schema(res, n) for n in names}
+    props = {out_name(res, n): field_schema(res, n) for n in names}
     for p in props.values():
         p.pop("pattern", None)
     s = {"type": "object", "title": title, "properties": props,
