@@ -9,8 +9,9 @@
 //! error rendering and format negotiation, load shedding (at most
 //! `STOREGATE_MAX_IN_FLIGHT` requests at once, the rest a 503 at once), panic guard,
 //! authentication, request deadline, then one route per spec resource.
-//! The operational endpoints (`/healthz`, `/readyz`, `/metrics`) sit outside the API's
-//! layers, so they answer even when the API sheds load.
+//! The operational endpoints (`/healthz`, `/readyz`, `/metrics`), the API reference
+//! (`/api/rest/openapi.json`, `/api/rest/docs`) and the sandbox's media sit outside the API's
+//! layers, so they answer even when the API sheds load. CORS, when configured, wraps it all.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,6 +94,7 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             crate::server::default_max_connections(config.upstream_max_in_flight)
         }),
     ));
+    let upstream_up = crate::process_metrics::UpstreamUp::default();
     let metrics = Metrics::new(
         upstream_metrics,
         cache.clone(),
@@ -108,7 +110,10 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             let connections = connections.clone();
             Arc::new(move || (connections.open() as i64, connections.refused()))
         },
-    );
+    )
+    .with_collector(Box::new(crate::process_metrics::ProcessCollector {
+        upstream_up: upstream_up.clone(),
+    }));
     let tokens = TokenIssuer::new(parts.token_secret.clone(), config.token_ttl);
     let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
     let shared = SharedState::start(&config, &cache, &auth)?;
@@ -133,16 +138,28 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         connections,
         uploads: Arc::new(Semaphore::new(config.max_uploads_in_flight)),
         config,
+        upstream_up,
     });
     Ok((router(app.clone()), app))
 }
 
 fn router(app: AppState) -> Router {
+    assemble(app).0
+}
+
+/// The path templates the gateway serves (`/api/rest/products/{id}`, `/healthz`, ...), from
+/// the same code that builds its router: what the OpenAPI document must list.
+pub fn served_routes(app: &AppState) -> Vec<String> {
+    assemble(app.clone()).1
+}
+
+fn assemble(app: AppState) -> (Router, Vec<String>) {
     let timeouts = (app.config.upstream_timeout, app.config.body_timeout);
     // The API's layers go in with one `Router::layer` call (a `ServiceBuilder`, outermost
     // first), not one call per layer: each call boxes every route once more, and each
     // layer clones all the boxes beneath it on every request.
-    let api = resources::routes()
+    let (api, api_templates) = resources::routes().into_parts();
+    let api = api
         .fallback(any(route_not_found))
         .layer(
             ServiceBuilder::new()
@@ -161,12 +178,29 @@ fn router(app: AppState) -> Router {
         )
         .with_state(app.clone());
 
-    Router::new()
-        .nest("/api/rest", api)
-        .merge(crate::ops::routes(app.clone()))
+    let (outside, outside_templates) = crate::ops::routes(app.clone())
         .merge(crate::oauth::endpoints::routes(app.clone()))
+        .merge(crate::api_docs::routes())
+        .merge(crate::media_proxy::routes(&app.config))
+        .into_parts();
+    let mut templates: Vec<String> = api_templates
+        .iter()
+        .map(|t| format!("/api/rest{t}"))
+        .collect();
+    templates.extend(outside_templates);
+
+    let router = Router::new()
+        .nest("/api/rest", api)
+        .merge(outside)
         .fallback(any(outside_api))
-        .layer(from_fn_with_state(app, front))
+        .layer(from_fn_with_state(app.clone(), front));
+    // Outermost, so that a browser's preflight is answered before the API refuses OPTIONS,
+    // and every answer (cache hits, errors) carries the CORS headers.
+    let router = match crate::cors::layer(&app.config.cors_origins) {
+        Some(cors) => router.layer(cors),
+        None => router,
+    };
+    (router, templates)
 }
 
 /// The router as served. A trailing slash names the same route (`/products/` is
@@ -188,21 +222,27 @@ pub fn service(router: Router) -> crate::server::Served {
 /// cache hit's 26,000 (`bench/instructions.py`).
 async fn front(State(app): State<AppState>, request: Request, next: Next) -> Response {
     let app = &app;
+    let access_log = app.config.access_log;
     // Everything a request does is in the configured compatibility profile (`profile`).
     let profile = app.config.profile;
     crate::profile::scope(
         profile,
-        telemetry::observe(&app.metrics, request, move |request, id| async move {
-            let resolved = caller::resolve(&app.auth, request.headers());
-            let caller = resolved.caller();
-            fast_path::answer_repeats(&app.cache, caller, request, move |mut request| {
-                resolved.attach(request.extensions_mut());
-                // Boxed: the rest of a request is a large future, and a hit, which never
-                // polls it, would otherwise copy it around with its own.
-                Box::pin(telemetry::trace(request, id, next))
-            })
-            .await
-        }),
+        telemetry::observe(
+            &app.metrics,
+            access_log,
+            request,
+            move |request, id| async move {
+                let resolved = caller::resolve(&app.auth, request.headers());
+                let caller = resolved.caller();
+                fast_path::answer_repeats(&app.cache, caller, request, move |mut request| {
+                    resolved.attach(request.extensions_mut());
+                    // Boxed: the rest of a request is a large future, and a hit, which never
+                    // polls it, would otherwise copy it around with its own.
+                    Box::pin(telemetry::trace(request, id, next))
+                })
+                .await
+            },
+        ),
     )
     .await
 }

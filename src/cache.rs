@@ -144,20 +144,21 @@ pub type InvalidationListener = Box<dyn Fn(Invalidation<'_>) + Send + Sync>;
 /// on a miss of a key read with [`Cache::get_or_fetch_shared`], before fetching, and given
 /// what the fetch produced. It never sees a hit of this level.
 pub trait SecondLevel: Send + Sync {
-    fn lookup<'a>(&'a self, key: &'a str) -> futures::future::BoxFuture<'a, SecondLevelLookup>;
+    fn lookup<'a>(&'a self, key: &'a str)
+    -> futures_util::future::BoxFuture<'a, SecondLevelLookup>;
     /// Keeps what a fetch after a [`SecondLevelLookup::Miss`] produced.
     fn store<'a>(
         &'a self,
         key: &'a str,
         ticket: FillTicket,
         fetched: &'a Fetched,
-    ) -> futures::future::BoxFuture<'a, ()>;
+    ) -> futures_util::future::BoxFuture<'a, ()>;
     /// The fetch after a miss failed: lets other instances waiting for it go ahead.
     fn abandon<'a>(
         &'a self,
         key: &'a str,
         ticket: FillTicket,
-    ) -> futures::future::BoxFuture<'a, ()>;
+    ) -> futures_util::future::BoxFuture<'a, ()>;
 }
 
 /// What the second level had.

@@ -39,6 +39,17 @@ pub enum LogFormat {
     Json,
 }
 
+/// Which browser origins may call the API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CorsOrigins {
+    /// No CORS headers: browsers on other origins cannot read the API's answers.
+    Off,
+    /// `*`: any origin (the API's credentials are bearer tokens, never cookies).
+    Any,
+    /// These origins exactly (`https://app.example`).
+    List(Vec<String>),
+}
+
 /// Where the gateway's Magento 2 lives.
 #[derive(Debug, Clone)]
 pub struct Upstream {
@@ -87,6 +98,18 @@ pub struct Recording {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub listen: SocketAddr,
+    /// The base URL clients reach the gateway at (`http://phone-visible-host:8080`), without
+    /// `/api/rest`. None: `http://<listen address>`.
+    pub public_url: Option<String>,
+    /// Where the embedded sandbox listens (port 0: any free port).
+    pub sandbox_listen: SocketAddr,
+    /// One info line per request under the target `storegate::access`.
+    pub access_log: bool,
+    /// Browser origins allowed to call the API (CORS); empty: CORS off.
+    pub cors_origins: CorsOrigins,
+    /// Not a key: the embedded sandbox's base URL, set by the binary in sandbox mode, so the
+    /// gateway serves the sandbox's `/media/...` files under its own address.
+    pub sandbox_media: Option<String>,
     /// None: start the embedded sandbox and use it.
     pub upstream: Option<Upstream>,
     /// Store view code used for reads that name no store.
@@ -158,6 +181,11 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            public_url: None,
+            sandbox_listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            access_log: true,
+            cors_origins: CorsOrigins::Off,
+            sandbox_media: None,
             upstream: None,
             default_store: "default".to_owned(),
             admin_key: None,
@@ -198,6 +226,36 @@ impl Default for Config {
     }
 }
 
+/// The exit status of a start refused for its configuration: a bad or unknown variable, a
+/// bad configuration or mapping file, a bad command line (clap uses 2 for those too).
+pub const EXIT_CONFIG: u8 = 2;
+
+/// `--help`'s list of variables: every key, its default and meaning, from [`KEYS`].
+pub fn variables_help() -> String {
+    let width = KEYS
+        .iter()
+        .map(|k| env_name(k.name).len())
+        .max()
+        .unwrap_or(0);
+    let mut text = String::from(
+        "Environment variables (override the --config file, whose keys are the same names in \
+         lower case without STOREGATE_; an unknown STOREGATE_* variable stops the start):\n",
+    );
+    for k in KEYS {
+        text.push_str(&format!(
+            "  {:width$}  {} [default: {}]\n",
+            env_name(k.name),
+            k.meaning,
+            k.default
+        ));
+    }
+    text.push_str(&format!(
+        "\nExit status: 0 stopped on a signal; {EXIT_CONFIG} configuration refused (one line on \
+         stderr names the key); 1 any other failure (such as an address already in use)."
+    ));
+    text
+}
+
 /// A configuration problem, displayed as one line naming the key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError(pub String);
@@ -210,54 +268,281 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// The keys we know: (file key, whether the value is a secret).
-const KEYS: &[(&str, bool)] = &[
-    ("listen", false),
-    ("upstream_url", false),
-    ("upstream_token", true),
-    ("default_store", false),
-    ("admin_key", true),
-    ("admin_key_sha256", false),
-    ("token_secret", true),
-    ("token_ttl_secs", false),
-    ("mappings", false),
-    ("upstream_timeout_ms", false),
-    ("cache_ttl_secs", false),
-    ("cache_max_bytes", false),
-    ("stale_if_error_secs", false),
-    ("body_limit_bytes", false),
-    ("image_body_limit_bytes", false),
-    ("log_format", false),
-    ("sandbox_latency_ms", false),
-    ("sandbox_products", false),
-    ("stale_while_revalidate_secs", false),
-    ("max_in_flight", false),
-    ("workers", false),
-    ("upstream_max_in_flight", false),
-    ("circuit_failure_threshold", false),
-    ("circuit_open_ms", false),
-    ("header_timeout_secs", false),
-    ("idle_timeout_secs", false),
-    ("body_timeout_secs", false),
-    ("max_connections", false),
-    ("drain_timeout_secs", false),
-    ("max_uploads_in_flight", false),
-    ("record_dir", false),
-    ("replay_mode", false),
-    ("replay_upstream_url", false),
-    ("replay_ignore", false),
-    ("scrub_headers", false),
-    ("scrub_json_paths", false),
-    ("scrub_patterns", false),
-    ("record_mask_pii", false),
-    ("record_mask_key", true),
-    ("data_dir", false),
-    ("oauth_token_ttl_secs", false),
-    ("trusted_proxies", false),
-    ("redis_url", true),
-    ("redis_timeout_ms", false),
-    ("shared_cache", false),
-    ("profile", false),
+/// One configuration key. The file key is `name`; the variable is `STOREGATE_` + `NAME`.
+/// `--help` lists every row with its default, and a `STOREGATE_*` variable that is not a row
+/// stops the start (with a suggestion), so adding a key is adding a row here.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    pub name: &'static str,
+    /// Never echoed in an error.
+    pub secret: bool,
+    /// The default, as `--help` shows it.
+    pub default: &'static str,
+    pub meaning: &'static str,
+}
+
+const fn key(name: &'static str, default: &'static str, meaning: &'static str) -> Key {
+    Key {
+        name,
+        secret: false,
+        default,
+        meaning,
+    }
+}
+
+const fn secret(name: &'static str, default: &'static str, meaning: &'static str) -> Key {
+    Key {
+        name,
+        secret: true,
+        default,
+        meaning,
+    }
+}
+
+/// Every key the gateway knows. Rows marked "(read by ...)" belong to features that parse
+/// their own value elsewhere; they are here so the unknown-variable check and `--help` know
+/// them.
+pub const KEYS: &[Key] = &[
+    key(
+        "listen",
+        "127.0.0.1:8080",
+        "address to serve on (`localhost:PORT` accepted)",
+    ),
+    key(
+        "public_url",
+        "http://<listen address>",
+        "base URL clients reach the gateway at; media and storefront URLs in sandbox mode",
+    ),
+    key(
+        "upstream_url",
+        "unset: the embedded sandbox",
+        "Magento 2 base URL",
+    ),
+    secret(
+        "upstream_token",
+        "required with a URL",
+        "Magento 2 integration access token (Bearer)",
+    ),
+    key(
+        "default_store",
+        "default",
+        "store view code used for reads that name no store",
+    ),
+    secret(
+        "admin_key",
+        "sandbox mode: generated, printed",
+        "an admin API key, plain (development)",
+    ),
+    key(
+        "admin_key_sha256",
+        "none",
+        "comma-separated SHA-256 hex digests of admin API keys (production)",
+    ),
+    secret(
+        "token_secret",
+        "random per process, with a warning",
+        "key that signs customer tokens; share it between instances",
+    ),
+    key("token_ttl_secs", "3600", "lifetime of a customer token"),
+    key(
+        "mappings",
+        "mappings/magento2 if present, else built in",
+        "folder of mapping files",
+    ),
+    key(
+        "upstream_timeout_ms",
+        "5000",
+        "deadline for one upstream call (and, shared, for one request)",
+    ),
+    key(
+        "cache_ttl_secs",
+        "60",
+        "freshness of cached product and image reads (0: cache off)",
+    ),
+    key("cache_max_bytes", "256MiB", "cache capacity, by weight"),
+    key(
+        "stale_if_error_secs",
+        "300",
+        "how long past its TTL an entry may be served while the upstream fails",
+    ),
+    key(
+        "stale_while_revalidate_secs",
+        "10",
+        "how long past its TTL an entry is served while one refresh runs",
+    ),
+    key(
+        "body_limit_bytes",
+        "1MiB",
+        "largest request body, except images",
+    ),
+    key(
+        "image_body_limit_bytes",
+        "16MiB",
+        "largest image upload body",
+    ),
+    key(
+        "log_format",
+        "text",
+        "`text` or `json` (JSON: every line on stderr and stdout is a JSON object)",
+    ),
+    key(
+        "access_log",
+        "on",
+        "`on` or `off`: one info line per request (target storegate::access)",
+    ),
+    key(
+        "cors_origins",
+        "off",
+        "origins allowed to call the API from a browser: comma-separated, or `*`",
+    ),
+    key(
+        "sandbox_listen",
+        "127.0.0.1:0",
+        "embedded sandbox only: its address (port 0: any free port)",
+    ),
+    key(
+        "sandbox_latency_ms",
+        "0",
+        "embedded sandbox only: delay added to every answer",
+    ),
+    key(
+        "sandbox_products",
+        "0",
+        "embedded sandbox only: extra generated products",
+    ),
+    key(
+        "max_in_flight",
+        "1024",
+        "API requests served at once; more get 503 at once",
+    ),
+    key(
+        "workers",
+        "0",
+        "serving threads, each with its own socket (0: one per core)",
+    ),
+    key(
+        "upstream_max_in_flight",
+        "256",
+        "upstream calls in flight at once; more are not sent",
+    ),
+    key(
+        "circuit_failure_threshold",
+        "5",
+        "consecutive upstream failures that open the circuit (0: never)",
+    ),
+    key(
+        "circuit_open_ms",
+        "5000",
+        "how long the circuit stays open before one probe call",
+    ),
+    // Read by the features of other modules (DESIGN.md's "more configuration"); the rows
+    // are here so that --help and the unknown-name check know them.
+    key(
+        "data_dir",
+        "data",
+        "folder of the embedded database: OAuth consumers, tokens, nonces",
+    ),
+    key(
+        "oauth_token_ttl_secs",
+        "unset: never expire",
+        "lifetime of OAuth access tokens (0: never expire)",
+    ),
+    key(
+        "trusted_proxies",
+        "none",
+        "addresses or CIDR blocks whose X-Forwarded-Proto/-Host are believed",
+    ),
+    key(
+        "profile",
+        "spec",
+        "`spec`, or `original` for the original's behaviour where it differs",
+    ),
+    secret(
+        "redis_url",
+        "unset: in-process",
+        "Redis shared by several instances: redis:// or rediss:// (a secret)",
+    ),
+    key("redis_timeout_ms", "250", "deadline for one Redis call"),
+    key(
+        "shared_cache",
+        "0",
+        "`1`: a second-level cache of upstream records in Redis (needs STOREGATE_REDIS_URL)",
+    ),
+    key(
+        "record_dir",
+        "off",
+        "record every upstream exchange, scrubbed, into cassettes there (read by recording)",
+    ),
+    key(
+        "record_mask_pii",
+        "false",
+        "replace e-mails, names and telephones by consistent fakes (read by recording)",
+    ),
+    secret(
+        "record_mask_key",
+        "a built-in key",
+        "key of the fakes' keyed hash (read by recording)",
+    ),
+    key(
+        "replay_mode",
+        "strict",
+        "with replay:DIR: strict, record-missing or passthrough (read by recording)",
+    ),
+    key(
+        "replay_upstream_url",
+        "none",
+        "the real store behind record-missing and passthrough (read by recording)",
+    ),
+    key(
+        "replay_ignore",
+        "none",
+        "query:NAME and body:JSON.PATH left out of matching (read by recording)",
+    ),
+    key(
+        "scrub_headers",
+        "none",
+        "header names never written to a cassette (read by recording)",
+    ),
+    key(
+        "scrub_json_paths",
+        "none",
+        "body fields never written to a cassette (read by recording)",
+    ),
+    key(
+        "scrub_patterns",
+        "none",
+        "regular expressions scrubbed from every text (read by recording)",
+    ),
+    key(
+        "header_timeout_secs",
+        "10",
+        "a request head must be complete this long after its first byte (read by the listener)",
+    ),
+    key(
+        "idle_timeout_secs",
+        "75",
+        "an idle keep-alive connection is closed after this long (read by the listener)",
+    ),
+    key(
+        "body_timeout_secs",
+        "10",
+        "longest wait for the next byte of a request body (read by the listener)",
+    ),
+    key(
+        "max_connections",
+        "from ulimit -n, at most 10000",
+        "open connections at most (read by the listener)",
+    ),
+    key(
+        "max_uploads_in_flight",
+        "2",
+        "image uploads whose body is read at once (read by the listener)",
+    ),
+    key(
+        "drain_timeout_secs",
+        "10",
+        "on SIGTERM, how long requests in flight may finish (read by the listener)",
+    ),
 ];
 
 /// Keys whose file form is an array of strings that may hold commas (regular expressions):
@@ -291,6 +576,7 @@ impl Raw {
 impl Config {
     /// Reads the process environment and, when given, a TOML file.
     pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
+        check_names(std::env::vars_os().filter_map(|(name, _)| name.into_string().ok()))?;
         Config::from_sources(file, &|name| std::env::var(name).ok())
     }
 
@@ -312,12 +598,16 @@ impl Config {
                 ))
             })?;
             for (key, value) in table {
-                let Some(&(known, secret)) = KEYS.iter().find(|(k, _)| *k == key) else {
+                let Some(known) = KEYS.iter().find(|k| k.name == key) else {
+                    let hint = suggestion(&key, KEYS.iter().map(|k| k.name.to_owned()))
+                        .map(|name| format!("; did you mean {name:?}?"))
+                        .unwrap_or_default();
                     return Err(ConfigError(format!(
-                        "config file {}: unknown key {key:?}",
+                        "config file {}: unknown key {key:?}{hint}",
                         path.display()
                     )));
                 };
+                let (known, secret) = (known.name, known.secret);
                 let value = match value {
                     toml::Value::String(s) => s,
                     toml::Value::Integer(i) => i.to_string(),
@@ -346,15 +636,15 @@ impl Config {
                 );
             }
         }
-        for &(key, secret) in KEYS {
-            let name = env_name(key);
+        for key in KEYS {
+            let name = env_name(key.name);
             if let Some(value) = lookup(&name) {
                 raw.insert(
-                    key,
+                    key.name,
                     Raw {
                         value,
                         origin: name,
-                        secret,
+                        secret: key.secret,
                     },
                 );
             }
@@ -362,15 +652,24 @@ impl Config {
 
         let mut config = Config::default();
         if let Some(r) = raw.get("listen") {
-            config.listen = r
-                .value
-                .trim()
-                .parse()
-                .map_err(|_| r.fail("an address such as 127.0.0.1:8080"))?;
+            config.listen = parse_listen(&r.value)
+                .ok_or_else(|| r.fail("an address such as 127.0.0.1:8080 or localhost:8080"))?;
         }
+        if let Some(r) = raw.get("sandbox_listen") {
+            config.sandbox_listen = parse_listen(&r.value)
+                .ok_or_else(|| r.fail("an address such as 127.0.0.1:8081 or localhost:8081"))?;
+        }
+        if let Some(r) = raw.get("public_url") {
+            config.public_url = Some(parse_url(r)?);
+        }
+        // Set but empty is a mistake (a shell variable that did not expand), not a request
+        // for the demo sandbox: only an unset URL starts it.
         let url = match raw.get("upstream_url") {
-            Some(r) if !r.value.trim().is_empty() => Some(parse_url(r)?),
-            _ => None,
+            Some(r) if r.value.trim().is_empty() => {
+                return Err(r.fail("an http:// or https:// URL (unset it to use the sandbox)"));
+            }
+            Some(r) => Some(parse_url(r)?),
+            None => None,
         };
         let token = raw
             .get("upstream_token")
@@ -464,6 +763,16 @@ impl Config {
                 "json" => LogFormat::Json,
                 _ => return Err(r.fail("text or json")),
             };
+        }
+        if let Some(r) = raw.get("access_log") {
+            config.access_log = match r.value.trim().to_ascii_lowercase().as_str() {
+                "on" | "1" | "true" => true,
+                "off" | "0" | "false" => false,
+                _ => return Err(r.fail("on or off")),
+            };
+        }
+        if let Some(r) = raw.get("cors_origins") {
+            config.cors_origins = parse_origins(&r.value).map_err(|why| r.fail(why))?;
         }
         if let Some(r) = raw.get("profile") {
             config.profile = crate::profile::Profile::parse(&r.value)
@@ -602,6 +911,74 @@ fn recording(raw: &BTreeMap<&'static str, Raw>) -> Result<Recording, ConfigError
             .filter(|r| !r.value.is_empty())
             .map(|r| Secret::new(r.value.clone())),
     })
+}
+
+/// `STOREGATE_*` names that are not the gateway's configuration: the test suite's switches.
+const NOT_CONFIGURATION: &[&str] = &["STOREGATE_RERECORD"];
+
+/// Checks the names of the `STOREGATE_*` variables: one that is not a key stops the start,
+/// with the nearest key as a suggestion. A typo in `STOREGATE_UPSTREAM_URL` would otherwise
+/// start the demo sandbox in silence.
+pub fn check_names(names: impl IntoIterator<Item = String>) -> Result<(), ConfigError> {
+    let mut unknown: Vec<String> = names
+        .into_iter()
+        .filter(|name| name.starts_with("STOREGATE_"))
+        .filter(|name| !NOT_CONFIGURATION.contains(&name.as_str()))
+        .filter(|name| !KEYS.iter().any(|k| env_name(k.name) == *name))
+        .collect();
+    unknown.sort();
+    let Some(name) = unknown.first() else {
+        return Ok(());
+    };
+    let hint = suggestion(name, KEYS.iter().map(|k| env_name(k.name)))
+        .map(|known| format!("; did you mean {known}?"))
+        .unwrap_or_else(|| "; `storegate --help` lists the variables".to_owned());
+    Err(ConfigError(format!("unknown variable {name}{hint}")))
+}
+
+/// The known name closest to `name`, if one is close enough to be a typo of it.
+fn suggestion(name: &str, known: impl Iterator<Item = String>) -> Option<String> {
+    known
+        .map(|k| (strsim::normalized_damerau_levenshtein(name, &k), k))
+        .filter(|(score, _)| *score >= 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
+/// `127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:8080`, or `localhost:8080` (loopback, IPv4).
+pub fn parse_listen(text: &str) -> Option<SocketAddr> {
+    let text = text.trim();
+    if let Ok(addr) = text.parse() {
+        return Some(addr);
+    }
+    let port = text.strip_prefix("localhost:")?.parse::<u16>().ok()?;
+    Some(SocketAddr::from(([127, 0, 0, 1], port)))
+}
+
+/// `*`, or a comma-separated list of origins (`scheme://host[:port]`, no path).
+fn parse_origins(text: &str) -> Result<CorsOrigins, &'static str> {
+    let text = text.trim();
+    match text.to_ascii_lowercase().as_str() {
+        "" | "off" | "none" => return Ok(CorsOrigins::Off),
+        "*" => return Ok(CorsOrigins::Any),
+        _ => {}
+    }
+    let expected = "`*` or comma-separated origins such as https://app.example";
+    let mut origins = Vec::new();
+    for origin in text.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+        let origin = origin.trim_end_matches('/');
+        let url = reqwest::Url::parse(origin).map_err(|_| expected)?;
+        if !matches!(url.scheme(), "http" | "https")
+            || url.host_str().is_none()
+            || url.path() != "/"
+            || url.query().is_some()
+            || http::HeaderValue::from_str(origin).is_err()
+        {
+            return Err(expected);
+        }
+        origins.push(origin.to_owned());
+    }
+    Ok(CorsOrigins::List(origins))
 }
 
 /// `10.0.0.1, 192.168.0.0/16, ::1`: addresses or CIDR blocks.
@@ -838,6 +1215,139 @@ mod tests {
             let e = from_env(&[(key, "0")]).unwrap_err();
             assert!(e.0.starts_with(&format!("invalid {key}")), "{e}");
         }
+    }
+
+    #[test]
+    fn unknown_variables_stop_the_start_with_a_suggestion() {
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            check_names(names(&["STOREGATE_UPSTRAEM_URL", "PATH"]))
+                .unwrap_err()
+                .0,
+            "unknown variable STOREGATE_UPSTRAEM_URL; did you mean STOREGATE_UPSTREAM_URL?"
+        );
+        assert_eq!(
+            check_names(names(&["STOREGATE_CACHE_TTL"])).unwrap_err().0,
+            "unknown variable STOREGATE_CACHE_TTL; did you mean STOREGATE_CACHE_TTL_SECS?"
+        );
+        let e = check_names(names(&["STOREGATE_SOMETHING_ELSE_ENTIRELY"])).unwrap_err();
+        assert!(
+            e.0.ends_with("`storegate --help` lists the variables"),
+            "{e}"
+        );
+        // Every key, and the names other features read, pass; other prefixes are not ours.
+        let all: Vec<String> = KEYS.iter().map(|k| env_name(k.name)).collect();
+        check_names(all).unwrap();
+        for name in [
+            "STOREGATE_DATA_DIR",
+            "STOREGATE_PROFILE",
+            "STOREGATE_REDIS_URL",
+            "STOREGATE_SHARED_CACHE",
+            "STOREGATE_RECORD_DIR",
+            "STOREGATE_PUBLIC_URL",
+            "STOREGATE_SANDBOX_LISTEN",
+            "STOREGATE_CORS_ORIGINS",
+            "STOREGATE_ACCESS_LOG",
+            "STOREGATE_TRUSTED_PROXIES",
+            "STOREGATE_OAUTH_TOKEN_TTL_SECS",
+            "STOREGATEWAY_X",
+            "RUST_LOG",
+        ] {
+            check_names(vec![name.to_owned()]).unwrap();
+        }
+        // The file's keys get the same help.
+        let dir = std::env::temp_dir().join(format!("storegate-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("storegate.toml");
+        std::fs::write(&path, "upstream_ulr = \"http://x\"\n").unwrap();
+        let e = Config::from_sources(Some(&path), &|_| None).unwrap_err();
+        assert!(
+            e.0.ends_with("unknown key \"upstream_ulr\"; did you mean \"upstream_url\"?"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_set_but_empty_upstream_url_is_an_error_not_the_sandbox() {
+        let e = from_env(&[("STOREGATE_UPSTREAM_URL", " ")]).unwrap_err();
+        assert!(e.0.starts_with("invalid STOREGATE_UPSTREAM_URL"), "{e}");
+        assert!(e.0.contains("unset it to use the sandbox"), "{e}");
+    }
+
+    #[test]
+    fn listen_addresses() {
+        let c = from_env(&[
+            ("STOREGATE_LISTEN", "localhost:9090"),
+            ("STOREGATE_SANDBOX_LISTEN", "[::1]:9091"),
+        ])
+        .unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:9090");
+        assert_eq!(c.sandbox_listen.to_string(), "[::1]:9091");
+        assert_eq!(from_env(&[]).unwrap().sandbox_listen.port(), 0);
+        for bad in ["localhost", "localhost:http", "example.com:80", ":80"] {
+            let e = from_env(&[("STOREGATE_LISTEN", bad)]).unwrap_err();
+            assert!(e.0.contains("localhost:8080"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn public_url_cors_and_access_log() {
+        let c = from_env(&[
+            ("STOREGATE_PUBLIC_URL", "http://192.168.1.20:8080/"),
+            (
+                "STOREGATE_CORS_ORIGINS",
+                "https://app.example, http://localhost:3000",
+            ),
+            ("STOREGATE_ACCESS_LOG", "off"),
+        ])
+        .unwrap();
+        assert_eq!(c.public_url.as_deref(), Some("http://192.168.1.20:8080"));
+        assert_eq!(
+            c.cors_origins,
+            CorsOrigins::List(vec![
+                "https://app.example".into(),
+                "http://localhost:3000".into()
+            ])
+        );
+        assert!(!c.access_log);
+        let d = from_env(&[]).unwrap();
+        assert!(d.access_log && d.public_url.is_none());
+        assert_eq!(d.cors_origins, CorsOrigins::Off);
+        assert_eq!(
+            from_env(&[("STOREGATE_CORS_ORIGINS", "*")])
+                .unwrap()
+                .cors_origins,
+            CorsOrigins::Any
+        );
+        for bad in ["app.example", "https://app.example/path", "ftp://x"] {
+            let e = from_env(&[("STOREGATE_CORS_ORIGINS", bad)]).unwrap_err();
+            assert!(
+                e.0.starts_with("invalid STOREGATE_CORS_ORIGINS"),
+                "{bad}: {e}"
+            );
+        }
+        assert!(from_env(&[("STOREGATE_PUBLIC_URL", "phone")]).is_err());
+        assert!(from_env(&[("STOREGATE_ACCESS_LOG", "maybe")]).is_err());
+    }
+
+    #[test]
+    fn help_lists_every_key_with_its_default() {
+        let help = variables_help();
+        for key in KEYS {
+            let line = help
+                .lines()
+                .find(|l| {
+                    l.trim_start()
+                        .starts_with(&format!("{} ", env_name(key.name)))
+                })
+                .unwrap_or_else(|| panic!("{} missing from:\n{help}", key.name));
+            assert!(
+                line.contains(&format!("[default: {}]", key.default)),
+                "{line}"
+            );
+        }
+        assert!(help.contains(&format!("{EXIT_CONFIG} configuration refused")));
     }
 
     #[test]

@@ -33,7 +33,11 @@
 //!   answers and upstream records through it.
 //! - [`shared_state`]: what instances share through Redis (revocations, invalidations,
 //!   lock leases, one-time claims, the second cache level), or keep in-process without it.
-//! - [`ops`]: health, readiness and metrics; [`metrics`]: the Prometheus instruments.
+//! - [`ops`]: health, readiness and metrics; [`metrics`]: the Prometheus instruments;
+//!   [`process_metrics`], [`build_info`]: the process's series and what the binary is.
+//! - [`api_docs`]: the OpenAPI document and its page; [`route_list`]: a router that lists
+//!   its templates; [`media_proxy`]: the sandbox's media under the gateway's address.
+//! - [`cors`], [`trace_context`]: browser origins and W3C trace context.
 //! - [`server`]: the listen address, connection limits and timeouts, draining.
 //! - [`recording`]: upstream traffic recorded to cassettes and replayed from them, at the
 //!   upstream client's transport seam.
@@ -42,13 +46,16 @@
 //! shares no types with [`upstream`]: a misread Magento shape fails a test instead of
 //! cancelling out.
 
+pub mod api_docs;
 pub mod app;
 pub mod auth;
+pub mod build_info;
 pub mod cache;
 pub mod cache_keys;
 pub mod caller;
 pub mod catalog;
 pub mod config;
+pub mod cors;
 pub mod fast_path;
 pub mod http;
 pub mod image_bytes;
@@ -57,21 +64,25 @@ pub mod listing;
 pub mod locks;
 pub mod lookups;
 pub mod mapping;
+pub mod media_proxy;
 pub mod metrics;
 pub mod oauth;
 pub mod ops;
 pub mod pricing;
 pub mod privacy;
+pub mod process_metrics;
 pub mod profile;
 pub mod recording;
 pub mod records;
 pub mod request_context;
 pub mod resources;
 pub mod response_cache;
+pub mod route_list;
 pub mod server;
 pub mod shared_state;
 pub mod state;
 pub mod telemetry;
+pub mod trace_context;
 pub mod upstream;
 pub mod upstream_errors;
 
@@ -116,6 +127,16 @@ pub fn load_mappings(config: &Config) -> Result<mapping::Mappings, mapping::Mapp
                 Ok(mapping::Mappings::embedded(config.profile))
             }
         }
+    }
+}
+
+/// `http://ADDR` as a client can use it: an unspecified address (`0.0.0.0`, `::`) is
+/// reached through loopback on this machine. Set `STOREGATE_PUBLIC_URL` for other machines.
+pub fn public_origin_of(addr: SocketAddr) -> String {
+    match addr {
+        SocketAddr::V4(v4) if v4.ip().is_unspecified() => format!("http://127.0.0.1:{}", v4.port()),
+        SocketAddr::V6(v6) if v6.ip().is_unspecified() => format!("http://[::1]:{}", v6.port()),
+        other => format!("http://{other}"),
     }
 }
 

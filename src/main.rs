@@ -8,21 +8,26 @@
 //!   (`storegate::recording`); `storegate cassette import-har FILE DIR` fills one from a HAR.
 //! - `storegate oauth consumer add ...` / `storegate oauth import ...`: OAuth consumers and
 //!   tokens ([`storegate::oauth::cli`]).
+//! - `storegate healthcheck` asks a running gateway's `/healthz` (the container's check).
+//!
+//! Exit status: 2 for every refused configuration (variables, the file, mappings, the
+//! command line, as clap does), 1 for any other failure. `--help` lists the variables from
+//! `config::KEYS`; `--version` names the commit (`build.rs`).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
-use rand::RngCore;
-use storegate::config::{Config, LogFormat};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use serde_json::json;
+use storegate::config::{Config, EXIT_CONFIG, LogFormat};
 use storegate_sandbox::{DEMO_CUSTOMER_EMAIL, DEMO_CUSTOMER_PASSWORD, Sandbox, SandboxOptions};
 
 #[derive(Parser)]
 #[command(
     name = "storegate",
-    version,
+    version = storegate::build_info::LONG_VERSION,
     about = "A backend-for-frontend gateway in front of Magento 2"
 )]
 struct Cli {
@@ -37,9 +42,13 @@ struct Cli {
 enum Command {
     /// Run the Magento-2-compatible sandbox store alone.
     Sandbox {
-        /// Address to serve on.
-        #[arg(long, default_value = "127.0.0.1:8081")]
+        /// Address to serve on (`localhost:PORT` accepted).
+        #[arg(long, default_value = "127.0.0.1:8081", value_parser = listen_address)]
         listen: SocketAddr,
+        /// Base URL the sandbox's media and storefront URLs name (the address devices reach
+        /// it at); default: the address each caller used.
+        #[arg(long, value_name = "URL")]
+        public_url: Option<String>,
         /// Delay added to every answer, in milliseconds (simulates a slow back end).
         #[arg(long, default_value_t = 0)]
         latency_ms: u64,
@@ -54,14 +63,21 @@ enum Command {
     Replay {
         /// The cassette folder.
         dir: PathBuf,
-        /// Address to serve on.
-        #[arg(long, default_value = "127.0.0.1:8081")]
+        /// Address to serve on (`localhost:PORT` accepted).
+        #[arg(long, default_value = "127.0.0.1:8081", value_parser = listen_address)]
         listen: SocketAddr,
     },
     /// Work on cassette folders.
     Cassette {
         #[command(subcommand)]
         command: CassetteCommand,
+    },
+    /// Exit 0 when the gateway at URL answers its liveness check (container health checks:
+    /// the runtime image has no curl).
+    Healthcheck {
+        /// Default: `/healthz` on the configured listen address.
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
     },
 }
 
@@ -76,13 +92,27 @@ enum CassetteCommand {
     },
 }
 
+fn listen_address(text: &str) -> Result<SocketAddr, String> {
+    storegate::config::parse_listen(text)
+        .ok_or_else(|| "expected an address such as 127.0.0.1:8081 or localhost:8081".to_owned())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command()
+        .after_help(storegate::config::variables_help())
+        .get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
     let config = match Config::load(cli.config.as_deref()) {
         Ok(config) => config,
         Err(error) => {
-            eprintln!("storegate: {error}");
-            return ExitCode::from(2);
+            // The format is what the variable says, if the refused value was not that one.
+            let json = std::env::var("STOREGATE_LOG_FORMAT")
+                .is_ok_and(|f| f.trim().eq_ignore_ascii_case("json"));
+            report(json, &error.to_string());
+            return ExitCode::from(EXIT_CONFIG);
         }
     };
     init_tracing(config.log_format);
@@ -102,25 +132,29 @@ fn main() -> ExitCode {
         }
         other => other,
     };
+    let json = config.log_format == LogFormat::Json;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("storegate: cannot start the runtime: {error}");
+            report(json, &format!("cannot start the runtime: {error}"));
             return ExitCode::FAILURE;
         }
     };
     let result = match command {
         None => runtime.block_on(serve(config)),
+        Some(Command::Healthcheck { url }) => runtime.block_on(healthcheck(&config, url)),
         Some(Command::Sandbox {
             listen,
+            public_url,
             latency_ms,
             products,
         }) => runtime.block_on(sandbox(
             config,
             listen,
+            public_url,
             Duration::from_millis(latency_ms),
             products,
         )),
@@ -131,23 +165,29 @@ fn main() -> ExitCode {
                 .as_ref()
                 .map(|u| u.token.expose().to_owned())
                 .or_else(|| std::env::var("STOREGATE_UPSTREAM_TOKEN").ok());
-            runtime.block_on(storegate::recording::serve(
-                &dir,
-                listen,
-                &config.recording,
-                token.as_deref().unwrap_or_default(),
-            ))
+            runtime
+                .block_on(storegate::recording::serve(
+                    &dir,
+                    listen,
+                    &config.recording,
+                    token.as_deref().unwrap_or_default(),
+                ))
+                .map_err(Failure::Other)
         }
         Some(Command::Cassette {
             command: CassetteCommand::ImportHar { file, dir },
-        }) => import_har(&config, &file, &dir),
+        }) => import_har(&config, &file, &dir).map_err(Failure::Other),
         // Answered above, before the runtime.
         Some(Command::Oauth(_)) => Ok(()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("storegate: {error}");
+        Err(Failure::Config(error)) => {
+            report(json, &error);
+            ExitCode::from(EXIT_CONFIG)
+        }
+        Err(Failure::Other(error)) => {
+            report(json, &error);
             ExitCode::FAILURE
         }
     }
@@ -165,12 +205,80 @@ fn import_har(config: &Config, file: &Path, dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The one line a failed start leaves on stderr: plain text, or a JSON object shaped like
+/// the log's lines in JSON mode (so a collector parses it like the others).
+fn report(json: bool, error: &str) {
+    if json {
+        eprintln!(
+            "{}",
+            json!({"level": "ERROR", "target": "storegate", "fields": {"message": error}})
+        );
+    } else {
+        eprintln!("storegate: {error}");
+    }
+}
+
+/// Why the binary stopped: the configuration (exit status 2), or anything else (1).
+enum Failure {
+    Config(String),
+    Other(String),
+}
+
+impl From<String> for Failure {
+    fn from(error: String) -> Self {
+        Failure::Other(error)
+    }
+}
+
+/// What the binary prints at start for the person who started it: text lines, or, with
+/// `STOREGATE_LOG_FORMAT=json`, one JSON object, so that a log collector reading both
+/// streams sees nothing but JSON.
+struct Banner {
+    format: LogFormat,
+    lines: Vec<String>,
+    fields: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Banner {
+    fn new(format: LogFormat, message: &str) -> Banner {
+        let mut fields = serde_json::Map::new();
+        fields.insert("message".into(), json!(message));
+        Banner {
+            format,
+            lines: Vec::new(),
+            fields,
+        }
+    }
+    fn line(&mut self, text: String) -> &mut Self {
+        self.lines.push(text);
+        self
+    }
+    fn field(&mut self, key: &str, value: impl Into<serde_json::Value>) -> &mut Self {
+        self.fields.insert(key.to_owned(), value.into());
+        self
+    }
+    fn print(&self) {
+        match self.format {
+            LogFormat::Text => {
+                for line in &self.lines {
+                    println!("{line}");
+                }
+            }
+            LogFormat::Json => println!("{}", serde_json::Value::Object(self.fields.clone())),
+        }
+    }
+}
+
 fn init_tracing(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new("storegate=info,storegate_sandbox=info,tower_http=warn")
     });
+    // Colour codes only for a person at a terminal: a file, a pipe or a collector gets plain
+    // text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
     match format {
         LogFormat::Json => builder.json().init(),
@@ -180,21 +288,32 @@ fn init_tracing(format: LogFormat) {
 
 fn random_hex(bytes: usize) -> String {
     let mut buffer = vec![0u8; bytes];
-    rand::rng().fill_bytes(&mut buffer);
+    getrandom::fill(&mut buffer).expect("the operating system's random generator");
     buffer.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-async fn serve(config: Config) -> Result<(), String> {
-    let mappings = storegate::load_mappings(&config).map_err(|e| e.to_string())?;
+async fn serve(mut config: Config) -> Result<(), Failure> {
+    let mappings = storegate::load_mappings(&config).map_err(|e| Failure::Config(e.to_string()))?;
+
+    // A token without a URL is a URL that went missing (an unexported variable, a
+    // deployment that dropped it), not a wish for the demo store.
+    if config.upstream.is_none() && std::env::var_os("STOREGATE_UPSTREAM_TOKEN").is_some() {
+        return Err(Failure::Config(
+            "STOREGATE_UPSTREAM_TOKEN is set but STOREGATE_UPSTREAM_URL is not: set the URL, \
+             or unset the token to use the embedded sandbox"
+                .into(),
+        ));
+    }
 
     // Upstream: the configured Magento 2, or the embedded sandbox.
     let mut sandbox = None;
     let (upstream_url, upstream_token) = match &config.upstream {
         Some(upstream) => (upstream.url.clone(), upstream.token.expose().to_owned()),
         None => {
-            let sandbox_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            let wanted = config.sandbox_listen;
+            let sandbox_listener = tokio::net::TcpListener::bind(wanted)
                 .await
-                .map_err(|e| format!("cannot start the sandbox: {e}"))?;
+                .map_err(|e| format!("cannot start the sandbox on {wanted}: {e}"))?;
             let options = SandboxOptions {
                 token: None,
                 latency: config.sandbox_latency,
@@ -204,6 +323,9 @@ async fn serve(config: Config) -> Result<(), String> {
                 .await
                 .map_err(|e| format!("cannot start the sandbox: {e}"))?;
             let pair = (started.base_url(), started.token().to_owned());
+            // Its media is served through the gateway (`/media/...`), so that one public
+            // address reaches everything.
+            config.sandbox_media = Some(started.base_url());
             sandbox = Some(started);
             pair
         }
@@ -245,31 +367,62 @@ async fn serve(config: Config) -> Result<(), String> {
         mappings,
     };
     let workers = config.workers;
+    let format = config.log_format;
+    let public_url = config.public_url.clone();
     let profile = config.profile;
     let running = storegate::serve_workers(config, parts, workers)?;
+    let public = public_url.unwrap_or_else(|| storegate::public_origin_of(running.addr));
+    if let Some(sandbox) = &sandbox {
+        sandbox.set_public_origin(&public);
+    }
 
-    println!("storegate listening on {}", running.base_url());
+    let mut banner = Banner::new(format, "storegate listening");
+    banner
+        .line(format!("storegate listening on {}", running.base_url()))
+        .field("listen", running.addr.to_string())
+        .field("base_url", format!("{public}/api/rest"))
+        .field("version", storegate::build_info::LONG_VERSION);
+    if public != storegate::public_origin_of(running.addr) {
+        banner.line(format!("public URL: {public}/api/rest"));
+    }
+    banner.line(format!("API reference: {public}/api/rest/docs"));
     if profile != storegate::profile::Profile::Spec {
         // Operators should know at a glance that answers follow the original, not SPEC.md.
-        println!("compatibility profile: {}", profile.as_str());
+        banner
+            .line(format!("compatibility profile: {}", profile.as_str()))
+            .field("profile", profile.as_str());
     }
     match &sandbox {
         Some(sandbox) => {
-            println!(
-                "upstream: embedded Magento 2 sandbox at {}",
-                sandbox.base_url()
-            );
+            banner
+                .line(format!(
+                    "upstream: embedded Magento 2 sandbox at {} (media served at {public}/media/)",
+                    sandbox.base_url()
+                ))
+                .field("upstream", "sandbox")
+                .field("sandbox", sandbox.base_url());
             if let Some(key) = &generated_admin_key {
-                println!("admin key (generated for this run): {key}");
+                banner
+                    .line(format!("admin key (generated for this run): {key}"))
+                    .field("admin_key", key.as_str());
             }
-            println!("demo customer: {DEMO_CUSTOMER_EMAIL} / {DEMO_CUSTOMER_PASSWORD}");
-            println!(
-                "try: curl -H 'Accept: application/json' {}/products",
-                running.base_url()
-            );
+            banner
+                .line(format!(
+                    "demo customer: {DEMO_CUSTOMER_EMAIL} / {DEMO_CUSTOMER_PASSWORD}"
+                ))
+                .field("demo_customer", DEMO_CUSTOMER_EMAIL)
+                .field("demo_password", DEMO_CUSTOMER_PASSWORD)
+                .line(format!(
+                    "try: curl -H 'Accept: application/json' {public}/api/rest/products"
+                ));
         }
-        None => println!("upstream: {upstream_url}"),
+        None => {
+            banner
+                .line(format!("upstream: {upstream_url}"))
+                .field("upstream", upstream_url.as_str());
+        }
     }
+    banner.print();
 
     storegate::shutdown_signal().await;
     tracing::info!(
@@ -289,12 +442,33 @@ async fn serve(config: Config) -> Result<(), String> {
     Ok(())
 }
 
+async fn healthcheck(config: &Config, url: Option<String>) -> Result<(), Failure> {
+    let url =
+        url.unwrap_or_else(|| format!("{}/healthz", storegate::public_origin_of(config.listen)));
+    storegate::upstream::install_crypto();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(3))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let answer = client
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    if answer.status().is_success() {
+        Ok(())
+    } else {
+        Err(format!("{url}: {}", answer.status()).into())
+    }
+}
+
 async fn sandbox(
     config: Config,
     listen: SocketAddr,
+    public_url: Option<String>,
     latency: Duration,
     products: usize,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
@@ -312,17 +486,30 @@ async fn sandbox(
     let sandbox = Sandbox::start(listener, options)
         .await
         .map_err(|e| format!("cannot start the sandbox: {e}"))?;
-    println!(
-        "storegate sandbox (Magento 2) listening on {}",
-        sandbox.base_url()
-    );
-    if printed {
-        println!(
-            "integration token (generated for this run): {}",
-            sandbox.token()
-        );
+    if let Some(url) = &public_url {
+        sandbox.set_public_origin(url.trim_end_matches('/'));
     }
-    println!("demo customer: {DEMO_CUSTOMER_EMAIL} / {DEMO_CUSTOMER_PASSWORD}");
+    let mut banner = Banner::new(config.log_format, "storegate sandbox listening");
+    banner
+        .line(format!(
+            "storegate sandbox (Magento 2) listening on {}",
+            sandbox.base_url()
+        ))
+        .field("base_url", sandbox.base_url());
+    if printed {
+        banner
+            .line(format!(
+                "integration token (generated for this run): {}",
+                sandbox.token()
+            ))
+            .field("integration_token", sandbox.token());
+    }
+    banner
+        .line(format!(
+            "demo customer: {DEMO_CUSTOMER_EMAIL} / {DEMO_CUSTOMER_PASSWORD}"
+        ))
+        .field("demo_customer", DEMO_CUSTOMER_EMAIL)
+        .print();
     storegate::shutdown_signal().await;
     sandbox.shutdown().await;
     Ok(())

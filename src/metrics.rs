@@ -242,6 +242,12 @@ impl Metrics {
         }
     }
 
+    /// Adds series read at scrape time by another component (`process_metrics`).
+    pub fn with_collector(mut self, collector: Box<dyn Collector>) -> Metrics {
+        self.registry.register_collector(collector);
+        self
+    }
+
     /// Adds the shared-state series (`redis_up`, ...), read at scrape time.
     pub fn with_shared_state(mut self, shared: Arc<SharedState>) -> Metrics {
         self.registry

@@ -1,4 +1,5 @@
-//! What the gateway knows about the request a task is serving: its id and its deadline.
+//! What the gateway knows about the request a task is serving: its id, its W3C trace
+//! context ([`TraceContext`]) and its deadline.
 //!
 //! It sits low in the house so that both the outer layers (which set them: `telemetry`
 //! the id, `app` the deadline) and the upstream client (which reads them: the id goes to
@@ -10,14 +11,27 @@ use std::time::Duration;
 use http::{HeaderName, HeaderValue};
 use tokio::time::Instant;
 
+pub use crate::trace_context::TraceContext;
+
 /// The header that carries a request's id, in and out (and to Magento).
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 tokio::task_local! {
     static REQUEST_ID: HeaderValue;
+    static TRACE: TraceContext;
     /// A cell, because a request body that is still arriving moves it: time spent waiting
     /// for the client is not Magento's (`app::request_deadline`).
     static DEADLINE: std::cell::Cell<Instant>;
+}
+
+/// Runs `future` (the rest of a request) as part of the trace `trace`.
+pub async fn with_trace<F: Future>(trace: TraceContext, future: F) -> F::Output {
+    TRACE.scope(trace, future).await
+}
+
+/// The trace context of the request the current task serves, if any.
+pub fn trace() -> Option<TraceContext> {
+    TRACE.try_with(Clone::clone).ok()
 }
 
 /// Runs `future` (the rest of a request) as the request with id `id`.

@@ -39,6 +39,8 @@ pub struct App {
     /// One permit per image upload whose body is being read or sent
     /// (`STOREGATE_MAX_UPLOADS_IN_FLIGHT`).
     pub uploads: Arc<Semaphore>,
+    /// The upstream's state as `/readyz` last saw it (`storegate_upstream_up`).
+    pub upstream_up: crate::process_metrics::UpstreamUp,
 }
 
 pub type AppState = Arc<App>;

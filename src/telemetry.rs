@@ -6,11 +6,14 @@
 //!   and sent to Magento with each upstream call.
 //! - The binary logs to stderr, as text or, with `STOREGATE_LOG_FORMAT=json`, one JSON
 //!   object per line; every line logged while serving a request carries this span's fields
-//!   (`request_id`, `method`, `route`) under `span`. `RUST_LOG` filters as usual. One line
-//!   per request (an access log) is logged at `debug` under the target `storegate::access`:
-//!   turn it on with `RUST_LOG=storegate=info,storegate::access=debug`. Failed requests are
-//!   logged at `error` (5xx) by the error renderer whatever the filter says about access
-//!   lines.
+//!   (`request_id`, `trace_id`, `method`, `route`) under `span`. `RUST_LOG` filters as
+//!   usual. One line per request (an access log: method, route template, status, bytes,
+//!   duration, user type, cache outcome) is logged at `info` under the target
+//!   `storegate::access`; `STOREGATE_ACCESS_LOG=off` or `RUST_LOG=...,storegate::access=off`
+//!   turns it off. Failed requests are logged at `error` (5xx) by the error renderer
+//!   whatever the filter says about access lines.
+//! - Every request belongs to a W3C trace ([`crate::trace_context`]): the caller's
+//!   `traceparent`, or a new trace. Its id is on the request's log lines and goes to Magento.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,7 +26,7 @@ use tracing::Instrument;
 
 use crate::auth::UserType;
 use crate::metrics::Metrics;
-use crate::request_context::with_request_id;
+use crate::request_context::{TraceContext, with_request_id, with_trace};
 
 pub use crate::request_context::{X_REQUEST_ID, request_id};
 
@@ -43,7 +46,7 @@ fn acceptable(value: &HeaderValue) -> bool {
 pub fn new_id() -> HeaderValue {
     static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     static NEXT: AtomicU64 = AtomicU64::new(1);
-    let prefix = *PREFIX.get_or_init(rand::random::<u32>);
+    let prefix = *PREFIX.get_or_init(|| getrandom::u32().unwrap_or(std::process::id()));
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     // `{prefix:08x}-{n:012x}`, written without a formatter: this runs on every request.
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -58,10 +61,16 @@ pub fn new_id() -> HeaderValue {
 }
 
 /// The log span every line logged while serving a request carries.
-fn request_span(id: &HeaderValue, method: &http::Method, route: Option<&str>) -> tracing::Span {
+fn request_span(
+    id: &HeaderValue,
+    trace: &TraceContext,
+    method: &http::Method,
+    route: Option<&str>,
+) -> tracing::Span {
     tracing::info_span!(
         "request",
         request_id = id.to_str().unwrap_or_default(),
+        trace_id = %trace.trace_id(),
         method = %method,
         route = route.unwrap_or("unmatched"),
     )
@@ -76,7 +85,12 @@ fn request_span(id: &HeaderValue, method: &http::Method, route: Option<&str>) ->
 /// nothing but its access line and opening a span (the subscriber formats its fields)
 /// cost a hit a sixth of its instructions (`bench/instructions.py`). The access line gets
 /// a span of its own, with the same fields.
-pub async fn observe<F, Fut>(metrics: &Metrics, request: Request, serve: F) -> Response
+pub async fn observe<F, Fut>(
+    metrics: &Metrics,
+    access_log: bool,
+    request: Request,
+    serve: F,
+) -> Response
 where
     F: FnOnce(Request, RequestId) -> Fut,
     Fut: Future<Output = (Response, Option<UserType>)>,
@@ -91,23 +105,36 @@ where
     let matched = request.extensions().get::<MatchedPath>().cloned();
     let route = matched.as_ref().map(MatchedPath::as_str);
 
+    // A header lookup and a counter: cheap enough for every request, so that a hit's
+    // access line carries the caller's trace id too.
+    let trace = TraceContext::for_request(request.headers());
     let settled = RequestId {
         id: id.clone(),
         from_caller: kept,
+        trace: trace.clone(),
     };
     let (mut response, user_type) = serve(request, settled).await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
     let user_type = user_type.or_else(|| response.extensions().get::<UserType>().copied());
     metrics.request(route, &method, status, user_type, elapsed);
-    if tracing::enabled!(target: "storegate::access", tracing::Level::DEBUG) {
-        request_span(&id, &method, route).in_scope(|| {
-            tracing::debug!(
+    if access_log && tracing::enabled!(target: "storegate::access", tracing::Level::INFO) {
+        let bytes = axum::body::HttpBody::size_hint(response.body()).exact();
+        let cache = response
+            .headers()
+            .get("x-cache")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-");
+        request_span(&id, &trace, &method, route).in_scope(|| {
+            tracing::info!(
                 target: "storegate::access",
                 status,
-                micros = elapsed.as_micros() as u64,
+                bytes,
+                duration_ms = elapsed.as_secs_f64() * 1000.0,
                 user_type = user_type.map(|u| u.as_str()).unwrap_or("none"),
-                "request served"
+                cache,
+                "{method} {} {status}",
+                route.unwrap_or("unmatched"),
             );
         });
     }
@@ -120,13 +147,19 @@ pub struct RequestId {
     id: HeaderValue,
     /// The caller's own `X-Request-Id`, already in the request's headers.
     from_caller: bool,
+    trace: TraceContext,
 }
 
 /// The last step of the front layer, past the fast path: the request's id into its
-/// `X-Request-Id` header (when the gateway made it) and, for the upstream client, into the
-/// task's context; the log span around the rest of the request.
+/// `X-Request-Id` header (when the gateway made it) and, for the upstream client, the id
+/// and the trace context into the task's context; the log span around the rest of the
+/// request.
 pub async fn trace(mut request: Request, id: RequestId, next: Next) -> Response {
-    let RequestId { id, from_caller } = id;
+    let RequestId {
+        id,
+        from_caller,
+        trace,
+    } = id;
     if !from_caller {
         request.headers_mut().insert(X_REQUEST_ID, id.clone());
     }
@@ -134,8 +167,8 @@ pub async fn trace(mut request: Request, id: RequestId, next: Next) -> Response 
         .extensions()
         .get::<MatchedPath>()
         .map(MatchedPath::as_str);
-    let span = request_span(&id, request.method(), route);
-    with_request_id(id, next.run(request).instrument(span)).await
+    let span = request_span(&id, &trace, request.method(), route);
+    with_request_id(id, with_trace(trace, next.run(request)).instrument(span)).await
 }
 
 #[cfg(test)]

@@ -356,3 +356,286 @@ async fn a_second_signal_exits_at_once_while_draining() {
     assert_eq!(status.code(), Some(130));
     pending.abort();
 }
+
+#[test]
+fn help_lists_every_variable_with_its_default_and_version_names_the_commit() {
+    let output = binary().arg("--help").output().unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).unwrap();
+    for key in storegate::config::KEYS {
+        let name = format!("STOREGATE_{}", key.name.to_ascii_uppercase());
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} is not in --help:\n{help}"));
+        assert!(
+            line.contains(&format!("[default: {}]", key.default)),
+            "{line}"
+        );
+    }
+    assert!(help.contains("Exit status"), "{help}");
+
+    let output = binary().arg("--version").output().unwrap();
+    assert!(output.status.success());
+    let version = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        version.trim(),
+        format!(
+            "storegate {} (commit {})",
+            env!("CARGO_PKG_VERSION"),
+            storegate::build_info::COMMIT
+        )
+    );
+    // Built from this repository, the commit is known.
+    if std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.git")).exists() {
+        assert_ne!(storegate::build_info::COMMIT, "unknown");
+    }
+}
+
+#[test]
+fn a_mistyped_variable_stops_the_start_instead_of_starting_the_sandbox() {
+    let output = binary()
+        .env("STOREGATE_UPSTRAEM_URL", "https://shop.example")
+        .env("STOREGATE_UPSTREAM_TOKEN", "t")
+        .env("STOREGATE_LISTEN", format!("127.0.0.1:{}", free_port()))
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(storegate::config::EXIT_CONFIG.into())
+    );
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap().trim_end(),
+        "storegate: unknown variable STOREGATE_UPSTRAEM_URL; did you mean STOREGATE_UPSTREAM_URL?"
+    );
+    assert!(output.stdout.is_empty(), "nothing started");
+    // A token without its URL: the URL went missing, the sandbox is not what was meant.
+    let output = binary()
+        .env("STOREGATE_UPSTREAM_TOKEN", "t")
+        .env("STOREGATE_LISTEN", format!("127.0.0.1:{}", free_port()))
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(storegate::config::EXIT_CONFIG.into())
+    );
+    assert!(
+        String::from_utf8(output.stderr)
+            .unwrap()
+            .contains("STOREGATE_UPSTREAM_TOKEN is set but STOREGATE_UPSTREAM_URL is not"),
+    );
+    assert!(output.stdout.is_empty(), "nothing started");
+    // A mapping file that does not load is a configuration error too: the same status.
+    let output = binary()
+        .env("STOREGATE_MAPPINGS", "/nonexistent/storegate-mappings")
+        .env("STOREGATE_LISTEN", format!("127.0.0.1:{}", free_port()))
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(storegate::config::EXIT_CONFIG.into())
+    );
+}
+
+/// Stops a child however the test ends.
+struct Running(std::process::Child);
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Lines of a child's stream, read on a thread so the pipe never fills.
+fn lines_of(stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits (boundedly) for a line that satisfies `wanted`; returns it and what came before.
+fn wait_for(
+    rx: &std::sync::mpsc::Receiver<String>,
+    wanted: impl Fn(&str) -> bool,
+) -> (Option<String>, Vec<String>) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    while Instant::now() < deadline {
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) {
+            if wanted(&line) {
+                return (Some(line), seen);
+            }
+            seen.push(line);
+        }
+    }
+    (None, seen)
+}
+
+#[tokio::test]
+async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
+    let port = free_port();
+    let sandbox_port = free_port();
+    // What a phone would use instead of 127.0.0.1 (here: another name for this machine).
+    let public = format!("http://localhost:{port}");
+    let mut child = Running(
+        binary()
+            .env("STOREGATE_LISTEN", format!("localhost:{port}"))
+            .env("STOREGATE_PUBLIC_URL", &public)
+            .env(
+                "STOREGATE_SANDBOX_LISTEN",
+                format!("127.0.0.1:{sandbox_port}"),
+            )
+            .env("STOREGATE_LOG_FORMAT", "json")
+            .env_remove("RUST_LOG")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = lines_of(child.0.stdout.take().unwrap());
+    let stderr = lines_of(child.0.stderr.take().unwrap());
+    let (banner, before) = wait_for(&stdout, |l| l.contains("storegate listening"));
+    assert!(before.is_empty(), "stdout before the banner: {before:?}");
+    let banner: serde_json::Value = serde_json::from_str(&banner.expect("started")).unwrap();
+    assert_eq!(banner["base_url"], format!("{public}/api/rest"));
+    assert_eq!(banner["upstream"], "sandbox");
+    assert_eq!(
+        banner["sandbox"],
+        format!("http://127.0.0.1:{sandbox_port}")
+    );
+    let key = banner["admin_key"].as_str().unwrap().to_owned();
+
+    storegate::upstream::install_crypto();
+    let http = reqwest::Client::new();
+    let product: serde_json::Value = http
+        .get(format!("{public}/api/rest/products/1"))
+        .header("Accept", "application/json")
+        .header("X-Request-Id", "device-1")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let image = product["image_url"].as_str().unwrap();
+    assert!(image.starts_with(&format!("{public}/media/")), "{image}");
+    let file = http.get(image).send().await.unwrap();
+    assert_eq!(file.status(), 200);
+    assert!(
+        file.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("image/")
+    );
+    let admin = http
+        .get(format!("{public}/api/rest/products/1"))
+        .bearer_auth(&key)
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(admin.status(), 200);
+
+    // One access line per request, at info, in JSON like every other line.
+    let (access, lines) = wait_for(&stderr, |l| {
+        l.contains("storegate::access") && l.contains("device-1")
+    });
+    let access: serde_json::Value =
+        serde_json::from_str(&access.unwrap_or_else(|| panic!("no access line: {lines:?}")))
+            .unwrap();
+    assert_eq!(access["level"], "INFO");
+    assert_eq!(access["fields"]["status"], 200);
+    assert_eq!(access["span"]["route"], "/api/rest/products/{id}");
+    assert_eq!(access["span"]["trace_id"].as_str().map(str::len), Some(32));
+    assert!(
+        access["fields"]["duration_ms"].as_f64().is_some(),
+        "{access}"
+    );
+    for line in &lines {
+        assert!(
+            serde_json::from_str::<serde_json::Value>(line).is_ok(),
+            "not JSON: {line}"
+        );
+        assert!(!line.contains('\u{1b}'), "colour codes: {line}");
+        assert!(!line.contains(&key), "the admin key is logged: {line}");
+    }
+    terminate(child.0.id());
+    let _ = child.0.wait();
+}
+
+#[tokio::test]
+async fn the_access_log_can_be_turned_off_and_the_health_check_finds_the_gateway() {
+    let port = free_port();
+    let mut child = Running(
+        binary()
+            .env("STOREGATE_LISTEN", format!("127.0.0.1:{port}"))
+            .env("STOREGATE_ACCESS_LOG", "off")
+            .env_remove("RUST_LOG")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = lines_of(child.0.stdout.take().unwrap());
+    let stderr = lines_of(child.0.stderr.take().unwrap());
+    let (started, _) = wait_for(&stdout, |l| l.starts_with("try: curl"));
+    assert!(started.is_some());
+    storegate::upstream::install_crypto();
+    let r = reqwest::get(format!("http://127.0.0.1:{port}/api/rest/products/1"))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // The container's health check: the same configuration finds the same address.
+    let health = binary()
+        .arg("healthcheck")
+        .env("STOREGATE_LISTEN", format!("127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    assert!(health.status.success(), "{health:?}");
+    let nobody = binary()
+        .args([
+            "healthcheck",
+            "--url",
+            &format!("http://127.0.0.1:{}/healthz", free_port()),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(nobody.status.code(), Some(1), "{nobody:?}");
+    // The shutdown line comes after any access line the request would have written.
+    terminate(child.0.id());
+    let (_, lines) = wait_for(&stderr, |l| l.contains("shutting down"));
+    assert!(
+        !lines.iter().any(|l| l.contains("storegate::access")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn in_json_mode_a_refused_start_is_json_too() {
+    let output = binary()
+        .env("STOREGATE_LOG_FORMAT", "json")
+        .env("STOREGATE_CACHE_TTL_SECS", "soon")
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(storegate::config::EXIT_CONFIG.into())
+    );
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let line: serde_json::Value = serde_json::from_str(stderr.trim())
+        .unwrap_or_else(|e| panic!("not one JSON line ({e}): {stderr}"));
+    assert_eq!(line["level"], "ERROR");
+    assert!(
+        line["fields"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid STOREGATE_CACHE_TTL_SECS"),
+        "{line}"
+    );
+}

@@ -12,7 +12,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
-use rand::RngCore;
 use sha2::Sha256;
 
 const PREFIX: &str = "sg1.";
@@ -91,7 +90,7 @@ impl TokenIssuer {
 
     fn issue_at(&self, customer_id: u64, now: u64) -> Issued {
         let mut nonce = [0u8; 12];
-        rand::rng().fill_bytes(&mut nonce);
+        getrandom::fill(&mut nonce).expect("the operating system's random generator");
         let expires = now / 1000 + self.ttl.as_secs();
         let payload = format!(
             "{customer_id}.{now}.{expires}.{}",

@@ -119,7 +119,11 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_stalled_body_fails_and_a_complete_one_says_so() {
-        let (mut tx, rx) = futures::channel::mpsc::channel::<Result<Frame<Bytes>, Stalled>>(1);
+        // Two bytes, then nothing more: a client that stalls.
+        let rx = futures_util::StreamExt::chain(
+            futures_util::stream::iter([Ok::<_, Stalled>(Frame::data(Bytes::from_static(b"ab")))]),
+            futures_util::stream::pending(),
+        );
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = seen.clone();
         let body = Watched::new(
@@ -127,14 +131,11 @@ mod tests {
             Duration::from_secs(10),
             move |p| log.lock().unwrap().push(p),
         );
-        tx.try_send(Ok(Frame::data(Bytes::from_static(b"ab"))))
-            .unwrap();
         let error = axum::body::to_bytes(axum::body::Body::new(body), 100)
             .await
             .unwrap_err();
         assert!(is_stalled(&error), "{error}");
         assert_eq!(*seen.lock().unwrap(), vec![Progress::Waiting]);
-        drop(tx);
 
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = seen.clone();

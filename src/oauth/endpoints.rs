@@ -7,7 +7,6 @@
 //!
 //! Errors of initiate and token are the original's `oauth_problem` bodies.
 
-use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
@@ -19,10 +18,12 @@ use super::authorize::{
 };
 use super::problem::Problem;
 use super::verify::Expect;
+use crate::route_list::Listed;
 use crate::state::AppState;
 
-pub fn routes(app: AppState) -> Router {
-    Router::new()
+/// Listed (`route_list`), so that the OpenAPI document's drift test sees them.
+pub fn routes(app: AppState) -> Listed {
+    Listed::new()
         .route("/oauth/initiate", any(initiate))
         .route("/oauth/token", any(token))
         .route("/oauth/authorize", any(customer_page))

@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rand::RngCore;
 use rusqlite::{Connection, OptionalExtension, params};
 
 #[derive(Debug, thiserror::Error)]
@@ -142,7 +141,7 @@ pub trait TokenStore: Send + Sync + std::fmt::Debug {
 /// verifiers.
 pub fn random_hex32() -> String {
     let mut bytes = [0u8; 16];
-    rand::rng().fill_bytes(&mut bytes);
+    getrandom::fill(&mut bytes).expect("the operating system's random generator");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -248,7 +247,7 @@ impl SqliteStore {
                 params![key, now + ttl.as_secs() as i64, now],
             )?;
             // Expired nonces are dropped now and then, not on every call.
-            if rand::random::<u8>() == 0 {
+            if getrandom::u32().unwrap_or(1).is_multiple_of(256) {
                 c.execute("DELETE FROM oauth_nonce WHERE expires_at <= ?1", [now])?;
             }
             Ok(inserted == 1)

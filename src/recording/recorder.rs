@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
+use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
 use super::cassette::{Body, Interaction, Response};

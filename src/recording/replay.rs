@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
+use futures_util::future::BoxFuture;
 
 use super::library::Library;
 use super::matching::Ignore;

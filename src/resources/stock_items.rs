@@ -22,7 +22,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use futures::StreamExt;
+use futures_util::StreamExt;
 use http::{HeaderMap, Method, Uri};
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
@@ -593,7 +593,7 @@ async fn batch(
     // Items to products, through the index (pages are shared, so this is cheap after the
     // first), then every product's SKU in one search.
     let located: HashMap<u64, Result<u64, ApiError>> =
-        futures::stream::iter(groups.keys().copied())
+        futures_util::stream::iter(groups.keys().copied())
             .map(|item_id| {
                 let app = app.clone();
                 async move {
@@ -613,7 +613,7 @@ async fn batch(
     product_ids.dedup();
     let skus = within(deadline, product_index::skus_of_many(&app, &product_ids)).await;
 
-    let written: Vec<(usize, Vec<Outcome>)> = futures::stream::iter(groups)
+    let written: Vec<(usize, Vec<Outcome>)> = futures_util::stream::iter(groups)
         .map(|(item_id, plans)| {
             let app = app.clone();
             let target = match located.get(&item_id) {
@@ -659,7 +659,7 @@ async fn batch(
             }
         })
         .buffer_unordered(BATCH_CONCURRENCY)
-        .flat_map(futures::stream::iter)
+        .flat_map(futures_util::stream::iter)
         .collect()
         .await;
     for (index, outcome) in written {

@@ -19,7 +19,7 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::future::BoxFuture;
+use futures_util::future::BoxFuture;
 
 use super::link::Link;
 use crate::cache::{Fetched, FillTicket, SecondLevel, SecondLevelLookup, Value};

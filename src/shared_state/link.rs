@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures_util::StreamExt;
 use redis::aio::ConnectionManager;
 use tokio::sync::Notify;
 
@@ -157,7 +157,7 @@ impl Link {
             .get_connection_manager_lazy(config)
             .map_err(|e| format!("cannot set up the Redis client: {}", e.kind_text()))?;
         let mut instance = [0u8; 8];
-        rand::RngCore::fill_bytes(&mut rand::rng(), &mut instance);
+        getrandom::fill(&mut instance).expect("the operating system's random generator");
         Ok(Link {
             client,
             conn,

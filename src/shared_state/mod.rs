@@ -264,6 +264,6 @@ fn now_ms() -> u64 {
 /// A random token naming one holder of a lock or claim.
 fn random_token() -> String {
     let mut bytes = [0u8; 16];
-    rand::RngCore::fill_bytes(&mut rand::rng(), &mut bytes);
+    getrandom::fill(&mut bytes).expect("the operating system's random generator");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

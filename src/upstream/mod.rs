@@ -270,7 +270,7 @@ impl Magento {
         authorization: &HeaderValue,
         timeout: Duration,
     ) -> Result<Bytes, UpstreamError> {
-        let mut headers = http::HeaderMap::with_capacity(4);
+        let mut headers = http::HeaderMap::with_capacity(6);
         headers.insert(http::header::AUTHORIZATION, authorization.clone());
         headers.insert(
             http::header::ACCEPT,
@@ -278,6 +278,13 @@ impl Magento {
         );
         if let Some(id) = request_context::request_id() {
             headers.insert(request_context::X_REQUEST_ID, id);
+        }
+        // W3C trace context: Magento's spans (or its proxy's) join the client's trace.
+        if let Some(trace) = request_context::trace() {
+            headers.insert(crate::trace_context::TRACEPARENT, trace.traceparent());
+            if let Some(state) = trace.state {
+                headers.insert(crate::trace_context::TRACESTATE, state);
+            }
         }
         let body = match body {
             Some(body) => {

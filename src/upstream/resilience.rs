@@ -253,7 +253,7 @@ impl Guard {
 /// Wait before a retry: 5 to 50 ms, at random, so that callers who failed together do not
 /// come back together.
 pub(crate) fn jitter() -> Duration {
-    Duration::from_millis(rand::random_range(5..=50))
+    Duration::from_millis(5 + u64::from(getrandom::u32().unwrap_or(0) % 46))
 }
 
 #[cfg(test)]

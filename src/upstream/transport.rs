@@ -10,7 +10,7 @@ use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::future::BoxFuture;
+use futures_util::future::BoxFuture;
 use http::{HeaderMap, Method, StatusCode};
 
 use super::UpstreamError;

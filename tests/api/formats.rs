@@ -219,13 +219,34 @@ async fn health_and_readiness() {
     );
     let metrics = gw.send(gw.http.get(format!("{base}/metrics"))).await;
     assert!(metrics.body.contains("storegate_cache_hits_total"));
-    // Not ready when the upstream does not answer its store list.
+    // Magento not answering its store list does not take the instance out of service: the
+    // state is reported beside the readiness, and in the metrics.
     let down = Gateway::start().await;
     let base = format!("http://{}", down.running.addr);
+    let ready = down.send(down.http.get(format!("{base}/readyz"))).await;
+    assert_eq!(ready.status, 200);
+    assert_eq!(ready.json()["status"], "ready");
+    assert_eq!(ready.json()["upstream"], "down");
+    let metrics = down.send(down.http.get(format!("{base}/metrics"))).await;
+    assert!(
+        metrics.body.contains("storegate_upstream_up 0\n"),
+        "{}",
+        metrics.body
+    );
+    // The strict reading, for those who want it.
+    let strict = down
+        .send(down.http.get(format!("{base}/readyz?upstream=required")))
+        .await;
+    assert_eq!(strict.status, 503);
+    assert_eq!(strict.json()["upstream"], "down");
+    let up = gw
+        .send(gw.http.get(format!(
+            "http://{}/readyz?upstream=required",
+            gw.running.addr
+        )))
+        .await;
     assert_eq!(
-        down.send(down.http.get(format!("{base}/readyz")))
-            .await
-            .status,
-        503
+        (up.status, up.json()["upstream"].as_str()),
+        (200, Some("up"))
     );
 }

@@ -169,7 +169,7 @@ async fn draining_fails_readyz_at_once_and_stops_within_the_deadline() {
         .await
         .unwrap();
     assert_eq!(ready.status(), 503);
-    assert_eq!(ready.text().await.unwrap(), "draining\n");
+    assert_eq!(ready.text().await.unwrap(), r#"{"status":"draining"}"#);
 
     let Gateway { running, .. } = gw;
     let started = Instant::now();

@@ -259,9 +259,10 @@ async fn unknown_stores_products_and_images() {
 #[tokio::test]
 async fn image_reads_are_cached_per_view_and_coalesced() {
     let gw = catalog().await;
-    let calls =
-        futures::future::join_all((0..8).map(|_| gw.get_json("/products/1/images", &Who::Guest)))
-            .await;
+    let calls = futures_util::future::join_all(
+        (0..8).map(|_| gw.get_json("/products/1/images", &Who::Guest)),
+    )
+    .await;
     assert!(calls.iter().all(|r| r.status == 200));
     let r = gw.get_json("/products/1/images", &Who::Guest).await;
     assert_eq!(r.header("x-cache"), Some("HIT"));

@@ -2,6 +2,8 @@
 //! recorded responses of `fixtures/magento2/` (plus faults). One test binary, many modules,
 //! so the crate links once.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod helpers;
 
 mod addresses;
@@ -13,6 +15,8 @@ mod formats;
 mod hostile;
 mod images;
 mod mapping;
+mod openapi;
+mod operators;
 mod orders;
 mod policy;
 mod privacy;

@@ -886,7 +886,15 @@ async fn the_binary_logs_failures_as_json_with_the_request_id() {
     let mut listening = false;
     while !listening && Instant::now() < deadline {
         if let Ok((false, line)) = rx.recv_timeout(Duration::from_millis(200)) {
-            listening = line.starts_with("storegate listening on");
+            // JSON mode writes only JSON, the start banner included.
+            let banner: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            listening = banner["message"] == "storegate listening";
+            assert_eq!(
+                banner["base_url"],
+                format!("http://127.0.0.1:{port}/api/rest"),
+                "{line}"
+            );
         }
     }
     assert!(listening, "the binary did not start");
@@ -916,6 +924,8 @@ async fn the_binary_logs_failures_as_json_with_the_request_id() {
     }
     drop(child);
     let line = error_line.unwrap_or_else(|| panic!("no error line with the request id:\n{stderr}"));
+    // No colour codes when stderr is not a terminal.
+    assert!(!stderr.contains('\u{1b}'), "{stderr}");
     assert_eq!(line["span"]["route"], "/api/rest/products/{id}");
     assert!(!stderr.contains(UPSTREAM_TOKEN) && !stderr.contains(ADMIN_KEY));
 }

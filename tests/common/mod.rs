@@ -1,1 +1,2 @@
+pub mod api_reference;
 pub mod openapi;

@@ -8,6 +8,7 @@ mod harness;
 
 mod customers;
 mod hostile_skus;
+mod openapi;
 mod products;
 mod recording;
 mod schema;

@@ -82,6 +82,7 @@ impl Sandbox {
             latency: options.latency,
             stats: Stats::default(),
             origin: origin_of(addr),
+            public_origin: std::sync::OnceLock::new(),
         });
         let app = Router::new().fallback(handle).with_state(shared.clone());
         let (stop, stopped) = oneshot::channel::<()>();
@@ -108,6 +109,15 @@ impl Sandbox {
     /// `http://ADDR` (no trailing slash). The gateway calls `{base_url}/rest/{scope}/V1/...`.
     pub fn base_url(&self) -> String {
         self.shared.origin.clone()
+    }
+
+    /// From now on, media and storefront URLs name `origin` (`http://host:port`, no trailing
+    /// slash) instead of the address each caller used. Set once; later calls are ignored.
+    pub fn set_public_origin(&self, origin: &str) {
+        let _ = self
+            .shared
+            .public_origin
+            .set(origin.trim_end_matches('/').to_owned());
     }
 
     pub fn token(&self) -> &str {
@@ -214,8 +224,11 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request<Body>) -> Re
             return json_response(413, &json!({"message": "Request body too large."}));
         }
     };
-    let origin = header_text(&parts.headers, header::HOST)
-        .map_or_else(|| shared.origin.clone(), |host| format!("http://{host}"));
+    let origin = match shared.public_origin.get() {
+        Some(public) => public.clone(),
+        None => header_text(&parts.headers, header::HOST)
+            .map_or_else(|| shared.origin.clone(), |host| format!("http://{host}")),
+    };
     let raw = RawRequest {
         method: parts.method.as_str(),
         rest_path,

@@ -3,7 +3,6 @@
 //! Tokens are opaque random strings (real 2.4 installs issue JWTs; clients must not care).
 //! They stay valid for the life of the sandbox; there is no failure lock-out.
 
-use rand::distr::{Alphanumeric, SampleString};
 use serde_json::{Value, json};
 
 use crate::api::call::Call;
@@ -11,10 +10,16 @@ use crate::webapi::error::{ApiError, ApiResult, ErrorItem};
 use crate::webapi::input;
 use crate::webapi::messages;
 
+/// 32 characters of `[a-z0-9]` from the operating system's generator. The bias of the
+/// modulo (256 % 36) is irrelevant for a sandbox's token.
 pub(crate) fn random_token() -> String {
-    Alphanumeric
-        .sample_string(&mut rand::rng(), 32)
-        .to_lowercase()
+    const ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).expect("the operating system's random generator");
+    bytes
+        .iter()
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect()
 }
 
 /// `{"username": e-mail, "password": ...}` -> the token as a JSON string.

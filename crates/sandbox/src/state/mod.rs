@@ -102,4 +102,7 @@ pub(crate) struct Shared {
     pub(crate) stats: Stats,
     /// `http://addr` of the listener, used when a request carries no `Host` header.
     pub(crate) origin: String,
+    /// The origin the store's URLs name when set (the gateway's public URL, which serves
+    /// this sandbox's media): devices cannot reach the sandbox's own loopback address.
+    pub(crate) public_origin: std::sync::OnceLock<String>,
 }
