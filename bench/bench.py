@@ -48,7 +48,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
-BIN = ROOT / "target" / "release" / "storegate"
+# BENCH_BIN: another build to measure the same way (an earlier commit, for a before/after).
+BIN = Path(os.environ.get("BENCH_BIN") or ROOT / "target" / "release" / "storegate")
 
 DURATION = int(os.environ.get("BENCH_DURATION", "10"))
 WARMUP = int(os.environ.get("BENCH_WARMUP", "2"))
