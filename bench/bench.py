@@ -650,7 +650,7 @@ def main():
                 PORTS[name], cache_ttl_secs=600, redis_url=f"redis://{HOST}:{PORTS['redis']}/0", shared_cache=1))
         for name in ("gw_shared_a", "gw_shared_b"):
             wait_http(f"http://{HOST}:{PORTS[name]}/healthz")
-            wait_text(f"http://{HOST}:{PORTS[name]}/readyz", "redis: up")
+            wait_text(f"http://{HOST}:{PORTS[name]}/readyz", '"redis":"up"')
         status, _, body = http("GET", f"http://{HOST}:{PORTS['sandbox']}/rest/default/V1/products/GEN-000001",
                                {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"})
         first_gen = json.loads(body)["id"]
