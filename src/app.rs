@@ -75,7 +75,7 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         },
         upstream_metrics.clone(),
     );
-    let magento = crate::recording::wire(
+    let magento = crate::upstream::recording::wire(
         magento,
         &config.recording,
         &parts.upstream_url,

@@ -54,7 +54,7 @@ pub enum CorsOrigins {
 #[derive(Debug, Clone)]
 pub struct Upstream {
     /// Base URL without a trailing slash; calls go to `{url}/rest/{scope}/V1/...`. Or
-    /// `replay:DIR`: answers come from the cassettes in DIR (`crate::recording`).
+    /// `replay:DIR`: answers come from the cassettes in DIR (`crate::upstream::recording`).
     pub url: String,
     /// Empty when replaying without a real store behind.
     pub token: Secret,
@@ -71,7 +71,7 @@ impl Upstream {
 pub const REPLAY_SCHEME: &str = "replay:";
 
 /// Recording and replaying upstream traffic: the raw settings, checked and compiled by
-/// `crate::recording` (which owns their meaning; see the README's "Recording and replaying").
+/// `crate::upstream::recording` (which owns their meaning; see the README's "Recording and replaying").
 #[derive(Debug, Clone, Default)]
 pub struct Recording {
     /// `STOREGATE_RECORD_DIR`: write every upstream exchange to cassettes here.

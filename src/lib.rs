@@ -39,7 +39,7 @@
 //!   its templates; [`media_proxy`]: the sandbox's media under the gateway's address.
 //! - [`cors`], [`trace_context`]: browser origins and W3C trace context.
 //! - [`server`]: the listen address, connection limits and timeouts, draining.
-//! - [`recording`]: upstream traffic recorded to cassettes and replayed from them, at the
+//! - [`upstream::recording`]: upstream traffic recorded to cassettes and replayed from them, at the
 //!   upstream client's transport seam.
 //!
 //! The embedded Magento 2 sandbox lives in its own crate, `storegate-sandbox`, so that it
@@ -72,7 +72,6 @@ pub mod pricing;
 pub mod privacy;
 pub mod process_metrics;
 pub mod profile;
-pub mod recording;
 pub mod records;
 pub mod request_context;
 pub mod resources;

@@ -5,7 +5,7 @@
 //! - `storegate sandbox --listen ADDR` runs the sandbox alone (benchmarks, several gateways
 //!   sharing one store).
 //! - `storegate replay DIR --listen ADDR` serves a cassette folder as a Magento 2
-//!   (`storegate::recording`); `storegate cassette import-har FILE DIR` fills one from a HAR.
+//!   (`storegate::upstream::recording`); `storegate cassette import-har FILE DIR` fills one from a HAR.
 //! - `storegate oauth consumer add ...` / `storegate oauth import ...`: OAuth consumers and
 //!   tokens ([`storegate::oauth::cli`]).
 //! - `storegate healthcheck` asks a running gateway's `/healthz` (the container's check).
@@ -166,7 +166,7 @@ fn main() -> ExitCode {
                 .map(|u| u.token.expose().to_owned())
                 .or_else(|| std::env::var("STOREGATE_UPSTREAM_TOKEN").ok());
             runtime
-                .block_on(storegate::recording::serve(
+                .block_on(storegate::upstream::recording::serve(
                     &dir,
                     listen,
                     &config.recording,
@@ -194,8 +194,8 @@ fn main() -> ExitCode {
 }
 
 fn import_har(config: &Config, file: &Path, dir: &Path) -> Result<(), String> {
-    let scrubber = storegate::recording::scrubber(&config.recording, &[])?;
-    let imported = storegate::recording::har::import(file, dir, &scrubber)?;
+    let scrubber = storegate::upstream::recording::scrubber(&config.recording, &[])?;
+    let imported = storegate::upstream::recording::har::import(file, dir, &scrubber)?;
     println!(
         "imported {} Magento REST call(s) into {} ({} other entries skipped)",
         imported.interactions,

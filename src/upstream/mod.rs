@@ -7,7 +7,7 @@
 //! retried; a circuit breaker and a bound on calls in flight ([`resilience`]). It knows
 //! Magento's paths, store scopes and error bodies, and nothing of the client-facing
 //! protocol: no XML, no spec messages. Every call ends in one [`transport::Transport`],
-//! the pooled client by default: the seam where `crate::recording` records and replays
+//! the pooled client by default: the seam where `crate::upstream::recording` records and replays
 //! upstream traffic.
 
 pub mod catalog;
@@ -17,6 +17,7 @@ pub mod error;
 pub mod media;
 pub mod orders;
 pub mod raw_path;
+pub mod recording;
 pub mod resilience;
 pub mod search;
 pub mod stock;

@@ -2,7 +2,7 @@
 //!
 //! [`super::Magento`] decides what to call (path, scope, credentials, deadline, retries,
 //! breaker) and hands a finished [`Outgoing`] to a [`Transport`]. The default transport is
-//! [`HttpTransport`], the pooled `reqwest::Client`; `crate::recording` puts its recorder
+//! [`HttpTransport`], the pooled `reqwest::Client`; `crate::upstream::recording` puts its recorder
 //! and its cassette player here, so recording and replaying see exactly the calls Magento
 //! would see, and the rest of the client cannot tell the difference.
 

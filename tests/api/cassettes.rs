@@ -7,10 +7,10 @@
 //! mounts. A call the cassette does not hold gets a 502 whose message names it, as in
 //! strict replay.
 
-use storegate::recording::cassette::{Body, Request};
-use storegate::recording::library::Library;
-use storegate::recording::matching::Ignore;
-use storegate::recording::scrub::{Rules, Scrubber};
+use storegate::upstream::recording::cassette::{Body, Request};
+use storegate::upstream::recording::library::Library;
+use storegate::upstream::recording::matching::Ignore;
+use storegate::upstream::recording::scrub::{Rules, Scrubber};
 use wiremock::{Mock, MockServer, Respond, ResponseTemplate};
 
 use crate::helpers::root;

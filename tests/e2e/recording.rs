@@ -312,9 +312,10 @@ async fn a_recorded_session_replays_without_the_sandbox() {
     ] {
         assert!(!text.contains(secret), "{secret:?} is in the cassettes");
     }
-    let sign_ins =
-        storegate::recording::cassette::read(&dir.join("post.integration.customer.token.json"))
-            .unwrap();
+    let sign_ins = storegate::upstream::recording::cassette::read(
+        &dir.join("post.integration.customer.token.json"),
+    )
+    .unwrap();
     let answers: Vec<(u16, Option<&Value>)> = sign_ins
         .interactions
         .iter()
@@ -510,7 +511,7 @@ async fn record_missing_fills_the_gaps() {
     first.stop().await;
     let product_reads = sandbox.count("GET", "/V1/products/24-MB01");
     assert!(product_reads > 0);
-    let before = storegate::recording::library::Library::open(&dir)
+    let before = storegate::upstream::recording::library::Library::open(&dir)
         .unwrap()
         .len();
 
@@ -536,7 +537,7 @@ async fn record_missing_fills_the_gaps() {
         product_reads,
         "a recorded call went to the store"
     );
-    let after = storegate::recording::library::Library::open(&dir)
+    let after = storegate::upstream::recording::library::Library::open(&dir)
         .unwrap()
         .len();
     assert!(after > before, "the unrecorded calls joined the cassettes");

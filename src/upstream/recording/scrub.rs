@@ -256,7 +256,7 @@ fn secret_fields(value: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recording::cassette::Body;
+    use crate::upstream::recording::cassette::Body;
     use serde_json::json;
 
     fn request(path: &str, body: Value) -> Request {

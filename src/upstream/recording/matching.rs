@@ -126,7 +126,7 @@ impl Ignore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recording::cassette::Body;
+    use crate::upstream::recording::cassette::Body;
     use serde_json::json;
     use std::collections::BTreeMap;
 

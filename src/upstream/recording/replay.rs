@@ -99,7 +99,7 @@ impl Transport for Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recording::scrub::Rules;
+    use crate::upstream::recording::scrub::Rules;
     use bytes::Bytes;
     use http::{HeaderMap, Method, StatusCode};
     use std::sync::Mutex;

@@ -137,7 +137,7 @@ impl Library {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recording::cassette::Body;
+    use crate::upstream::recording::cassette::Body;
     use serde_json::json;
 
     fn exchange(path: &str, answer: serde_json::Value) -> Interaction {

@@ -155,8 +155,8 @@ fn headers(pairs: &[Pair]) -> BTreeMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recording::cassette;
-    use crate::recording::scrub::Rules;
+    use crate::upstream::recording::cassette;
+    use crate::upstream::recording::scrub::Rules;
     use serde_json::json;
 
     #[test]
