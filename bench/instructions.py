@@ -81,12 +81,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start(name, argv, env):
+def start(name, argv, env, cwd=ROOT):
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("STOREGATE_")}
     full_env.pop("RUST_LOG", None)  # the gateway's default log filter, as in production
     full_env.update(env)
     out = open(OUT / f"{name}.log", "w")
-    processes[name] = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=full_env, cwd=ROOT)
+    processes[name] = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=full_env, cwd=cwd)
     return processes[name]
 
 
@@ -207,11 +207,17 @@ def measure(label, binary, mode, args, sandbox_port):
         # ignore the variable.
         "STOREGATE_ACCESS_LOG": "off",
     }
+    # An empty working directory: the gateway then reads no mappings/ folder and uses the
+    # mappings built into it, so a baseline from an earlier commit runs with its own.
+    workdir = OUT / f"{name}-workdir"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
     process = start(
         name,
         ["valgrind", "--tool=callgrind", "--instr-atstart=no",
          f"--callgrind-out-file={out_prefix}.out", str(binary)],
         env,
+        cwd=workdir,
     )
     client = None
     try:

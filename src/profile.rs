@@ -183,8 +183,12 @@ pub enum Message {
 }
 
 /// Runs `future` (a request, or a cache fetch for one) in `profile`.
-pub async fn scope<F: Future>(profile: Profile, future: F) -> F::Output {
-    CURRENT.scope(profile, future).await
+// Not an `async fn`, which would hold `future` twice: see `request_context`.
+pub fn scope<F: Future>(
+    profile: Profile,
+    future: F,
+) -> tokio::task::futures::TaskLocalFuture<Profile, F> {
+    CURRENT.scope(profile, future)
 }
 
 /// Runs `f` in `profile`, synchronously.

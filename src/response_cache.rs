@@ -32,8 +32,12 @@ tokio::task_local! {
 
 /// Runs `future` (the rest of a request) so that a body [`cached`] serves is filed under
 /// the request `path_and_query` for [`crate::fast_path`].
-pub async fn with_fast_key<F: Future>(path_and_query: Arc<str>, future: F) -> F::Output {
-    FAST_KEY.scope(path_and_query, future).await
+// Not an `async fn`, which would hold `future` twice: see `request_context`.
+pub fn with_fast_key<F: Future>(
+    path_and_query: Arc<str>,
+    future: F,
+) -> tokio::task::futures::TaskLocalFuture<Arc<str>, F> {
+    FAST_KEY.scope(path_and_query, future)
 }
 
 /// A response document and the cache tags of what it shows.
@@ -60,7 +64,7 @@ where
     let audience = caller.audience();
     let key = cache_keys::key::body(&audience, caller.format, logical);
     if let Some(entry) = cache.fresh(&key).await {
-        file_for_fast_path(cache, logical, &key, (&audience, caller), &entry).await;
+        file_for_fast_path(cache, logical, (&audience, caller), &entry).await;
         return Ok(respond(cache, caller, request_headers, &entry, Source::Hit));
     }
     let format = caller.format;
@@ -77,12 +81,12 @@ where
         })
         .await?;
     if matches!(source, Source::Hit | Source::Fetched) {
-        file_for_fast_path(cache, logical, &key, (&audience, caller), &entry).await;
+        file_for_fast_path(cache, logical, (&audience, caller), &entry).await;
     }
     Ok(respond(cache, caller, request_headers, &entry, source))
 }
 
-/// Files a fresh body, cached under `key`, under the current request's fast-path key, if
+/// Files a fresh body under the current request's fast-path key, if
 /// it has one (only canonical requests have one: see [`crate::fast_path`]), for the
 /// audience it was built for (so a body with one group's prices is only ever found by
 /// callers of that group). A view whose answer no query parameter changes (`logical`
@@ -92,7 +96,6 @@ where
 async fn file_for_fast_path(
     cache: &Cache,
     logical: &str,
-    key: &str,
     (audience, caller): (&str, Caller),
     entry: &Arc<Entry>,
 ) {
@@ -101,7 +104,7 @@ async fn file_for_fast_path(
             return;
         }
         let fast = cache_keys::key::fast(audience, caller.format, &path_and_query);
-        cache.alias(fast.into(), key, entry).await;
+        cache.alias(fast.into(), entry).await;
     }
 }
 

@@ -44,8 +44,11 @@ struct PageInput {
 
 impl PageInput {
     async fn read(oauth: &OAuth, request: Request) -> Result<PageInput, Response> {
-        let (scheme, _) =
-            verify::client_origin(request.headers(), peer(&request), &oauth.trusted_proxies);
+        let (scheme, _) = verify::client_origin(
+            request.headers(),
+            crate::request_context::peer().map(|peer| peer.ip()),
+            &oauth.trusted_proxies,
+        );
         let method = request.method().clone();
         let cookies = cookies(request.headers());
         let mut fields: HashMap<String, String> = request
@@ -82,13 +85,6 @@ impl PageInput {
     fn simple(&self) -> bool {
         self.field("simple") == "1"
     }
-}
-
-fn peer(request: &Request) -> Option<std::net::IpAddr> {
-    request
-        .extensions()
-        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map(|c| c.0.ip())
 }
 
 fn cookies(headers: &HeaderMap) -> HashMap<String, String> {

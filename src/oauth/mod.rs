@@ -25,12 +25,11 @@ pub mod signature;
 pub mod store;
 pub mod verify;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{ConnectInfo, OriginalUri, Request};
+use axum::extract::{OriginalUri, Request};
 use hmac::{Hmac, Mac};
 use ipnet::IpNet;
 use sha2::Sha256;
@@ -112,10 +111,7 @@ impl OAuth {
             .extensions()
             .get::<OriginalUri>()
             .map_or_else(|| request.uri().clone(), |o| o.0.clone());
-        let peer = request
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| c.0.ip());
+        let peer = crate::request_context::peer().map(|peer| peer.ip());
         let (scheme, host) = verify::client_origin(request.headers(), peer, &self.trusted_proxies);
         let header = params::oauth_header(request.headers());
         SignedRequest {

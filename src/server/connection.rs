@@ -9,10 +9,15 @@
 //!
 //! hyper has a header-read timeout of its own, but its timer also runs while a keep-alive
 //! connection waits for its next request, so it cannot tell the two apart; the watch here
-//! can, from what the socket reads and writes and what the service has in flight. The watch
-//! sleeps until the next deadline, never per byte. A connection is only ever cut with nothing
-//! in flight; a request being served is the request deadline's business, and a stalled body
-//! the body reader's.
+//! can, from what the socket reads and writes and what the service has in flight. A
+//! connection is only ever cut with nothing in flight; a request being served is the request
+//! deadline's business, and a stalled body the body reader's.
+//!
+//! The watch is one timer per connection that nothing but its own expiry wakes: reads,
+//! writes and requests only note the time in atomics. A request must not wake the
+//! connection's task a second time (a cache hit costs about a third more instructions that
+//! way, `bench/instructions.py`), so the timer is armed never later than the earliest a
+//! deadline could fall that the watch has not seen yet ([`Activity::next_check`]).
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -44,9 +49,6 @@ struct Activity {
     head_started: AtomicBool,
     head_started_at: AtomicU64,
     answered: AtomicBool,
-    /// Woken when the last request in flight ends, so the watch re-arms its timer (an idle
-    /// timeout shorter than the header one must not wait for the older deadline).
-    quiet: tokio::sync::Notify,
 }
 
 impl Activity {
@@ -58,7 +60,6 @@ impl Activity {
             head_started: AtomicBool::new(false),
             head_started_at: AtomicU64::new(0),
             answered: AtomicBool::new(false),
-            quiet: tokio::sync::Notify::new(),
         }
     }
 
@@ -102,6 +103,20 @@ impl Activity {
         };
         Some(self.opened + Duration::from_millis(ms))
     }
+
+    /// When the watch must look again. A deadline the watch has not seen can only appear
+    /// later than `now + min(header, idle)`: a head that starts from now on is due at least
+    /// a header timeout later, and a request in flight that ends from now on leaves the
+    /// connection an idle timeout, or its next head a header timeout. So the connection's
+    /// own deadline, but never later than that, is never too late, and no read, write or
+    /// request has to wake the watch.
+    fn next_check(&self, limits: &Limits) -> Instant {
+        let unseen = Instant::now() + limits.header_timeout.min(limits.idle_timeout);
+        match self.deadline(limits) {
+            Some(deadline) => deadline.min(unseen),
+            None => unseen,
+        }
+    }
 }
 
 /// One request being served; when it ends, the connection is quiet again.
@@ -116,7 +131,6 @@ impl Drop for InFlight {
             activity
                 .quiet_since
                 .store(activity.now(), Ordering::Relaxed);
-            activity.quiet.notify_one();
         }
     }
 }
@@ -188,25 +202,22 @@ pub async fn serve(
     connections: Arc<Connections>,
     _permit: OwnedSemaphorePermit,
 ) {
-    let mut drain = connections.drain_signal();
-    // The peer's address, as `axum::serve` with connect info gives it: OAuth decides from it
-    // whether forwarded headers are believed.
-    let peer = stream.peer_addr().ok();
+    // The peer's address, for OAuth to decide whether forwarded headers are believed
+    // (`request_context::peer`). A socket without one is already disconnected.
+    let Ok(peer) = stream.peer_addr() else {
+        return;
+    };
     let activity = Arc::new(Activity::new());
     let io = TokioIo::new(Watched {
         stream,
         activity: activity.clone(),
     });
     let watched = activity.clone();
-    let service = hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
-        if let Some(peer) = peer {
-            request
-                .extensions_mut()
-                .insert(axum::extract::ConnectInfo(peer));
-        }
+    let shared = connections.clone();
+    let service = hyper::service::service_fn(move |request: http::Request<Incoming>| {
         let in_flight = watched.begin();
         let router = router.clone();
-        let draining = connections.clone();
+        let draining = shared.clone();
         async move {
             let response = match protocol::refuse(&request) {
                 Some(response) => response,
@@ -238,36 +249,34 @@ pub async fn serve(
     tokio::pin!(connection);
     // Accepted while draining: served once (the answer says `Connection: close`); closing
     // it now would leave the client without an answer.
-    let mut draining = *drain.borrow();
-    loop {
-        let deadline = activity.deadline(&limits);
-        tokio::select! {
-            result = connection.as_mut() => {
-                if let Err(error) = result {
-                    tracing::debug!(%error, "connection ended with an error");
-                }
-                return;
-            }
-            _ = super::draining(&mut drain), if !draining => {
-                draining = true;
-                connection.as_mut().graceful_shutdown();
-            }
-            // A request ended: the next deadline is computed anew.
-            _ = activity.quiet.notified() => {}
-            _ = sleep_until(deadline) => {
-                if activity.deadline(&limits).is_some_and(|d| d <= Instant::now()) {
-                    // Nothing in flight: dropping the connection closes the socket.
+    let mut draining = connections.draining();
+    let drained = connections.drained();
+    let watch = tokio::time::sleep_until(activity.next_check(&limits));
+    tokio::pin!(watch, drained);
+    let watched = async {
+        loop {
+            tokio::select! {
+                // The connection first: it is what almost every wake-up is for.
+                biased;
+                result = connection.as_mut() => {
+                    if let Err(error) = result {
+                        tracing::debug!(%error, "connection ended with an error");
+                    }
                     return;
+                }
+                () = &mut watch => {
+                    if activity.deadline(&limits).is_some_and(|d| d <= Instant::now()) {
+                        // Nothing in flight: dropping the connection closes the socket.
+                        return;
+                    }
+                    watch.as_mut().reset(activity.next_check(&limits));
+                }
+                () = &mut drained, if !draining => {
+                    draining = true;
+                    connection.as_mut().graceful_shutdown();
                 }
             }
         }
-    }
-}
-
-/// Sleeps until `deadline`; while a request is in flight, checks again a little later.
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => tokio::time::sleep_until(deadline).await,
-        None => tokio::time::sleep(Duration::from_millis(250)).await,
-    }
+    };
+    crate::request_context::with_peer(peer, watched).await
 }

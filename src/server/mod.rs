@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use axum::Router;
 use tokio::net::TcpListener;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tower_http::normalize_path::NormalizePath;
 
@@ -69,7 +69,9 @@ pub struct Connections {
     max: usize,
     refused: AtomicU64,
     draining: AtomicBool,
-    drain: watch::Sender<bool>,
+    /// Woken once when draining starts. A `Notify` rather than a `watch`: every connection
+    /// polls it each time its socket wakes it, and a pinned `Notified` costs less to poll.
+    drain: tokio::sync::Notify,
 }
 
 impl Connections {
@@ -79,7 +81,7 @@ impl Connections {
             max,
             refused: AtomicU64::new(0),
             draining: AtomicBool::new(false),
-            drain: watch::channel(false).0,
+            drain: tokio::sync::Notify::new(),
         }
     }
 
@@ -105,16 +107,24 @@ impl Connections {
     /// Starts draining: `/readyz` fails from now on, listeners stop accepting and
     /// connections close once their request in flight is answered.
     pub fn drain(&self) {
-        self.draining.store(true, Ordering::Relaxed);
-        self.drain.send_replace(true);
+        self.draining.store(true, Ordering::SeqCst);
+        self.drain.notify_waiters();
     }
 
     pub fn draining(&self) -> bool {
         self.draining.load(Ordering::Relaxed)
     }
 
-    fn drain_signal(&self) -> watch::Receiver<bool> {
-        self.drain.subscribe()
+    /// Resolves once draining starts (at once if it has).
+    pub(crate) async fn drained(&self) {
+        let notified = self.drain.notified();
+        tokio::pin!(notified);
+        // Registered before the flag is read: a drain in between still wakes it.
+        notified.as_mut().enable();
+        if self.draining.load(Ordering::SeqCst) {
+            return;
+        }
+        notified.await;
     }
 }
 
@@ -161,12 +171,12 @@ pub async fn serve(
     stop: impl Future<Output = ()> + Send,
 ) {
     let mut open = JoinSet::new();
-    let mut drain = connections.drain_signal();
-    tokio::pin!(stop);
+    let drained = connections.drained();
+    tokio::pin!(stop, drained);
     loop {
         tokio::select! {
             _ = &mut stop => break,
-            _ = draining(&mut drain) => break,
+            () = &mut drained => break,
             // Reap finished connections so the set does not grow.
             Some(_) = open.join_next(), if !open.is_empty() => {}
             accepted = listener.accept() => {
@@ -227,9 +237,4 @@ pub async fn serve(
             }
         }
     }
-}
-
-/// Resolves once draining starts (or the gateway is gone).
-pub(crate) async fn draining(drain: &mut watch::Receiver<bool>) {
-    let _ = drain.wait_for(|draining| *draining).await;
 }

@@ -226,9 +226,8 @@ impl SharedCache {
         let (kind, val): (&str, &[u8]) = match &fetched.value {
             Value::Bytes(b) => ("b", b),
             Value::Text(t) => ("t", t.as_bytes()),
-            // Rendered bodies are built from records locally, and aliases point at them;
-            // only records are shared.
-            Value::Body(_) | Value::Alias(_) => {
+            // Rendered bodies are built from records locally; only records are shared.
+            Value::Body(_) => {
                 self.abandon_claim(key, ticket.claim).await;
                 return;
             }

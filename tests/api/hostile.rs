@@ -112,6 +112,47 @@ async fn slow_heads_and_idle_connections_are_closed_and_healthz_still_answers() 
 }
 
 #[tokio::test]
+async fn a_slow_head_after_a_keep_alive_answer_gets_the_header_timeout_not_the_idle_one() {
+    // A header timeout shorter than the idle one: a client that is answered once, then
+    // trickles its next head, must be cut a header timeout after that head began, not when
+    // the (longer) idle timeout of the answer runs out.
+    let gw = Gateway::start_with(|c| {
+        c.header_timeout = Duration::from_secs(1);
+        c.idle_timeout = Duration::from_secs(5);
+    })
+    .await;
+    let mut stream = TcpStream::connect(addr(&gw)).await.unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut first = [0u8; 256];
+    let n = stream.read(&mut first).await.unwrap();
+    assert!(String::from_utf8_lossy(&first[..n]).starts_with("HTTP/1.1 200"));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let head_started = Instant::now();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let trickle = async {
+        for _ in 0..4 {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            if stream.write_all(b"X-A: b\r\n").await.is_err() {
+                break;
+            }
+        }
+    };
+    trickle.await;
+    until_closed(&mut stream, Duration::from_secs(8)).await;
+    let took = head_started.elapsed();
+    assert!(
+        took.as_secs_f64() > 0.8 && took.as_secs_f64() < 2.5,
+        "slow head closed {took:?} after it began, not the header timeout (1 s)"
+    );
+}
+
+#[tokio::test]
 async fn past_the_connection_cap_connections_are_closed_at_once_and_counted() {
     let gw = Gateway::start_with(|c| c.max_connections = Some(3)).await;
     let mut held = Vec::new();
