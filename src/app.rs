@@ -13,6 +13,7 @@
 //! (`/api/rest/openapi.json`, `/api/rest/docs`) and the sandbox's media sit outside the API's
 //! layers, so they answer even when the API sheds load. CORS, when configured, wraps it all.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,7 +32,7 @@ use crate::auth::{self, Authenticator, TokenIssuer};
 use crate::cache::Cache;
 use crate::caller;
 use crate::config::Config;
-use crate::fast_path;
+use crate::fast_path::{self, FastPath};
 use crate::http::format::Negotiated;
 use crate::http::{ApiError, middleware::negotiate};
 use crate::locks::Locks;
@@ -211,40 +212,53 @@ pub fn service(router: Router) -> crate::server::Served {
     NormalizePath::trim_trailing_slash(router)
 }
 
-/// The front of every request, after routing, in order: request id, access log and
-/// request metrics ([`telemetry::observe`]); the caller, authenticated and negotiated once
+/// The front of every request, after routing, in order: request id, clock and trace
+/// ([`telemetry::Observed::begin`]); the caller, authenticated and negotiated once
 /// ([`caller::resolve`]); the fast path, which answers repeats of cached reads at once
-/// ([`fast_path::answer_repeats`]); for the requests it does not answer, the caller's
-/// outcomes into the request's extensions and the log span ([`telemetry::trace`]).
+/// ([`fast_path::lookup`]); for the requests it does not answer, the caller's outcomes into
+/// the request's extensions and the log span ([`telemetry::trace`]) around the API's
+/// layers; last, request metrics and the access line ([`telemetry::Observed::finish`]).
 ///
 /// Steps of one layer rather than a layer each: a layer costs every request a boxed
 /// future and a clone of the services beneath it, about a thousand instructions of a
-/// cache hit's 26,000 (`bench/instructions.py`).
-async fn front(State(app): State<AppState>, request: Request, next: Next) -> Response {
-    let app = &app;
-    let access_log = app.config.access_log;
+/// cache hit's 26,000 (`bench/instructions.py`). And steps as plain calls in one `async fn`
+/// rather than `async fn`s wrapping each other: each would keep its own copy of the request
+/// in a future that axum then copies whole into the heap.
+fn front(
+    State(app): State<AppState>,
+    request: Request,
+    next: Next,
+) -> impl Future<Output = Response> {
     // Everything a request does is in the configured compatibility profile (`profile`).
-    let profile = app.config.profile;
-    crate::profile::scope(
-        profile,
-        telemetry::observe(
-            &app.metrics,
-            access_log,
-            request,
-            move |request, id| async move {
-                let resolved = caller::resolve(&app.auth, request.headers());
-                let caller = resolved.caller();
-                fast_path::answer_repeats(&app.cache, caller, request, move |mut request| {
-                    resolved.attach(request.extensions_mut());
-                    // Boxed: the rest of a request is a large future, and a hit, which never
-                    // polls it, would otherwise copy it around with its own.
-                    Box::pin(telemetry::trace(request, id, next))
-                })
-                .await
-            },
-        ),
+    crate::profile::scope(app.config.profile, front_steps(app, request, next))
+}
+
+async fn front_steps(app: AppState, mut request: Request, next: Next) -> Response {
+    let observed = telemetry::Observed::begin(&request);
+    let resolved = caller::resolve(&app.auth, request.headers());
+    let (response, user_type) = match fast_path::lookup(
+        &app.cache,
+        resolved.caller(),
+        request.method(),
+        request.uri(),
+        request.headers(),
     )
     .await
+    {
+        FastPath::Hit(response, user_type) => (response, Some(user_type)),
+        FastPath::Miss(fast_key) => {
+            resolved.attach(request.extensions_mut());
+            // Boxed: the rest of a request is a large future, and a hit, which never
+            // polls it, would otherwise carry room for it.
+            let rest = Box::pin(telemetry::trace(request, observed.request_id(), next));
+            let response = match fast_key {
+                Some(key) => crate::response_cache::with_fast_key(key, rest).await,
+                None => rest.await,
+            };
+            (response, None)
+        }
+    };
+    observed.finish(&app.metrics, app.config.access_log, response, user_type)
 }
 
 async fn route_not_found() -> ApiError {

@@ -9,10 +9,8 @@
 //! key on, so that the answer the handler serves is filed under it. It is a step of the
 //! front layer (`app::front`), between resolving the caller and the request's log span.
 
-use std::future::Future;
 use std::sync::Arc;
 
-use axum::extract::Request;
 use axum::response::Response;
 use http::HeaderMap;
 
@@ -20,47 +18,29 @@ use crate::auth::{Principal, UserType};
 use crate::cache::{Cache, Source};
 use crate::cache_keys;
 use crate::caller::Caller;
-use crate::response_cache::{respond, with_fast_key};
+use crate::response_cache::respond;
 
-/// Answers a repeat of a cached read, or serves the request with `serve` and files its
-/// answer. `caller` is `None` when authentication or negotiation failed (the API refuses).
-/// A hit comes with its user type, for the request metrics (the API tags its own answers:
-/// `metrics::tag_user_type`); handed back rather than put in the response's extensions,
-/// which would cost every hit a map of its own.
-pub async fn answer_repeats<F, Fut>(
-    cache: &Cache,
-    caller: Option<Caller>,
-    request: Request,
-    serve: F,
-) -> (Response, Option<UserType>)
-where
-    F: FnOnce(Request) -> Fut,
-    Fut: Future<Output = Response>,
-{
-    let found = fast_hit(
-        cache,
-        caller,
-        request.method(),
-        request.uri(),
-        request.headers(),
-    )
-    .await;
-    match found {
-        FastPath::Hit(response, user_type) => (response, Some(user_type)),
-        FastPath::Miss(Some(key)) => (with_fast_key(key, serve(request)).await, None),
-        FastPath::Miss(None) => (serve(request).await, None),
-    }
-}
+/// The spec's `Version` header (a parsed name: looked up on every GET).
+const VERSION: http::HeaderName = http::HeaderName::from_static("version");
 
-/// What [`fast_hit`] found: an answer, or the key to file this request's answer under.
-enum FastPath {
+/// What [`lookup`] found: an answer, or the key to file this request's answer under.
+pub enum FastPath {
+    /// The cached answer, with its user type for the request metrics (the API tags its own
+    /// answers: `metrics::tag_user_type`); handed back rather than put in the response's
+    /// extensions, which would cost every hit a map of its own.
     Hit(Response, UserType),
-    /// Not in the cache; `Some(key)` when the request may be filed.
+    /// Not in the cache; `Some(key)` when the request may be filed: the rest of the request
+    /// runs inside `response_cache::with_fast_key` with it, so that the answer the handler
+    /// serves is filed under it.
     Miss(Option<Arc<str>>),
 }
 
-/// Answers a GET from a body cached for the same request, without the API's layers.
-async fn fast_hit(
+/// Looks a request up in the cache: a GET's body cached for the same request answers it,
+/// without the API's layers. `caller` is `None` when authentication or negotiation failed
+/// (the API refuses). Takes the request's parts by reference, not the request: the front
+/// keeps it for a miss, and a body is not `Sync`, so a future holding the whole request by
+/// reference could not be sent between threads.
+pub async fn lookup(
     cache: &Cache,
     caller: Option<Caller>,
     method: &http::Method,
@@ -71,7 +51,7 @@ async fn fast_hit(
         return FastPath::Miss(None);
     }
     // Anything the slow path would refuse or treat specially goes the slow way.
-    if headers.get("version").is_some_and(|v| v.as_bytes() != b"1") {
+    if headers.get(&VERSION).is_some_and(|v| v.as_bytes() != b"1") {
         return FastPath::Miss(None);
     }
     let Some(path) = uri.path_and_query() else {

@@ -8,7 +8,7 @@
 //!
 //! Three kinds of metric:
 //! - recorded on the request path: requests by route, method, status and user type, with
-//!   latency ([`crate::telemetry::observe`]); upstream calls by endpoint, method and outcome, with latency
+//!   latency ([`crate::telemetry::Observed`]); upstream calls by endpoint, method and outcome, with latency
 //!   ([`UpstreamMetrics`]); shed requests;
 //! - read at scrape time from the components that already count them (the cache's
 //!   counters and usage, the circuit breaker's state), through a [`Collector`], so the

@@ -15,7 +15,6 @@
 //! - Every request belongs to a W3C trace ([`crate::trace_context`]): the caller's
 //!   `traceparent`, or a new trace. Its id is on the request's log lines and goes to Magento.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::extract::{MatchedPath, Request};
@@ -76,73 +75,100 @@ fn request_span(
     )
 }
 
-/// The first step of every request (`app::front`): request id, access log and request
-/// metrics, around `serve`, for every request, answered by the fast path or not. `serve`
-/// may hand back the user type (the fast path does); else the response's extensions have it. Its layer
+/// The first and last step of every request (`app::front`): request id, access log and
+/// request metrics, for every request, answered by the fast path or not. The front layer
 /// is applied with `Router::layer`, so it runs after routing and knows the route template.
+///
+/// Two plain calls around the rest of the request ([`Observed::begin`] and
+/// [`Observed::finish`]) rather than an `async fn` wrapping it: each `async fn` a request
+/// passes through keeps its own copy of the request in its state, and a cache hit's
+/// future is copied whole into the heap and moved around (`bench/instructions.py`).
 ///
 /// It opens no log span: [`trace`] does, past the fast path, because a cache hit logs
 /// nothing but its access line and opening a span (the subscriber formats its fields)
-/// cost a hit a sixth of its instructions (`bench/instructions.py`). The access line gets
-/// a span of its own, with the same fields.
-pub async fn observe<F, Fut>(
-    metrics: &Metrics,
-    access_log: bool,
-    request: Request,
-    serve: F,
-) -> Response
-where
-    F: FnOnce(Request, RequestId) -> Fut,
-    Fut: Future<Output = (Response, Option<UserType>)>,
-{
-    let started = std::time::Instant::now();
-    let (id, kept) = match request.headers().get(&X_REQUEST_ID) {
-        Some(value) if acceptable(value) => (value.clone(), true),
-        _ => (new_id(), false),
-    };
-    let method = request.method().clone();
-    // The matched path is shared (`Arc`): cloning it allocates nothing.
-    let matched = request.extensions().get::<MatchedPath>().cloned();
-    let route = matched.as_ref().map(MatchedPath::as_str);
-
-    // A header lookup and a counter: cheap enough for every request, so that a hit's
-    // access line carries the caller's trace id too.
-    let trace = TraceContext::for_request(request.headers());
-    let settled = RequestId {
-        id: id.clone(),
-        from_caller: kept,
-        trace: trace.clone(),
-    };
-    let (mut response, user_type) = serve(request, settled).await;
-    let elapsed = started.elapsed();
-    let status = response.status().as_u16();
-    let user_type = user_type.or_else(|| response.extensions().get::<UserType>().copied());
-    metrics.request(route, &method, status, user_type, elapsed);
-    if access_log && tracing::enabled!(target: "storegate::access", tracing::Level::INFO) {
-        let bytes = axum::body::HttpBody::size_hint(response.body()).exact();
-        let cache = response
-            .headers()
-            .get("x-cache")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("-");
-        request_span(&id, &trace, &method, route).in_scope(|| {
-            tracing::info!(
-                target: "storegate::access",
-                status,
-                bytes,
-                duration_ms = elapsed.as_secs_f64() * 1000.0,
-                user_type = user_type.map(|u| u.as_str()).unwrap_or("none"),
-                cache,
-                "{method} {} {status}",
-                route.unwrap_or("unmatched"),
-            );
-        });
-    }
-    response.headers_mut().insert(X_REQUEST_ID, id);
-    response
+/// cost a hit a sixth of its instructions. The access line gets a span of its own, with
+/// the same fields.
+pub struct Observed {
+    started: std::time::Instant,
+    id: HeaderValue,
+    /// The caller's own `X-Request-Id`, already in the request's headers.
+    from_caller: bool,
+    method: http::Method,
+    /// The matched route template. Shared (`Arc`): cloning it allocates nothing.
+    matched: Option<MatchedPath>,
+    trace: TraceContext,
 }
 
-/// A request's id as [`observe`] settled it, for [`trace`].
+impl Observed {
+    /// Settles the request's id and trace, and starts its clock.
+    pub fn begin(request: &Request) -> Observed {
+        let started = std::time::Instant::now();
+        let (id, from_caller) = match request.headers().get(&X_REQUEST_ID) {
+            Some(value) if acceptable(value) => (value.clone(), true),
+            _ => (new_id(), false),
+        };
+        Observed {
+            started,
+            id,
+            from_caller,
+            method: request.method().clone(),
+            matched: request.extensions().get::<MatchedPath>().cloned(),
+            // A header lookup and a counter: cheap enough for every request, so that a
+            // hit's access line carries the caller's trace id too.
+            trace: TraceContext::for_request(request.headers()),
+        }
+    }
+
+    /// The id and trace [`trace`] runs the rest of the request with.
+    pub fn request_id(&self) -> RequestId {
+        RequestId {
+            id: self.id.clone(),
+            from_caller: self.from_caller,
+            trace: self.trace.clone(),
+        }
+    }
+
+    /// Counts the answer, logs its access line, and puts the id on it. `user_type` is
+    /// handed over by the fast path; else the response's extensions have it.
+    pub fn finish(
+        self,
+        metrics: &Metrics,
+        access_log: bool,
+        mut response: Response,
+        user_type: Option<UserType>,
+    ) -> Response {
+        let elapsed = self.started.elapsed();
+        let status = response.status().as_u16();
+        let route = self.matched.as_ref().map(MatchedPath::as_str);
+        let user_type = user_type.or_else(|| response.extensions().get::<UserType>().copied());
+        metrics.request(route, &self.method, status, user_type, elapsed);
+        if access_log && tracing::enabled!(target: "storegate::access", tracing::Level::INFO) {
+            let bytes = axum::body::HttpBody::size_hint(response.body()).exact();
+            let cache = response
+                .headers()
+                .get("x-cache")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("-");
+            let method = &self.method;
+            request_span(&self.id, &self.trace, method, route).in_scope(|| {
+                tracing::info!(
+                    target: "storegate::access",
+                    status,
+                    bytes,
+                    duration_ms = elapsed.as_secs_f64() * 1000.0,
+                    user_type = user_type.map(|u| u.as_str()).unwrap_or("none"),
+                    cache,
+                    "{method} {} {status}",
+                    route.unwrap_or("unmatched"),
+                );
+            });
+        }
+        response.headers_mut().insert(X_REQUEST_ID, self.id);
+        response
+    }
+}
+
+/// A request's id as [`Observed::begin`] settled it, for [`trace`].
 pub struct RequestId {
     id: HeaderValue,
     /// The caller's own `X-Request-Id`, already in the request's headers.
