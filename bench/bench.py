@@ -37,6 +37,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -50,6 +51,9 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 # BENCH_BIN: another build to measure the same way (an earlier commit, for a before/after).
 BIN = Path(os.environ.get("BENCH_BIN") or ROOT / "target" / "release" / "storegate")
+# The sandboxes always come from the current build, so that a before/after (BENCH_BIN) puts
+# both gateways in front of the very same upstream.
+SANDBOX_BIN = ROOT / "target" / "release" / "storegate"
 
 DURATION = int(os.environ.get("BENCH_DURATION", "10"))
 WARMUP = int(os.environ.get("BENCH_WARMUP", "2"))
@@ -110,6 +114,16 @@ def start(name, argv, env=None, cwd=None):
         argv, stdout=stdout, stderr=subprocess.STDOUT, env=full_env, cwd=cwd or ROOT
     )
     return processes[name]
+
+
+def start_gateway(name, env):
+    """A gateway from BIN, in an empty working directory: it then reads no mappings/ folder
+    and uses the mappings built into it, so a BENCH_BIN of an earlier commit runs with its
+    own."""
+    workdir = OUT / f"{name}-workdir"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    return start(name, [str(BIN)], env=env, cwd=workdir)
 
 
 def stop(name):
@@ -472,7 +486,7 @@ def main():
     for name, count in (("sandbox", PRODUCTS_SMALL), ("sandbox_big", PRODUCTS)):
         start(
             name,
-            [str(BIN), "sandbox", "--listen", f"{HOST}:{PORTS[name]}",
+            [str(SANDBOX_BIN), "sandbox", "--listen", f"{HOST}:{PORTS[name]}",
              "--latency-ms", str(LATENCY_MS), "--products", str(count)],
             env={"STOREGATE_UPSTREAM_TOKEN": TOKEN},
         )
@@ -480,8 +494,8 @@ def main():
         wait_http(f"http://{HOST}:{PORTS[name]}/__sandbox/stats", timeout=300)
 
     log("== gateways (cache on, cache off)")
-    start("gw", [str(BIN)], env=gateway_env(PORTS["gw"], cache_ttl_secs=600))
-    start("gw_nocache", [str(BIN)], env=gateway_env(PORTS["gw_nocache"], cache_ttl_secs=0))
+    start_gateway("gw", env=gateway_env(PORTS["gw"], cache_ttl_secs=600))
+    start_gateway("gw_nocache", env=gateway_env(PORTS["gw_nocache"], cache_ttl_secs=0))
     for name in ("gw", "gw_nocache"):
         wait_http(f"http://{HOST}:{PORTS[name]}/healthz")
 
@@ -519,7 +533,7 @@ def main():
     wait_http(f"http://{HOST}:{PORTS['logger']}/__sandbox/stats")
     discover_env = gateway_env(PORTS["gw_discover"], cache_ttl_secs=0)
     discover_env["STOREGATE_UPSTREAM_URL"] = f"http://{HOST}:{PORTS['logger']}"
-    start("gw_discover", [str(BIN)], env=discover_env)
+    start_gateway("gw_discover", env=discover_env)
     wait_http(f"http://{HOST}:{PORTS['gw_discover']}/healthz")
     calls_log = OUT / "nginx-logger" / "calls.log"
     calls_log.write_text("")
@@ -606,8 +620,7 @@ def main():
 
     if wanted("memory"):
         log(f"== memory: every generated product through a gateway capped at {CACHE_MAX} bytes")
-        start("gw_mem", [str(BIN)],
-              env=gateway_env(PORTS["gw_mem"], sandbox="sandbox_big", cache_ttl_secs=3600, cache_max_bytes=CACHE_MAX))
+        start_gateway("gw_mem", env=gateway_env(PORTS["gw_mem"], sandbox="sandbox_big", cache_ttl_secs=3600, cache_max_bytes=CACHE_MAX))
         wait_http(f"http://{HOST}:{PORTS['gw_mem']}/healthz")
         status, _, body = http("GET", f"http://{HOST}:{PORTS['sandbox_big']}/rest/default/V1/products/GEN-000001",
                                {"Authorization": f"Bearer {TOKEN}"})
@@ -646,7 +659,7 @@ def main():
                         "--save", "", "--appendonly", "no"])
         wait_redis(PORTS["redis"])
         for name in ("gw_shared_a", "gw_shared_b"):
-            start(name, [str(BIN)], env=gateway_env(
+            start_gateway(name, env=gateway_env(
                 PORTS[name], cache_ttl_secs=600, redis_url=f"redis://{HOST}:{PORTS['redis']}/0", shared_cache=1))
         for name in ("gw_shared_a", "gw_shared_b"):
             wait_http(f"http://{HOST}:{PORTS[name]}/healthz")
