@@ -38,7 +38,6 @@ import os
 import platform
 import re
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -47,10 +46,17 @@ import time
 import urllib.request
 from pathlib import Path
 
+from processes import Processes
+from processes import wait_http as shared_wait_http
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 # BENCH_BIN: another build to measure the same way (an earlier commit, for a before/after).
 BIN = Path(os.environ.get("BENCH_BIN") or ROOT / "target" / "release" / "storegate")
+# BENCH_BEFORE: a second build run in the same session, its rows 1j, 1x and 4a interleaved
+# with this build's, each next to its counterpart in every round, so that the machine's drift
+# (on a shared 2-core VM, nginx's own rows move by 10% between runs) hits both alike.
+BEFORE = Path(os.environ["BENCH_BEFORE"]) if os.environ.get("BENCH_BEFORE") else None
 # The sandboxes always come from the current build, so that a before/after (BENCH_BIN) puts
 # both gateways in front of the very same upstream.
 SANDBOX_BIN = ROOT / "target" / "release" / "storegate"
@@ -78,11 +84,12 @@ PORTS = {
     name: PORT_BASE + i
     for i, name in enumerate(
         ["sandbox", "gw", "gw_nocache", "gw_mem", "gw_discover", "static", "cache", "logger", "sandbox_big",
-         "redis", "gw_shared_a", "gw_shared_b"]
+         "redis", "gw_shared_a", "gw_shared_b", "gw_before", "gw_before_nocache"]
     )
 }
 
-processes = {}  # name -> Popen
+PROCS = Processes(OUT, ROOT)
+processes = PROCS.running  # name -> Popen
 
 
 def log(text):
@@ -105,42 +112,14 @@ def port_free(port):
             return False
 
 
-def start(name, argv, env=None, cwd=None):
-    stdout = open(OUT / f"{name}.out", "w")
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("STOREGATE_")}
-    full_env.pop("RUST_LOG", None)
-    full_env.update(env or {})
-    processes[name] = subprocess.Popen(
-        argv, stdout=stdout, stderr=subprocess.STDOUT, env=full_env, cwd=cwd or ROOT
-    )
-    return processes[name]
+start = PROCS.start
+stop = PROCS.stop
+stop_all = PROCS.stop_all
 
 
-def start_gateway(name, env):
-    """A gateway from BIN, in an empty working directory: it then reads no mappings/ folder
-    and uses the mappings built into it, so a BENCH_BIN of an earlier commit runs with its
-    own."""
-    workdir = OUT / f"{name}-workdir"
-    shutil.rmtree(workdir, ignore_errors=True)
-    workdir.mkdir(parents=True)
-    return start(name, [str(BIN)], env=env, cwd=workdir)
-
-
-def stop(name):
-    process = processes.pop(name, None)
-    if process is None or process.poll() is not None:
-        return
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
-
-
-def stop_all():
-    for name in list(processes):
-        stop(name)
+def start_gateway(name, env, binary=None):
+    """A gateway from BIN, or `binary` (BENCH_BEFORE), in an empty working directory."""
+    return PROCS.start_gateway(name, binary or BIN, env)
 
 
 def wait_redis(port, timeout=30):
@@ -171,17 +150,7 @@ def wait_text(url, text, timeout=30):
 
 
 def wait_http(url, timeout=120, headers=None):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            request = urllib.request.Request(url, headers=headers or {})
-            with urllib.request.urlopen(request, timeout=2) as response:
-                if response.status < 500:
-                    return
-        except Exception:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{url} did not come up within {timeout}s")
+    shared_wait_http(url, timeout, headers=headers)
 
 
 def http(method, url, headers=None, body=None, timeout=30):
@@ -316,7 +285,9 @@ http {{
 def start_nginx(kind):
     directory = OUT / f"nginx-{kind}"
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "cache").mkdir(exist_ok=True)
+    # A cache left by an earlier run (of another build, whose bytes differ) must not answer.
+    shutil.rmtree(directory / "cache", ignore_errors=True)
+    (directory / "cache").mkdir()
     # Workers run as an unprivileged user: let them write the cache and read the files.
     os.chmod(directory, 0o777)
     os.chmod(directory / "cache", 0o777)
@@ -496,7 +467,13 @@ def main():
     log("== gateways (cache on, cache off)")
     start_gateway("gw", env=gateway_env(PORTS["gw"], cache_ttl_secs=600))
     start_gateway("gw_nocache", env=gateway_env(PORTS["gw_nocache"], cache_ttl_secs=0))
-    for name in ("gw", "gw_nocache"):
+    gateways = ["gw", "gw_nocache"]
+    if BEFORE:
+        log(f"== the same two from BENCH_BEFORE={BEFORE}")
+        start_gateway("gw_before", gateway_env(PORTS["gw_before"], cache_ttl_secs=600), BEFORE)
+        start_gateway("gw_before_nocache", gateway_env(PORTS["gw_before_nocache"], cache_ttl_secs=0), BEFORE)
+        gateways += ["gw_before", "gw_before_nocache"]
+    for name in gateways:
         wait_http(f"http://{HOST}:{PORTS[name]}/healthz")
 
     product_path = "/api/rest/products/1"
@@ -523,7 +500,9 @@ def main():
         for _ in range(3):
             status, headers, body = http("GET", cache_url, {"Accept": accept})
         if headers.get("X-Cache") != "HIT" or body != bodies[fmt_name]:
-            sys.exit(f"nginx proxy_cache does not hit with the gateway's bytes ({fmt_name})")
+            sys.exit(f"nginx proxy_cache does not hit with the gateway's bytes ({fmt_name}): "
+                     f"X-Cache {headers.get('X-Cache')!r}, {len(body)} bytes, "
+                     f"{'the same' if body == bodies[fmt_name] else 'other'} bytes than the gateway's")
         _, _, body = http("GET", static_url[fmt_name])
         if body != bodies[fmt_name]:
             sys.exit(f"nginx static does not serve the gateway's bytes ({fmt_name})")
@@ -563,6 +542,16 @@ def main():
         ("4b", f"sandbox direct, the same {len(calls)} calls in turn (per call)",
          sandbox_url, {}, sequence_script, "sandbox"),
     ]
+    if BEFORE:
+        before_url = f"http://{HOST}:{PORTS['gw_before']}{product_path}"
+        twins = {
+            "1j": ("1j<", "BENCH_BEFORE cache hit, JSON", before_url, {"Accept": "application/json"}, None, "gw_before"),
+            "1x": ("1x<", "BENCH_BEFORE cache hit, XML", before_url, {"Accept": "application/xml"}, None, "gw_before"),
+            "4a": ("4a<", "BENCH_BEFORE miss path (cache off), JSON",
+                   f"http://{HOST}:{PORTS['gw_before_nocache']}{product_path}", {"Accept": "application/json"},
+                   None, "gw_before_nocache"),
+        }
+        rows = [r for row in rows for r in ([twins[row[0]]] if row[0] in twins else []) + [row]]
     if wanted("load"):
         results = {key: [] for key, *_ in rows}
         upstream = {key: [] for key, *_ in rows}
@@ -580,6 +569,17 @@ def main():
                     f"p50 {fmt(run['p50'])} ms  p99 {fmt(run['p99'])} ms"
                     + (f"  non-2xx {run['non2xx']}" if run["non2xx"] else "")
                     + (f"  socket errors: {run['socket_errors']}" if run["socket_errors"] else ""))
+
+    if wanted("load") and BEFORE:
+        log(f"== {BIN.name} against BENCH_BEFORE ({BEFORE.name}), req/s: medians, and the median of each "
+            f"round's ratio (the two ran next to each other in every round)")
+        for key in ("1j", "1x", "4a"):
+            now = [r["rps"] for r in results[key]]
+            then = [r["rps"] for r in results[key + "<"]]
+            paired = statistics.median(a / b for a, b in zip(now, then) if b)
+            log(f"   {key}: {statistics.median(then):>10,.0f} before, {statistics.median(now):>10,.0f} now: "
+                f"{statistics.median(now) / statistics.median(then):.3f}x; paired by round {paired:.3f}x "
+                f"(rounds {', '.join(f'{a / b:.3f}' for a, b in zip(now, then) if b)})")
 
     if wanted("latency"):
         log("== the miss path at one connection: the gateway's own added latency")

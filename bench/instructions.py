@@ -40,7 +40,6 @@ import http.client
 import json
 import os
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -48,6 +47,8 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+
+import processes as processes_mod
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out" / "instructions"
@@ -59,7 +60,7 @@ ACCEPT = "application/json"
 START_MARK = "<!-- instructions -->"
 END_MARK = "<!-- /instructions -->"
 
-processes = {}  # name -> Popen
+PROCS = processes_mod.Processes(OUT, ROOT, log_suffix=".log")
 deadline = float("inf")
 
 
@@ -81,45 +82,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start(name, argv, env, cwd=ROOT):
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("STOREGATE_")}
-    full_env.pop("RUST_LOG", None)  # the gateway's default log filter, as in production
-    full_env.update(env)
-    out = open(OUT / f"{name}.log", "w")
-    processes[name] = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=full_env, cwd=cwd)
-    return processes[name]
-
-
-def stop(name):
-    process = processes.pop(name, None)
-    if process is None or process.poll() is not None:
-        return
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
-
-
-def stop_all():
-    for name in list(processes):
-        stop(name)
-
-
 def wait_http(url, limit, process):
-    until = time.time() + left(limit)
-    while time.time() < until:
-        if process.poll() is not None:
-            raise RuntimeError(f"{process.args[0]} exited ({process.returncode}) before {url} answered")
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                if response.status < 500:
-                    return
-        except Exception:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError(f"{url} did not answer within {limit}s")
+    processes_mod.wait_http(url, left(limit), process)
 
 
 def sandbox_call(port, method, path):
@@ -207,17 +171,12 @@ def measure(label, binary, mode, args, sandbox_port):
         # ignore the variable.
         "STOREGATE_ACCESS_LOG": "off",
     }
-    # An empty working directory: the gateway then reads no mappings/ folder and uses the
-    # mappings built into it, so a baseline from an earlier commit runs with its own.
-    workdir = OUT / f"{name}-workdir"
-    shutil.rmtree(workdir, ignore_errors=True)
-    workdir.mkdir(parents=True)
-    process = start(
+    process = PROCS.start_gateway(
         name,
-        ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-         f"--callgrind-out-file={out_prefix}.out", str(binary)],
+        binary,
         env,
-        cwd=workdir,
+        wrapper=["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                 f"--callgrind-out-file={out_prefix}.out"],
     )
     client = None
     try:
@@ -249,7 +208,7 @@ def measure(label, binary, mode, args, sandbox_port):
     finally:
         if client is not None:
             client.close()
-        stop(name)
+        PROCS.stop(name, grace=30)
 
 
 def label_of(binary, given):
@@ -315,7 +274,7 @@ def main():
 
     sandbox_port = free_port()
     log(f"== sandbox ({args.products} generated products) on {HOST}:{sandbox_port}, not measured")
-    sandbox = start("sandbox", [str(args.binary), "sandbox", "--listen", f"{HOST}:{sandbox_port}",
+    sandbox = PROCS.start("sandbox", [str(args.binary), "sandbox", "--listen", f"{HOST}:{sandbox_port}",
                                 "--products", str(args.products)], {"STOREGATE_UPSTREAM_TOKEN": TOKEN})
     wait_http(f"http://{HOST}:{sandbox_port}/__sandbox/stats", 300, sandbox)
 
@@ -324,7 +283,7 @@ def main():
         for mode in ("hit", "miss"):
             log(f"== {label}: {mode} path under callgrind ({binary})")
             results[(label, mode)] = measure(label, binary, mode, args, sandbox_port)
-    stop_all()
+    PROCS.stop_all(grace=30)
 
     labels = [label for label, _ in binaries]
     header = "| path | " + " | ".join(f"`{label}` instructions/request" for label in labels)
@@ -383,4 +342,4 @@ if __name__ == "__main__":
     try:
         main()
     finally:
-        stop_all()
+        PROCS.stop_all(grace=30)

@@ -10,7 +10,8 @@
 # 3), BENCH_THREADS/BENCH_CONNECTIONS (wrk, 2/64), BENCH_LATENCY_MS (added to every sandbox
 # answer, 0), BENCH_PRODUCTS (generated catalog, 100000), BENCH_CACHE_MAX_BYTES (cap of the
 # memory row, 268435456), BENCH_BURST (cold concurrent requests, 1000),
-# BENCH_SHARED_PRODUCTS (distinct products of the two-instance row, 200), BENCH_PORT_BASE
+# BENCH_SHARED_PRODUCTS (distinct products of the two-instance row, 200), BENCH_BEFORE (a
+# second build whose rows 1j, 1x and 4a run next to this one's in every round), BENCH_PORT_BASE
 # (18180).
 set -euo pipefail
 cd "$(dirname "$0")/.."
