@@ -6,20 +6,11 @@ use super::*;
 
 async fn initiate(stack: &Stack, signer: &Signer) -> (u16, String, String) {
     let url = format!("{}/oauth/initiate", stack.origin());
-    let response = stack
-        .http
-        .post(&url)
-        .header("Authorization", signer.header("POST", &url, &[]))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .map(|v| v.to_str().unwrap().to_owned())
-        .unwrap_or_default();
-    (status, content_type, response.text().await.unwrap())
+    let header = signer.header("POST", &url, &[]);
+    let reply = stack
+        .send("POST", &url, &[("Authorization", &header)], None)
+        .await;
+    (reply.status, reply.content_type, reply.body)
 }
 
 #[tokio::test]
@@ -119,59 +110,38 @@ async fn initiate_answers_as_the_original() {
     let header = signed()
         .header("POST", &url, &[])
         .replace("oauth_version=\"1.0\"", "oauth_version=\"2.0\"");
-    let response = stack
-        .http
-        .post(&url)
-        .header("Authorization", header)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 400);
+    let reply = stack
+        .send("POST", &url, &[("Authorization", &header)], None)
+        .await;
     assert_eq!(
-        response.text().await.unwrap(),
-        "oauth_problem=version_rejected"
+        (reply.status, reply.body.as_str()),
+        (400, "oauth_problem=version_rejected")
     );
     let header = signed()
         .header("POST", &url, &[])
         .replace("oauth_signature_method=\"HMAC-SHA1\", ", "");
-    let response = stack
-        .http
-        .post(&url)
-        .header("Authorization", header)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 400);
+    let reply = stack
+        .send("POST", &url, &[("Authorization", &header)], None)
+        .await;
     assert_eq!(
-        response.text().await.unwrap(),
-        "oauth_problem=parameter_absent&oauth_parameters_absent=oauth_signature_method"
+        (reply.status, reply.body.as_str()),
+        (
+            400,
+            "oauth_problem=parameter_absent&oauth_parameters_absent=oauth_signature_method"
+        )
     );
 
     // GET is accepted, with the parameters in the query string; POST with them in the body.
-    let params = signed().params("GET", &url, &[]);
-    let query: String = form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(params.iter())
-        .finish();
-    let response = stack
-        .http
-        .get(format!("{url}?{query}"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
-    let params = signed().params("POST", &url, &[]);
-    let body: String = form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(params.iter())
-        .finish();
-    let response = stack
-        .http
-        .post(&url)
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+    let query = form_text(&signed().params("GET", &url, &[]));
+    let reply = stack
+        .send("GET", &format!("{url}?{query}"), &[], None)
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let body = form_text(&signed().params("POST", &url, &[]));
+    let reply = stack
+        .send("POST", &url, &[("Content-Type", FORM)], Some(body))
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
 }
 
 async fn api(
@@ -182,16 +152,16 @@ async fn api(
     accept: &str,
 ) -> (u16, String) {
     let url = format!("{}/api/rest{path}", stack.origin());
-    let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
-    let response = stack
-        .http
-        .request(method, &url)
-        .header("Authorization", signer.header(verb, &url, &[]))
-        .header("Accept", accept)
-        .send()
-        .await
-        .unwrap();
-    (response.status().as_u16(), response.text().await.unwrap())
+    let header = signer.header(verb, &url, &[]);
+    let reply = stack
+        .send(
+            verb,
+            &url,
+            &[("Authorization", &header), ("Accept", accept)],
+            None,
+        )
+        .await;
+    (reply.status, reply.body)
 }
 
 fn problem(body: &str) -> String {
@@ -203,6 +173,7 @@ fn problem(body: &str) -> String {
 }
 
 const JSON: &str = "application/json";
+const FORM: &str = "application/x-www-form-urlencoded";
 
 #[tokio::test]
 async fn signed_calls_replays_forgeries_and_tokens() {
@@ -223,32 +194,33 @@ async fn signed_calls_replays_forgeries_and_tokens() {
         signed_url: Some("http://127.0.0.1/api/rest/customers/1".to_owned()),
         ..signer()
     };
-    let response = stack
-        .http
-        .get(&url)
-        .header("Authorization", portless.header("GET", &url, &[]))
-        .header("Accept", JSON)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+    let header = portless.header("GET", &url, &[]);
+    let reply = stack
+        .send(
+            "GET",
+            &url,
+            &[("Authorization", &header), ("Accept", JSON)],
+            None,
+        )
+        .await;
+    assert_eq!(reply.status, 200);
     // Another host: not what the client sent.
     let elsewhere = Signer {
         signed_url: Some("http://shop.example/api/rest/customers/1".to_owned()),
         ..signer()
     };
-    let response = stack
-        .http
-        .get(&url)
-        .header("Authorization", elsewhere.header("GET", &url, &[]))
-        .header("Accept", JSON)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 401);
+    let header = elsewhere.header("GET", &url, &[]);
+    let reply = stack
+        .send(
+            "GET",
+            &url,
+            &[("Authorization", &header), ("Accept", JSON)],
+            None,
+        )
+        .await;
     assert_eq!(
-        problem(&response.text().await.unwrap()),
-        "oauth_problem=signature_invalid"
+        (reply.status, problem(&reply.body).as_str()),
+        (401, "oauth_problem=signature_invalid")
     );
 
     // A replay: the same nonce again is refused, also with another timestamp in the window.
@@ -336,29 +308,23 @@ async fn signed_calls_replays_forgeries_and_tokens() {
 
     // OAuth parameters in the query string alone do not authenticate (the original: Guest).
     let url = format!("{}/api/rest/stockitems", stack.origin());
-    let params = signer().params("GET", &url, &[]);
-    let query: String = form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(params.iter())
-        .finish();
-    let response = stack
-        .http
-        .get(format!("{url}?{query}"))
-        .header("Accept", JSON)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 403);
+    let query = form_text(&signer().params("GET", &url, &[]));
+    let reply = stack
+        .send("GET", &format!("{url}?{query}"), &[("Accept", JSON)], None)
+        .await;
+    assert_eq!(reply.status, 403);
 
     // Bearer keeps working side by side.
-    let response = stack
-        .http
-        .get(format!("{}/api/rest/stockitems", stack.origin()))
-        .bearer_auth(ADMIN_KEY)
-        .header("Accept", JSON)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+    let admin = format!("Bearer {ADMIN_KEY}");
+    let reply = stack
+        .send(
+            "GET",
+            &url,
+            &[("Authorization", &admin), ("Accept", JSON)],
+            None,
+        )
+        .await;
+    assert_eq!(reply.status, 200);
 }
 
 #[tokio::test]
@@ -398,18 +364,18 @@ async fn admin_dance_listing_and_revocation() {
         (status, problem(&body).as_str()),
         (400, "Invalid value for \"limit\" in request.")
     );
-    let response = stack
-        .http
-        .get(format!(
-            "{}/api/rest/oauth/tokens?customer_id=1",
-            stack.origin()
-        ))
-        .bearer_auth(ADMIN_KEY)
-        .header("Accept", JSON)
-        .send()
-        .await
-        .unwrap();
-    let mine: Value = response.json().await.unwrap();
+    let reply = stack
+        .send(
+            "GET",
+            &format!("{}/api/rest/oauth/tokens?customer_id=1", stack.origin()),
+            &[
+                ("Authorization", &format!("Bearer {ADMIN_KEY}")),
+                ("Accept", JSON),
+            ],
+            None,
+        )
+        .await;
+    let mine: Value = serde_json::from_str(&reply.body).unwrap();
     let entries = mine.as_array().unwrap();
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0]["user_type"], "customer");
@@ -479,27 +445,23 @@ async fn a_deleted_customer_loses_every_token() {
         200
     );
 
-    let response = stack
-        .http
-        .delete(format!("{}/api/rest/customers/{id}", stack.origin()))
-        .bearer_auth(ADMIN_KEY)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+    let admin = format!("Bearer {ADMIN_KEY}");
+    let url = format!("{}/api/rest/customers/{id}", stack.origin());
+    let reply = stack
+        .send("DELETE", &url, &[("Authorization", &admin)], None)
+        .await;
+    assert_eq!(reply.status, 200);
     let (status, body) = api(&stack, &signer(), "GET", "/products", JSON).await;
     assert_eq!(
         (status, problem(&body).as_str()),
         (401, "oauth_problem=token_rejected")
     );
-    let response = stack
-        .http
-        .get(format!("{}/api/rest/products", stack.origin()))
-        .bearer_auth(bearer["access_token"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 401);
+    let revoked = format!("Bearer {}", bearer["access_token"].as_str().unwrap());
+    let url = format!("{}/api/rest/products", stack.origin());
+    let reply = stack
+        .send("GET", &url, &[("Authorization", &revoked)], None)
+        .await;
+    assert_eq!(reply.status, 401);
 }
 
 #[tokio::test]
@@ -679,17 +641,12 @@ async fn authorize_pages_refuse_forgery_and_bad_links() {
             .token(&token, &request_secret)
             .param("oauth_verifier", &verifier)
             .header("POST", &url, &[]);
-        let response = stack
-            .http
-            .post(&url)
-            .header("Authorization", header)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status().as_u16(), status);
-        let text = response.text().await.unwrap();
+        let reply = stack
+            .send("POST", &url, &[("Authorization", &header)], None)
+            .await;
+        assert_eq!(reply.status, status);
         if let Some(answer) = answer {
-            assert_eq!(text, answer);
+            assert_eq!(reply.body, answer);
         }
     }
 }
@@ -711,16 +668,14 @@ async fn forwarded_headers_count_only_from_trusted_proxies() {
             ..Signer::new(&consumer).token(&token, &secret)
         };
         let url = format!("{}/api/rest/products", stack.origin());
-        let response = stack
-            .http
-            .get(&url)
-            .header("Authorization", signer.header("GET", &url, &[]))
-            .header("X-Forwarded-Proto", "https")
-            .header("X-Forwarded-Host", "shop.example")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status().as_u16(), expected, "trusted: {trusted}");
+        let header = signer.header("GET", &url, &[]);
+        let forwarded = [
+            ("Authorization", header.as_str()),
+            ("X-Forwarded-Proto", "https"),
+            ("X-Forwarded-Host", "shop.example"),
+        ];
+        let reply = stack.send("GET", &url, &forwarded, None).await;
+        assert_eq!(reply.status, expected, "trusted: {trusted}");
     }
 }
 
@@ -756,20 +711,17 @@ async fn signed_form_bodies_count() {
     let url = format!("{}/api/rest/customers/1", stack.origin());
     let signer = Signer::new(&consumer).token(&token, &secret);
     let header = signer.header("PUT", &url, &[("firstname", "Form")]);
-    let response = stack
-        .http
-        .put(&url)
-        .header("Authorization", header)
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .header("Accept", JSON)
-        .body("firstname=Other")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 401);
+    let headers = [
+        ("Authorization", header.as_str()),
+        ("Content-Type", FORM),
+        ("Accept", JSON),
+    ];
+    let reply = stack
+        .send("PUT", &url, &headers, Some("firstname=Other".into()))
+        .await;
     assert_eq!(
-        problem(&response.text().await.unwrap()),
-        "oauth_problem=signature_invalid"
+        (reply.status, problem(&reply.body).as_str()),
+        (401, "oauth_problem=signature_invalid")
     );
 }
 

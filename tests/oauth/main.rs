@@ -85,6 +85,35 @@ impl Stack {
         format!("http://{}", self.gateway.addr)
     }
 
+    /// Sends `verb url` with `headers` (an `Authorization` among them, usually) and `body`;
+    /// what came back. The one place the tests build a request by hand.
+    pub async fn send(
+        &self,
+        verb: &str,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Option<String>,
+    ) -> Reply {
+        let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
+        let mut request = self.http.request(method, url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        let response = request.send().await.unwrap();
+        Reply {
+            status: response.status().as_u16(),
+            content_type: response
+                .headers()
+                .get("content-type")
+                .map(|v| v.to_str().unwrap().to_owned())
+                .unwrap_or_default(),
+            body: response.text().await.unwrap(),
+        }
+    }
+
     /// Registers a consumer straight in the store (the CLI has its own tests).
     pub fn consumer(&self, name: &str) -> Consumer {
         let store = storegate::oauth::store::SqliteStore::open(&self.data_dir).unwrap();
@@ -220,6 +249,21 @@ impl Signer {
     }
 }
 
+/// What [`Stack::send`] got back.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub content_type: String,
+    pub body: String,
+}
+
+/// Pairs as a form-urlencoded text (a body, or a query string).
+pub fn form_text<K: AsRef<str>, V: AsRef<str>>(pairs: &[(K, V)]) -> String {
+    form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs.iter().map(|(k, v)| (k.as_ref(), v.as_ref())))
+        .finish()
+}
+
 /// A form-urlencoded answer as a map.
 pub fn form_map(body: &str) -> HashMap<String, String> {
     form_urlencoded::parse(body.as_bytes())
@@ -276,9 +320,7 @@ impl Browser {
             request = request.header("Cookie", cookie.join("; "));
         }
         if verb == "POST" {
-            let body: String = form_urlencoded::Serializer::new(String::new())
-                .extend_pairs(form.iter())
-                .finish();
+            let body = form_text(form);
             request = request
                 .header("Content-Type", "application/x-www-form-urlencoded")
                 .body(body);
@@ -313,15 +355,11 @@ pub async fn dance(
     let header = Signer::new(consumer)
         .param("oauth_callback", CALLBACK)
         .header("POST", &initiate, &[]);
-    let response = stack
-        .http
-        .post(&initiate)
-        .header("Authorization", header)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let request = form_map(&response.text().await.unwrap());
+    let reply = stack
+        .send("POST", &initiate, &[("Authorization", &header)], None)
+        .await;
+    assert_eq!(reply.status, 200);
+    let request = form_map(&reply.body);
     let token = request["oauth_token"].clone();
     let path = if admin {
         "/admin/oauth_authorize"
@@ -370,15 +408,11 @@ pub async fn dance(
         .token(&token, &request["oauth_token_secret"])
         .param("oauth_verifier", &verifier)
         .header("POST", &exchange, &[]);
-    let response = stack
-        .http
-        .post(&exchange)
-        .header("Authorization", header)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let access = form_map(&response.text().await.unwrap());
+    let reply = stack
+        .send("POST", &exchange, &[("Authorization", &header)], None)
+        .await;
+    assert_eq!(reply.status, 200);
+    let access = form_map(&reply.body);
     (
         access["oauth_token"].clone(),
         access["oauth_token_secret"].clone(),
