@@ -680,7 +680,7 @@ def main():
             if status != 200:
                 sys.exit(f"{name} answered {status} for product {product_id}: {body[:200]!r}")
 
-        def product_calls():
+        def shared_product_calls():
             return sum(v for k, v in sandbox_stats().items() if k.startswith("GET /V1/products/GEN-"))
 
         sandbox_reset()
@@ -688,12 +688,12 @@ def main():
             read("gw_shared_a", product_id)
         for product_id in in_turn:
             read("gw_shared_b", product_id)
-        shared_in_turn = product_calls() / SHARED_PRODUCTS
+        shared_in_turn = shared_product_calls() / SHARED_PRODUCTS
         sandbox_reset()
         with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(lambda args: read(*args),
                           [(name, pid) for pid in at_once for name in ("gw_shared_a", "gw_shared_b")]))
-        shared_at_once = product_calls() / SHARED_PRODUCTS
+        shared_at_once = shared_product_calls() / SHARED_PRODUCTS
         _, _, metrics_b = http("GET", f"http://{HOST}:{PORTS['gw_shared_b']}/metrics")
         l2_hits = re.search(rb"^storegate_shared_cache_hits_total (\S+)", metrics_b, re.M)
         l2_hits = float(l2_hits.group(1)) if l2_hits else float("nan")
@@ -801,18 +801,19 @@ def main():
         for i, run in enumerate(runs, 1):
             all_runs.append(f"| {i} | {key} | {run['rps']:,.0f} | {fmt(run['p50'])} | {fmt(run['p99'])} | {run['non2xx']} |")
     results_md = ROOT / "bench" / "RESULTS.md"
-    # bench/instructions.py's section (instruction counts) is its own: kept as it is.
+    # Everything from bench/instructions.py's section on (instruction counts, and the
+    # before/after comparisons below it, made with BENCH_BEFORE) is kept as it is.
     kept = ""
     if results_md.exists():
         previous = results_md.read_text()
-        start_kept, end_kept = "<!-- instructions -->", "<!-- /instructions -->"
-        if start_kept in previous and end_kept in previous:
-            kept = "\n" + start_kept + previous.split(start_kept, 1)[1].split(end_kept, 1)[0] + end_kept + "\n"
+        start_kept = "<!-- instructions -->"
+        if start_kept in previous:
+            kept = "\n" + start_kept + previous.split(start_kept, 1)[1].rstrip("\n") + "\n"
     results_md.write_text(
         "# Benchmark results\n\n"
         "Written by `bench/run.sh` (do not edit by hand). Every figure below comes from the one run "
-        "described here (but for the last section, instruction counts, which "
-        "`bench/instructions.py` writes); rows are explained in `bench/bench.py`'s docstring and "
+        "described here (but for the sections from the instruction counts on, which "
+        "`bench/instructions.py` and before/after runs write); rows are explained in `bench/bench.py`'s docstring and "
         "the README.\n\n"
         f"- commit: `{commit}`, run at {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n"
         f"- machine: {machine}; wrk, nginx and the gateway share the cores, all on 127.0.0.1\n"
