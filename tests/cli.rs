@@ -15,6 +15,11 @@ fn binary() -> Command {
             command.env_remove(key);
         }
     }
+    // The OAuth store's folder: not the checkout's `data/` (a test that sets its own wins).
+    command.env(
+        "STOREGATE_DATA_DIR",
+        std::env::temp_dir().join(format!("storegate-cli-tests-{}", std::process::id())),
+    );
     command
 }
 

@@ -187,6 +187,29 @@ CREATE TABLE IF NOT EXISTS oauth_nonce (
 CREATE INDEX IF NOT EXISTS oauth_nonce_expiry ON oauth_nonce(expires_at);
 ";
 
+/// How long a connection waits for another one's lock before it fails.
+const BUSY_WAIT: Duration = Duration::from_secs(5);
+
+/// The file's settings and tables, on every open (each step is a no-op once done).
+fn setup(connection: &Connection) -> Result<(), rusqlite::Error> {
+    // WAL: readers never wait for the CLI's writes, nor the CLI for theirs. Read first:
+    // asking for WAL again takes a lock even when the file already is.
+    let mode: String = connection.pragma_query_value(None, "journal_mode", |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+    }
+    connection.pragma_update(None, "synchronous", "NORMAL")?;
+    connection.pragma_update(None, "foreign_keys", "ON")?;
+    connection.execute_batch(SCHEMA)
+}
+
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 /// The embedded store: one SQLite file, `oauth.sqlite3` in the data folder.
 #[derive(Debug)]
 pub struct SqliteStore {
@@ -207,12 +230,21 @@ impl SqliteStore {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
         }
-        connection.busy_timeout(Duration::from_secs(5))?;
-        // WAL: readers never wait for the CLI's writes, nor the CLI for theirs.
-        connection.pragma_update(None, "journal_mode", "WAL")?;
-        connection.pragma_update(None, "synchronous", "NORMAL")?;
-        connection.pragma_update(None, "foreign_keys", "ON")?;
-        connection.execute_batch(SCHEMA)?;
+        connection.busy_timeout(BUSY_WAIT)?;
+        // Instances and the CLI share the folder, and may start together. Some of what the
+        // setup does (switching a new file to WAL, creating the tables) gets SQLITE_BUSY at
+        // once, without the busy handler's wait, when another connection is at it too: so
+        // the setup is tried again for as long as the busy handler would have waited.
+        let give_up = std::time::Instant::now() + BUSY_WAIT;
+        loop {
+            match setup(&connection) {
+                Ok(()) => break,
+                Err(error) if is_busy(&error) && std::time::Instant::now() < give_up => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
         Ok(SqliteStore {
             path,
             connection: Mutex::new(connection),
@@ -552,6 +584,23 @@ impl TokenStore for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gateways_opening_one_folder_at_once_all_get_the_store() {
+        // Instances (and the CLI) share the data folder; at their first start they create
+        // the file and switch it to WAL together.
+        let dir = std::env::temp_dir().join(format!("storegate-store-{}", random_hex32()));
+        let openers: Vec<_> = (0..16)
+            .map(|_| {
+                let dir = dir.clone();
+                std::thread::spawn(move || SqliteStore::open(&dir).map(|_| ()))
+            })
+            .collect();
+        for opener in openers {
+            opener.join().unwrap().unwrap();
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     fn store() -> (SqliteStore, PathBuf) {
         let dir = std::env::temp_dir().join(format!("storegate-store-{}", random_hex32()));

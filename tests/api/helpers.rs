@@ -146,10 +146,17 @@ pub async fn mount_skus(server: &MockServer) {
         .await;
 }
 
+/// The OAuth store's folder for this test run: not the checkout's `data/`, which a test
+/// run would otherwise leave behind and share with every other run.
+pub fn test_data_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("storegate-api-tests-{}", std::process::id()))
+}
+
 pub fn test_config() -> Config {
     Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         upstream_timeout: Duration::from_millis(1500),
+        data_dir: test_data_dir(),
         ..Config::default()
     }
 }

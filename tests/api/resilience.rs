@@ -575,6 +575,7 @@ async fn a_connection_cut_mid_body_is_a_clean_error() {
     let config = storegate::config::Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         upstream_timeout: Duration::from_millis(1500),
+        data_dir: test_data_dir(),
         ..Default::default()
     };
     let parts = Parts {
@@ -839,6 +840,7 @@ async fn the_binary_logs_failures_as_json_with_the_request_id() {
         .unwrap()
         .port();
     let mut command = Command::new(env!("CARGO_BIN_EXE_storegate"));
+    command.env("STOREGATE_DATA_DIR", test_data_dir());
     for (key, _) in std::env::vars() {
         if key.starts_with("STOREGATE_") || key == "RUST_LOG" {
             command.env_remove(key);

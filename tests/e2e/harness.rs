@@ -139,6 +139,9 @@ impl Stack {
 
         let mut config = storegate::Config {
             listen: "127.0.0.1:0".parse().unwrap(),
+            // Not the checkout's `data/`: the OAuth store of a test run is its own.
+            data_dir: std::env::temp_dir()
+                .join(format!("storegate-e2e-tests-{}", std::process::id())),
             ..storegate::Config::default()
         };
         tweak(&mut config);

@@ -30,12 +30,18 @@ pub fn temp_dir(label: &str) -> PathBuf {
     dir
 }
 
+/// The OAuth store's folder for this test run (not the checkout's `data/`).
+pub fn test_data_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("storegate-e2e-tests-{}", std::process::id()))
+}
+
 /// A gateway on port 0 in front of `upstream_url` (a URL or `replay:DIR`).
 pub async fn gateway(upstream_url: &str, token: &str, recording: Recording) -> Running {
     storegate::upstream::install_crypto();
     let config = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         recording,
+        data_dir: test_data_dir(),
         ..Config::default()
     };
     let parts = storegate::Parts {
@@ -258,6 +264,7 @@ pub fn all_text(dir: &Path) -> String {
 /// `storegate replay DIR --listen 127.0.0.1:0`, and the base URL it printed.
 fn replay_binary(dir: &Path) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_storegate"))
+        .env("STOREGATE_DATA_DIR", test_data_dir())
         .args(["replay", dir.to_str().unwrap(), "--listen", "127.0.0.1:0"])
         .env_remove("STOREGATE_UPSTREAM_URL")
         .env_remove("STOREGATE_REPLAY_MODE")
@@ -372,6 +379,7 @@ async fn a_recorded_session_replays_without_the_sandbox() {
 
     // The binary gateway on `replay:DIR`: the miss is a 502 and its log names the call.
     let mut child = Command::new(env!("CARGO_BIN_EXE_storegate"))
+        .env("STOREGATE_DATA_DIR", test_data_dir())
         .env(
             "STOREGATE_UPSTREAM_URL",
             format!("replay:{}", dir.display()),
@@ -684,6 +692,7 @@ fn the_binary_imports_har_and_refuses_bad_replay_settings() {
     .unwrap();
     let cassettes = dir.join("cassettes");
     let output = Command::new(env!("CARGO_BIN_EXE_storegate"))
+        .env("STOREGATE_DATA_DIR", test_data_dir())
         .args(["cassette", "import-har"])
         .arg(&har)
         .arg(&cassettes)
@@ -707,6 +716,7 @@ fn the_binary_imports_har_and_refuses_bad_replay_settings() {
     );
 
     let output = Command::new(env!("CARGO_BIN_EXE_storegate"))
+        .env("STOREGATE_DATA_DIR", test_data_dir())
         .env(
             "STOREGATE_UPSTREAM_URL",
             format!("replay:{}", cassettes.display()),

@@ -48,6 +48,8 @@ async fn gateway(sandbox: &Sandbox, redis_url: &str, shared_cache: bool) -> Runn
         upstream_timeout: Duration::from_secs(2),
         redis_url: Some(storegate::config::Secret::new(redis_url)),
         shared_cache,
+        data_dir: std::env::temp_dir()
+            .join(format!("storegate-shared-tests-{}", std::process::id())),
         ..storegate::Config::default()
     };
     let mappings = storegate::load_mappings(&config).unwrap();
