@@ -128,11 +128,12 @@ impl Default for UpstreamMetrics {
 }
 
 impl UpstreamMetrics {
-    /// One call (or one call not made), by the path it was for.
-    pub fn call(&self, method: &Method, path: &str, outcome: Outcome, elapsed: Duration) {
+    /// One call (or one call not made), by the endpoint it was for: the path's template
+    /// (`upstream::endpoint::template`), never the raw path.
+    pub fn call(&self, method: &Method, endpoint: &str, outcome: Outcome, elapsed: Duration) {
         self.calls
             .get_or_create(&UpstreamLabels {
-                endpoint: endpoint_template(path),
+                endpoint: endpoint.to_owned(),
                 method: method_label(method),
                 outcome: outcome.as_str(),
             })
@@ -520,74 +521,6 @@ fn method_label(method: &Method) -> &'static str {
     }
 }
 
-/// Path segments of the Magento 2 REST API that are names, not values. Every other segment
-/// (a SKU, an id, an e-mail) becomes `{}`, so the endpoint label has a bounded set of
-/// values whatever the catalog holds.
-const STATIC_SEGMENTS: &[&str] = &[
-    "V1",
-    "addresses",
-    "admin",
-    "attributes",
-    "authenticate",
-    "base-prices-information",
-    "billingAddress",
-    "categories",
-    "children",
-    "countries",
-    "currency",
-    "customer",
-    "customers",
-    "directory",
-    "get-product-salable-quantity",
-    "group-prices",
-    "id",
-    "integration",
-    "inventory",
-    "is-product-salable",
-    "isEmailAvailable",
-    "items",
-    "links",
-    "lowStock",
-    "me",
-    "media",
-    "options",
-    "orders",
-    "password",
-    "price",
-    "products",
-    "products-render-info",
-    "search",
-    "shippingAddress",
-    "source-items",
-    "stockItems",
-    "stockStatuses",
-    "store",
-    "storeConfigs",
-    "storeViews",
-    "tier-prices-information",
-    "tiers",
-    "token",
-    "types",
-    "validate",
-];
-
-/// `/V1/products/24-MB01/media/3` -> `/V1/products/{}/media/{}`.
-pub fn endpoint_template(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for segment in path.split('/').filter(|s| !s.is_empty()) {
-        out.push('/');
-        if STATIC_SEGMENTS.contains(&segment) {
-            out.push_str(segment);
-        } else {
-            out.push_str("{}");
-        }
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
-    out
-}
-
 /// Middleware inside authentication: hands the caller's user type to the telemetry layer,
 /// which records the request.
 pub async fn tag_user_type(request: Request, next: Next) -> Response {
@@ -605,24 +538,6 @@ pub async fn tag_user_type(request: Request, next: Next) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn endpoints_are_templates() {
-        assert_eq!(
-            endpoint_template("/V1/products/24-MB01/media/3"),
-            "/V1/products/{}/media/{}"
-        );
-        assert_eq!(endpoint_template("/V1/products"), "/V1/products");
-        assert_eq!(
-            endpoint_template("/V1/customers/me/billingAddress"),
-            "/V1/customers/me/billingAddress"
-        );
-        assert_eq!(
-            endpoint_template("/V1/stockItems/a%2Fb%20c"),
-            "/V1/stockItems/{}"
-        );
-        assert_eq!(endpoint_template(""), "/");
-    }
 
     #[test]
     fn exposition_has_requests_upstream_cache_and_circuit() {
@@ -648,7 +563,7 @@ mod tests {
         );
         upstream.call(
             &Method::GET,
-            "/V1/products/24-MB01",
+            "/example/{}",
             Outcome::Timeout,
             Duration::from_secs(1),
         );
@@ -658,7 +573,7 @@ mod tests {
             "storegate_http_request_duration_seconds_count{route=\"/api/rest/products/{id}\",method=\"GET\",status=\"200\",user_type=\"guest\"} 1"
         ), "{text}");
         assert!(text.contains(
-            "storegate_upstream_call_duration_seconds_count{endpoint=\"/V1/products/{}\",method=\"GET\",outcome=\"timeout\"} 1"
+            "storegate_upstream_call_duration_seconds_count{endpoint=\"/example/{}\",method=\"GET\",outcome=\"timeout\"} 1"
         ), "{text}");
         assert!(text.contains("storegate_upstream_retries_total{decision=\"retried\"} 1"));
         assert!(text.contains("storegate_cache_hits_total 0"));

@@ -13,6 +13,7 @@
 pub mod catalog;
 pub mod customers;
 pub mod directory;
+pub mod endpoint;
 pub mod error;
 pub mod media;
 pub mod orders;
@@ -213,26 +214,29 @@ impl Magento {
     ) -> Result<Bytes, UpstreamError> {
         let started = Instant::now();
         let metrics = &self.guard.metrics;
+        // The path's template names the call in metrics and logs: a path can hold a
+        // customer's id or e-mail.
+        let endpoint = endpoint::template(path);
         let timeout = match request_context::remaining() {
             Some(left) if left < Duration::from_millis(1) => {
-                metrics.call(method, path, Outcome::Timeout, Duration::ZERO);
+                metrics.call(method, &endpoint, Outcome::Timeout, Duration::ZERO);
                 return Err(UpstreamError::Timeout);
             }
             Some(left) => self.timeout.min(left),
             None => self.timeout,
         };
         let Some(admission) = self.guard.breaker.admit() else {
-            metrics.call(method, path, Outcome::CircuitOpen, Duration::ZERO);
+            metrics.call(method, &endpoint, Outcome::CircuitOpen, Duration::ZERO);
             return Err(UpstreamError::Unavailable);
         };
         let Some(_slot) = self.guard.slot() else {
             // Never sent: says nothing about Magento's health.
             drop(admission);
             tracing::warn!(
-                endpoint = %crate::metrics::endpoint_template(path),
+                %endpoint,
                 "upstream call shed: too many calls in flight"
             );
-            metrics.call(method, path, Outcome::Shed, Duration::ZERO);
+            metrics.call(method, &endpoint, Outcome::Shed, Duration::ZERO);
             return Err(UpstreamError::Unavailable);
         };
         let result = self
@@ -250,13 +254,12 @@ impl Magento {
         let healthy = matches!(outcome, Outcome::Ok | Outcome::ClientError);
         if admission.done(healthy) {
             metrics.circuit_opened();
-            // The endpoint's template, not its path: a path can hold a customer's id or e-mail.
             tracing::error!(
-                endpoint = %crate::metrics::endpoint_template(path),
+                %endpoint,
                 "upstream circuit opened after repeated failures; calls fail fast until a probe succeeds"
             );
         }
-        metrics.call(method, path, outcome, started.elapsed());
+        metrics.call(method, &endpoint, outcome, started.elapsed());
         result
     }
 

@@ -203,7 +203,7 @@ pub fn shorten(text: &str, max: usize) -> String {
 /// The file an exchange belongs in: `get.products.{}.json` for `GET /rest/x/V1/products/y`.
 pub fn file_name(method: &str, path: &str) -> String {
     let service = path.find("/V1/").map_or(path, |at| &path[at..]);
-    let template = crate::metrics::endpoint_template(service);
+    let template = crate::upstream::endpoint::template(service);
     let mut name = method.to_ascii_lowercase();
     for segment in template.split('/').filter(|s| !s.is_empty() && *s != "V1") {
         name.push('.');
@@ -219,7 +219,7 @@ pub fn endpoint(method: &str, path: &str) -> String {
     format!(
         "{} {}",
         method.to_ascii_uppercase(),
-        crate::metrics::endpoint_template(service)
+        crate::upstream::endpoint::template(service)
     )
 }
 
