@@ -63,17 +63,26 @@ pub(super) fn callback_ok(callback: &str) -> bool {
             .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
 }
 
-async fn initiate(State(app): State<AppState>, request: Request) -> Response {
+/// The frame of the dance's two token endpoints: GET or POST only, the signed request
+/// read, and a refusal answered in the original's `oauth_problem` form.
+async fn token_endpoint<F, Fut>(request: Request, oauth: &super::OAuth, step: F) -> Response
+where
+    F: FnOnce(super::SignedRequest) -> Fut,
+    Fut: std::future::Future<Output = Result<Response, Problem>>,
+{
     if !matches!(*request.method(), Method::GET | Method::POST) {
         return method_not_allowed();
     }
+    let result = match oauth.read_signed(request).await {
+        Ok(signed) => step(signed).await,
+        Err(_) => Err(Problem::ParameterRejected),
+    };
+    result.unwrap_or_else(|problem| problem.endpoint_response())
+}
+
+async fn initiate(State(app): State<AppState>, request: Request) -> Response {
     let oauth = &app.oauth;
-    let result: Result<Response, Problem> = async {
-        let (request, form) = oauth
-            .with_form(request)
-            .await
-            .map_err(|_| Problem::ParameterRejected)?;
-        let signed = oauth.signed_request(&request, form.as_deref());
+    token_endpoint(request, oauth, |signed| async move {
         let callback = signed
             .params
             .get("oauth_callback")
@@ -91,22 +100,13 @@ async fn initiate(State(app): State<AppState>, request: Request) -> Response {
             "oauth_token={}&oauth_token_secret={}&oauth_callback_confirmed=true",
             token.token, token.secret
         )))
-    }
-    .await;
-    result.unwrap_or_else(|problem| problem.endpoint_response())
+    })
+    .await
 }
 
 async fn token(State(app): State<AppState>, request: Request) -> Response {
-    if !matches!(*request.method(), Method::GET | Method::POST) {
-        return method_not_allowed();
-    }
     let oauth = &app.oauth;
-    let result: Result<Response, Problem> = async {
-        let (request, form) = oauth
-            .with_form(request)
-            .await
-            .map_err(|_| Problem::ParameterRejected)?;
-        let signed = oauth.signed_request(&request, form.as_deref());
+    token_endpoint(request, oauth, |signed| async move {
         let verified = oauth.verify(&signed, Expect::RequestToken).await?;
         let request_token = verified.token.ok_or(Problem::TokenRejected)?;
         let access = oauth.store.exchange(&request_token).map_err(|error| {
@@ -119,7 +119,6 @@ async fn token(State(app): State<AppState>, request: Request) -> Response {
             "oauth_token={}&oauth_token_secret={}",
             access.token, access.secret
         )))
-    }
-    .await;
-    result.unwrap_or_else(|problem| problem.endpoint_response())
+    })
+    .await
 }

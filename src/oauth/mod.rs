@@ -138,6 +138,13 @@ impl OAuth {
         Ok((request, Some(bytes)))
     }
 
+    /// What the client signed, its form body read: all the dance's token endpoints need
+    /// of a request.
+    async fn read_signed(&self, request: Request) -> Result<SignedRequest, ApiError> {
+        let (request, form) = self.with_form(request).await?;
+        Ok(self.signed_request(&request, form.as_deref()))
+    }
+
     /// The principal of an `/api/rest` call signed with `Authorization: OAuth ...`.
     pub async fn authenticate_api(
         &self,
