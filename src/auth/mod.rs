@@ -8,12 +8,13 @@
 //!   ([`token`]).
 //!
 //! - Admin or Customer over OAuth 1.0a: `Authorization: OAuth ...`, checked by
-//!   [`crate::oauth`] when the gateway has a provider.
+//!   [`crate::auth::oauth`] when the gateway has a provider.
 //!
 //! A credential that is present but not good is a 401, never a silent downgrade to Guest.
-//! What each principal may call is [`policy`].
+//! What each principal may call is `crate::rules::policy`.
 
-pub mod policy;
+pub mod caller;
+pub mod oauth;
 pub mod token;
 
 use std::sync::Arc;
@@ -27,7 +28,6 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::http::ApiError;
-pub use policy::{Operation, Route, authorize};
 pub use token::{TokenError, TokenIssuer};
 
 /// The caller of a request.
@@ -81,7 +81,7 @@ pub struct Authenticator {
     tokens: TokenIssuer,
     /// Attached once the provider is built (its nonce guard may need the shared state,
     /// which needs this authenticator first).
-    oauth: std::sync::OnceLock<Arc<crate::oauth::OAuth>>,
+    oauth: std::sync::OnceLock<Arc<crate::auth::oauth::OAuth>>,
 }
 
 impl Authenticator {
@@ -95,7 +95,7 @@ impl Authenticator {
     }
 
     /// Accepts OAuth 1.0a signed calls too (from now on; a second provider is ignored).
-    pub fn attach_oauth(&self, oauth: Arc<crate::oauth::OAuth>) {
+    pub fn attach_oauth(&self, oauth: Arc<crate::auth::oauth::OAuth>) {
         let _ = self.oauth.set(oauth);
     }
 
@@ -180,7 +180,7 @@ pub async fn authenticate(
     // checked here, once routing said this is the API; the caller layer's sync attempt
     // refused the scheme, which only kept the fast path away.
     if let Some(oauth) = auth.oauth.get()
-        && crate::oauth::params::oauth_header(request.headers()).is_some()
+        && crate::auth::oauth::params::oauth_header(request.headers()).is_some()
     {
         return match oauth.authenticate_api(request).await {
             Ok((principal, mut request)) => {

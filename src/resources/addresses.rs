@@ -23,25 +23,26 @@ use axum::response::Response;
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::auth::{Operation, Principal, Route, UserType, authorize};
+use crate::app::AppState;
+use crate::auth::{Principal, UserType};
+use crate::backend::magento2::directory::Country;
 use crate::http::body::decode_record;
 use crate::http::query::{ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
-use crate::mapping::ResourceMapping;
-use crate::mapping::View;
-use crate::mapping::convert::{as_i64, is_empty};
-use crate::state::AppState;
-use crate::upstream::directory::Country;
+use crate::rules::mapping::ResourceMapping;
+use crate::rules::mapping::View;
+use crate::rules::mapping::convert::{as_i64, is_empty};
+use crate::rules::policy::{Operation, Route, authorize};
 
 use super::customer_save::{ATTEMPTS, Intent, Plan, conflict, same_values, save_verified};
 use super::customers::required;
-use crate::caller::Caller;
-use crate::listing::in_memory::{compare, matches};
-use crate::locks::LockKey;
-use crate::lookups::directory;
-use crate::mapping::convert::scalar_text;
-use crate::privacy::{owns, private, redact};
+use crate::auth::caller::Caller;
+use crate::records::listing::in_memory::{compare, matches};
+use crate::records::lookups::directory;
 use crate::resources::parse_id;
+use crate::rules::mapping::convert::scalar_text;
+use crate::rules::privacy::{owns, private, redact};
+use crate::shared_state::locks::LockKey;
 
 /// DESIGN.md: street lines past the second are joined into the second with this.
 pub const STREET_JOIN: &str = "; ";
@@ -171,7 +172,7 @@ fn street_lines(value: Option<&Value>) -> Vec<String> {
 }
 
 /// One address in the caller's view.
-fn render(fields: &[crate::mapping::Field], address: &Value) -> Map<String, Value> {
+fn render(fields: &[crate::rules::mapping::Field], address: &Value) -> Map<String, Value> {
     let mut address = address.clone();
     let street = fold_street(&street_lines(address.get("street")));
     address["street"] = json!(street);
@@ -421,8 +422,8 @@ fn check(
                 // The original named the value it did not know.
                 let original = (message == m::COUNTRY_MISSING)
                     .then(|| {
-                        crate::profile::Profile::current().unknown_country(
-                            &crate::mapping::convert::scalar_text(&input["country_id"]),
+                        crate::context::profile::Profile::current().unknown_country(
+                            &crate::rules::mapping::convert::scalar_text(&input["country_id"]),
                         )
                     })
                     .flatten();

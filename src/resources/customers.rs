@@ -8,7 +8,7 @@
 //! e-mail addresses). A customer reaching for another customer's record gets the same 404
 //! as for a record that does not exist, before anything is asked of Magento.
 //!
-//! The privacy rules ([`crate::privacy`]) and the customer lock ([`crate::locks`]) are
+//! The privacy rules ([`crate::rules::privacy`]) and the customer lock ([`crate::shared_state::locks`]) are
 //! shared with the address and order resources, which have the same needs.
 //!
 //! Magento 2's `PUT /V1/customers/{id}` replaces the whole customer, so an update reads the
@@ -21,25 +21,26 @@ use axum::response::Response;
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::auth::{Operation, Principal, Route, UserType, authorize};
+use crate::app::AppState;
+use crate::auth::{Principal, UserType};
+use crate::backend::magento2::SearchCriteria;
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
-use crate::mapping::ResourceMapping;
-use crate::mapping::View;
-use crate::mapping::convert::{as_i64, is_empty};
-use crate::state::AppState;
-use crate::upstream::SearchCriteria;
+use crate::rules::mapping::ResourceMapping;
+use crate::rules::mapping::View;
+use crate::rules::mapping::convert::{as_i64, is_empty};
+use crate::rules::policy::{Operation, Route, authorize};
 
 use super::customer_save::{Intent, Plan, same_values, save_verified};
-use crate::cache_keys::tag;
-use crate::caller::Caller;
-use crate::listing::search_criteria;
-use crate::locks::LockKey;
-use crate::lookups::stores;
-use crate::mapping::convert::scalar_text;
-use crate::privacy::{owns, private, redact, reference_error};
+use crate::auth::caller::Caller;
+use crate::cache::keys::tag;
+use crate::records::listing::search_criteria;
+use crate::records::lookups::stores;
 use crate::resources::parse_id;
+use crate::rules::mapping::convert::scalar_text;
+use crate::rules::privacy::{owns, private, redact, reference_error};
+use crate::shared_state::locks::LockKey;
 
 /// SPEC 8: a customer password has at least this many characters. Magento 2 may demand
 /// more (8 and three character classes by default); its refusal is passed on.
@@ -200,7 +201,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     .await?;
     let mapping = app.mappings.get("customer");
     let mut errors = Vec::new();
-    let profile = crate::profile::Profile::current();
+    let profile = crate::context::profile::Profile::current();
     for field in mapping.view(UserType::Admin, View::Required).iter() {
         if input.get(&field.name).is_none_or(is_empty) {
             errors.push(profile.required_customer_field(&field.name));

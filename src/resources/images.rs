@@ -23,38 +23,39 @@ use axum::response::Response;
 use http::{HeaderMap, Method, StatusCode};
 use serde_json::{Map, Value, json};
 
-use crate::auth::{Operation, Route, UserType, authorize};
+use crate::app::AppState;
+use crate::auth::UserType;
+use crate::backend::magento2::catalog::StoreView;
+use crate::backend::magento2::{Scope, UpstreamError};
 use crate::cache::{self, Fetched};
 use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
-use crate::mapping::ResourceMapping;
-use crate::mapping::View;
-use crate::mapping::convert::as_i64;
-use crate::state::AppState;
-use crate::upstream::catalog::StoreView;
-use crate::upstream::{Scope, UpstreamError};
+use crate::rules::mapping::ResourceMapping;
+use crate::rules::mapping::View;
+use crate::rules::mapping::convert::as_i64;
+use crate::rules::policy::{Operation, Route, authorize};
 
-use crate::cache_keys::{key, tag, view};
+use crate::cache::keys::{key, tag, view};
 
 use super::products;
-use crate::caller::Caller;
-use crate::catalog::{product_index, product_records};
-use crate::image_upload::{
-    BAD_BASE64, NOT_SPECIFIED, bad_mime, clean_stem, parse_input, upload_permit,
-};
-use crate::lookups::stores;
+use crate::auth::caller::Caller;
+use crate::backend::errors;
+use crate::cache::response::cached;
+use crate::records::catalog::{product_index, product_records};
+use crate::records::lookups::stores;
 use crate::records::{json, record};
 use crate::resources::parse_id;
-use crate::response_cache::cached;
-use crate::upstream_errors;
+use crate::rules::image_upload::{
+    BAD_BASE64, NOT_SPECIFIED, bad_mime, clean_stem, parse_input, upload_permit,
+};
 
-use crate::profile::Message;
+use crate::context::profile::Message;
 
 const IMAGE_NOT_FOUND: &str = "Product image not found";
 const NO_IMAGES: &str = "Requested product does not support images";
 
 fn image_not_found() -> ApiError {
-    let message = crate::profile::Profile::current().message(Message::ImageNotFound);
+    let message = crate::context::profile::Profile::current().message(Message::ImageNotFound);
     ApiError::new(StatusCode::NOT_FOUND, message.unwrap_or(IMAGE_NOT_FOUND))
 }
 
@@ -335,7 +336,7 @@ async fn current_product(app: &AppState, sku: &str, place: &Place) -> Result<Val
                 .await
         }
     }
-    .map_err(upstream_errors::to_api)?;
+    .map_err(errors::to_api)?;
     json(&bytes)
 }
 
@@ -506,15 +507,15 @@ async fn ensure_supports_images(app: &AppState, product: &Value) -> Result<(), A
             );
             return Ok(());
         }
-        Err(e) => return Err(upstream_errors::to_api(e)),
+        Err(e) => return Err(errors::to_api(e)),
     };
     let cache::Value::Bytes(bytes) = &entry.value else {
         return Err(ApiError::internal().with_cause("attribute set entry holds no bytes"));
     };
-    match crate::upstream::media::has_attribute(bytes, "media_gallery") {
+    match crate::backend::magento2::media::has_attribute(bytes, "media_gallery") {
         Ok(true) => Ok(()),
         Ok(false) => Err(ApiError::bad_request(NO_IMAGES)),
-        Err(e) => Err(upstream_errors::to_api(e)),
+        Err(e) => Err(errors::to_api(e)),
     }
 }
 
@@ -539,7 +540,7 @@ fn media_error(error: UpstreamError) -> ApiError {
             return mapped.with_cause(&error);
         }
     }
-    upstream_errors::to_api(error)
+    errors::to_api(error)
 }
 
 fn location(product_id: u64, image_id: u64) -> String {

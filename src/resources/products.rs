@@ -15,32 +15,33 @@ use axum::response::Response;
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::auth::{Operation, Route, UserType, authorize};
+use crate::app::AppState;
+use crate::auth::UserType;
+use crate::backend::magento2::catalog::{SearchResult, StoreConfig, StoreView};
+use crate::backend::magento2::{Scope, SearchCriteria, UpstreamError};
+use crate::context::profile::{Message, Profile};
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
-use crate::mapping::convert::{as_f64, as_i64, is_empty};
-use crate::mapping::{Field, ResourceMapping, View};
-use crate::pricing::{self, NOT_LOGGED_IN};
-use crate::profile::{Message, Profile};
-use crate::state::AppState;
-use crate::upstream::catalog::{SearchResult, StoreConfig, StoreView};
-use crate::upstream::{Scope, SearchCriteria, UpstreamError};
+use crate::rules::mapping::convert::{as_f64, as_i64, is_empty};
+use crate::rules::mapping::{Field, ResourceMapping, View};
+use crate::rules::policy::{Operation, Route, authorize};
+use crate::rules::pricing::{self, NOT_LOGGED_IN};
 
-use crate::cache_keys::{tag, view};
+use crate::cache::keys::{tag, view};
 
-use crate::caller::Caller;
-use crate::catalog::product_index::sku_of;
-use crate::catalog::product_records::{
+use crate::auth::caller::Caller;
+use crate::backend::errors;
+use crate::cache::response::cached;
+use crate::records::catalog::product_index::sku_of;
+use crate::records::catalog::product_records::{
     product_record, product_record_in, render_many, render_record,
 };
-use crate::listing::search_criteria;
-use crate::locks::LockKey;
-use crate::lookups::{customer_group, stores};
 use crate::records::json;
+use crate::records::listing::search_criteria;
+use crate::records::lookups::{customer_group, stores};
 use crate::resources::parse_id;
-use crate::response_cache::cached;
-use crate::upstream_errors;
+use crate::shared_state::locks::LockKey;
 
 /// Types Magento knows; only `simple` may be created here (SPEC 2.2).
 const PRODUCT_TYPES: &[&str] = &[
@@ -405,9 +406,9 @@ async fn list(
             .magento
             .search_products(read_store.scope(), &criteria)
             .await
-            .map_err(upstream_errors::to_api)?;
+            .map_err(errors::to_api)?;
         let result: SearchResult<Value> =
-            crate::upstream::parse(&bytes).map_err(upstream_errors::to_api)?;
+            crate::backend::magento2::parse(&bytes).map_err(errors::to_api)?;
         // Magento repeats the last page past the end; the original did too, and clients
         // paging until an empty page never stopped. Past the end is empty here.
         let items = if params.offset() >= result.total_count {
@@ -480,7 +481,7 @@ async fn category_list(
                 UpstreamError::Status { status: 404, .. } => {
                     ApiError::bad_request("Category not found.")
                 }
-                other => upstream_errors::to_api(other),
+                other => errors::to_api(other),
             })?;
         links.sort_by_key(|link| link.position);
         let position: HashMap<&str, usize> = links
@@ -500,7 +501,7 @@ async fn category_list(
             skus[start..end].to_vec()
         };
         let mut found: Vec<Value> = Vec::new();
-        for chunk in candidates.chunks(crate::upstream::search::MAX_PAGE_SIZE as usize) {
+        for chunk in candidates.chunks(crate::backend::magento2::search::MAX_PAGE_SIZE as usize) {
             let mut criteria = filters.clone().filter("sku", chunk.join(","), "in");
             if user != UserType::Admin {
                 criteria = read_store.website_filter(shopper_filters(criteria));
@@ -510,9 +511,9 @@ async fn category_list(
                 .magento
                 .search_products(read_store.scope(), &criteria)
                 .await
-                .map_err(upstream_errors::to_api)?;
+                .map_err(errors::to_api)?;
             let result: SearchResult<Value> =
-                crate::upstream::parse(&bytes).map_err(upstream_errors::to_api)?;
+                crate::backend::magento2::parse(&bytes).map_err(errors::to_api)?;
             found.extend(result.items);
         }
         found.sort_by_key(|p| {
@@ -683,7 +684,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
             ]));
         }
         Err(e) if e.is_not_found() => {}
-        Err(e) => return Err(upstream_errors::to_api(e)),
+        Err(e) => return Err(errors::to_api(e)),
     }
 
     let website = stores::default_website(&app).await?;
@@ -695,7 +696,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
         .magento
         .create_product(root["product"].take())
         .await
-        .map_err(upstream_errors::to_api)?;
+        .map_err(errors::to_api)?;
     let id = product_id(&saved)
         .ok_or_else(|| ApiError::bad_gateway().with_cause("created product has no id"))?;
     app.cache.invalidate(&[
@@ -772,7 +773,7 @@ async fn update(
             .magento
             .product(Scope::Default, &sku)
             .await
-            .map_err(upstream_errors::to_api)?;
+            .map_err(errors::to_api)?;
         let current = json(&current)?;
         let keep: Vec<Value> = current
             .get("tier_prices")
@@ -801,7 +802,7 @@ async fn update(
     // Whatever happened, what we had cached about this product is suspect now.
     app.cache
         .invalidate(&[tag::LISTS.to_owned(), tag::product(id), tag::sku(&sku)]);
-    result.map_err(upstream_errors::to_api)?;
+    result.map_err(errors::to_api)?;
     Ok(empty_ok())
 }
 
@@ -818,6 +819,6 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
         tag::STOCK_INDEX.to_owned(),
         tag::stock_index_of(id),
     ]);
-    result.map_err(upstream_errors::to_api)?;
+    result.map_err(errors::to_api)?;
     Ok(empty_ok())
 }

@@ -1,0 +1,13 @@
+//! The back ends: the one place that talks to the store.
+//!
+//! - [`magento2`]: the Magento 2 adapter (its REST paths, store scopes, shapes and errors).
+//! - [`transport`]: where every call of any adapter ends (the pooled HTTP client, the
+//!   dot-segment client), the seam where [`recording`] records and replays the store's traffic.
+//! - [`resilience`]: retries, the circuit breaker and the bound on calls in flight.
+//! - [`errors`]: a back end's failures as the client's errors.
+
+pub mod errors;
+pub mod magento2;
+pub mod recording;
+pub mod resilience;
+pub mod transport;
