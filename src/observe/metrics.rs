@@ -533,6 +533,33 @@ pub async fn tag_user_type(request: Request, next: Next) -> Response {
     response
 }
 
+/// `storegate_connections_open` and `storegate_connections_refused_total`.
+pub struct ConnectionMetrics(pub Reader<(i64, u64)>);
+
+impl std::fmt::Debug for ConnectionMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectionMetrics").finish_non_exhaustive()
+    }
+}
+
+impl Collector for ConnectionMetrics {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let (open, refused) = (self.0)();
+        gauge(
+            &mut encoder,
+            "connections_open",
+            "Client connections open now",
+            open,
+        )?;
+        counter(
+            &mut encoder,
+            "connections_refused",
+            "Connections closed at once because STOREGATE_MAX_CONNECTIONS were open",
+            refused,
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -578,34 +605,5 @@ mod tests {
         assert!(text.contains("storegate_upstream_circuit_state 1"));
         assert!(text.contains("storegate_http_requests_in_flight 3"));
         assert!(text.ends_with("# EOF\n"));
-    }
-}
-
-/// The connection series, read at scrape time from `crate::server::Connections`.
-
-/// `storegate_connections_open` and `storegate_connections_refused_total`.
-pub struct ConnectionMetrics(pub Reader<(i64, u64)>);
-
-impl std::fmt::Debug for ConnectionMetrics {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConnectionMetrics").finish_non_exhaustive()
-    }
-}
-
-impl Collector for ConnectionMetrics {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let (open, refused) = (self.0)();
-        gauge(
-            &mut encoder,
-            "connections_open",
-            "Client connections open now",
-            open,
-        )?;
-        counter(
-            &mut encoder,
-            "connections_refused",
-            "Connections closed at once because STOREGATE_MAX_CONNECTIONS were open",
-            refused,
-        )
     }
 }
