@@ -445,7 +445,7 @@ async fn serve(mut config: Config) -> Result<(), Failure> {
 async fn healthcheck(config: &Config, url: Option<String>) -> Result<(), Failure> {
     let url =
         url.unwrap_or_else(|| format!("{}/healthz", storegate::public_origin_of(config.listen)));
-    storegate::backend::magento2::install_crypto();
+    storegate::backend::transport::install_crypto();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(3))
         .build()

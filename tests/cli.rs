@@ -149,7 +149,7 @@ async fn with_no_upstream_it_serves_the_sandbox_and_stops_on_sigterm() {
         .expect("the admin key is printed")
         .to_owned();
 
-    storegate::backend::magento2::install_crypto();
+    storegate::backend::transport::install_crypto();
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}/api/rest");
     let list = http
@@ -208,7 +208,7 @@ async fn the_sandbox_runs_alone() {
         !lines.join("\n").contains("integration token (generated"),
         "the configured token is used"
     );
-    storegate::backend::magento2::install_crypto();
+    storegate::backend::transport::install_crypto();
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
     let list = http
@@ -271,7 +271,7 @@ async fn with_an_upstream_it_serves_that_store_and_never_the_sandbox() {
         !text.contains("sandbox") && !text.contains("admin key"),
         "{text}"
     );
-    storegate::backend::magento2::install_crypto();
+    storegate::backend::transport::install_crypto();
     let ready = reqwest::get(format!("http://127.0.0.1:{port}/readyz"))
         .await
         .unwrap();
@@ -340,7 +340,7 @@ async fn a_second_signal_exits_at_once_while_draining() {
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     read_until(&mut stdout, "try: curl");
-    storegate::backend::magento2::install_crypto();
+    storegate::backend::transport::install_crypto();
     // A request that waits on the slow sandbox, so draining has something to wait for.
     let pending = tokio::spawn(reqwest::get(format!(
         "http://127.0.0.1:{port}/api/rest/products/1"
@@ -516,7 +516,7 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
     );
     let key = banner["admin_key"].as_str().unwrap().to_owned();
 
-    storegate::backend::magento2::install_crypto();
+    storegate::backend::transport::install_crypto();
     let http = reqwest::Client::new();
     let product: serde_json::Value = http
         .get(format!("{public}/api/rest/products/1"))
@@ -591,7 +591,7 @@ async fn the_access_log_can_be_turned_off_and_the_health_check_finds_the_gateway
     let stderr = lines_of(child.0.stderr.take().unwrap());
     let (started, _) = wait_for(&stdout, |l| l.starts_with("try: curl"));
     assert!(started.is_some());
-    storegate::backend::magento2::install_crypto();
+    storegate::backend::transport::install_crypto();
     let r = reqwest::get(format!("http://127.0.0.1:{port}/api/rest/products/1"))
         .await
         .unwrap();

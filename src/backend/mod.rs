@@ -4,8 +4,9 @@
 //! - [`transport`]: where every call of any adapter ends (the pooled HTTP client, the
 //!   dot-segment client), the seam where [`recording`] records and replays the store's traffic.
 //! - [`resilience`]: retries, the circuit breaker and the bound on calls in flight.
-//! - [`errors`]: a back end's failures as the client's errors.
+//! - [`error`]: what can go wrong calling a back end; [`errors`]: a back end's failures as the client's errors.
 
+pub mod error;
 pub mod errors;
 pub mod magento2;
 pub mod recording;

@@ -119,19 +119,25 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     .with_collector(Box::new(crate::observe::process::ProcessCollector {
         upstream_up: upstream_up.clone(),
     }));
-    let tokens = TokenIssuer::new(parts.token_secret.clone(), config.token_ttl);
-    let auth = Arc::new(Authenticator::new(parts.admin_digests, tokens));
-    let shared = SharedState::start(&config, &cache, &auth)?;
+    let tokens = Arc::new(TokenIssuer::new(
+        parts.token_secret.clone(),
+        config.token_ttl,
+    ));
+    let shared = SharedState::start(&config, &cache, &tokens)?;
     let metrics = Arc::new(metrics.with_shared_state(shared.clone()));
     let mut oauth = crate::auth::oauth::OAuth::open(&config, &parts.token_secret)?;
     if config.redis_url.is_some() {
         // Several machines: a nonce used on one instance is refused on every other.
-        oauth = oauth.with_nonce_guard(Arc::new(crate::auth::oauth::nonce::SharedNonces(
+        oauth = oauth.with_nonce_guard(Arc::new(crate::shared_state::nonces::SharedNonces(
             shared.clone(),
         )));
     }
     let oauth = Arc::new(oauth);
-    auth.attach_oauth(oauth.clone());
+    let auth = Arc::new(Authenticator::new(
+        parts.admin_digests,
+        tokens,
+        Some(oauth.clone()),
+    ));
     let app = Arc::new(App {
         magento,
         cache,

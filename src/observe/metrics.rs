@@ -219,9 +219,7 @@ impl Metrics {
             circuit,
             in_flight,
         }));
-        registry.register_collector(Box::new(crate::observe::connections::ConnectionMetrics(
-            connections,
-        )));
+        registry.register_collector(Box::new(ConnectionMetrics(connections)));
         let customer_write_retries = Counter::default();
         let customer_write_conflicts = Counter::default();
         registry.register(
@@ -533,6 +531,33 @@ pub async fn tag_user_type(request: Request, next: Next) -> Response {
         response.extensions_mut().insert(user_type);
     }
     response
+}
+
+/// `storegate_connections_open` and `storegate_connections_refused_total`.
+pub struct ConnectionMetrics(pub Reader<(i64, u64)>);
+
+impl std::fmt::Debug for ConnectionMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectionMetrics").finish_non_exhaustive()
+    }
+}
+
+impl Collector for ConnectionMetrics {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let (open, refused) = (self.0)();
+        gauge(
+            &mut encoder,
+            "connections_open",
+            "Client connections open now",
+            open,
+        )?;
+        counter(
+            &mut encoder,
+            "connections_refused",
+            "Connections closed at once because STOREGATE_MAX_CONNECTIONS were open",
+            refused,
+        )
+    }
 }
 
 #[cfg(test)]

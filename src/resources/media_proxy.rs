@@ -27,7 +27,7 @@ pub fn routes(config: &Config) -> Listed {
     let Some(base) = &config.sandbox_media else {
         return Listed::new();
     };
-    crate::backend::magento2::install_crypto();
+    crate::backend::transport::install_crypto();
     let http = match reqwest::Client::builder().build() {
         Ok(http) => http,
         Err(error) => {

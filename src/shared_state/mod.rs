@@ -30,6 +30,7 @@ pub mod l2;
 mod lease;
 mod link;
 pub mod locks;
+pub mod nonces;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -37,7 +38,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub use lease::Lease;
 
-use crate::auth::Authenticator;
+use crate::auth::TokenIssuer;
 use crate::cache::{Cache, Invalidation};
 use crate::config::Config;
 use crate::http::ApiError;
@@ -118,7 +119,7 @@ impl SharedState {
     pub fn start(
         config: &Config,
         cache: &Arc<Cache>,
-        auth: &Arc<Authenticator>,
+        tokens: &Arc<TokenIssuer>,
     ) -> Result<Arc<SharedState>, String> {
         let Some(url) = &config.redis_url else {
             return Ok(SharedState::local(config.upstream_timeout));
@@ -139,7 +140,7 @@ impl SharedState {
         }
         {
             let link = link.clone();
-            auth.tokens().on_revoke(Box::new(move |customer, at| {
+            tokens.on_revoke(Box::new(move |customer, at| {
                 link.send(Event::Revoke {
                     origin: link.instance.clone(),
                     customer,
@@ -156,7 +157,7 @@ impl SharedState {
             cache.set_second_level(level.clone());
             level
         });
-        link::spawn(&link, cache, auth);
+        link::spawn(&link, cache, tokens);
         tracing::info!(
             redis = %link.place,
             shared_cache = second_level.is_some(),

@@ -132,7 +132,6 @@ fn messages_in_source() -> Vec<(String, String)> {
         "src/resources/api_docs.rs",
         "src/resources/ops.rs",
         "src/observe/metrics.rs",
-        "src/observe/connections.rs",
         // The OAuth sign-in pages' HTML template (their messages are in authorize.rs).
         "src/resources/oauth/pages.rs",
     ];

@@ -37,7 +37,7 @@ pub fn test_data_dir() -> std::path::PathBuf {
 
 /// A gateway on port 0 in front of `upstream_url` (a URL or `replay:DIR`).
 pub async fn gateway(upstream_url: &str, token: &str, recording: Recording) -> Running {
-    storegate::backend::magento2::install_crypto();
+    storegate::backend::transport::install_crypto();
     let config = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         recording,

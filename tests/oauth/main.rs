@@ -46,7 +46,7 @@ impl Stack {
     }
 
     pub async fn with(adjust: impl FnOnce(&mut storegate::Config)) -> Stack {
-        storegate::backend::magento2::install_crypto();
+        storegate::backend::transport::install_crypto();
         let sandbox_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sandbox = Sandbox::start(sandbox_listener, SandboxOptions::default())
             .await

@@ -71,7 +71,7 @@ impl Cluster {
     /// None when redis-server is missing outside CI (the test then skips, loudly).
     async fn start(shared_cache: bool) -> Option<Cluster> {
         let redis = RedisServer::start().await?;
-        storegate::backend::magento2::install_crypto();
+        storegate::backend::transport::install_crypto();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sandbox = Sandbox::start(listener, SandboxOptions::default())
             .await
@@ -691,7 +691,7 @@ async fn a_redis_that_never_answers_costs_a_call_its_timeout_and_no_request_hang
             held.push(socket);
         }
     });
-    storegate::backend::magento2::install_crypto();
+    storegate::backend::transport::install_crypto();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let sandbox = Sandbox::start(listener, SandboxOptions::default())
         .await

@@ -66,7 +66,7 @@ def add_oauth(root, g):
            responses(g["EMPTY"]("Revoked"), g["NF"]), [ID("id", "token id")], tags=["OAuth 1.0a"])
 
 def add_original_profile(root, g):
-    if not os.path.exists(os.path.join(root, "src", "profile.rs")):
+    if not os.path.exists(os.path.join(root, "src", "context", "profile.rs")):
         return
     g["info_extra"] = g.get("info_extra", "") + """
 

@@ -32,22 +32,6 @@ impl NonceGuard for SqliteNonces {
     }
 }
 
-/// Nonces in the state instances share through Redis (`STOREGATE_REDIS_URL`): a nonce used
-/// on one instance is refused on all. Redis down is an error, and the call is refused (503):
-/// a replay guard that cannot check must not pass.
-#[derive(Debug, Clone)]
-pub struct SharedNonces(pub Arc<crate::shared_state::SharedState>);
-
-impl NonceGuard for SharedNonces {
-    fn claim_once<'a>(
-        &'a self,
-        key: &'a str,
-        ttl: Duration,
-    ) -> BoxFuture<'a, Result<bool, String>> {
-        Box::pin(async move { self.0.claim_once(key, ttl).await.map_err(|e| e.to_string()) })
-    }
-}
-
 /// How far ahead of our clock a timestamp may be (the original's 600 s).
 pub const FUTURE_SKEW: Duration = Duration::from_secs(600);
 

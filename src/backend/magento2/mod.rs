@@ -14,7 +14,6 @@ pub mod catalog;
 pub mod customers;
 pub mod directory;
 pub mod endpoint;
-pub mod error;
 pub mod media;
 pub mod orders;
 pub mod search;
@@ -30,8 +29,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::time::Instant;
 
+pub use crate::backend::error::{M2Error, UpstreamError};
 pub use crate::backend::resilience::CircuitState;
-pub use error::{M2Error, UpstreamError};
 pub use search::{Direction, SearchCriteria};
 
 use crate::backend::resilience::{self, Guard};
@@ -352,12 +351,6 @@ impl Magento {
             .await
             .map(|_| ())
     }
-}
-
-/// reqwest is built without a bundled TLS crypto provider (the default one needs cmake and
-/// a long C build); this installs ring's for the process. Safe to call more than once.
-pub fn install_crypto() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// A request body as JSON, in a buffer sized up front: grown by doubling, a large image

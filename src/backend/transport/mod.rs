@@ -15,7 +15,7 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use http::{HeaderMap, Method, StatusCode};
 
-use crate::backend::magento2::UpstreamError;
+use crate::backend::error::UpstreamError;
 
 /// A call ready to send.
 #[derive(Debug, Clone)]
@@ -71,7 +71,7 @@ pub struct HttpTransport {
 impl HttpTransport {
     /// `base` is the store's URL; a trailing slash is dropped.
     pub fn new(base: &str, timeout: Duration) -> Result<HttpTransport, String> {
-        crate::backend::magento2::install_crypto();
+        install_crypto();
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(256)
             .pool_idle_timeout(Duration::from_secs(60))
@@ -140,4 +140,10 @@ fn classify(error: reqwest::Error) -> UpstreamError {
     } else {
         UpstreamError::Connect(error.without_url().to_string())
     }
+}
+
+/// reqwest is built without a bundled TLS crypto provider (the default one needs cmake and
+/// a long C build); this installs ring's for the process. Safe to call more than once.
+pub fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }

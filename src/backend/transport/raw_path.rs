@@ -22,7 +22,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use super::Answer;
-use crate::backend::magento2::UpstreamError;
+use crate::backend::error::UpstreamError;
 
 /// Does this path (its segments already encoded) hold a segment a URL parser would
 /// remove?

@@ -18,11 +18,12 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
-use super::endpoints::{callback_ok, method_not_allowed};
+use super::pages::method_not_allowed;
 use super::pages::{self, Audience, FormContext};
 use crate::app::AppState;
 use crate::auth::oauth::OAuth;
 use crate::auth::oauth::params;
+use crate::auth::oauth::params::callback_ok;
 use crate::auth::oauth::store::{
     Consumer, Kind, Owner, REQUEST_TOKEN_LIFETIME, Token, now_secs, random_hex32,
 };

@@ -16,7 +16,9 @@ use super::authorize::{
     admin_confirm, admin_page, admin_page_simple, admin_reject, customer_confirm, customer_page,
     customer_page_simple, customer_reject,
 };
+use super::pages::method_not_allowed;
 use crate::app::AppState;
+use crate::auth::oauth::params::callback_ok;
 use crate::auth::oauth::problem::Problem;
 use crate::auth::oauth::verify::Expect;
 use crate::http::route_list::Listed;
@@ -46,21 +48,6 @@ fn form_response(body: String) -> Response {
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
-}
-
-pub(super) fn method_not_allowed() -> Response {
-    let mut response = (StatusCode::METHOD_NOT_ALLOWED, "").into_response();
-    response
-        .headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static("GET, POST"));
-    response
-}
-
-/// `oauth_callback` is `oob` or an absolute http(s) URL.
-pub(super) fn callback_ok(callback: &str) -> bool {
-    callback == "oob"
-        || reqwest::Url::parse(callback)
-            .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
 }
 
 /// The frame of the dance's two token endpoints: GET or POST only, the signed request

@@ -223,6 +223,14 @@ pub fn respond(status: StatusCode, html: String) -> Response {
     response
 }
 
+pub fn method_not_allowed() -> Response {
+    let mut response = (StatusCode::METHOD_NOT_ALLOWED, "").into_response();
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, POST"));
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
