@@ -14,6 +14,8 @@
 //! | `r\|attrset\|<set id>` | an attribute set's members | image upload checks |
 //! | `r\|countries\|<store code>` | the allowed countries and regions | directory |
 //! | `r\|storeviews`, `r\|storeconfigs` | store views, their configuration | stores |
+//! | `r\|websites` | the websites | product website assignments |
+//! | `r\|cat\|<category id>` | a category (is it there, is it active) | product category assignments |
 //! | `r\|cgroup\|<customer id>` | a customer's group (their prices); never served | customer groups |
 //! | `b\|<audience>\|<format>\|<view>` | a rendered answer; `<view>` below | response cache |
 //! | `f\|<audience>\|<format>\|<path?query>` | an alias of a `b\|` key (it holds that key, not the entry), filed under the raw request for the fast path, for canonical requests only (`http::canonical`) | fast path |
@@ -33,11 +35,11 @@
 //! | `p:<product id>` | one product (records, views, images, lists showing it) | product create/update/delete, stock write, image write, purge `cat_p_<id>` |
 //! | `s:<sku>` | one product, by SKU | the same writes as `p:` |
 //! | `pl` | every product list | product create/update/delete, stock write, image write, purge `cat_p`, `cat_p_<id>` |
-//! | `c:<category id>` | a category's product list | purge `cat_c_<id>`, `cat_c_p_<id>` |
+//! | `c:<category id>` | a category's product list, the category's record | category assignment through the gateway, purge `cat_c_<id>`, `cat_c_p_<id>` |
 //! | `i:<product id>` | a product's images | image write, product delete |
 //! | `sx` | the stock item index pages | product create/delete |
 //! | `sx:<product id>` | the index entry of the product's stock item | product delete, an entry that disagrees with Magento |
-//! | `stores` | store views and configs, views priced in a store | purge `stores` |
+//! | `stores` | store views and configs, websites, views priced in a store | purge `stores` |
 //! | `cg:<customer id>` | a customer's group entry | customer update/delete through the gateway |
 //! | `directory` | countries and regions | purge `directory` |
 //! | `attrsets` | attribute set members | purge `attrsets` |
@@ -100,6 +102,16 @@ pub mod key {
     /// The store views.
     pub fn store_views() -> String {
         "r|storeviews".to_owned()
+    }
+
+    /// The websites.
+    pub fn websites() -> String {
+        "r|websites".to_owned()
+    }
+
+    /// A category's record.
+    pub fn category(category_id: u64) -> String {
+        format!("r|cat|{category_id}")
     }
 
     /// The store views' configurations.

@@ -12,7 +12,9 @@ pub mod images;
 pub mod media_proxy;
 pub mod oauth;
 pub mod ops;
+pub mod order_parts;
 pub mod orders;
+pub mod product_links;
 pub mod products;
 pub mod stock_items;
 
@@ -44,12 +46,30 @@ pub fn routes() -> Listed<AppState> {
         )
         .route("/products/{id}", any(products::entity))
         .route("/products/{id}/store/{store}", any(products::store_entity))
+        .route("/products/{id}/categories", any(product_links::categories))
+        .route(
+            "/products/{id}/categories/{category_id}",
+            any(product_links::category),
+        )
+        .route("/products/{id}/websites", any(product_links::websites))
+        .route(
+            "/products/{id}/websites/{website_id}",
+            any(product_links::website),
+        )
         .route("/customers", any(customers::collection))
         .route("/customers/{id}", any(customers::entity))
         .route("/customers/{id}/addresses", any(addresses::collection))
         .route("/customers/addresses/{id}", any(addresses::entity))
         .route("/orders", any(orders::collection))
         .route("/orders/{id}", any(orders::entity))
+        .route("/orders/{id}/items", any(order_parts::items))
+        .route("/orders/{id}/addresses", any(order_parts::addresses))
+        .route(
+            "/orders/{id}/addresses/{address_type}",
+            any(order_parts::address),
+        )
+        .route("/orders/{id}/comments", any(order_parts::comments))
+        .route("/orders/comments/{id}", any(order_parts::comment))
         .route("/stockitems", any(stock_items::collection))
         .route("/stockitems/{id}", any(stock_items::entity))
         .route("/products/{id}/images", any(images::collection))

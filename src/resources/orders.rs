@@ -66,12 +66,12 @@ fn customer_of(order: &Value) -> Option<u64> {
     crate::records::positive_id(order, "customer_id")
 }
 
-fn order_id(order: &Value) -> Option<u64> {
+pub(crate) fn order_id(order: &Value) -> Option<u64> {
     crate::records::positive_id(order, "entity_id")
 }
 
 /// May this principal see this order? A guest never: guest orders have no owner to prove.
-fn may_see(principal: Principal, order: &Value) -> bool {
+pub(crate) fn may_see(principal: Principal, order: &Value) -> bool {
     match principal {
         Principal::Admin => true,
         Principal::Customer(me) => customer_of(order) == Some(me),

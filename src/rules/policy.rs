@@ -1,6 +1,8 @@
 //! The policy table: which user type may call which operation on which route.
 //!
-//! One row per route of the spec. Admin may attempt everything (the original's "All"
+//! One row per route of the spec, and of the original's routes beyond it (product
+//! categories and websites, an order's items, addresses and comments: its `api2.xml`
+//! privileges, read in the OpenMage source). Admin may attempt everything (the original's "All"
 //! resources role); Guest and Customer hold the privileges listed. The check runs before the
 //! 405 checks: a user type without the operation gets 403 `Access denied`, and only a
 //! caller who may use the resource learns that a method is not there (405). Ownership
@@ -32,6 +34,24 @@ pub enum Route {
     CustomerAddress,
     Orders,
     Order,
+    /// `/products/:id/categories`: the categories a product is in.
+    ProductCategories,
+    /// `/products/:id/categories/:category_id`: one assignment.
+    ProductCategory,
+    /// `/products/:id/websites`: the websites a product is in.
+    ProductWebsites,
+    /// `/products/:id/websites/:website_id`: one assignment.
+    ProductWebsite,
+    /// `/orders/:id/items`.
+    OrderItems,
+    /// `/orders/:id/addresses`.
+    OrderAddresses,
+    /// `/orders/:id/addresses/:address_type`.
+    OrderAddress,
+    /// `/orders/:id/comments`.
+    OrderComments,
+    /// `/orders/comments/:id`.
+    OrderComment,
 }
 
 /// What a method does to a resource.
@@ -204,6 +224,75 @@ pub const RULES: &[Rule] = &[
         served: &[R],
         missing: Missing::Absent,
     },
+    // The original's product categories: everyone reads them (shoppers see the active
+    // categories only); Admin assigns and removes. Its resource refused the other methods.
+    Rule {
+        route: Route::ProductCategories,
+        guest: &[R],
+        customer: &[R],
+        served: &[R, C],
+        missing: Missing::Refused,
+    },
+    Rule {
+        route: Route::ProductCategory,
+        guest: &[R],
+        customer: &[R],
+        served: &[D],
+        missing: Missing::Absent,
+    },
+    // Product websites: Admin only (no guest or customer privilege at all).
+    Rule {
+        route: Route::ProductWebsites,
+        guest: &[],
+        customer: &[],
+        served: &[R, C],
+        missing: Missing::Refused,
+    },
+    Rule {
+        route: Route::ProductWebsite,
+        guest: &[],
+        customer: &[],
+        served: &[D],
+        missing: Missing::Refused,
+    },
+    // An order's parts: Admin and the order's customer read them; guests have no privilege.
+    // Admin adds comments. One comment by id is Admin's (the original had no customer
+    // handler for it: 405 for a customer, answered by the resource).
+    Rule {
+        route: Route::OrderItems,
+        guest: &[],
+        customer: &[R],
+        served: &[R],
+        missing: Missing::Absent,
+    },
+    Rule {
+        route: Route::OrderAddresses,
+        guest: &[],
+        customer: &[R],
+        served: &[R],
+        missing: Missing::Absent,
+    },
+    Rule {
+        route: Route::OrderAddress,
+        guest: &[],
+        customer: &[R],
+        served: &[R],
+        missing: Missing::Absent,
+    },
+    Rule {
+        route: Route::OrderComments,
+        guest: &[],
+        customer: &[R],
+        served: &[R, C],
+        missing: Missing::Absent,
+    },
+    Rule {
+        route: Route::OrderComment,
+        guest: &[],
+        customer: &[R],
+        served: &[R],
+        missing: Missing::Absent,
+    },
 ];
 
 pub fn rule(route: Route) -> &'static Rule {
@@ -260,6 +349,15 @@ mod tests {
             Route::CustomerAddress,
             Route::Orders,
             Route::Order,
+            Route::ProductCategories,
+            Route::ProductCategory,
+            Route::ProductWebsites,
+            Route::ProductWebsite,
+            Route::OrderItems,
+            Route::OrderAddresses,
+            Route::OrderAddress,
+            Route::OrderComments,
+            Route::OrderComment,
         ];
         for route in routes {
             assert_eq!(

@@ -60,8 +60,8 @@ def view_schema(res, view, kind, title):
 
 schemas = {}
 V = {"admin": "Admin", "customer": "Customer", "guest": "Guest"}
-K = {"list": "ListItem", "single": "", "category": "CategoryItem"}
-for res, name in [("product", "Product"), ("stock_item", "StockItem"), ("image", "Image"), ("customer", "Customer"), ("address", "Address"), ("order", "Order"), ("order_address", "OrderAddress"), ("order_item", "OrderItem")]:
+K = {"list": "ListItem", "single": "", "category": "CategoryItem", "own": "Own"}
+for res, name in [("product", "Product"), ("stock_item", "StockItem"), ("image", "Image"), ("customer", "Customer"), ("address", "Address"), ("order", "Order"), ("order_address", "OrderAddress"), ("order_item", "OrderItem"), ("order_comment", "OrderComment")]:
     for view in M[res]["view"]:
         for kind in M[res]["view"][view]:
             if kind not in K: continue
@@ -69,7 +69,7 @@ for res, name in [("product", "Product"), ("stock_item", "StockItem"), ("image",
             schemas[t] = view_schema(res, view, kind, t)
 # orders: nested lists
 for t, s in list(schemas.items()):
-    if t.startswith("Order") and not t.startswith("OrderAddress") and not t.startswith("OrderItem"):
+    if t.startswith("Order") and not t.startswith("OrderAddress") and not t.startswith("OrderItem") and not t.startswith("OrderComment"):
         view = "Admin" if "Admin" in t else "Customer"
         s["properties"]["addresses"] = {"type": "array", "items": {"$ref": f"#/components/schemas/OrderAddress{view}ListItem"}}
         s["properties"]["order_items"] = {"type": "array", "items": {"$ref": f"#/components/schemas/OrderItem{view}ListItem"}}
@@ -130,6 +130,11 @@ schemas["CustomerToken"] = {"type": "object", "additionalProperties": False, "re
     "access_token": {"type": "string"}, "token_type": {"const": "Bearer"}, "expires_in": {"type": "integer", "description": "seconds (STOREGATE_TOKEN_TTL_SECS)"}, "customer_id": {"type": "integer"}}}
 schemas["PurgeRequest"] = {"type": "object", "properties": {"tags": {"type": ["array", "string"], "items": {"type": "string"}, "description": "gateway tags (p:<id>, s:<sku>, c:<id>, pl, stores) or Magento's (cat_p_<id>, cat_p, cat_c_<id>, cat_c_p_<id>); a list or one comma-separated string"}, "all": {"type": "boolean"}}}
 schemas["PurgeResult"] = {"type": "object", "additionalProperties": False, "required": ["all", "tags"], "properties": {"all": {"type": "boolean"}, "tags": {"type": "array", "items": {"type": "string"}, "description": "the tags purged, after translation"}}}
+schemas["ProductCategoryLink"] = {"type": "object", "additionalProperties": False, "required": ["category_id"], "properties": {"category_id": {"type": "string", "pattern": "^[0-9]+$"}}}
+schemas["ProductWebsiteLink"] = {"type": "object", "additionalProperties": False, "required": ["website_id"], "properties": {"website_id": {"type": "string", "pattern": "^[0-9]+$"}}}
+schemas["ProductCategoryAssign"] = {"type": "object", "required": ["category_id"], "properties": {"category_id": {"type": ["integer", "string"], "description": "digits only"}}}
+schemas["ProductWebsiteAssign"] = {"type": "object", "required": ["website_id"], "properties": {"website_id": {"type": ["integer", "string"], "description": "digits only"}, "copy_to_stores": {"type": "array", "description": "refused: 400 (Magento 2 has no copy of store view values)"}}}
+schemas["OrderCommentCreate"] = {"type": "object", "properties": {"comment": {"type": "string"}, "status": {"type": "string", "description": "the order's new status; empty or absent keeps it"}, "is_customer_notified": {"type": ["integer", "string", "boolean"], "description": "0 or 1"}, "is_visible_on_front": {"type": ["integer", "string", "boolean"], "description": "0 or 1; customers see only these"}}}
 schemas["Readiness"] = {"type": "object", "additionalProperties": False, "required": ["status", "upstream", "circuit"], "properties": {"status": {"enum": ["ready", "not_ready"]}, "upstream": {"enum": ["up", "down"]}, "circuit": {"enum": ["closed", "open", "half_open"]}, "redis": {"enum": ["up", "down"], "description": "only with STOREGATE_REDIS_URL; Redis down does not make the instance unready"}}}
 
 def ref(n): return {"$ref": f"#/components/schemas/{n}"}
@@ -325,6 +330,35 @@ op("/api/rest/orders", "get", "List orders", "Admin: every order. Customer: thei
    responses(ok_doc("Orders", {"type": "object", "additionalProperties": by_view("Order", "ListItem"), "description": "JSON: an object keyed by order id. XML: one `<data_item_<order id>>` element per order."}), {}, is_list=True), LISTQ, tags=["Orders"])
 op("/api/rest/orders/{id}", "get", "Read an order", "A customer: their own only (another's is 404).", [A, C],
    responses(ok_doc("The order", by_view("Order", "")), NF), [ID("id", "order id")], tags=["Orders"])
+
+# the original's routes beyond the spec: a product's categories and websites, an order's parts
+PCAT_ERR = {"404": ["Resource not found.", "Category not found"]}
+op("/api/rest/products/{id}/categories", "get", "List a product's categories", "`[{\"category_id\": \"2\"}]`, ascending. Admin: every assignment; Customer and Guest: the active categories. The original's route. PUT and DELETE of the collection: 405.", [A, C, G],
+   responses(ok_doc("Categories", arr("ProductCategoryLink")), NF), [ID("id", "product id")], tags=["Products"])
+op("/api/rest/products/{id}/categories", "post", "Assign a product to a category", "Body default XML. `Location: /api/rest/products/{id}/categories/{category_id}`.", [A],
+   responses(CREATED, {**PCAT_ERR, "400": ["category_id: Value is required and can't be empty", "category_id: Please use numbers only in \"category_id\" field.", "Product #<id> is already assigned to category #<category_id>", "Cannot assign product to tree root category."]}, has_body=True), [ID("id", "product id")], body_content("ProductCategoryAssign"), tags=["Products"])
+op("/api/rest/products/{id}/categories/{category_id}", "delete", "Remove a product from a category", "GET of one assignment: 405.", [A],
+   responses(EMPTY("Removed"), {**PCAT_ERR, "400": ["Product #<id> isn't assigned to category #<category_id>"]}), [ID("id", "product id"), ID("category_id", "category id")], tags=["Products"])
+PWEB_ERR = {"404": ["Product #<id> not found.", "Website #<website_id> not found."]}
+op("/api/rest/products/{id}/websites", "get", "List a product's websites", "`[{\"website_id\": \"1\"}]`, ascending. Admin only, as in the original.", [A],
+   responses(ok_doc("Websites", arr("ProductWebsiteLink")), PWEB_ERR), [ID("id", "product id")], tags=["Products"])
+op("/api/rest/products/{id}/websites", "post", "Assign a product to a website", "Body default XML. `Location: /api/rest/products/{id}/websites/{website_id}`.", [A],
+   responses(CREATED, {**PWEB_ERR, "400": ["Invalid value for \"website_id\" in request.", "Website #<website_id> not found.", "Product #<id> is already assigned to website #<website_id>", "\"copy_to_stores\" is not supported by this gateway."]}, has_body=True), [ID("id", "product id")], body_content("ProductWebsiteAssign"), tags=["Products"])
+op("/api/rest/products/{id}/websites/{website_id}", "delete", "Remove a product from a website", "GET and PUT of one assignment: 405 `Resource does not support method.`", [A],
+   responses(EMPTY("Removed"), {**PWEB_ERR, "400": ["Product #<id> isn't assigned to website #<website_id>"]}), [ID("id", "product id"), ID("website_id", "website id")], tags=["Products"])
+OWN_NF = {"404": ["Resource not found."]}
+op("/api/rest/orders/{id}/items", "get", "List an order's lines", "Parent and child lines alike (`parent_item_id`). A customer: their own orders only (another's is 404). Guests: 403. Never cached.", [A, C],
+   responses(ok_doc("Order lines", by_view_arr("OrderItem", "Own")), OWN_NF), [ID("id", "order id")], tags=["Orders"])
+op("/api/rest/orders/{id}/addresses", "get", "List an order's addresses", "Billing, then shipping (a virtual order has none). A customer: their own orders only.", [A, C],
+   responses(ok_doc("Order addresses", by_view_arr("OrderAddress", "Own")), OWN_NF), [ID("id", "order id")], tags=["Orders"])
+op("/api/rest/orders/{id}/addresses/{address_type}", "get", "Read an order's billing or shipping address", "`address_type` is `billing` or `shipping`.", [A, C],
+   responses(ok_doc("The address", by_view("OrderAddress", "Own")), OWN_NF), [ID("id", "order id"), P("address_type", "billing or shipping", {"enum": ["billing", "shipping"]})], tags=["Orders"])
+op("/api/rest/orders/{id}/comments", "get", "List an order's comments", "The order's status history, oldest first. A customer: their own orders, and only the comments shown on the storefront.", [A, C],
+   responses(ok_doc("Comments", by_view_arr("OrderComment", "Own")), OWN_NF), [ID("id", "order id")], tags=["Orders"])
+op("/api/rest/orders/{id}/comments", "post", "Add a comment to an order", "Body default XML. `Location: /api/rest/orders/comments/{comment id}`.", [A],
+   responses(CREATED, {**OWN_NF, "400": ["Invalid value for \"<field>\" in request."]}, has_body=True), [ID("id", "order id")], body_content("OrderCommentCreate"), tags=["Orders"])
+op("/api/rest/orders/comments/{id}", "get", "Read one order comment", "Admin (a customer: 405, as in the original). Found among the 2,000 orders updated most recently.", [A],
+   responses(ok_doc("The comment", ref("OrderCommentAdmin")), OWN_NF), [ID("id", "comment id")], tags=["Orders"])
 
 # auth + purge
 op("/api/rest/auth/token", "post", "Get a customer token", "Checks the credentials with Magento and answers a signed token; send it as `Authorization: Bearer <access_token>`. No credential needed.", [G, C, A],

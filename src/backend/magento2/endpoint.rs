@@ -15,6 +15,7 @@ const STATIC_SEGMENTS: &[&str] = &[
     "billingAddress",
     "categories",
     "children",
+    "comments",
     "countries",
     "currency",
     "customer",
@@ -51,6 +52,7 @@ const STATIC_SEGMENTS: &[&str] = &[
     "token",
     "types",
     "validate",
+    "websites",
 ];
 
 /// `/V1/products/24-MB01/media/3` -> `/V1/products/{}/media/{}`.

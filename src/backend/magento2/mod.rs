@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod customers;
 pub mod directory;
 pub mod endpoint;
+pub mod links;
 pub mod media;
 pub mod orders;
 pub mod search;

@@ -81,6 +81,13 @@ const EMBEDDED: &[(&str, &str)] = &[
         )),
     ),
     (
+        "order_comment.toml",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/mappings/magento2/order_comment.toml"
+        )),
+    ),
+    (
         "stock_item.toml",
         include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -223,10 +230,13 @@ pub enum View {
     Write,
     /// The fields a create must send.
     Required,
+    /// Records on a route of their own that also appear nested in another resource (an
+    /// order's lines on `/orders/:id/items`), where the original showed other fields.
+    Own,
 }
 
 impl View {
-    pub const ALL: [View; 7] = [
+    pub const ALL: [View; 8] = [
         View::Single,
         View::List,
         View::Category,
@@ -234,6 +244,7 @@ impl View {
         View::Update,
         View::Write,
         View::Required,
+        View::Own,
     ];
 
     /// The name in the mapping files.
@@ -246,6 +257,7 @@ impl View {
             View::Update => "update",
             View::Write => "write",
             View::Required => "required",
+            View::Own => "own",
         }
     }
 }

@@ -20,8 +20,8 @@ use crate::webapi::{fields, messages, query};
 
 use super::call::{Call, Caller, PathParams, StoreScope};
 use super::{
-    attributes, categories, customers, directory, media, orders, products, render_info, stock,
-    store, token,
+    attributes, categories, customers, directory, links, media, orders, products, render_info,
+    stock, store, token,
 };
 
 /// Which ACL a route needs, as in Magento's `webapi.xml`.
@@ -87,6 +87,7 @@ const INVENTORY: Acl = Acl::Resource("Magento_CatalogInventory::cataloginventory
 const CUSTOMER_READ: Acl = Acl::Resource("Magento_Customer::customer");
 const CUSTOMER_MANAGE: Acl = Acl::Resource("Magento_Customer::manage");
 const SALES: Acl = Acl::Resource("Magento_Sales::actions_view");
+const SALES_COMMENT: Acl = Acl::Resource("Magento_Sales::comment");
 
 static ROUTES: &[Route] = &[
     // Catalog: products.
@@ -147,6 +148,31 @@ static ROUTES: &[Route] = &[
         "/V1/categories/:categoryId/products",
         CATEGORIES,
         categories::products,
+    ),
+    route(
+        "POST",
+        "/V1/categories/:categoryId/products",
+        CATEGORIES,
+        links::assign_category,
+    ),
+    route(
+        "DELETE",
+        "/V1/categories/:categoryId/products/:sku",
+        CATEGORIES,
+        links::unassign_category,
+    ),
+    // Catalog: website assignments.
+    route(
+        "POST",
+        "/V1/products/:sku/websites",
+        PRODUCTS,
+        links::assign_website,
+    ),
+    route(
+        "DELETE",
+        "/V1/products/:sku/websites/:websiteId",
+        PRODUCTS,
+        links::unassign_website,
     ),
     // Store.
     route(
@@ -295,6 +321,13 @@ static ROUTES: &[Route] = &[
     // Sales.
     route("GET", "/V1/orders", SALES, orders::list),
     route("GET", "/V1/orders/:id", SALES, orders::get),
+    route("GET", "/V1/orders/:id/comments", SALES, orders::comments),
+    route(
+        "POST",
+        "/V1/orders/:id/comments",
+        SALES_COMMENT,
+        orders::add_comment,
+    ),
 ];
 
 /// Matches path segments against a pattern; returns the parameters and a specificity key

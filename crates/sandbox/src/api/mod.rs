@@ -7,6 +7,7 @@ pub(crate) mod categories;
 pub(crate) mod customers;
 pub(crate) mod directory;
 pub(crate) mod dispatch;
+pub(crate) mod links;
 pub(crate) mod media;
 pub(crate) mod orders;
 pub(crate) mod products;

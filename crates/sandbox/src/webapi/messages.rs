@@ -74,3 +74,8 @@ pub(crate) const SIGN_IN_FAILED: &str = "The account sign-in was incorrect or yo
 pub(crate) const COUNTRY_NOT_AVAILABLE: &str = "The country isn't available.";
 pub(crate) const ORDER_NOT_FOUND: &str =
     "The entity that was requested doesn't exist. Verify the entity and try again.";
+
+// Category and website assignments (CategoryLinkRepository, ProductWebsiteLinkRepository).
+pub(crate) const CATEGORY_LACKS_PRODUCT: &str =
+    "The category doesn't contain the specified product.";
+pub(crate) const WEBSITE_ASSIGN_FAILED: &str = "Could not assign product \"%1\" to websites %2";

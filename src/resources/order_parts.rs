@@ -1,0 +1,365 @@
+//! The parts of a sales order on routes of their own, the original's routes beyond the
+//! spec: `/orders/:id/items`, `/orders/:id/addresses[/:address_type]`, `/orders/:id/comments`
+//! and `/orders/comments/:id`.
+//!
+//! Each answer comes from the order record (`GET /V1/orders/{id}`): its `items`, the
+//! addresses the order resource derives (billing, and the shipping assignment's), and its
+//! `status_histories` (the original's comments). Reading the order first is also the
+//! ownership check: a customer asking for another customer's order gets the 404 of an order
+//! that does not exist, as the original answered; guests have no privilege (403). The
+//! records are rendered with the `own` views of `order_item.toml`, `order_address.toml` and
+//! `order_comment.toml`: the original showed other fields here than inside an order.
+//!
+//! A customer sees only the comments marked visible on the storefront. The Admin adds a
+//! comment with `POST /orders/:id/comments` and reads one with `/orders/comments/:id`;
+//! Magento 2 has no read of one status history entry, so that route looks for it among the
+//! most recently updated orders ([`COMMENT_SEARCH_PAGES`], docs/decisions/legacy-routes.md).
+//!
+//! Like orders, these are one customer's data: `private, no-store`, never cached.
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use http::{HeaderMap, Method};
+use serde_json::{Map, Value, json};
+
+use crate::app::AppState;
+use crate::auth::caller::Caller;
+use crate::auth::{Principal, UserType};
+use crate::backend::magento2::{Direction, SearchCriteria};
+use crate::http::body::decode_record;
+use crate::http::{ApiError, Doc, Format, created, ok};
+use crate::resources::orders::{may_see, order_id, order_source};
+use crate::resources::parse_id;
+use crate::rules::mapping::convert::as_i64;
+use crate::rules::mapping::{ResourceMapping, View};
+use crate::rules::policy::{Operation, Route, authorize};
+use crate::rules::privacy::{private, redact};
+
+/// How many pages of 100 orders, most recently updated first, `/orders/comments/:id`
+/// searches for the comment's order (adding a comment updates its order, so a recent
+/// comment is found on the first page).
+pub const COMMENT_SEARCH_PAGES: u32 = 20;
+
+/// `/orders/:id/items`.
+pub async fn items(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    authorize(Route::OrderItems, &method, caller.principal)?;
+    let order = visible_order(&app, caller.principal, &id).await?;
+    let view = app
+        .mappings
+        .get("order_item")
+        .view(caller.user_type(), View::Own);
+    let list: Vec<Value> = order
+        .get("items")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|item| Value::Object(ResourceMapping::render(&view, &json!({ "item": item }), "")))
+        .collect();
+    Ok(private(ok(caller.format, &Doc::new(Value::Array(list)))))
+}
+
+/// `/orders/:id/addresses`.
+pub async fn addresses(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    authorize(Route::OrderAddresses, &method, caller.principal)?;
+    let list = rendered_addresses(&app, &caller, &id).await?;
+    // The original: an order without addresses (or not the caller's) is not found.
+    if list.is_empty() {
+        return Err(ApiError::not_found());
+    }
+    let list = list.into_iter().map(|(_, a)| Value::Object(a)).collect();
+    Ok(private(ok(caller.format, &Doc::new(Value::Array(list)))))
+}
+
+/// `/orders/:id/addresses/:address_type` (`billing` or `shipping`).
+pub async fn address(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path((id, address_type)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    authorize(Route::OrderAddress, &method, caller.principal)?;
+    let found = rendered_addresses(&app, &caller, &id)
+        .await?
+        .into_iter()
+        .find(|(kind, _)| *kind == address_type)
+        .ok_or_else(ApiError::not_found)?;
+    Ok(private(ok(
+        caller.format,
+        &Doc::new(Value::Object(found.1)),
+    )))
+}
+
+/// `/orders/:id/comments`: the list (Admin, the order's customer) and a new comment (Admin).
+pub async fn comments(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    match authorize(Route::OrderComments, &method, caller.principal)? {
+        Operation::Retrieve => list_comments(app, caller, &id).await,
+        Operation::Create => add_comment(app, &headers, &id, body).await,
+        _ => Err(ApiError::not_implemented()),
+    }
+}
+
+/// `/orders/comments/:id`: one comment, the Admin's.
+pub async fn comment(
+    State(app): State<AppState>,
+    caller: Caller,
+    method: Method,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    authorize(Route::OrderComment, &method, caller.principal)?;
+    // The original had the privilege for customers but no handler: 405.
+    if caller.user_type() != UserType::Admin {
+        return Err(ApiError::not_implemented());
+    }
+    let comment_id = parse_id(&id)?;
+    let found = find_comment(&app, comment_id)
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    let view = app
+        .mappings
+        .get("order_comment")
+        .view(UserType::Admin, View::Single);
+    let record = ResourceMapping::render(&view, &json!({ "comment": found }), "");
+    Ok(private(ok(caller.format, &Doc::new(Value::Object(record)))))
+}
+
+/// The order, when this principal may see it; `Resource not found.` otherwise.
+async fn visible_order(app: &AppState, principal: Principal, id: &str) -> Result<Value, ApiError> {
+    let id = parse_id(id)?;
+    let order = app.magento.order(id).await.map_err(redact)?;
+    if !may_see(principal, &order) || order_id(&order) != Some(id) {
+        return Err(ApiError::not_found());
+    }
+    Ok(order)
+}
+
+/// The order's addresses in the caller's `own` view, with their types.
+async fn rendered_addresses(
+    app: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> Result<Vec<(String, Map<String, Value>)>, ApiError> {
+    let order = visible_order(app, caller.principal, id).await?;
+    let source = order_source(order);
+    let view = app
+        .mappings
+        .get("order_address")
+        .view(caller.user_type(), View::Own);
+    Ok(source["derived"]["addresses"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|address| {
+            let kind = address["address_type"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let rendered = ResourceMapping::render(&view, &json!({ "address": address }), "");
+            (kind, rendered)
+        })
+        .collect())
+}
+
+/// The order's status history, oldest first (the original's collection order); a
+/// customer's holds only the entries shown on the storefront.
+fn history(order: &Value, user: UserType) -> Vec<&Value> {
+    let mut entries: Vec<&Value> = order
+        .get("status_histories")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|entry| {
+            user == UserType::Admin
+                || entry
+                    .get("is_visible_on_front")
+                    .and_then(as_i64)
+                    .is_some_and(|v| v != 0)
+        })
+        .collect();
+    entries.sort_by_key(|entry| entry.get("entity_id").and_then(as_i64).unwrap_or(0));
+    entries
+}
+
+async fn list_comments(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
+    let order = visible_order(&app, caller.principal, id).await?;
+    let user = caller.user_type();
+    let view = app.mappings.get("order_comment").view(user, View::Own);
+    let list: Vec<Value> = history(&order, user)
+        .into_iter()
+        .map(|entry| {
+            Value::Object(ResourceMapping::render(
+                &view,
+                &json!({ "comment": entry }),
+                "",
+            ))
+        })
+        .collect();
+    Ok(private(ok(caller.format, &Doc::new(Value::Array(list)))))
+}
+
+/// A 0/1 flag of a new comment, as the original stored it (`true`, `"1"`, `1`).
+fn flag(input: &Map<String, Value>, field: &str, errors: &mut Vec<String>) -> u8 {
+    match input.get(field) {
+        None | Some(Value::Null) => 0,
+        Some(Value::Bool(b)) => u8::from(*b),
+        Some(other) => match as_i64(other) {
+            Some(0) => 0,
+            Some(1) => 1,
+            _ => {
+                errors.push(format!("Invalid value for \"{field}\" in request."));
+                0
+            }
+        },
+    }
+}
+
+async fn add_comment(
+    app: AppState,
+    headers: &HeaderMap,
+    id: &str,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let order = visible_order(&app, Principal::Admin, id).await?;
+    let id = order_id(&order).ok_or_else(ApiError::not_found)?;
+    let input = decode_record(
+        headers,
+        body,
+        Format::Xml,
+        app.config.body_limit,
+        ApiError::request_data_invalid,
+    )
+    .await?;
+    let allowed = app
+        .mappings
+        .get("order_comment")
+        .view(UserType::Admin, View::Create);
+    // The original's attribute filter: a body with none of the writable fields is empty.
+    if !allowed.iter().any(|f| input.contains_key(&f.name)) {
+        return Err(ApiError::request_data_invalid());
+    }
+    let mut errors = Vec::new();
+    let notified = flag(&input, "is_customer_notified", &mut errors);
+    let visible = flag(&input, "is_visible_on_front", &mut errors);
+    let text = |field: &str| match input.get(field) {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Number(n)) => Ok(n.to_string()),
+        Some(_) => Err(format!("Invalid value for \"{field}\" in request.")),
+    };
+    let comment = text("comment").unwrap_or_else(|e| {
+        errors.push(e);
+        String::new()
+    });
+    let status = text("status").unwrap_or_else(|e| {
+        errors.push(e);
+        String::new()
+    });
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    let mut entry = json!({
+        "parent_id": id,
+        "comment": comment,
+        "is_customer_notified": notified,
+        "is_visible_on_front": visible,
+    });
+    if !status.is_empty() {
+        entry["status"] = json!(status);
+    }
+    app.magento
+        .add_order_comment(id, entry)
+        .await
+        .map_err(redact)?;
+    // Magento answers `true`, not the entry: the newest entry with this text is ours.
+    let history = app.magento.order_comments(id).await.map_err(redact)?;
+    let new_id = history
+        .items
+        .iter()
+        .filter(|h| h.get("comment").and_then(Value::as_str).unwrap_or_default() == comment)
+        .filter_map(|h| h.get("entity_id").and_then(as_i64))
+        .max()
+        .ok_or_else(|| {
+            ApiError::bad_gateway().with_cause("the added comment is not in the history")
+        })?;
+    Ok(created(&format!("/api/rest/orders/comments/{new_id}")))
+}
+
+/// The status history entry `comment_id`, among the orders updated most recently.
+async fn find_comment(app: &AppState, comment_id: u64) -> Result<Option<Value>, ApiError> {
+    for page in 1..=COMMENT_SEARCH_PAGES {
+        let criteria = SearchCriteria::new()
+            .sort("updated_at", Direction::Desc)
+            .page(100, page)
+            .fields("items[entity_id,status_histories],total_count");
+        let result = app.magento.search_orders(&criteria).await.map_err(redact)?;
+        for order in &result.items {
+            let found = order
+                .get("status_histories")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .find(|h| h.get("entity_id").and_then(as_i64) == Some(comment_id as i64));
+            if let Some(found) = found {
+                return Ok(Some(found.clone()));
+            }
+        }
+        if u64::from(page) * 100 >= result.total_count {
+            break;
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn customers_see_the_storefront_comments_oldest_first() {
+        let order = json!({"status_histories": [
+            {"entity_id": 9, "is_visible_on_front": 1, "comment": "b"},
+            {"entity_id": 4, "is_visible_on_front": 0, "comment": "hidden"},
+            {"entity_id": 2, "is_visible_on_front": "1", "comment": "a"}
+        ]});
+        let comments = |user| {
+            history(&order, user)
+                .iter()
+                .map(|h| h["comment"].as_str().unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(comments(UserType::Customer), vec!["a", "b"]);
+        assert_eq!(comments(UserType::Admin), vec!["a", "hidden", "b"]);
+        assert!(history(&json!({}), UserType::Admin).is_empty());
+    }
+
+    #[test]
+    fn flags_take_the_originals_spellings() {
+        let input = json!({"a": true, "b": "1", "c": 0, "d": "yes"});
+        let input = input.as_object().unwrap();
+        let mut errors = Vec::new();
+        assert_eq!(flag(input, "a", &mut errors), 1);
+        assert_eq!(flag(input, "b", &mut errors), 1);
+        assert_eq!(flag(input, "c", &mut errors), 0);
+        assert_eq!(flag(input, "missing", &mut errors), 0);
+        assert!(errors.is_empty());
+        flag(input, "d", &mut errors);
+        assert_eq!(errors, vec!["Invalid value for \"d\" in request."]);
+    }
+}

@@ -1,0 +1,116 @@
+//! The gateway in front of the embedded sandbox (a stateful Magento 2), for the tests whose
+//! flows need a store that remembers writes: the original's extra routes, the first-hour
+//! walk-through. Each test gets its own sandbox, so writes never leak between tests.
+
+use serde_json::Value;
+use storegate::{Parts, Running};
+use storegate_sandbox::{Sandbox, SandboxOptions};
+
+use crate::helpers::{ADMIN_KEY, Reply, test_config};
+
+pub struct OnSandbox {
+    pub running: Running,
+    /// Kept alive for the test's duration.
+    pub _sandbox: Sandbox,
+    pub http: reqwest::Client,
+}
+
+/// Who calls.
+#[derive(Debug, Clone, Copy)]
+pub enum As {
+    Admin,
+    Customer(u64),
+    Guest,
+}
+
+impl OnSandbox {
+    pub async fn start() -> OnSandbox {
+        OnSandbox::start_with(|_| {}).await
+    }
+
+    pub async fn start_with(tweak: impl FnOnce(&mut storegate::Config)) -> OnSandbox {
+        storegate::backend::transport::install_crypto();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let sandbox = Sandbox::start(listener, SandboxOptions::default())
+            .await
+            .unwrap();
+        let mut config = test_config();
+        tweak(&mut config);
+        let mappings = storegate::load_mappings(&config).expect("mappings load");
+        let parts = Parts {
+            upstream_url: sandbox.base_url(),
+            upstream_token: sandbox.token().to_owned(),
+            admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
+            token_secret: b"sandboxed-token-secret".to_vec(),
+            mappings,
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let running = storegate::start(config, parts, listener, None)
+            .await
+            .unwrap();
+        OnSandbox {
+            running,
+            _sandbox: sandbox,
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.running.base_url())
+    }
+
+    /// A request under `/api/rest` as `who`, asking for `accept`.
+    pub fn request(
+        &self,
+        verb: &str,
+        path: &str,
+        who: As,
+        accept: &str,
+    ) -> reqwest::RequestBuilder {
+        let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
+        let builder = self
+            .http
+            .request(method, self.url(path))
+            .header("Accept", accept);
+        match who {
+            As::Guest => builder,
+            As::Admin => builder.bearer_auth(ADMIN_KEY),
+            As::Customer(id) => builder.bearer_auth(self.running.app.auth.tokens().issue(id).token),
+        }
+    }
+
+    pub async fn send(&self, builder: reqwest::RequestBuilder) -> Reply {
+        let response = builder.send().await.expect("the gateway answers");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.text().await.unwrap();
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub async fn get(&self, path: &str, who: As) -> Reply {
+        self.send(self.request("GET", path, who, "application/json"))
+            .await
+    }
+
+    pub async fn get_xml(&self, path: &str, who: As) -> Reply {
+        self.send(self.request("GET", path, who, "application/xml"))
+            .await
+    }
+
+    /// A JSON body, JSON answer.
+    pub async fn send_json(&self, verb: &str, path: &str, who: As, body: &Value) -> Reply {
+        self.send(
+            self.request(verb, path, who, "application/json")
+                .header("Content-Type", "application/json")
+                .body(body.to_string()),
+        )
+        .await
+    }
+}
