@@ -14,6 +14,7 @@
 //! layers, so they answer even when the API sheds load. CORS, when configured, wraps it all.
 
 pub mod cors;
+pub mod fallback;
 pub mod fast_path;
 
 use std::future::Future;
@@ -38,7 +39,6 @@ use crate::backend::resilience;
 use crate::cache::Cache;
 use crate::config::Config;
 use crate::context::request;
-use crate::http::format::Negotiated;
 use crate::http::{ApiError, middleware::negotiate};
 use crate::observe::metrics::{Metrics, UpstreamMetrics};
 use crate::observe::telemetry;
@@ -205,7 +205,10 @@ fn assemble(app: AppState) -> (Router, Vec<String>) {
     let router = Router::new()
         .nest("/api/rest", api)
         .merge(outside)
-        .fallback(any(outside_api))
+        .fallback(any({
+            let app = app.clone();
+            move |request: Request| fallback::outside_api(app.clone(), request)
+        }))
         .layer(from_fn_with_state(app.clone(), front));
     // Outermost, so that a browser's preflight is answered before the API refuses OPTIONS,
     // and every answer (cache hits, errors) carries the CORS headers.
@@ -275,16 +278,6 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
 
 async fn route_not_found() -> ApiError {
     ApiError::route_not_found()
-}
-
-/// Paths outside `/api/rest` get the API's answer too, in its format.
-async fn outside_api(request: Request) -> Response {
-    let format = match request.extensions().get::<Negotiated>() {
-        Some(Negotiated(negotiated)) => negotiated.clone(),
-        None => crate::http::format::negotiate_response(request.headers()),
-    }
-    .unwrap_or(crate::http::Format::Xml);
-    crate::http::middleware::finish(format, ApiError::route_not_found().into_response())
 }
 
 /// No request outlives the upstream deadline by more than a small margin, however many

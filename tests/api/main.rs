@@ -7,6 +7,7 @@ mod common;
 mod helpers;
 
 mod addresses;
+mod admin_pages;
 mod auth;
 mod cache;
 mod cassettes;
