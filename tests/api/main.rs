@@ -12,6 +12,7 @@ mod auth;
 mod cache;
 mod cassettes;
 mod customers;
+mod first_hour;
 mod formats;
 mod hostile;
 mod images;

@@ -29,12 +29,26 @@ impl OnSandbox {
     }
 
     pub async fn start_with(tweak: impl FnOnce(&mut storegate::Config)) -> OnSandbox {
+        OnSandbox::start_public(None, tweak).await
+    }
+
+    /// With the sandbox's media served by the gateway under `public` (what
+    /// `STOREGATE_PUBLIC_URL` names), as `cargo run` sets it up.
+    pub async fn start_public(
+        public: Option<&str>,
+        tweak: impl FnOnce(&mut storegate::Config),
+    ) -> OnSandbox {
         storegate::backend::transport::install_crypto();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sandbox = Sandbox::start(listener, SandboxOptions::default())
             .await
             .unwrap();
         let mut config = test_config();
+        if let Some(public) = public {
+            sandbox.set_public_origin(public);
+            config.sandbox_media = Some(sandbox.base_url());
+            config.public_url = Some(public.to_owned());
+        }
         tweak(&mut config);
         let mappings = storegate::load_mappings(&config).expect("mappings load");
         let parts = Parts {
