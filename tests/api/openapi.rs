@@ -273,12 +273,23 @@ async fn the_gateway_serves_the_document_and_its_page() {
         .send_raw(gw.http.get(format!("{origin}/api/rest/docs")))
         .await;
     assert_eq!(page.status, 200);
+    // With a trailing slash too: the same page, which loads the document by its absolute
+    // path (a relative one would resolve to /api/rest/docs/openapi.json, a 404).
+    let slashed = gw
+        .send_raw(gw.http.get(format!("{origin}/api/rest/docs/")))
+        .await;
+    assert_eq!(slashed.status, 200);
+    assert_eq!(slashed.body, page.body);
     assert!(
         page.header("content-type")
             .unwrap()
             .starts_with("text/html")
     );
-    assert!(page.body.contains("fetch(\"openapi.json\")"));
+    assert!(page.body.contains("fetch(\"/api/rest/openapi.json\")"));
+    let fetched = gw
+        .send_raw(gw.http.get(format!("{origin}/api/rest/openapi.json")))
+        .await;
+    assert_eq!(fetched.status, 200);
     // Self-contained: nothing is loaded from another origin.
     assert!(
         !page.body.contains("http://") && !page.body.contains("https://"),
@@ -341,6 +352,10 @@ fn the_page_renders_every_operation() {
     }
     assert_eq!(rendered["failed"], false);
     assert_eq!(rendered["operations"], expected.len());
+    // Every example the document holds, under each operation that refers to it.
+    let held = examples_held(&doc);
+    assert!(held > 100, "the document holds {held} examples");
+    assert_eq!(rendered["examples"], held);
     let mut shown: Vec<String> = rendered["paths"]
         .as_array()
         .unwrap()
@@ -350,6 +365,50 @@ fn the_page_renders_every_operation() {
     shown.sort();
     expected.sort();
     assert_eq!(shown, expected);
+}
+
+/// How many examples the page must show: each operation's request body and responses
+/// (shared responses resolved), `example` and every entry of `examples`, per content type.
+fn examples_held(doc: &Value) -> usize {
+    let resolve = |value: &Value| -> Value {
+        match value.get("$ref").and_then(Value::as_str) {
+            Some(reference) => doc
+                .pointer(reference.trim_start_matches('#'))
+                .cloned()
+                .unwrap_or(Value::Null),
+            None => value.clone(),
+        }
+    };
+    let in_content = |content: Option<&Value>| -> usize {
+        content
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(_, media)| {
+                usize::from(media.get("example").is_some())
+                    + media
+                        .get("examples")
+                        .and_then(Value::as_object)
+                        .map_or(0, |e| e.len())
+            })
+            .sum()
+    };
+    let mut count = 0;
+    for item in doc["paths"].as_object().unwrap().values() {
+        for method in ["get", "post", "put", "delete"] {
+            let Some(op) = item.get(method) else { continue };
+            count += in_content(op.pointer("/requestBody/content"));
+            for response in op["responses"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(_, r)| r)
+            {
+                count += in_content(resolve(response).get("content"));
+            }
+        }
+    }
+    count
 }
 
 /// The document's own JSON examples match its schemas.

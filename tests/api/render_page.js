@@ -1,5 +1,5 @@
 // Renders docs/api.html's script against docs/openapi.json with a minimal DOM, and prints
-// how many operations the page shows: `node render_page.js PAGE DOCUMENT`. Used by
+// how many operations and examples the page shows: `node render_page.js PAGE DOCUMENT`. Used by
 // tests/api/openapi.rs to check that the page really renders the document.
 "use strict";
 const fs = require("fs");
@@ -14,7 +14,7 @@ globalThis.document = {
   querySelectorAll: () => [],
 };
 globalThis.fetch = async (url) => {
-  if (url !== "openapi.json") throw new Error("the page fetched " + url);
+  if (url !== "/api/rest/openapi.json") throw new Error("the page fetched " + url);
   return { ok: true, json: async () => JSON.parse(fs.readFileSync(documentPath, "utf8")) };
 };
 new Function(script)();
@@ -22,5 +22,6 @@ setTimeout(() => {
   const main = document.querySelector("main").innerHTML;
   const operations = (main.match(/<details class="op"/g) || []).length;
   const paths = [...main.matchAll(/<span class="path">([^<]*)<\/span>/g)].map((m) => m[1]);
-  console.log(JSON.stringify({ operations, paths, failed: main.includes("Cannot load") }));
+  const examples = (main.match(/<pre class="example">/g) || []).length;
+  console.log(JSON.stringify({ operations, paths, examples, failed: main.includes("Cannot load") }));
 }, 100);

@@ -54,6 +54,10 @@ def add_oauth(root, g):
         plain(base + "/simple", ["get", "post"], "OAuth: the sign-in page, simple", "The same page without the store's decoration (for pop-ups and web views). " + msgs, {"description": "An HTML page.", "content": html})
         plain(base + "/confirm", ["get", "post"], "OAuth: authorize", "Grants the request token; redirects to the callback with `oauth_token` and `oauth_verifier`, or shows the verifier for `oob`.", {"description": "An HTML page (or a 302 to the callback).", "content": html})
         plain(base + "/reject", ["get", "post"], "OAuth: refuse", "Refuses the request token; redirects to the callback, or shows that access was refused.", {"description": "An HTML page (or a 302 to the callback).", "content": html})
+    admin = paths["/admin/oauth_authorize"]["get"]
+    admin["description"] += (" The path is matched without regard to case, as the original's was (its docs spell it `/admin/oAuth_authorize`), and so are `/simple`, `/confirm` and `/reject`."
+                             " A browser (`Accept` naming `text/html`) on any other `/admin/...` URL gets an HTML 404 page (`Page not found`: `There is no page at this address."
+                             " The sign-in page for operators is /admin/oauth_authorize, reached from the application that asked for access.`); other clients the API's 404.")
     if tree_has(root, '"/oauth/tokens"', "src/resources/mod.rs"):
         op, responses, ok_doc, ID, P = (g[k] for k in ["op", "responses", "ok_doc", "ID", "P"])
         g["schemas"]["OAuthToken"] = {"type": "object", "additionalProperties": False, "properties": {
