@@ -116,6 +116,13 @@ impl Profile {
         self == Profile::Spec
     }
 
+    /// Whether `Decoding error.` is followed by a second message naming the format expected
+    /// and where decoding failed; the original sent the bare message, and its clients may
+    /// count the entries.
+    pub fn decoding_detail(self) -> bool {
+        self == Profile::Spec
+    }
+
     /// Where the original's message differs from the gateway's with the same status.
     pub fn message(self, which: Message) -> Option<&'static str> {
         if self == Profile::Spec {

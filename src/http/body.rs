@@ -170,17 +170,25 @@ pub async fn decode_record(
 
 /// The decoding half of [`decode`], for bodies already in memory.
 pub fn decode_bytes(format: Format, bytes: &[u8]) -> Result<Value, ApiError> {
+    let expected = match format {
+        Format::Json => "a JSON",
+        Format::Xml => "an XML",
+    };
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-        return Err(ApiError::decoding());
+        return Err(ApiError::decoding_of(expected, "the body is empty"));
     }
     let value = match format {
         Format::Json => serde_json::from_slice::<Value>(bytes)
-            .map_err(|e| ApiError::decoding().with_cause(e))?,
+            .map_err(|e| ApiError::decoding_of(expected, e))?,
         Format::Xml => {
-            let text =
-                std::str::from_utf8(bytes).map_err(|e| ApiError::decoding().with_cause(e))?;
+            let text = std::str::from_utf8(bytes).map_err(|e| {
+                ApiError::decoding_of(
+                    expected,
+                    format!("not UTF-8 text (at byte {})", e.valid_up_to()),
+                )
+            })?;
             xml::read_document(text, xml::Limits::default())
-                .map_err(|e| ApiError::decoding().with_cause(e))?
+                .map_err(|e| ApiError::decoding_of(expected, e))?
         }
     };
     match &value {
@@ -212,6 +220,42 @@ mod tests {
             decode_query(b"&&").unwrap_err().first_message(),
             "The request data is invalid."
         );
+    }
+
+    #[test]
+    fn decoding_errors_say_what_was_expected_and_where() {
+        let messages = |format, body: &[u8]| {
+            decode_bytes(format, body)
+                .unwrap_err()
+                .messages()
+                .iter()
+                .map(|m| m.text.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            messages(Format::Json, b"{\"name\":"),
+            [
+                "Decoding error.",
+                "Expected a JSON body: EOF while parsing a value at line 1 column 8"
+            ]
+        );
+        assert_eq!(
+            messages(Format::Json, b"  "),
+            ["Decoding error.", "Expected a JSON body: the body is empty"]
+        );
+        let xml = messages(Format::Xml, b"<a><b>x</a>");
+        assert_eq!(xml[0], "Decoding error.");
+        assert!(
+            xml[1].starts_with("Expected an XML body: malformed XML: "),
+            "{xml:?}"
+        );
+        assert!(xml[1].contains("at byte"), "{xml:?}");
+        // The original profile: its bare message.
+        let original =
+            crate::context::profile::sync_scope(crate::context::profile::Profile::Original, || {
+                messages(Format::Json, b"{")
+            });
+        assert_eq!(original, ["Decoding error."]);
     }
 
     #[test]

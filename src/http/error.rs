@@ -137,6 +137,20 @@ impl ApiError {
     pub fn invalid_method() -> Self {
         Self::new(StatusCode::BAD_REQUEST, msg::INVALID_METHOD)
     }
+    /// `Decoding error.`, and (where the profile allows more than the original's bare
+    /// message) a second entry naming the format expected and where reading failed:
+    /// `Expected a JSON body: EOF while parsing an object at line 1 column 8`.
+    pub fn decoding_of(format_name: &str, detail: impl fmt::Display) -> Self {
+        let mut error = Self::decoding().with_cause(&detail);
+        if crate::context::profile::Profile::current().decoding_detail() {
+            error.messages.push(Message {
+                code: 400,
+                text: format!("Expected {format_name} body: {detail}").into(),
+            });
+        }
+        error
+    }
+
     pub fn decoding() -> Self {
         Self::bad_request(msg::DECODING)
     }

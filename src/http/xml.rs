@@ -36,8 +36,9 @@ impl Default for Limits {
     }
 }
 
-/// Why a document could not be read. The client only ever sees `Decoding error.`; the
-/// reason goes to the log.
+/// Why a document could not be read. The client sees `Decoding error.` and, in the spec
+/// profile, this reason (a syntax error names the byte where reading stopped); the log
+/// always has it.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     #[error("malformed XML: {0}")]
@@ -345,7 +346,7 @@ pub fn read_document(input: &str, limits: Limits) -> Result<Value, ReadError> {
     loop {
         let event = reader
             .read_event()
-            .map_err(|e| ReadError::Syntax(e.to_string()))?;
+            .map_err(|e| ReadError::Syntax(format!("{e} (at byte {})", reader.error_position())))?;
         match event {
             Event::Start(start) => {
                 if root.is_some() {

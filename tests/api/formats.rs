@@ -111,11 +111,27 @@ async fn request_bodies_are_checked_with_the_original_messages() {
             request = request.header("Content-Type", *ct);
         }
         let r = gw.send(request).await;
+        let messages = r.messages();
         assert_eq!(
-            (r.status, r.messages()),
-            (400, vec![message.to_string()]),
+            (r.status, messages[0].as_str()),
+            (400, *message),
             "{content_type:?} {body}"
         );
+        // A decoding error says which format was expected and where reading failed.
+        if *message == "Decoding error." {
+            assert_eq!(messages.len(), 2, "{messages:?}");
+            let format = if content_type.is_some_and(|c| c.contains("xml")) {
+                "Expected an XML body: "
+            } else {
+                "Expected a JSON body: "
+            };
+            assert!(
+                messages[1].starts_with(format),
+                "{content_type:?} {body}: {messages:?}"
+            );
+        } else {
+            assert_eq!(messages.len(), 1, "{messages:?}");
+        }
     }
     assert!(gw.upstream_calls("PUT", "").await.is_empty());
 }

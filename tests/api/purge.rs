@@ -218,7 +218,13 @@ async fn bad_purge_bodies_are_400s() {
         .await;
     assert_eq!(
         (r.status, r.messages()),
-        (400, vec!["Decoding error.".to_owned()])
+        (
+            400,
+            vec![
+                "Decoding error.".to_owned(),
+                "Expected a JSON body: key must be a string at line 1 column 2".to_owned()
+            ]
+        )
     );
     assert_eq!(cache_state(&gw, "/products/1").await, "HIT");
 }
