@@ -97,13 +97,13 @@ pub fn load_mappings(
     config: &Config,
 ) -> Result<rules::mapping::Mappings, rules::mapping::MappingError> {
     match &config.mappings {
-        Some(dir) => rules::mapping::Mappings::load_dir(dir, config.profile),
+        Some(dir) => rules::mapping::Mappings::load_dir(dir),
         None => {
             let default = std::path::Path::new("mappings/magento2");
             if default.join("product.toml").is_file() {
-                rules::mapping::Mappings::load_dir(default, config.profile)
+                rules::mapping::Mappings::load_dir(default)
             } else {
-                Ok(rules::mapping::Mappings::embedded(config.profile))
+                Ok(rules::mapping::Mappings::embedded())
             }
         }
     }

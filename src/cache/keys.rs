@@ -22,7 +22,8 @@
 //!
 //! The audience ([`audience`]) is the user type, and for a customer shown group prices
 //! (tier prices) also the customer group, `customer.g<group>`: such an answer is never
-//! shared between groups. Views (the `<view>` of a `b|` key): `p/<id>` a product,
+//! shared between groups. A request in the original's profile adds `~o`: its answers are
+//! written otherwise. Views (the `<view>` of a `b|` key): `p/<id>` a product,
 //! `pl?<list params>` the product list, `c/<category id>?<list params>` a category's
 //! products, `pi/<product id>/<store>` a product's images, `pi/<product id>/<store>/<image
 //! id>` one image; a product view in a store view other than the default ends in
@@ -49,14 +50,21 @@
 use std::borrow::Cow;
 
 use crate::auth::UserType;
+use crate::context::profile::Profile;
 use crate::http::Format;
 
 /// Who shares a rendered answer: the user type, and the customer group when the answer
 /// shows a customer group's prices (guests are all one group).
 pub fn audience(user: UserType, price_group: Option<u64>) -> Cow<'static, str> {
-    match (user, price_group) {
-        (UserType::Customer, Some(group)) => Cow::Owned(format!("customer.g{group}")),
-        (user, _) => Cow::Borrowed(user.as_str()),
+    // Answers in the original's profile are written otherwise (its XML root, its JSON
+    // types): a request in it (an OAuth consumer's, docs/oauth.md) shares them only with
+    // requests in it.
+    let original = Profile::current() == Profile::Original;
+    match (user, price_group, original) {
+        (UserType::Customer, Some(group), false) => Cow::Owned(format!("customer.g{group}")),
+        (UserType::Customer, Some(group), true) => Cow::Owned(format!("customer.g{group}~o")),
+        (user, _, false) => Cow::Borrowed(user.as_str()),
+        (user, _, true) => Cow::Owned(format!("{}~o", user.as_str())),
     }
 }
 

@@ -9,6 +9,7 @@ use clap::Subcommand;
 use crate::auth::oauth::import::{self, Table};
 use crate::auth::oauth::store::{NewConsumer, SqliteStore, TokenStore, random_hex32};
 use crate::config::Config;
+use crate::context::profile::Profile;
 
 #[derive(Debug, Subcommand)]
 pub enum OAuthCommand {
@@ -45,6 +46,11 @@ pub enum ConsumerCommand {
         /// Where users who reject the app are sent.
         #[arg(long, value_name = "URL")]
         rejected_callback: Option<String>,
+        /// The profile its signed calls are answered in: `original` for an app written for
+        /// the original API (its formats: `Accept: */*` is JSON, `magento_api` XML...),
+        /// `spec` for the gateway's. Default: the gateway's (`STOREGATE_PROFILE`).
+        #[arg(long, value_name = "PROFILE")]
+        profile: Option<String>,
     },
     /// List the registered applications (names, keys and callbacks; never secrets).
     List,
@@ -76,6 +82,11 @@ fn url(name: &str, value: Option<String>) -> Result<Option<String>, String> {
     }
 }
 
+/// A consumer's profile as the listing shows it.
+fn profile_shown(profile: Option<Profile>) -> &'static str {
+    profile.map_or("(the gateway's)", Profile::as_str)
+}
+
 /// Runs a command; what it prints on success.
 pub fn run(config: &Config, command: OAuthCommand) -> Result<String, String> {
     let store = SqliteStore::open(&config.data_dir).map_err(|e| e.to_string())?;
@@ -86,10 +97,21 @@ pub fn run(config: &Config, command: OAuthCommand) -> Result<String, String> {
             secret,
             callback,
             rejected_callback,
+            profile,
         }) => {
             if name.trim().is_empty() {
                 return Err("--name: expected a name".into());
             }
+            let profile = match profile {
+                None => None,
+                Some(text) => Some(
+                    Profile::parse(&text)
+                        .filter(|_| !text.trim().is_empty())
+                        .ok_or_else(|| {
+                            format!("--profile: expected spec or original, not {text:?}")
+                        })?,
+                ),
+            };
             let key = credential("key", key)?;
             if store
                 .consumer_by_key(&key)
@@ -105,14 +127,16 @@ pub fn run(config: &Config, command: OAuthCommand) -> Result<String, String> {
                     secret: credential("secret", secret)?,
                     callback_url: url("callback", callback)?,
                     rejected_callback_url: url("rejected-callback", rejected_callback)?,
+                    profile,
                 })
                 .map_err(|e| e.to_string())?;
             Ok(format!(
-                "consumer {:?} registered in {}\nkey:    {}\nsecret: {}\n(the secret is not shown again)",
+                "consumer {:?} registered in {}\nkey:    {}\nsecret: {}\nprofile: {}\n(the secret is not shown again)",
                 consumer.name,
                 store.path().display(),
                 consumer.key,
-                consumer.secret
+                consumer.secret,
+                profile_shown(consumer.profile)
             ))
         }
         OAuthCommand::Consumer(ConsumerCommand::List) => {
@@ -124,10 +148,11 @@ pub fn run(config: &Config, command: OAuthCommand) -> Result<String, String> {
             );
             for consumer in consumers {
                 out.push_str(&format!(
-                    "\n{}\t{}\t{}",
+                    "\n{}\t{}\t{}\t{}",
                     consumer.key,
                     consumer.name,
-                    consumer.callback_url.as_deref().unwrap_or("-")
+                    consumer.callback_url.as_deref().unwrap_or("-"),
+                    profile_shown(consumer.profile)
                 ));
             }
             Ok(out)

@@ -244,8 +244,14 @@ fn front(
     request: Request,
     next: Next,
 ) -> impl Future<Output = Response> {
-    // Everything a request does is in the configured compatibility profile (`profile`).
-    crate::context::profile::scope(app.config.profile, front_steps(app, request, next))
+    // Everything a request does is in one compatibility profile (`profile`): the signed
+    // request of an OAuth consumer registered with one is in its consumer's (an app of the
+    // original keeps the original's formats), every other in the configured one.
+    let profile = app
+        .oauth
+        .consumer_profile(request.headers())
+        .unwrap_or(app.config.profile);
+    crate::context::profile::scope(profile, front_steps(app, request, next))
 }
 
 async fn front_steps(app: AppState, mut request: Request, next: Next) -> Response {

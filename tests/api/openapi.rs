@@ -188,9 +188,11 @@ fn messages_in_source() -> Vec<(String, String)> {
                 // Header values and SQL are not messages either.
                 let not_a_message = text.starts_with("Bearer ")
                     || text.contains("realm=")
-                    || ["SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE "]
-                        .iter()
-                        .any(|sql| text.starts_with(sql));
+                    || [
+                        "SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE ", "ALTER ",
+                    ]
+                    .iter()
+                    .any(|sql| text.starts_with(sql));
                 if message.is_match(&text) && text.contains(' ') && !not_a_message {
                     out.push((file.display().to_string(), text));
                 }

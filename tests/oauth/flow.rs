@@ -743,6 +743,7 @@ async fn rejecting_uses_the_token_up() {
             secret: with_url.secret.clone(),
             callback_url: None,
             rejected_callback_url: Some("https://app.example/rejected".into()),
+            profile: None,
         },
     )
     .unwrap();

@@ -63,7 +63,7 @@ impl Stack {
             upstream_token: sandbox.token().to_owned(),
             admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
             token_secret: b"oauth-test-secret".to_vec(),
-            mappings: storegate::rules::mapping::Mappings::embedded(config.profile),
+            mappings: storegate::rules::mapping::Mappings::embedded(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let gateway = storegate::start(config, parts, listener, None)
@@ -127,6 +127,7 @@ impl Stack {
                 secret: secret.clone(),
                 callback_url: None,
                 rejected_callback_url: None,
+                profile: None,
             },
         )
         .unwrap();

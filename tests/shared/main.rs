@@ -444,6 +444,7 @@ async fn an_oauth_nonce_used_on_one_instance_is_refused_on_the_other() {
             secret: secret.clone(),
             callback_url: None,
             rejected_callback_url: None,
+            profile: None,
         })
         .unwrap();
     let (token, token_secret) = (random_hex32(), random_hex32());

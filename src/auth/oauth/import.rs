@@ -174,6 +174,8 @@ pub fn import(
             secret,
             callback_url: text(row, "callback_url"),
             rejected_callback_url: text(row, "rejected_callback_url"),
+            // An app of the original: signed calls get the original's formats.
+            profile: Some(crate::context::profile::Profile::Original),
         })?;
         if let Some(original) = text(row, "entity_id") {
             ids.insert(original, consumer.id);

@@ -36,6 +36,8 @@ use crate::http::ApiError;
 use nonce::NonceGuard;
 use problem::Problem;
 use store::{Owner, SqliteStore, TokenStore};
+
+use crate::context::profile::Profile;
 use verify::Expect;
 pub use verify::SignedRequest;
 
@@ -159,6 +161,27 @@ impl OAuth {
             None => return Err(Problem::TokenRejected.api_error()),
         };
         Ok((principal, request))
+    }
+
+    /// The profile a signed request's consumer is answered in, by the `oauth_consumer_key`
+    /// of its `Authorization: OAuth` header; `None` for any other request, an unknown
+    /// consumer, or one that follows the gateway's profile. Read before the signature is
+    /// checked, so that even the refusal of a bad signature is in the app's formats: a
+    /// profile changes how an answer is written, never what a caller may see.
+    pub fn consumer_profile(&self, headers: &http::HeaderMap) -> Option<Profile> {
+        let header = params::oauth_header(headers)?;
+        let key = params::parse_header(header)
+            .into_iter()
+            .find(|(name, _)| name == "oauth_consumer_key")?
+            .1;
+        match self.store.consumer_by_key(&key) {
+            Ok(consumer) => consumer?.profile,
+            Err(error) => {
+                // The verification that follows reports the store's trouble.
+                tracing::debug!(%error, "consumer profile not read");
+                None
+            }
+        }
     }
 
     /// A deleted customer's tokens stop working at once.

@@ -19,6 +19,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::context::profile::Profile;
+
 #[derive(Debug, thiserror::Error)]
 #[error("token store: {0}")]
 pub struct StoreError(pub String);
@@ -50,6 +52,10 @@ pub struct Consumer {
     pub secret: String,
     pub callback_url: Option<String>,
     pub rejected_callback_url: Option<String>,
+    /// The compatibility profile its signed calls are answered in (an app of the original
+    /// gets the original's formats without the whole gateway switching, docs/oauth.md);
+    /// `None`: the gateway's own (`STOREGATE_PROFILE`).
+    pub profile: Option<Profile>,
 }
 
 /// A consumer to register.
@@ -60,6 +66,7 @@ pub struct NewConsumer {
     pub secret: String,
     pub callback_url: Option<String>,
     pub rejected_callback_url: Option<String>,
+    pub profile: Option<Profile>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -163,7 +170,8 @@ CREATE TABLE IF NOT EXISTS oauth_consumer (
     secret TEXT NOT NULL,
     callback_url TEXT,
     rejected_callback_url TEXT,
-    created_at INTEGER NOT NULL
+    created_at INTEGER NOT NULL,
+    profile TEXT
 );
 CREATE TABLE IF NOT EXISTS oauth_token (
     id INTEGER PRIMARY KEY,
@@ -200,7 +208,23 @@ fn setup(connection: &Connection) -> Result<(), rusqlite::Error> {
     }
     connection.pragma_update(None, "synchronous", "NORMAL")?;
     connection.pragma_update(None, "foreign_keys", "ON")?;
-    connection.execute_batch(SCHEMA)
+    connection.execute_batch(SCHEMA)?;
+    migrate(connection)
+}
+
+/// Brings a file made by an earlier version up to date. Consumers registered before
+/// consumers had a profile get none (NULL): they follow the gateway's, so their apps see no
+/// change.
+fn migrate(connection: &Connection) -> Result<(), rusqlite::Error> {
+    let has_profile: bool = connection.query_row(
+        "SELECT COUNT(*) FROM pragma_table_info('oauth_consumer') WHERE name = 'profile'",
+        [],
+        |row| row.get::<_, i64>(0).map(|n| n > 0),
+    )?;
+    if !has_profile {
+        connection.execute_batch("ALTER TABLE oauth_consumer ADD COLUMN profile TEXT")?;
+    }
+    Ok(())
 }
 
 fn is_busy(error: &rusqlite::Error) -> bool {
@@ -318,6 +342,7 @@ fn token_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Token> {
 }
 
 fn consumer_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Consumer> {
+    let profile: Option<String> = row.get(6)?;
     Ok(Consumer {
         id: row.get(0)?,
         name: row.get(1)?,
@@ -325,10 +350,13 @@ fn consumer_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Consumer> {
         secret: row.get(3)?,
         callback_url: row.get(4)?,
         rejected_callback_url: row.get(5)?,
+        // Only the CLI and the import write it, with a checked name.
+        profile: profile.as_deref().and_then(Profile::parse),
     })
 }
 
-const CONSUMER_COLUMNS: &str = "id, name, key, secret, callback_url, rejected_callback_url";
+const CONSUMER_COLUMNS: &str =
+    "id, name, key, secret, callback_url, rejected_callback_url, profile";
 
 fn owner_columns(owner: Owner) -> (bool, Option<i64>) {
     match owner {
@@ -375,11 +403,13 @@ impl TokenStore for SqliteStore {
             c.query_row(
                 &format!(
                     "INSERT INTO oauth_consumer
-                         (name, key, secret, callback_url, rejected_callback_url, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                         (name, key, secret, callback_url, rejected_callback_url, created_at,
+                          profile)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                      ON CONFLICT(key) DO UPDATE SET name = excluded.name,
                          secret = excluded.secret, callback_url = excluded.callback_url,
-                         rejected_callback_url = excluded.rejected_callback_url
+                         rejected_callback_url = excluded.rejected_callback_url,
+                         profile = excluded.profile
                      RETURNING {CONSUMER_COLUMNS}"
                 ),
                 params![
@@ -388,7 +418,8 @@ impl TokenStore for SqliteStore {
                     consumer.secret,
                     consumer.callback_url,
                     consumer.rejected_callback_url,
-                    now_secs()
+                    now_secs(),
+                    consumer.profile.map(Profile::as_str)
                 ],
                 consumer_row,
             )
@@ -615,6 +646,7 @@ mod tests {
                 secret: random_hex32(),
                 callback_url: Some("http://app.example/cb".into()),
                 rejected_callback_url: None,
+                profile: None,
             })
             .unwrap()
     }
@@ -652,6 +684,47 @@ mod tests {
         assert_eq!(store.revoke_customer(5).unwrap(), 1);
         let token = store.token(first.as_deref().unwrap()).unwrap().unwrap();
         assert!(token.revoked);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_from_before_consumer_profiles_is_migrated() {
+        // The consumer table as earlier versions made it, with a consumer in it.
+        let dir = std::env::temp_dir().join(format!("storegate-store-{}", random_hex32()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let old = Connection::open(dir.join("oauth.sqlite3")).unwrap();
+        old.execute_batch(
+            "CREATE TABLE oauth_consumer (id INTEGER PRIMARY KEY, name TEXT NOT NULL,
+                 key TEXT NOT NULL UNIQUE, secret TEXT NOT NULL, callback_url TEXT,
+                 rejected_callback_url TEXT, created_at INTEGER NOT NULL);
+             INSERT INTO oauth_consumer (name, key, secret, created_at)
+                 VALUES ('old app', 'oldkey', 'oldsecret', 1);",
+        )
+        .unwrap();
+        drop(old);
+        let store = SqliteStore::open(&dir).unwrap();
+        let old = store.consumer_by_key("oldkey").unwrap().unwrap();
+        assert_eq!(
+            old.profile, None,
+            "it follows the gateway's profile, as before"
+        );
+        // Opening again is a no-op; a profile is kept and can be changed.
+        let store = SqliteStore::open(&dir).unwrap();
+        let imported = store
+            .upsert_consumer(&NewConsumer {
+                name: "legacy".into(),
+                key: "legacykey".into(),
+                secret: "s".into(),
+                callback_url: None,
+                rejected_callback_url: None,
+                profile: Some(Profile::Original),
+            })
+            .unwrap();
+        assert_eq!(imported.profile, Some(Profile::Original));
+        assert_eq!(
+            store.consumer_by_key("legacykey").unwrap().unwrap().profile,
+            Some(Profile::Original)
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -559,17 +559,23 @@ fn build_field(
     })
 }
 
-/// Every resource's mapping.
+/// Every resource's mapping, in each profile: the one a request uses is its profile's
+/// ([`Mappings::get`]), so that a request in the original's profile (an OAuth consumer's,
+/// when the gateway runs in `spec`) gets the original's JSON types, and the others the
+/// gateway's.
 #[derive(Debug, Clone)]
 pub struct Mappings {
-    resources: Arc<HashMap<String, Arc<ResourceMapping>>>,
+    spec: Arc<HashMap<String, Arc<ResourceMapping>>>,
+    original: Arc<HashMap<String, Arc<ResourceMapping>>>,
 }
 
+type Resources = HashMap<String, Arc<ResourceMapping>>;
+
 impl Mappings {
-    /// From a folder; every file the gateway needs must be there. `profile`'s overrides
-    /// apply; the others' are checked too, so a mistake shows at any start.
-    pub fn load_dir(dir: &FsPath, profile: Profile) -> Result<Mappings, MappingError> {
-        let mut resources = HashMap::new();
+    /// From a folder; every file the gateway needs must be there. Each profile's overrides
+    /// are applied to a set of their own, so a mistake in any shows at any start.
+    pub fn load_dir(dir: &FsPath) -> Result<Mappings, MappingError> {
+        let (mut spec, mut original) = (Resources::new(), Resources::new());
         for (name, _) in EMBEDDED {
             let path = dir.join(name);
             let text = std::fs::read_to_string(&path)
@@ -578,30 +584,43 @@ impl Mappings {
             for other in PROFILES {
                 parse_file(&shown, &text, Some(other))?;
             }
-            let mapping = parse_file(&shown, &text, profile.mapping_overrides())?;
-            resources.insert(mapping.resource.clone(), Arc::new(mapping));
+            let plain = parse_file(&shown, &text, Profile::Spec.mapping_overrides())?;
+            let theirs = parse_file(&shown, &text, Profile::Original.mapping_overrides())?;
+            spec.insert(plain.resource.clone(), Arc::new(plain));
+            original.insert(theirs.resource.clone(), Arc::new(theirs));
         }
         Ok(Mappings {
-            resources: Arc::new(resources),
+            spec: Arc::new(spec),
+            original: Arc::new(original),
         })
     }
 
     /// The mappings built into the binary.
-    pub fn embedded(profile: Profile) -> Mappings {
-        let mut resources = HashMap::new();
+    pub fn embedded() -> Mappings {
+        let (mut spec, mut original) = (Resources::new(), Resources::new());
         for (name, text) in EMBEDDED {
-            let mapping = parse_file(name, text, profile.mapping_overrides())
-                .expect("the built-in mappings are valid (tested)");
-            resources.insert(mapping.resource.clone(), Arc::new(mapping));
+            for (profile, into) in [
+                (Profile::Spec, &mut spec),
+                (Profile::Original, &mut original),
+            ] {
+                let mapping = parse_file(name, text, profile.mapping_overrides())
+                    .expect("the built-in mappings are valid (tested)");
+                into.insert(mapping.resource.clone(), Arc::new(mapping));
+            }
         }
         Mappings {
-            resources: Arc::new(resources),
+            spec: Arc::new(spec),
+            original: Arc::new(original),
         }
     }
 
+    /// A resource's mapping in the profile of the request being served.
     pub fn get(&self, resource: &str) -> Arc<ResourceMapping> {
-        self.resources
-            .get(resource)
+        let set = match Profile::current() {
+            Profile::Spec => &self.spec,
+            Profile::Original => &self.original,
+        };
+        set.get(resource)
             .cloned()
             .unwrap_or_else(|| panic!("mapping for {resource} is loaded at start"))
     }
@@ -614,9 +633,9 @@ mod tests {
 
     #[test]
     fn embedded_mappings_are_valid_in_every_profile() {
+        let mappings = Mappings::embedded();
         for profile in [Profile::Spec, Profile::Original] {
-            let mappings = Mappings::embedded(profile);
-            let product = mappings.get("product");
+            let product = crate::context::profile::sync_scope(profile, || mappings.get("product"));
             assert!(!product.view(UserType::Admin, View::Single).is_empty());
         }
     }
