@@ -60,7 +60,11 @@ pub struct Negotiated(pub Result<Format, ApiError>);
 pub fn negotiate_response(headers: &HeaderMap) -> Result<Format, ApiError> {
     let mut values = headers.get_all(ACCEPT).iter().peekable();
     if values.peek().is_none() {
-        return Ok(Format::Xml);
+        return Ok(if Profile::current().missing_accept_is_json() {
+            Format::Json
+        } else {
+            Format::Xml
+        });
     }
     // Several Accept headers are one comma-separated list (RFC 9110 §5.3).
     let mut entries: Vec<(f32, usize, String)> = Vec::new();

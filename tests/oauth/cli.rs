@@ -79,10 +79,13 @@ async fn consumer_add_is_seen_by_a_running_gateway() {
             "legacy-secret",
             "--callback",
             "https://app.example/cb",
+            "--profile",
+            "original",
         ],
     );
     assert!(ok, "{err}");
     assert!(out.contains("legacy-key"));
+    assert!(out.contains("profile: original"), "{out}");
     let (ok, _, err) = storegate(
         &stack,
         &[
@@ -101,9 +104,10 @@ async fn consumer_add_is_seen_by_a_running_gateway() {
     assert!(ok);
     assert!(out.starts_with("2 consumer(s)"), "{out}");
     assert!(
-        out.contains("legacy-key\tLegacy\thttps://app.example/cb"),
+        out.contains("legacy-key\tLegacy\thttps://app.example/cb\toriginal"),
         "{out}"
     );
+    assert!(out.contains("\tMobile app\t-\t(the gateway's)"), "{out}");
     assert!(
         !out.contains("legacy-secret") && !out.contains(&consumer.secret),
         "{out}"
@@ -122,6 +126,23 @@ async fn consumer_add_is_seen_by_a_running_gateway() {
     );
     assert!(!ok);
     assert!(err.contains("--callback"), "{err}");
+    let (ok, _, err) = storegate(
+        &stack,
+        &[
+            "oauth",
+            "consumer",
+            "add",
+            "--name",
+            "Bad",
+            "--profile",
+            "m1",
+        ],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("--profile: expected spec or original"),
+        "{err}"
+    );
 }
 
 const CONSUMERS: &str = "entity_id\tcreated_at\tupdated_at\tname\tkey\tsecret\tcallback_url\trejected_callback_url
@@ -199,6 +220,34 @@ async fn import_of_the_original_tables() {
     );
     let (status, body) = call(&stack, &admin, "/stockitems").await;
     assert_eq!(status, 200, "{body}");
+    // Imported apps are apps of the original: their calls get its profile.
+    let (ok, out, _) = storegate(&stack, &["oauth", "consumer", "list"]);
+    assert!(ok);
+    assert!(
+        out.contains("\tShop app\thttps://app.example/cb\toriginal"),
+        "{out}"
+    );
+    let url = format!("{}/api/rest/products/1", stack.origin());
+    let signer = Signer {
+        nonce: "n-any".into(),
+        ..admin.clone()
+    };
+    let reply = stack
+        .send(
+            "GET",
+            &url,
+            &[
+                ("Authorization", &signer.header("GET", &url, &[])),
+                ("Accept", "*/*"),
+            ],
+            None,
+        )
+        .await;
+    assert!(
+        reply.content_type.starts_with("application/json"),
+        "{}",
+        reply.content_type
+    );
     for (token, secret) in [
         (
             "accesstokenrevoked00000000000001",

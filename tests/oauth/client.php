@@ -6,6 +6,12 @@
 //   php client.php dance    BASE KEY SECRET admin ADMIN_KEY
 //   php client.php calls    BASE KEY SECRET customer|admin TOKEN TOKEN_SECRET [CUSTOMER_ID]
 //   php client.php rejected BASE KEY SECRET TOKEN TOKEN_SECRET
+//   php client.php official BASE KEY SECRET TOKEN TOKEN_SECRET RESOURCE
+//
+// dance takes the admin page's path as a last argument (the Magento 1 docs spell it
+// /admin/oAuth_authorize). official makes the API call of the official Magento 1 REST
+// examples as they wrote it (no Accept header: libcurl sends `*/*`), and prints what they
+// print, print_r of json_decode, then the answer's content type.
 //
 // dance prints {"token","secret"}; the others print "ok". Anything unexpected exits 1.
 
@@ -78,7 +84,7 @@ function expect_status(int $got, int $want, string $what, string $body = ''): vo
     }
 }
 
-function dance(string $base, string $key, string $secret, string $user, array $login): void
+function dance(string $base, string $key, string $secret, string $user, array $login, ?string $adminPath = null): void
 {
     $oauth = new OAuth($key, $secret, OAUTH_SIG_METHOD_HMACSHA1, OAUTH_AUTH_TYPE_AUTHORIZATION);
     // As the original's documentation wrote it: the callback in the initiate URL's query.
@@ -87,7 +93,7 @@ function dance(string $base, string $key, string $secret, string $user, array $l
         fail('initiate: no oauth_callback_confirmed');
     }
     $token = $request['oauth_token'];
-    $path = $user === 'admin' ? '/admin/oauth_authorize' : '/oauth/authorize';
+    $path = $user === 'admin' ? ($adminPath ?? '/admin/oauth_authorize') : '/oauth/authorize';
 
     $browser = new Browser();
     $page = $browser->request('GET', "$base$path?oauth_token=" . urlencode($token));
@@ -192,6 +198,22 @@ function calls(string $base, string $key, string $secret, string $user, string $
     echo "ok\n";
 }
 
+/** The official examples' call: their code, with only the configuration lines changed. */
+function official(string $base, string $consumerKey, string $consumerSecret, string $token, string $tokenSecret, string $resource): void
+{
+    $apiUrl = "$base/api/rest";
+    $authType = OAUTH_AUTH_TYPE_AUTHORIZATION;
+    $oauthClient = new OAuth($consumerKey, $consumerSecret, OAUTH_SIG_METHOD_HMACSHA1, $authType);
+    $oauthClient->enableDebug();
+    $oauthClient->setToken($token, $tokenSecret);
+    $resourceUrl = "$apiUrl/$resource";
+    $oauthClient->fetch($resourceUrl, array(), 'GET', array('Content-Type' => 'application/json'));
+    $productsList = json_decode($oauthClient->getLastResponse());
+    print_r($productsList);
+    $info = $oauthClient->getLastResponseInfo();
+    echo "\ncontent-type: ", $info['content_type'] ?? '', "\n";
+}
+
 [$script, $mode, $base, $key, $secret] = array_pad($argv, 5, '');
 switch ($mode) {
     case 'dance':
@@ -199,7 +221,10 @@ switch ($mode) {
         $login = $user === 'admin'
             ? ['login[username]' => 'operator', 'login[password]' => $argv[6] ?? '']
             : ['login[username]' => $argv[6] ?? '', 'login[password]' => $argv[7] ?? ''];
-        dance($base, $key, $secret, $user, $login);
+        dance($base, $key, $secret, $user, $login, $user === 'admin' ? ($argv[7] ?? null) : null);
+        break;
+    case 'official':
+        official($base, $key, $secret, $argv[5] ?? '', $argv[6] ?? '', $argv[7] ?? 'products');
         break;
     case 'calls':
         calls($base, $key, $secret, $argv[5] ?? '', $argv[6] ?? '', $argv[7] ?? '', $argv[8] ?? null);

@@ -200,3 +200,106 @@ async fn php_pecl_oauth() {
     args.extend([token, secret]);
     run("php", args).await;
 }
+
+/// The official Magento 1 REST examples' calls (pecl oauth, no `Accept` header, so libcurl's
+/// `*/*`), through a gateway in its default profile: an app registered with the original's
+/// profile gets JSON it can `json_decode` and prints its data; the admin's dance works with
+/// the docs' `/admin/oAuth_authorize`; an app in the gateway's profile gets XML (what the
+/// examples could not read), and Bearer and guest calls keep the gateway's formats.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_php_examples_print_their_data() {
+    use storegate::context::profile::Profile;
+    if !available("php", &["-r", "exit(class_exists('OAuth') ? 0 : 1);"]) {
+        return;
+    }
+    let stack = Stack::start().await;
+    let base = stack.origin();
+    let args = |consumer: &Consumer, mode: &str, rest: &[&str]| {
+        let mut args = vec![
+            script("client.php").display().to_string(),
+            mode.to_owned(),
+            base.clone(),
+            consumer.key.clone(),
+            consumer.secret.clone(),
+        ];
+        args.extend(rest.iter().map(|s| (*s).to_owned()));
+        args
+    };
+    let legacy = stack.consumer_in("legacy app", Some(Profile::Original));
+
+    let (token, secret) = tokens(
+        &run(
+            "php",
+            args(&legacy, "dance", &["customer", EMAIL, PASSWORD]),
+        )
+        .await,
+    );
+    let printed = run(
+        "php",
+        args(&legacy, "official", &[&token, &secret, "products"]),
+    )
+    .await;
+    assert!(
+        printed.contains("content-type: application/json"),
+        "{printed}"
+    );
+    assert!(printed.contains("[sku] => 24-MB01"), "{printed}");
+    assert!(printed.contains("Joust Duffle Bag"), "{printed}");
+
+    let (admin_token, admin_secret) = tokens(
+        &run(
+            "php",
+            args(
+                &legacy,
+                "dance",
+                &["admin", ADMIN_KEY, "/admin/oAuth_authorize"],
+            ),
+        )
+        .await,
+    );
+    let printed = run(
+        "php",
+        args(
+            &legacy,
+            "official",
+            &[&admin_token, &admin_secret, "products"],
+        ),
+    )
+    .await;
+    assert!(
+        printed.contains("content-type: application/json"),
+        "{printed}"
+    );
+    assert!(printed.contains("[sku] => 24-MB01"), "{printed}");
+
+    // The same example signed by an app that follows the gateway's profile: XML.
+    let plain = stack.consumer("new app");
+    let (token, secret) =
+        tokens(&run("php", args(&plain, "dance", &["customer", EMAIL, PASSWORD])).await);
+    let printed = run(
+        "php",
+        args(&plain, "official", &[&token, &secret, "products"]),
+    )
+    .await;
+    assert!(
+        printed.contains("content-type: application/xml"),
+        "{printed}"
+    );
+    assert!(!printed.contains("[sku]"), "{printed}");
+
+    // Guests (and Bearer callers) keep the gateway's profile: `*/*` is XML, `service_api`.
+    let guest = stack
+        .send(
+            "GET",
+            &format!("{base}/api/rest/products/1"),
+            &[("Accept", "*/*")],
+            None,
+        )
+        .await;
+    assert!(
+        guest.content_type.starts_with("application/xml"),
+        "{}",
+        guest.content_type
+    );
+    assert!(guest.body.contains("<service_api>"), "{}", guest.body);
+}

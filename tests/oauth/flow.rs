@@ -804,3 +804,72 @@ async fn rejecting_uses_the_token_up() {
         assert_eq!(page.status, 400, "a rejected request token is gone");
     }
 }
+
+/// A consumer registered with the original's profile: its signed calls get the original's
+/// formats (`*/*` is JSON, `magento_api` XML, its JSON types), a consumer without a profile
+/// and Bearer calls get the gateway's, and neither is served the other's cached answer.
+#[tokio::test]
+async fn a_consumers_profile_decides_its_formats() {
+    use storegate::context::profile::Profile;
+    let stack = Stack::start().await;
+    let legacy = stack.consumer_in("legacy app", Some(Profile::Original));
+    let plain = stack.consumer("new app");
+    let (legacy_token, legacy_secret) = dance(&stack, &legacy, true, ("operator", ADMIN_KEY)).await;
+    let (plain_token, plain_secret) = dance(&stack, &plain, true, ("operator", ADMIN_KEY)).await;
+    let legacy_admin = || Signer::new(&legacy).token(&legacy_token, &legacy_secret);
+    let plain_admin = || Signer::new(&plain).token(&plain_token, &plain_secret);
+
+    for _ in 0..2 {
+        // Twice: the second answer may come from the cache, and must still be this profile's.
+        let (status, body) = api(&stack, &legacy_admin(), "GET", "/products/1", "*/*").await;
+        assert_eq!(status, 200, "{body}");
+        let product: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("{body}"));
+        // The original's JSON types: ISO 8601 dates on a single product.
+        assert!(
+            product["created_at"].as_str().unwrap().contains('T'),
+            "{body}"
+        );
+        let (_, xml) = api(
+            &stack,
+            &legacy_admin(),
+            "GET",
+            "/products/1",
+            "application/xml",
+        )
+        .await;
+        assert!(xml.contains("<magento_api>"), "{xml}");
+
+        let (status, body) = api(&stack, &plain_admin(), "GET", "/products/1", "*/*").await;
+        assert_eq!(status, 200);
+        assert!(body.contains("<service_api>"), "{body}");
+        let (_, json) = api(&stack, &plain_admin(), "GET", "/products/1", JSON).await;
+        let product: Value = serde_json::from_str(&json).unwrap();
+        assert!(
+            !product["created_at"].as_str().unwrap().contains('T'),
+            "{json}"
+        );
+
+        let bearer = stack
+            .send(
+                "GET",
+                &format!("{}/api/rest/products/1", stack.origin()),
+                &[
+                    ("Authorization", &format!("Bearer {ADMIN_KEY}")),
+                    ("Accept", "*/*"),
+                ],
+                None,
+            )
+            .await;
+        assert!(bearer.body.contains("<service_api>"), "{}", bearer.body);
+    }
+    // Even a refusal (a forged signature) is in the consumer's formats.
+    let forged = Signer {
+        consumer_secret: "f".repeat(32),
+        ..legacy_admin()
+    };
+    let (status, body) = api(&stack, &forged, "GET", "/products/1", "*/*").await;
+    assert_eq!(
+        (status, problem(&body).as_str()),
+        (401, "oauth_problem=signature_invalid")
+    );
+}

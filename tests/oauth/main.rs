@@ -116,6 +116,15 @@ impl Stack {
 
     /// Registers a consumer straight in the store (the CLI has its own tests).
     pub fn consumer(&self, name: &str) -> Consumer {
+        self.consumer_in(name, None)
+    }
+
+    /// A consumer whose signed calls are answered in `profile` (None: the gateway's).
+    pub fn consumer_in(
+        &self,
+        name: &str,
+        profile: Option<storegate::context::profile::Profile>,
+    ) -> Consumer {
         let store = storegate::auth::oauth::store::SqliteStore::open(&self.data_dir).unwrap();
         let key = storegate::auth::oauth::store::random_hex32();
         let secret = storegate::auth::oauth::store::random_hex32();
@@ -127,7 +136,7 @@ impl Stack {
                 secret: secret.clone(),
                 callback_url: None,
                 rejected_callback_url: None,
-                profile: None,
+                profile,
             },
         )
         .unwrap();
