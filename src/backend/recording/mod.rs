@@ -13,7 +13,7 @@
 //! - `storegate cassette import-har FILE DIR` turns a browser's or mitmproxy's HAR export
 //!   into cassettes ([`har`]).
 //!
-//! The README's "Recording and replaying" section is the user's guide.
+//! docs/recording.md is the user's guide.
 
 pub mod cassette;
 pub mod har;
