@@ -30,8 +30,8 @@ use tokio::time::Instant;
 
 use crate::app::AppState;
 use crate::auth::UserType;
-use crate::backend::magento2::catalog::SearchResult;
 use crate::backend::magento2::stock::EVERY_QTY;
+use crate::backend::port::SearchResult;
 use crate::http::body::{decode, decode_record};
 use crate::http::query::{Condition, ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, empty_ok, msg, multi_status, ok};
@@ -182,7 +182,7 @@ async fn list(app: AppState, caller: Caller, query: Option<&str>) -> Result<Resp
     let params = ListParams::parse(query)?;
     let bound = qty_bound(&params)?;
     let bytes = app
-        .magento
+        .backend
         .stock_items_page(&bound, params.page, params.limit)
         .await
         .map_err(errors::to_api)?;
@@ -211,7 +211,7 @@ async fn list(app: AppState, caller: Caller, query: Option<&str>) -> Result<Resp
 async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let item_id = parse_id(id)?;
     let (product_id, sku) = locate(&app, item_id).await?;
-    let bytes = app.magento.stock_item(&sku).await.map_err(errors::to_api)?;
+    let bytes = app.backend.stock_item(&sku).await.map_err(errors::to_api)?;
     let record = json(&bytes)?;
     check_identity(&app, &record, item_id, product_id)?;
     let fields = app
@@ -407,7 +407,7 @@ async fn update(
         return Err(ApiError::request_data_invalid());
     };
     let (product_id, sku) = locate(&app, item_id).await?;
-    let result = app.magento.update_stock_item(&sku, item_id, changes).await;
+    let result = app.backend.update_stock_item(&sku, item_id, changes).await;
     // Whatever happened, what the cache shows of this product's stock is suspect now.
     invalidate_product(&app, product_id, &sku);
     result.map_err(errors::to_api)?;
@@ -637,7 +637,7 @@ async fn batch(
                         (Ok(_), None) => vec![Outcome::updated(item_id)],
                         (Ok((product_id, sku)), Some(changes)) => {
                             let result = within(deadline, async {
-                                app.magento
+                                app.backend
                                     .update_stock_item(sku, item_id, changes)
                                     .await
                                     .map_err(errors::to_api)

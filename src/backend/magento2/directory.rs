@@ -3,8 +3,8 @@
 use bytes::Bytes;
 use serde::Deserialize;
 
-use super::catalog::lenient_u64;
 use super::{Magento, Scope, UpstreamError};
+use crate::backend::port::lenient_u64;
 
 /// A country as `GET /V1/directory/countries` lists it. Only the allowed countries are
 /// listed; `available_regions` is absent for a country without predefined regions.

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::app::AppState;
 use crate::backend::errors;
-use crate::backend::magento2::{Scope, SearchCriteria};
+use crate::backend::port::{Scope, SearchCriteria};
 use crate::cache::keys::{key, tag};
 use crate::http::ApiError;
 use crate::records::{json, record};
@@ -16,13 +16,13 @@ use crate::rules::mapping::convert::as_i64;
 
 /// A product as Magento returns it by SKU (with its stock item), through the cache.
 pub async fn product_record(app: &AppState, id: u64, sku: &str) -> Result<Value, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let owned = sku.to_owned();
     let bytes = record(
         app,
-        key::product(magento.default_store(), sku),
+        key::product(backend.default_store(), sku),
         move || async move {
-            let bytes = magento.product(Scope::Default, &owned).await?;
+            let bytes = backend.product(Scope::Default, &owned).await?;
             Ok((bytes, vec![tag::product(id), tag::sku(&owned)]))
         },
     )
@@ -38,11 +38,11 @@ pub async fn product_record_in(
     sku: &str,
     store_code: &str,
 ) -> Result<Value, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let owned = sku.to_owned();
     let code = store_code.to_owned();
     let bytes = record(app, key::product(store_code, sku), move || async move {
-        let bytes = magento.product(Scope::Store(&code), &owned).await?;
+        let bytes = backend.product(Scope::Store(&code), &owned).await?;
         Ok((
             bytes,
             vec![tag::product(id), tag::sku(&owned), tag::images(id)],
@@ -60,11 +60,11 @@ pub async fn render_record(
     store_id: u64,
     currency: &str,
 ) -> Result<Value, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let currency = currency.to_owned();
     let bytes = record(app, key::render_info(store_id, id), move || async move {
         let criteria = SearchCriteria::new().filter("entity_id", id.to_string(), "eq");
-        let bytes = magento.render_info(store_id, &currency, &criteria).await?;
+        let bytes = backend.render_info(store_id, &currency, &criteria).await?;
         let items: RenderItems = crate::backend::magento2::parse(&bytes)?;
         let item = items.items.into_iter().next().unwrap_or(Value::Null);
         Ok((
@@ -97,7 +97,7 @@ pub async fn render_many(
         .filter("entity_id", list, "in")
         .page(ids.len() as u32, 1);
     let bytes = app
-        .magento
+        .backend
         .render_info(store_id, currency, &criteria)
         .await
         .map_err(errors::to_api)?;

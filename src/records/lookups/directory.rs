@@ -15,10 +15,10 @@ use crate::records::{json, record};
 
 /// The allowed countries with their predefined regions, through the cache.
 pub async fn countries(app: &AppState) -> Result<Vec<Country>, ApiError> {
-    let magento = app.magento.clone();
-    let key = key::countries(magento.default_store());
+    let backend = app.backend.clone();
+    let key = key::countries(backend.default_store());
     let bytes = record(app, key, move || async move {
-        let bytes = magento.countries().await?;
+        let bytes = backend.countries().await?;
         Ok((bytes, vec![tag::DIRECTORY.to_owned()]))
     })
     .await?;

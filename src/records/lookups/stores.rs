@@ -10,9 +10,9 @@ use crate::cache::keys::{key, tag};
 use crate::records::{json, record};
 
 pub async fn views(app: &AppState) -> Result<Vec<StoreView>, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let bytes = record(app, key::store_views(), move || async move {
-        let bytes = magento.store_views().await?;
+        let bytes = backend.store_views().await?;
         Ok((bytes, vec![tag::STORES.to_owned()]))
     })
     .await?;
@@ -21,9 +21,9 @@ pub async fn views(app: &AppState) -> Result<Vec<StoreView>, ApiError> {
 }
 
 pub async fn configs(app: &AppState) -> Result<Vec<StoreConfig>, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let bytes = record(app, key::store_configs(), move || async move {
-        let bytes = magento.store_configs().await?;
+        let bytes = backend.store_configs().await?;
         Ok((bytes, vec![tag::STORES.to_owned()]))
     })
     .await?;
@@ -72,7 +72,7 @@ pub async fn view_by_id_or_code(app: &AppState, store: &str) -> Result<StoreView
 
 /// The website of the default store view: where created products are published.
 pub async fn default_website(app: &AppState) -> Result<u64, ApiError> {
-    let code = app.magento.default_store().to_owned();
+    let code = app.backend.default_store().to_owned();
     views(app)
         .await?
         .into_iter()
