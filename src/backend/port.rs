@@ -57,6 +57,58 @@ pub struct CategoryLink {
     pub position: i64,
 }
 
+/// A store view.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StoreView {
+    #[serde(deserialize_with = "lenient_u64")]
+    pub id: u64,
+    pub code: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, deserialize_with = "lenient_u64")]
+    pub website_id: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct StoreConfig {
+    #[serde(deserialize_with = "lenient_u64")]
+    pub id: u64,
+    pub code: String,
+    #[serde(default, deserialize_with = "lenient_u64")]
+    pub website_id: u64,
+    #[serde(default)]
+    pub base_url: String,
+    #[serde(default)]
+    pub base_media_url: String,
+    #[serde(default)]
+    pub base_currency_code: String,
+}
+
+/// A country the store allows, with its predefined regions (none for most countries).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Country {
+    pub id: String,
+    #[serde(default)]
+    pub two_letter_abbreviation: String,
+    #[serde(default)]
+    pub three_letter_abbreviation: String,
+    #[serde(default)]
+    pub full_name_english: String,
+    #[serde(default)]
+    pub available_regions: Vec<Region>,
+}
+
+/// A predefined region; its `id` is the number an address's `region_id` holds.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Region {
+    #[serde(deserialize_with = "lenient_u64")]
+    pub id: u64,
+    #[serde(default)]
+    pub code: String,
+    #[serde(default)]
+    pub name: String,
+}
+
 /// Stores send some integers as strings (category ids, EAV values): accept both.
 pub fn lenient_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     let value = Value::deserialize(d)?;
@@ -95,10 +147,16 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// One cheap call that shows the store answers and accepts the gateway's credentials.
     fn ping(&self) -> Answer<'_, ()>;
 
-    // Store views, their configuration, the directory.
+    // Store views, their configuration, the directory: raw, for the cache, and read by the
+    // adapter.
     fn store_views(&self) -> Answer<'_, Bytes>;
+    fn read_store_views(&self, raw: &[u8]) -> Result<Vec<StoreView>, UpstreamError>;
     fn store_configs(&self) -> Answer<'_, Bytes>;
+    fn read_store_configs(&self, raw: &[u8]) -> Result<Vec<StoreConfig>, UpstreamError>;
     fn countries(&self) -> Answer<'_, Bytes>;
+    fn read_countries(&self, raw: &[u8]) -> Result<Vec<Country>, UpstreamError>;
+    /// Reads a page of a product search or of stock items (raw, as cached).
+    fn read_list(&self, raw: &[u8]) -> Result<SearchResult<Value>, UpstreamError>;
 
     // Products.
     fn product<'a>(&'a self, scope: Scope<'a>, sku: &'a str) -> Answer<'a, Bytes>;
@@ -116,6 +174,8 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
         currency: &'a str,
         criteria: &'a SearchCriteria,
     ) -> Answer<'a, Bytes>;
+    /// The products of a [`Backend::render_info`] answer, one record each.
+    fn read_render_items(&self, raw: &[u8]) -> Result<Vec<Value>, UpstreamError>;
     fn category_products(&self, category_id: u64) -> Answer<'_, Vec<CategoryLink>>;
     fn create_product(&self, product: Value) -> Answer<'_, Value>;
     fn update_product<'a>(
@@ -148,7 +208,13 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
 
     // Stock items.
     fn stock_item<'a>(&'a self, sku: &'a str) -> Answer<'a, Bytes>;
-    fn stock_items_page<'a>(&'a self, max_qty: &'a str, page: u32, size: u32) -> Answer<'a, Bytes>;
+    /// A page of stock items whose quantity is at most `max_qty` (every item: `None`).
+    fn stock_items_page<'a>(
+        &'a self,
+        max_qty: Option<&'a str>,
+        page: u32,
+        size: u32,
+    ) -> Answer<'a, Bytes>;
     fn update_stock_item<'a>(
         &'a self,
         sku: &'a str,

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
-use crate::backend::magento2::directory::Country;
+use crate::backend::port::Country;
 use crate::http::body::decode_record;
 use crate::http::query::{ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::UserType;
-use crate::backend::magento2::catalog::StoreView;
+use crate::backend::port::StoreView;
 use crate::backend::port::{Scope, UpstreamError};
 use crate::cache::{self, Fetched};
 use crate::http::body::decode_record;

@@ -17,9 +17,8 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::UserType;
-use crate::backend::magento2::catalog::{StoreConfig, StoreView};
-use crate::backend::port::SearchResult;
 use crate::backend::port::{Scope, SearchCriteria, UpstreamError};
+use crate::backend::port::{SearchResult, StoreConfig, StoreView};
 use crate::context::profile::{Message, Profile};
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
@@ -408,8 +407,7 @@ async fn list(
             .search_products(read_store.scope(), &criteria)
             .await
             .map_err(errors::to_api)?;
-        let result: SearchResult<Value> =
-            crate::backend::magento2::parse(&bytes).map_err(errors::to_api)?;
+        let result: SearchResult<Value> = app.backend.read_list(&bytes).map_err(errors::to_api)?;
         // Magento repeats the last page past the end; the original did too, and clients
         // paging until an empty page never stopped. Past the end is empty here.
         let items = if params.offset() >= result.total_count {
@@ -514,7 +512,7 @@ async fn category_list(
                 .await
                 .map_err(errors::to_api)?;
             let result: SearchResult<Value> =
-                crate::backend::magento2::parse(&bytes).map_err(errors::to_api)?;
+                app.backend.read_list(&bytes).map_err(errors::to_api)?;
             found.extend(result.items);
         }
         found.sort_by_key(|p| {

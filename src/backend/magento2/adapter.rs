@@ -6,9 +6,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::Magento;
+use super::{Magento, parse};
 use crate::backend::port::{
-    Answer, Backend, CategoryLink, CircuitState, IdSku, Scope, SearchCriteria, SearchResult,
+    Answer, Backend, CategoryLink, CircuitState, Country, IdSku, Scope, SearchCriteria,
+    SearchResult, StoreConfig, StoreView, UpstreamError,
 };
 
 impl Backend for Magento {
@@ -30,6 +31,31 @@ impl Backend for Magento {
 
     fn store_views(&self) -> Answer<'_, Bytes> {
         Box::pin(Magento::store_views(self))
+    }
+
+    fn read_store_views(&self, raw: &[u8]) -> Result<Vec<StoreView>, UpstreamError> {
+        parse(raw)
+    }
+
+    fn read_store_configs(&self, raw: &[u8]) -> Result<Vec<StoreConfig>, UpstreamError> {
+        parse(raw)
+    }
+
+    fn read_countries(&self, raw: &[u8]) -> Result<Vec<Country>, UpstreamError> {
+        parse(raw)
+    }
+
+    fn read_list(&self, raw: &[u8]) -> Result<SearchResult<Value>, UpstreamError> {
+        parse(raw)
+    }
+
+    fn read_render_items(&self, raw: &[u8]) -> Result<Vec<Value>, UpstreamError> {
+        #[derive(serde::Deserialize)]
+        struct RenderItems {
+            #[serde(default)]
+            items: Vec<Value>,
+        }
+        Ok(parse::<RenderItems>(raw)?.items)
     }
 
     fn store_configs(&self) -> Answer<'_, Bytes> {
@@ -121,7 +147,15 @@ impl Backend for Magento {
         Box::pin(Magento::stock_item(self, sku))
     }
 
-    fn stock_items_page<'a>(&'a self, max_qty: &'a str, page: u32, size: u32) -> Answer<'a, Bytes> {
+    fn stock_items_page<'a>(
+        &'a self,
+        max_qty: Option<&'a str>,
+        page: u32,
+        size: u32,
+    ) -> Answer<'a, Bytes> {
+        // Magento lists stock items through its low-stock report: a threshold it cannot
+        // store selects every item.
+        let max_qty = max_qty.unwrap_or(super::stock::EVERY_QTY);
         Box::pin(Magento::stock_items_page(self, max_qty, page, size))
     }
 

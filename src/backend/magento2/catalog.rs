@@ -6,39 +6,12 @@
 
 use bytes::Bytes;
 use http::Method;
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Magento, parse, search, segment};
 use crate::backend::port::{
-    CategoryLink, IdSku, Scope, SearchCriteria, SearchResult, UpstreamError, lenient_u64,
+    CategoryLink, IdSku, Scope, SearchCriteria, SearchResult, UpstreamError,
 };
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct StoreView {
-    #[serde(deserialize_with = "lenient_u64")]
-    pub id: u64,
-    pub code: String,
-    #[serde(default)]
-    pub name: String,
-    #[serde(default, deserialize_with = "lenient_u64")]
-    pub website_id: u64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct StoreConfig {
-    #[serde(deserialize_with = "lenient_u64")]
-    pub id: u64,
-    pub code: String,
-    #[serde(default, deserialize_with = "lenient_u64")]
-    pub website_id: u64,
-    #[serde(default)]
-    pub base_url: String,
-    #[serde(default)]
-    pub base_media_url: String,
-    #[serde(default)]
-    pub base_currency_code: String,
-}
 
 impl Magento {
     /// `GET /V1/store/storeViews`, as it came (a list of [`StoreView`]): the caller caches

@@ -65,8 +65,11 @@ pub async fn render_record(
     let bytes = record(app, key::render_info(store_id, id), move || async move {
         let criteria = SearchCriteria::new().filter("entity_id", id.to_string(), "eq");
         let bytes = backend.render_info(store_id, &currency, &criteria).await?;
-        let items: RenderItems = crate::backend::magento2::parse(&bytes)?;
-        let item = items.items.into_iter().next().unwrap_or(Value::Null);
+        let item = backend
+            .read_render_items(&bytes)?
+            .into_iter()
+            .next()
+            .unwrap_or(Value::Null);
         Ok((
             Bytes::from(serde_json::to_vec(&item).unwrap_or_default()),
             vec![tag::product(id)],
@@ -74,12 +77,6 @@ pub async fn render_record(
     })
     .await?;
     json(&bytes)
-}
-
-#[derive(serde::Deserialize)]
-struct RenderItems {
-    #[serde(default)]
-    items: Vec<Value>,
 }
 
 /// Render entries for a page of products, by id.
@@ -101,9 +98,11 @@ pub async fn render_many(
         .render_info(store_id, currency, &criteria)
         .await
         .map_err(errors::to_api)?;
-    let items: RenderItems = crate::backend::magento2::parse(&bytes).map_err(errors::to_api)?;
+    let items = app
+        .backend
+        .read_render_items(&bytes)
+        .map_err(errors::to_api)?;
     Ok(items
-        .items
         .into_iter()
         .filter_map(|item| Some((item.get("id").and_then(as_i64)? as u64, item)))
         .collect())

@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::app::AppState;
-use crate::backend::magento2::stock::EVERY_QTY;
 use crate::backend::port::MAX_PAGE_SIZE;
 use crate::backend::port::SearchResult;
 use crate::cache::keys::{key, tag};
@@ -43,9 +42,9 @@ async fn index_page(app: &AppState, page: u32) -> Result<IndexPage, ApiError> {
     let backend = app.backend.clone();
     let bytes = record(app, key::stock_index_page(page), move || async move {
         let raw = backend
-            .stock_items_page(EVERY_QTY, page, INDEX_PAGE_SIZE)
+            .stock_items_page(None, page, INDEX_PAGE_SIZE)
             .await?;
-        let result: SearchResult<Value> = crate::backend::magento2::parse(&raw)?;
+        let result: SearchResult<Value> = backend.read_list(&raw)?;
         let compact = IndexPage {
             pairs: result
                 .items

@@ -6,12 +6,13 @@
 //! entry is shared (it holds nothing about anyone).
 
 use crate::app::AppState;
-use crate::backend::magento2::directory::{Country, Region};
+use crate::backend::errors;
+use crate::backend::port::{Country, Region};
 use crate::http::ApiError;
 
 use crate::cache::keys::{key, tag};
 
-use crate::records::{json, record};
+use crate::records::record;
 
 /// The allowed countries with their predefined regions, through the cache.
 pub async fn countries(app: &AppState) -> Result<Vec<Country>, ApiError> {
@@ -22,8 +23,7 @@ pub async fn countries(app: &AppState) -> Result<Vec<Country>, ApiError> {
         Ok((bytes, vec![tag::DIRECTORY.to_owned()]))
     })
     .await?;
-    serde_json::from_value(json(&bytes)?)
-        .map_err(|e| ApiError::bad_gateway().with_cause(format!("directory countries: {e}")))
+    app.backend.read_countries(&bytes).map_err(errors::to_api)
 }
 
 /// The country a 2- or 3-letter code names (`US`, `usa`), if the store allows it.

@@ -2,12 +2,13 @@
 //! needs them and they almost never change.
 
 use crate::app::AppState;
-use crate::backend::magento2::catalog::{StoreConfig, StoreView};
+use crate::backend::port::{StoreConfig, StoreView};
 use crate::http::ApiError;
 
 use crate::cache::keys::{key, tag};
 
-use crate::records::{json, record};
+use crate::backend::errors;
+use crate::records::record;
 
 pub async fn views(app: &AppState) -> Result<Vec<StoreView>, ApiError> {
     let backend = app.backend.clone();
@@ -16,8 +17,7 @@ pub async fn views(app: &AppState) -> Result<Vec<StoreView>, ApiError> {
         Ok((bytes, vec![tag::STORES.to_owned()]))
     })
     .await?;
-    serde_json::from_value(json(&bytes)?)
-        .map_err(|e| ApiError::bad_gateway().with_cause(format!("store views: {e}")))
+    app.backend.read_store_views(&bytes).map_err(errors::to_api)
 }
 
 pub async fn configs(app: &AppState) -> Result<Vec<StoreConfig>, ApiError> {
@@ -27,8 +27,9 @@ pub async fn configs(app: &AppState) -> Result<Vec<StoreConfig>, ApiError> {
         Ok((bytes, vec![tag::STORES.to_owned()]))
     })
     .await?;
-    serde_json::from_value(json(&bytes)?)
-        .map_err(|e| ApiError::bad_gateway().with_cause(format!("store configs: {e}")))
+    app.backend
+        .read_store_configs(&bytes)
+        .map_err(errors::to_api)
 }
 
 /// The configuration of a store view by code.
