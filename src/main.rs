@@ -166,7 +166,7 @@ fn main() -> ExitCode {
                 .map(|u| u.token.expose().to_owned())
                 .or_else(|| std::env::var("STOREGATE_UPSTREAM_TOKEN").ok());
             runtime
-                .block_on(storegate::backend::recording::serve(
+                .block_on(storegate::cli::replay::serve(
                     &dir,
                     listen,
                     &config.recording,

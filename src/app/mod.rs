@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 
 use crate::auth::Authenticator;
-use crate::backend::magento2::Magento;
+use crate::backend::port::Backend;
 use crate::cache::Cache;
 use crate::config::Config;
 use crate::observe::metrics::Metrics;
@@ -18,7 +18,8 @@ use crate::shared_state::locks::Locks;
 #[derive(Debug)]
 pub struct App {
     pub config: Config,
-    pub magento: Magento,
+    /// The store behind the gateway, through the back-end port.
+    pub backend: Arc<dyn Backend>,
     pub cache: Arc<Cache>,
     pub mappings: Mappings,
     pub auth: Arc<Authenticator>,

@@ -2,32 +2,32 @@
 //!
 //! Magento renders errors as `{"message": "<template>", "parameters": [...] | {...},
 //! "errors": [...]}` where the template holds `%1` (positional) or `%name` (named)
-//! placeholders. [`M2Error::text`] substitutes them. Turning these into the old API's
+//! placeholders. [`StoreMessage::text`] substitutes them. Turning these into the old API's
 //! messages is the resources' job (`resources::upstream_errors`), not this module's.
 
 use serde_json::Value;
 
 /// An error body from Magento 2.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct M2Error {
+pub struct StoreMessage {
     /// The untranslated template, e.g. `No such entity with %fieldName = %fieldValue`.
     pub message: String,
     pub parameters: Value,
     /// Aggregated input errors (`One or more input exceptions have occurred.`).
-    pub errors: Vec<M2Error>,
+    pub errors: Vec<StoreMessage>,
 }
 
-impl M2Error {
+impl StoreMessage {
     /// Reads an error body; anything that is not Magento's JSON error shape gives an empty
     /// message (an HTML error page from a proxy in front of Magento, for example).
-    pub fn parse(body: &[u8]) -> M2Error {
+    pub fn parse(body: &[u8]) -> StoreMessage {
         let Ok(value) = serde_json::from_slice::<Value>(body) else {
-            return M2Error::default();
+            return StoreMessage::default();
         };
-        M2Error::from_value(&value)
+        StoreMessage::from_value(&value)
     }
 
-    fn from_value(value: &Value) -> M2Error {
+    fn from_value(value: &Value) -> StoreMessage {
         let message = value
             .get("message")
             .and_then(Value::as_str)
@@ -37,9 +37,9 @@ impl M2Error {
         let errors = value
             .get("errors")
             .and_then(Value::as_array)
-            .map(|list| list.iter().map(M2Error::from_value).collect())
+            .map(|list| list.iter().map(StoreMessage::from_value).collect())
             .unwrap_or_default();
-        M2Error {
+        StoreMessage {
             message,
             parameters,
             errors,
@@ -110,7 +110,7 @@ pub fn substitute(template: &str, parameters: &Value) -> String {
 pub enum UpstreamError {
     /// Magento answered with an error status.
     #[error("upstream answered {status}: {}", error.text())]
-    Status { status: u16, error: M2Error },
+    Status { status: u16, error: StoreMessage },
     /// No answer within the deadline.
     #[error("upstream did not answer within the deadline")]
     Timeout,
@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn substitutes_named_and_positional_parameters() {
-        let e = M2Error::parse(
+        let e = StoreMessage::parse(
             br#"{"message":"No such entity with %fieldName = %fieldValue","parameters":{"fieldName":"customerId","fieldValue":"99"}}"#,
         );
         assert_eq!(e.text(), "No such entity with customerId = 99");
@@ -179,8 +179,8 @@ mod tests {
 
     #[test]
     fn unreadable_bodies_give_empty_messages() {
-        assert_eq!(M2Error::parse(b"<html>502</html>").message, "");
-        let e = M2Error::parse(
+        assert_eq!(StoreMessage::parse(b"<html>502</html>").message, "");
+        let e = StoreMessage::parse(
             br#"{"message":"One or more input exceptions have occurred.","errors":[{"message":"\"%fieldName\" is required. Enter and try again.","parameters":{"fieldName":"firstname"}}]}"#,
         );
         assert_eq!(

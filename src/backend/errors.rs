@@ -60,12 +60,12 @@ pub fn to_api(error: UpstreamError) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::magento2::M2Error;
+    use crate::backend::magento2::StoreMessage;
 
     fn status(status: u16, body: &str) -> UpstreamError {
         UpstreamError::Status {
             status,
-            error: M2Error::parse(body.as_bytes()),
+            error: StoreMessage::parse(body.as_bytes()),
         }
     }
 

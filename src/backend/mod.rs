@@ -1,5 +1,7 @@
 //! The back ends: the one place that talks to the store.
 //!
+//! - [`port`]: what the gateway asks of a store ([`port::Backend`]), in its own terms;
+//!   [`query`]: the list query it passes.
 //! - [`magento2`]: the Magento 2 adapter (its REST paths, store scopes, shapes and errors).
 //! - [`transport`]: where every call of any adapter ends (the pooled HTTP client, the
 //!   dot-segment client), the seam where [`recording`] records and replays the store's traffic.
@@ -9,6 +11,8 @@
 pub mod error;
 pub mod errors;
 pub mod magento2;
+pub mod port;
+pub mod query;
 pub mod recording;
 pub mod resilience;
 pub mod transport;

@@ -83,7 +83,7 @@ impl Upstream {
 pub const REPLAY_SCHEME: &str = "replay:";
 
 /// Recording and replaying upstream traffic: the raw settings, checked and compiled by
-/// `crate::backend::recording` (which owns their meaning; see the README's "Recording and replaying").
+/// `crate::backend::recording` (which owns their meaning; see docs/recording.md).
 #[derive(Debug, Clone, Default)]
 pub struct Recording {
     /// `STOREGATE_RECORD_DIR`: write every upstream exchange to cassettes here.

@@ -4,7 +4,7 @@
 //!
 //! Every switched behaviour is decided here, by one method each, and nowhere else: the
 //! renderer, the negotiation, the request decoder, the mapping loader and the few resources
-//! concerned ask this module. The README's profile table lists them. The original's plain
+//! concerned ask this module. docs/profile.md lists them. The original's plain
 //! failures (its 500s, `limit=0` returning every row, the last page repeated forever, 400 on
 //! HEAD) are not behaviours a client relies on and stay fixed in both profiles.
 //!

@@ -35,6 +35,7 @@ use tower_http::normalize_path::NormalizePath;
 use crate::auth::caller;
 use crate::auth::{self, Authenticator, TokenIssuer};
 use crate::backend::magento2::Magento;
+use crate::backend::port::Backend;
 use crate::backend::resilience;
 use crate::cache::Cache;
 use crate::config::Config;
@@ -80,13 +81,14 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         },
         upstream_metrics.clone(),
     );
-    let magento = crate::backend::recording::wire(
-        magento,
+    let transport = crate::backend::recording::wire(
+        magento.transport(),
         &config.recording,
         &parts.upstream_url,
         &parts.upstream_token,
         config.upstream_timeout,
     )?;
+    let backend: Arc<dyn Backend> = Arc::new(magento.with_transport(transport));
     let cache = Arc::new(Cache::with_windows(
         config.cache_max_bytes,
         config.cache_ttl,
@@ -104,7 +106,7 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         upstream_metrics,
         cache.clone(),
         {
-            let probe = magento.circuit_probe();
+            let probe = backend.circuit_probe();
             Arc::new(move || probe() as i64)
         },
         {
@@ -139,7 +141,7 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         Some(oauth.clone()),
     ));
     let app = Arc::new(App {
-        magento,
+        backend,
         cache,
         mappings: parts.mappings,
         auth,

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::app::AppState;
 use crate::backend::errors;
-use crate::backend::magento2::UpstreamError;
+use crate::backend::port::UpstreamError;
 use crate::cache::{self, Fetched};
 use crate::http::ApiError;
 

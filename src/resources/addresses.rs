@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
-use crate::backend::magento2::directory::Country;
+use crate::backend::port::Country;
 use crate::http::body::decode_record;
 use crate::http::query::{ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
@@ -188,7 +188,7 @@ async fn locate(app: &AppState, principal: Principal, id: u64) -> Result<(Value,
 
 /// Address `id` in the record of customer `owner`, with that record.
 async fn find_in(app: &AppState, owner: u64, id: u64) -> Result<(Value, Value), ApiError> {
-    let customer = app.magento.customer(owner).await.map_err(redact)?;
+    let customer = app.backend.customer(owner).await.map_err(redact)?;
     let address = addresses_of(&customer)
         .into_iter()
         .find(|a| id_of(a) == Some(id))
@@ -201,7 +201,7 @@ async fn owner_of(app: &AppState, principal: Principal, id: u64) -> Result<u64, 
     match principal {
         Principal::Customer(me) => Ok(me),
         Principal::Admin => {
-            let address = app.magento.address(id).await.map_err(redact)?;
+            let address = app.backend.address(id).await.map_err(redact)?;
             address
                 .get("customer_id")
                 .and_then(as_i64)
@@ -239,7 +239,7 @@ async fn list(
     if params.filters.iter().any(|f| !known(&f.attribute)) {
         return Err(ApiError::bad_request(msg::FILTERING));
     }
-    let customer = app.magento.customer(customer_id).await.map_err(redact)?;
+    let customer = app.backend.customer(customer_id).await.map_err(redact)?;
     let mut records: Vec<Map<String, Value>> = addresses_of(&customer)
         .iter()
         .map(|a| render(&fields, a))
@@ -754,10 +754,10 @@ async fn delete(app: AppState, caller: Caller, id: &str) -> Result<Response, Api
         if billing == Some(id) || shipping == Some(id) {
             return Err(ApiError::bad_request(m::DEFAULT_DELETE));
         }
-        app.magento.delete_address(id).await.map_err(redact)?;
+        app.backend.delete_address(id).await.map_err(redact)?;
         // Verified like the saves: a writer that saved the customer from an older read
         // can put the address back.
-        let now = app.magento.customer(owner).await.map_err(redact)?;
+        let now = app.backend.customer(owner).await.map_err(redact)?;
         if !addresses_of(&now).iter().any(|a| id_of(a) == Some(id)) {
             return Ok(empty_ok());
         }

@@ -61,17 +61,17 @@ where
         if attempt > 0 {
             app.metrics.customer_write_retried();
         }
-        let stored = app.magento.customer(customer_id).await.map_err(redact)?;
+        let stored = app.backend.customer(customer_id).await.map_err(redact)?;
         let to_save = match intent.plan(&stored, previous.as_ref())? {
             Plan::Done(output) => return Ok(output),
             Plan::Save(customer) => customer,
         };
         let saved = app
-            .magento
+            .backend
             .save_customer(customer_id, to_save)
             .await
             .map_err(reference_error)?;
-        let now = app.magento.customer(customer_id).await.map_err(redact)?;
+        let now = app.backend.customer(customer_id).await.map_err(redact)?;
         match intent.verify(&saved, &now) {
             Ok(output) => return Ok(output),
             Err(produced) => {

@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
-use crate::backend::magento2::SearchCriteria;
+use crate::backend::port::SearchCriteria;
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
@@ -112,7 +112,7 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
     };
     let criteria = criteria.page(params.limit, params.page);
     let result = app
-        .magento
+        .backend
         .search_customers(&criteria)
         .await
         .map_err(redact)?;
@@ -142,7 +142,7 @@ async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, Ap
     if !owns(caller.principal, id) {
         return Err(ApiError::not_found());
     }
-    let customer = app.magento.customer(id).await.map_err(redact)?;
+    let customer = app.backend.customer(id).await.map_err(redact)?;
     if customer_id(&customer) != Some(id) {
         return Err(ApiError::not_found());
     }
@@ -181,7 +181,7 @@ fn password_of(input: &Map<String, Value>, errors: &mut Vec<String>) -> Option<S
 /// it belongs to that website, else the website's first store view.
 async fn store_for_website(app: &AppState, website_id: u64) -> Result<Option<u64>, ApiError> {
     let views = stores::views(app).await?;
-    let default = app.magento.default_store();
+    let default = app.backend.default_store();
     let mut candidates: Vec<_> = views
         .iter()
         .filter(|v| v.id != 0 && v.website_id == website_id)
@@ -243,7 +243,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     };
     root["customer"]["store_id"] = json!(store_id);
     let saved = app
-        .magento
+        .backend
         .create_customer(root["customer"].take(), &password)
         .await
         .map_err(reference_error)?;
@@ -314,7 +314,7 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     // of that customer may keep working. After it again, for a login that raced the delete.
     app.auth.revoke_customer(id)?;
     let _turn = app.locks.lock(LockKey::Customer(id)).await?;
-    let deleted = app.magento.delete_customer(id).await;
+    let deleted = app.backend.delete_customer(id).await;
     // The group decides prices: forget it, whatever happened.
     app.cache.invalidate(&[tag::customer_group(id)]);
     deleted.map_err(redact)?;

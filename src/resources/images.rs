@@ -25,8 +25,8 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::UserType;
-use crate::backend::magento2::catalog::StoreView;
-use crate::backend::magento2::{Scope, UpstreamError};
+use crate::backend::port::StoreView;
+use crate::backend::port::{Scope, UpstreamError};
 use crate::cache::{self, Fetched};
 use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
@@ -253,7 +253,7 @@ async fn store_record(
     label: &str,
     store_id: Option<u64>,
 ) -> Result<Value, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let owned_sku = sku.to_owned();
     let code = label.to_owned();
     let bytes = record(app, key::product(label, sku), move || async move {
@@ -261,7 +261,7 @@ async fn store_record(
             Some(_) => Scope::Default,
             None => Scope::Store(&code),
         };
-        let bytes = magento.product_in(scope, &owned_sku, store_id).await?;
+        let bytes = backend.product_in(scope, &owned_sku, store_id).await?;
         let tags = vec![
             tag::product(product_id),
             tag::sku(&owned_sku),
@@ -286,7 +286,7 @@ async fn product_for_read(
         Place::Global if user == UserType::Admin => {
             store_record(app, product_id, sku, "admin", Some(0)).await
         }
-        Place::Store(view) if view.code != app.magento.default_store() => {
+        Place::Store(view) if view.code != app.backend.default_store() => {
             store_record(app, product_id, sku, &view.code, None).await
         }
         _ => product_records::product_record(app, product_id, sku).await,
@@ -309,7 +309,7 @@ async fn gallery(
         return Err(ApiError::not_found());
     }
     let code = match place {
-        Place::Global => app.magento.default_store().to_owned(),
+        Place::Global => app.backend.default_store().to_owned(),
         Place::Store(view) => view.code.clone(),
     };
     let media_base = stores::config(app, &code).await?.base_media_url;
@@ -329,9 +329,9 @@ async fn gallery(
 /// The gallery at a place as it is now, for a write to start from (never from the cache).
 async fn current_product(app: &AppState, sku: &str, place: &Place) -> Result<Value, ApiError> {
     let bytes = match place {
-        Place::Global => app.magento.product_in(Scope::Default, sku, Some(0)).await,
+        Place::Global => app.backend.product_in(Scope::Default, sku, Some(0)).await,
         Place::Store(view) => {
-            app.magento
+            app.backend
                 .product_in(Scope::Store(&view.code), sku, None)
                 .await
         }
@@ -485,11 +485,11 @@ async fn ensure_supports_images(app: &AppState, product: &Value) -> Result<(), A
     else {
         return Ok(());
     };
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let found = app
         .cache
         .get_or_fetch(&key::attribute_set(set_id), move || async move {
-            let bytes = magento.attribute_set_attributes(set_id as u64).await?;
+            let bytes = backend.attribute_set_attributes(set_id as u64).await?;
             Ok::<_, UpstreamError>(Fetched::new(
                 cache::Value::Bytes(bytes),
                 vec![tag::ATTRIBUTE_SETS.to_owned()],
@@ -582,7 +582,7 @@ async fn create(
     // Through a store code Magento adds the entry to the product (every store has it) with
     // the given values as that store view's: SPEC 4.3's per-store create.
     let result = app
-        .magento
+        .backend
         .add_media(place.write_scope(), &sku, entry)
         .await;
     invalidate(&app, product_id, &sku);
@@ -633,7 +633,7 @@ async fn update(
         entry["content"] = file.content(&stem);
     }
     let result = app
-        .magento
+        .backend
         .update_media(place.write_scope(), &sku, image_id, entry)
         .await;
     invalidate(&app, product_id, &sku);
@@ -672,7 +672,7 @@ async fn delete(
     let entries = entries_of(&current_product(&app, &sku, &place).await?);
     let existing = find_image(&entries, image_id)?;
     let result = match &place {
-        Place::Global => app.magento.delete_media(&sku, image_id).await,
+        Place::Global => app.backend.delete_media(&sku, image_id).await,
         // In one store view only: the image stays in the gallery, excluded and in no role
         // there (SPEC 2.3 "set to No Image for the store").
         Place::Store(view) => {
@@ -683,7 +683,7 @@ async fn delete(
                 "disabled": true,
                 "types": [],
             });
-            app.magento
+            app.backend
                 .update_media(Scope::Store(&view.code), &sku, image_id, entry)
                 .await
         }

@@ -15,7 +15,7 @@ use http::StatusCode;
 use http::header::CONTENT_TYPE;
 
 use crate::app::AppState;
-use crate::backend::magento2::CircuitState;
+use crate::backend::port::CircuitState;
 use crate::http::route_list::Listed;
 use crate::shared_state::RedisStatus;
 
@@ -54,7 +54,7 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
         )
             .into_response();
     }
-    let up = match app.magento.ping().await {
+    let up = match app.backend.ping().await {
         Ok(()) => true,
         Err(error) => {
             tracing::warn!(%error, "readiness probe: the upstream does not answer");
@@ -62,7 +62,7 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
         }
     };
     app.upstream_up.set(up);
-    let circuit = match app.magento.circuit_state() {
+    let circuit = match app.backend.circuit_state() {
         CircuitState::Closed => "closed",
         CircuitState::Open => "open",
         CircuitState::HalfOpen => "half_open",

@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
-use crate::backend::magento2::SearchCriteria;
+use crate::backend::port::SearchCriteria;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, ok};
 use crate::rules::mapping::View;
@@ -197,7 +197,7 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
         criteria = criteria.filter("customer_id", me.to_string(), "eq");
     }
     let criteria = criteria.page(params.limit, params.page);
-    let result = app.magento.search_orders(&criteria).await.map_err(redact)?;
+    let result = app.backend.search_orders(&criteria).await.map_err(redact)?;
     let items = if params.offset() >= result.total_count {
         Vec::new()
     } else {
@@ -225,7 +225,7 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
 
 async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    let order = app.magento.order(id).await.map_err(redact)?;
+    let order = app.backend.order(id).await.map_err(redact)?;
     if !may_see(caller.principal, &order) || order_id(&order) != Some(id) {
         return Err(ApiError::not_found());
     }

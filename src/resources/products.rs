@@ -17,8 +17,8 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::UserType;
-use crate::backend::magento2::catalog::{SearchResult, StoreConfig, StoreView};
-use crate::backend::magento2::{Scope, SearchCriteria, UpstreamError};
+use crate::backend::port::{Scope, SearchCriteria, UpstreamError};
+use crate::backend::port::{SearchResult, StoreConfig, StoreView};
 use crate::context::profile::{Message, Profile};
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
@@ -154,7 +154,7 @@ impl ReadStore {
     pub async fn resolve(app: &AppState, store: &str) -> Result<ReadStore, ApiError> {
         let view = stores::view_by_id_or_code(app, store).await?;
         Ok(
-            if view.id == 0 || view.code == app.magento.default_store() {
+            if view.id == 0 || view.code == app.backend.default_store() {
                 ReadStore::Default
             } else {
                 ReadStore::View(view)
@@ -164,7 +164,7 @@ impl ReadStore {
 
     fn code<'a>(&'a self, app: &'a AppState) -> &'a str {
         match self {
-            ReadStore::Default => app.magento.default_store(),
+            ReadStore::Default => app.backend.default_store(),
             ReadStore::View(view) => &view.code,
         }
     }
@@ -403,12 +403,11 @@ async fn list(
         }
         let criteria = criteria.page(params.limit, params.page);
         let bytes = app
-            .magento
+            .backend
             .search_products(read_store.scope(), &criteria)
             .await
             .map_err(errors::to_api)?;
-        let result: SearchResult<Value> =
-            crate::backend::magento2::parse(&bytes).map_err(errors::to_api)?;
+        let result: SearchResult<Value> = app.backend.read_list(&bytes).map_err(errors::to_api)?;
         // Magento repeats the last page past the end; the original did too, and clients
         // paging until an empty page never stopped. Past the end is empty here.
         let items = if params.offset() >= result.total_count {
@@ -474,7 +473,7 @@ async fn category_list(
     cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
         let mut links = app
-            .magento
+            .backend
             .category_products(category_id)
             .await
             .map_err(|e| match e {
@@ -501,19 +500,19 @@ async fn category_list(
             skus[start..end].to_vec()
         };
         let mut found: Vec<Value> = Vec::new();
-        for chunk in candidates.chunks(crate::backend::magento2::search::MAX_PAGE_SIZE as usize) {
+        for chunk in candidates.chunks(crate::backend::port::MAX_PAGE_SIZE as usize) {
             let mut criteria = filters.clone().filter("sku", chunk.join(","), "in");
             if user != UserType::Admin {
                 criteria = read_store.website_filter(shopper_filters(criteria));
             }
             let criteria = criteria.page(chunk.len() as u32, 1);
             let bytes = app
-                .magento
+                .backend
                 .search_products(read_store.scope(), &criteria)
                 .await
                 .map_err(errors::to_api)?;
             let result: SearchResult<Value> =
-                crate::backend::magento2::parse(&bytes).map_err(errors::to_api)?;
+                app.backend.read_list(&bytes).map_err(errors::to_api)?;
             found.extend(result.items);
         }
         found.sort_by_key(|p| {
@@ -674,7 +673,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     // Magento's POST updates an existing SKU. Refuse instead of overwriting, and make
     // concurrent creates of one SKU take turns (across instances when they share Redis).
     let _turn = app.locks.lock(LockKey::Sku(sku.clone())).await?;
-    match app.magento.product(Scope::Default, &sku).await {
+    match app.backend.product(Scope::Default, &sku).await {
         Ok(_) => {
             return Err(ApiError::validation(vec![
                 Profile::current()
@@ -693,7 +692,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     product["type_id"] = Value::String(type_id);
     product["extension_attributes"]["website_ids"] = json!([website]);
     let saved = app
-        .magento
+        .backend
         .create_product(root["product"].take())
         .await
         .map_err(errors::to_api)?;
@@ -770,7 +769,7 @@ async fn update(
     let tier = written.iter().any(|w| w == "tier_price");
     if group != tier {
         let current = app
-            .magento
+            .backend
             .product(Scope::Default, &sku)
             .await
             .map_err(errors::to_api)?;
@@ -796,7 +795,7 @@ async fn update(
 
     root["product"]["sku"] = Value::String(sku.to_string());
     let result = app
-        .magento
+        .backend
         .update_product(Scope::All, &sku, root["product"].take())
         .await;
     // Whatever happened, what we had cached about this product is suspect now.
@@ -809,7 +808,7 @@ async fn update(
 async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     let sku = sku_of(&app, id).await?;
-    let result = app.magento.delete_product(&sku).await;
+    let result = app.backend.delete_product(&sku).await;
     app.cache.invalidate(&[
         tag::LISTS.to_owned(),
         tag::product(id),

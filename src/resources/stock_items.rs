@@ -30,8 +30,7 @@ use tokio::time::Instant;
 
 use crate::app::AppState;
 use crate::auth::UserType;
-use crate::backend::magento2::catalog::SearchResult;
-use crate::backend::magento2::stock::EVERY_QTY;
+use crate::backend::port::SearchResult;
 use crate::http::body::{decode, decode_record};
 use crate::http::query::{Condition, ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, empty_ok, msg, multi_status, ok};
@@ -148,7 +147,7 @@ fn invalidate_product(app: &AppState, product_id: u64, sku: &str) {
 
 /// The low-stock report takes one filter, an upper bound on the quantity, and sorts by
 /// item id; the list's `filter` and `order` can ask for that and nothing else.
-fn qty_bound(params: &ListParams) -> Result<String, ApiError> {
+fn qty_bound(params: &ListParams) -> Result<Option<String>, ApiError> {
     if let Some(order) = &params.order
         && !(order == "item_id" && params.dir == SortDir::Asc)
     {
@@ -175,19 +174,18 @@ fn qty_bound(params: &ListParams) -> Result<String, ApiError> {
             .ok_or_else(|| ApiError::bad_request(msg::FILTERING))?;
         bound = Some(bound.map_or(value, |b| b.min(value)));
     }
-    Ok(bound.map_or_else(|| EVERY_QTY.to_owned(), |b| b.to_string()))
+    Ok(bound.map(|b| b.to_string()))
 }
 
 async fn list(app: AppState, caller: Caller, query: Option<&str>) -> Result<Response, ApiError> {
     let params = ListParams::parse(query)?;
     let bound = qty_bound(&params)?;
     let bytes = app
-        .magento
-        .stock_items_page(&bound, params.page, params.limit)
+        .backend
+        .stock_items_page(bound.as_deref(), params.page, params.limit)
         .await
         .map_err(errors::to_api)?;
-    let result: SearchResult<Value> =
-        crate::backend::magento2::parse(&bytes).map_err(errors::to_api)?;
+    let result: SearchResult<Value> = app.backend.read_list(&bytes).map_err(errors::to_api)?;
     // Past the end is empty, never the last page again (clients page until empty).
     let items = if params.offset() >= result.total_count {
         Vec::new()
@@ -211,7 +209,7 @@ async fn list(app: AppState, caller: Caller, query: Option<&str>) -> Result<Resp
 async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let item_id = parse_id(id)?;
     let (product_id, sku) = locate(&app, item_id).await?;
-    let bytes = app.magento.stock_item(&sku).await.map_err(errors::to_api)?;
+    let bytes = app.backend.stock_item(&sku).await.map_err(errors::to_api)?;
     let record = json(&bytes)?;
     check_identity(&app, &record, item_id, product_id)?;
     let fields = app
@@ -407,7 +405,7 @@ async fn update(
         return Err(ApiError::request_data_invalid());
     };
     let (product_id, sku) = locate(&app, item_id).await?;
-    let result = app.magento.update_stock_item(&sku, item_id, changes).await;
+    let result = app.backend.update_stock_item(&sku, item_id, changes).await;
     // Whatever happened, what the cache shows of this product's stock is suspect now.
     invalidate_product(&app, product_id, &sku);
     result.map_err(errors::to_api)?;
@@ -637,7 +635,7 @@ async fn batch(
                         (Ok(_), None) => vec![Outcome::updated(item_id)],
                         (Ok((product_id, sku)), Some(changes)) => {
                             let result = within(deadline, async {
-                                app.magento
+                                app.backend
                                     .update_stock_item(sku, item_id, changes)
                                     .await
                                     .map_err(errors::to_api)
@@ -748,14 +746,14 @@ mod tests {
     #[test]
     fn the_list_can_only_bound_the_quantity() {
         let params = |q: &str| ListParams::parse(Some(q)).unwrap();
-        assert_eq!(qty_bound(&ListParams::default()).unwrap(), EVERY_QTY);
+        assert_eq!(qty_bound(&ListParams::default()).unwrap(), None);
         assert_eq!(
             qty_bound(&params("filter[0][attribute]=qty&filter[0][lteq]=10")).unwrap(),
-            "10"
+            Some("10".to_owned())
         );
         assert_eq!(
             qty_bound(&params("filter[0][attribute]=qty&filter[0][to]=2.5")).unwrap(),
-            "2.5"
+            Some("2.5".to_owned())
         );
         assert!(qty_bound(&params("order=item_id&dir=asc")).is_ok());
         assert_eq!(

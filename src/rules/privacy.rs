@@ -7,7 +7,7 @@ use http::HeaderValue;
 
 use crate::auth::Principal;
 use crate::backend::errors;
-use crate::backend::magento2::UpstreamError;
+use crate::backend::port::UpstreamError;
 use crate::http::{ApiError, msg};
 
 /// May this principal see the records of customer `customer_id`? Admin may see all; a
@@ -95,12 +95,12 @@ pub fn reference_error(error: UpstreamError) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::magento2::M2Error;
+    use crate::backend::port::StoreMessage;
 
     fn status(status: u16, body: &str) -> UpstreamError {
         UpstreamError::Status {
             status,
-            error: M2Error::parse(body.as_bytes()),
+            error: StoreMessage::parse(body.as_bytes()),
         }
     }
 

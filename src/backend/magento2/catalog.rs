@@ -6,83 +6,12 @@
 
 use bytes::Bytes;
 use http::Method;
-use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::{Magento, Scope, SearchCriteria, UpstreamError, parse, segment};
-
-/// Magento sends some integers as strings (category ids, EAV values): accept both.
-pub fn lenient_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    let value = Value::deserialize(d)?;
-    match &value {
-        Value::Number(n) => n
-            .as_u64()
-            .ok_or_else(|| serde::de::Error::custom("not an unsigned integer")),
-        Value::String(s) => s.trim().parse().map_err(serde::de::Error::custom),
-        _ => Err(serde::de::Error::custom("expected an integer")),
-    }
-}
-
-fn lenient_i64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
-    let value = Value::deserialize(d)?;
-    match &value {
-        Value::Number(n) => n
-            .as_i64()
-            .ok_or_else(|| serde::de::Error::custom("not an integer")),
-        Value::String(s) => s.trim().parse().map_err(serde::de::Error::custom),
-        Value::Null => Ok(0),
-        _ => Err(serde::de::Error::custom("expected an integer")),
-    }
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct StoreView {
-    #[serde(deserialize_with = "lenient_u64")]
-    pub id: u64,
-    pub code: String,
-    #[serde(default)]
-    pub name: String,
-    #[serde(default, deserialize_with = "lenient_u64")]
-    pub website_id: u64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct StoreConfig {
-    #[serde(deserialize_with = "lenient_u64")]
-    pub id: u64,
-    pub code: String,
-    #[serde(default, deserialize_with = "lenient_u64")]
-    pub website_id: u64,
-    #[serde(default)]
-    pub base_url: String,
-    #[serde(default)]
-    pub base_media_url: String,
-    #[serde(default)]
-    pub base_currency_code: String,
-}
-
-/// A list answer: `{"items": [...], "total_count": n}`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct SearchResult<T> {
-    #[serde(default = "Vec::new")]
-    pub items: Vec<T>,
-    #[serde(default)]
-    pub total_count: u64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct IdSku {
-    #[serde(deserialize_with = "lenient_u64")]
-    pub id: u64,
-    pub sku: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct CategoryLink {
-    pub sku: String,
-    #[serde(default, deserialize_with = "lenient_i64")]
-    pub position: i64,
-}
+use super::{Magento, parse, search, segment};
+use crate::backend::port::{
+    CategoryLink, IdSku, Scope, SearchCriteria, SearchResult, UpstreamError,
+};
 
 impl Magento {
     /// `GET /V1/store/storeViews`, as it came (a list of [`StoreView`]): the caller caches
@@ -104,7 +33,8 @@ impl Magento {
         scope: Scope<'_>,
         criteria: &SearchCriteria,
     ) -> Result<Bytes, UpstreamError> {
-        self.get(scope, "/V1/products", &criteria.to_query()).await
+        self.get(scope, "/V1/products", &search::to_query(criteria))
+            .await
     }
 
     /// `GET /V1/products/{sku}`, raw (the only read that carries the stock item).
@@ -132,7 +62,7 @@ impl Magento {
         currency: &str,
         criteria: &SearchCriteria,
     ) -> Result<Bytes, UpstreamError> {
-        let mut query = criteria.to_query();
+        let mut query = search::to_query(criteria);
         query.push(("storeId".to_owned(), store_id.to_string()));
         query.push(("currencyCode".to_owned(), currency.to_owned()));
         self.get(Scope::Default, "/V1/products-render-info", &query)

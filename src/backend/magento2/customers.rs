@@ -9,8 +9,8 @@
 use http::{HeaderValue, Method};
 use serde_json::{Value, json};
 
-use super::catalog::SearchResult;
 use super::{Magento, Scope, SearchCriteria, UpstreamError, parse};
+use crate::backend::port::SearchResult;
 
 impl Magento {
     /// Checks a customer's e-mail and password: Magento answers with a customer token.
@@ -56,8 +56,12 @@ impl Magento {
         &self,
         criteria: &SearchCriteria,
     ) -> Result<SearchResult<Value>, UpstreamError> {
-        self.get_json(Scope::Default, "/V1/customers/search", &criteria.to_query())
-            .await
+        self.get_json(
+            Scope::Default,
+            "/V1/customers/search",
+            &super::search::to_query(criteria),
+        )
+        .await
     }
 
     /// `POST /V1/customers` with a password. Called with the integration token, so the

@@ -10,6 +10,7 @@
 //! the pooled client by default: the seam where `crate::backend::recording` records and replays
 //! upstream traffic.
 
+pub mod adapter;
 pub mod catalog;
 pub mod customers;
 pub mod directory;
@@ -30,25 +31,14 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::time::Instant;
 
-pub use crate::backend::error::{M2Error, UpstreamError};
+pub use crate::backend::error::{StoreMessage, UpstreamError};
+pub use crate::backend::port::{Scope, SearchCriteria};
 pub use crate::backend::resilience::CircuitState;
-pub use search::{Direction, SearchCriteria};
 
 use crate::backend::resilience::{self, Guard};
 use crate::backend::transport::{HttpTransport, Outgoing, Transport};
 use crate::context::request;
 use crate::observe::metrics::{Outcome, UpstreamMetrics};
-
-/// Which store scope a call runs in (`/rest/<scope>/V1/...`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope<'a> {
-    /// The configured default store view: reads.
-    Default,
-    /// A store view by code: store-specific reads and writes.
-    Store(&'a str),
-    /// Admin scope: writes of default (global) values. Magento refuses GETs here.
-    All,
-}
 
 /// Characters left as they are in a path segment: RFC 3986 unreserved.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
@@ -313,7 +303,7 @@ impl Magento {
         } else {
             Err(UpstreamError::Status {
                 status: status.as_u16(),
-                error: M2Error::parse(&bytes),
+                error: StoreMessage::parse(&bytes),
             })
         }
     }

@@ -4,8 +4,8 @@
 use http::Method;
 use serde_json::Value;
 
-use super::catalog::SearchResult;
 use super::{Magento, Scope, SearchCriteria, UpstreamError};
+use crate::backend::port::SearchResult;
 
 impl Magento {
     /// `GET /V1/orders?searchCriteria...`.
@@ -13,8 +13,12 @@ impl Magento {
         &self,
         criteria: &SearchCriteria,
     ) -> Result<SearchResult<Value>, UpstreamError> {
-        self.get_json(Scope::Default, "/V1/orders", &criteria.to_query())
-            .await
+        self.get_json(
+            Scope::Default,
+            "/V1/orders",
+            &super::search::to_query(criteria),
+        )
+        .await
     }
 
     /// `GET /V1/orders/{id}`, by `entity_id` (not the increment id).

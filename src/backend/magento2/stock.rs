@@ -10,8 +10,8 @@ use http::Method;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::catalog::lenient_u64;
 use super::{Magento, Scope, UpstreamError, segment};
+use crate::backend::port::lenient_u64;
 
 /// The largest quantity `cataloginventory_stock_item.qty` (decimal 12,4) can hold: as the
 /// low-stock threshold it selects every stock item.

@@ -4,7 +4,7 @@
 //! One pretty-printed JSON file per endpoint (`get.products.{}.json` holds every
 //! `GET /V1/products/{sku}` exchange), interactions in the order they happened, header
 //! and query names sorted, JSON bodies written as JSON, other bodies as text or base64:
-//! a re-recording diffs like a change of the store. See the README's "Cassette format".
+//! a re-recording diffs like a change of the store. See docs/recording.md, "Cassette format".
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -9,11 +9,11 @@
 //!   from DIR ([`matching`] says what "the same request" means), in the mode of
 //!   `STOREGATE_REPLAY_MODE`.
 //! - `storegate replay DIR --listen ADDR` serves the same [`replay::Replay`] over HTTP
-//!   ([`server`]) as a standalone Magento 2.
+//!   ([`server`]'s router, served by `crate::cli::replay`) as a standalone Magento 2.
 //! - `storegate cassette import-har FILE DIR` turns a browser's or mitmproxy's HAR export
 //!   into cassettes ([`har`]).
 //!
-//! The README's "Recording and replaying" section is the user's guide.
+//! docs/recording.md is the user's guide.
 
 pub mod cassette;
 pub mod har;
@@ -27,12 +27,10 @@ pub mod scrub;
 pub mod server;
 pub mod wire_form;
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::backend::magento2::Magento;
 use crate::backend::transport::{HttpTransport, Transport};
 use crate::config::{REPLAY_SCHEME, Recording};
 use library::Library;
@@ -115,15 +113,16 @@ pub fn replay_transport(
     }
 }
 
-/// Puts recording and replay in front of `magento`'s transport, as configured:
+/// Puts recording and replay in front of an adapter's `transport`, as configured:
 /// `upstream_url` of `replay:DIR` answers from DIR; `record_dir` records every exchange.
+/// Gives the transport the adapter is to use.
 pub fn wire(
-    magento: Magento,
+    transport: Arc<dyn Transport>,
     settings: &Recording,
     upstream_url: &str,
     token: &str,
     timeout: Duration,
-) -> Result<Magento, String> {
+) -> Result<Arc<dyn Transport>, String> {
     let replay_dir = upstream_url.strip_prefix(REPLAY_SCHEME).map(Path::new);
     if let (Some(replaying), Some(recording)) = (replay_dir, &settings.record_dir)
         && same_folder(replaying, recording)
@@ -136,7 +135,7 @@ pub fn wire(
     }
     let mut transport = match replay_dir {
         Some(dir) => replay_transport(dir, settings, token, timeout)?,
-        None => magento.transport(),
+        None => transport,
     };
     if let Some(dir) = &settings.record_dir {
         let library = Arc::new(Library::for_recording(dir)?);
@@ -144,7 +143,7 @@ pub fn wire(
         tracing::info!(cassettes = %dir.display(), "recording every upstream exchange");
         transport = Arc::new(recorder::Recorder::new(transport, library, scrubber));
     }
-    Ok(magento.with_transport(transport))
+    Ok(transport)
 }
 
 fn same_folder(a: &Path, b: &Path) -> bool {
@@ -152,27 +151,4 @@ fn same_folder(a: &Path, b: &Path) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
     }
-}
-
-/// Serves the cassettes of `dir` as a Magento 2 on `listen` until the process is asked to
-/// stop (`storegate replay`).
-pub async fn serve(
-    dir: &Path,
-    listen: SocketAddr,
-    settings: &Recording,
-    token: &str,
-) -> Result<(), String> {
-    let transport = replay_transport(dir, settings, token, Duration::from_secs(30))?;
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    println!(
-        "storegate replay: Magento 2 from {} listening on http://{addr}",
-        dir.display()
-    );
-    axum::serve(listener, server::router(transport))
-        .with_graceful_shutdown(crate::shutdown_signal())
-        .await
-        .map_err(|e| e.to_string())
 }

@@ -12,11 +12,11 @@ use crate::http::ApiError;
 
 /// The SKU of a product id (Magento 2 addresses products by SKU). 404 when there is none.
 pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let (entry, _) = app
         .cache
         .get_or_fetch_shared(&key::sku_of(id), move || async move {
-            let found = magento.skus_of(&[id]).await.map_err(errors::to_api)?;
+            let found = backend.skus_of(&[id]).await.map_err(errors::to_api)?;
             let sku = found
                 .into_iter()
                 .find(|pair| pair.id == id)
@@ -51,8 +51,8 @@ pub async fn skus_of_many(app: &AppState, ids: &[u64]) -> Result<HashMap<u64, Ar
             _ => missing.push(id),
         }
     }
-    for chunk in missing.chunks(crate::backend::magento2::search::MAX_PAGE_SIZE as usize) {
-        let pairs = app.magento.skus_of(chunk).await.map_err(errors::to_api)?;
+    for chunk in missing.chunks(crate::backend::port::MAX_PAGE_SIZE as usize) {
+        let pairs = app.backend.skus_of(chunk).await.map_err(errors::to_api)?;
         for pair in pairs.into_iter().filter(|p| chunk.contains(&p.id)) {
             let sku: Arc<str> = pair.sku.into();
             let value = sku.clone();

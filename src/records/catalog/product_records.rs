@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::app::AppState;
 use crate::backend::errors;
-use crate::backend::magento2::{Scope, SearchCriteria};
+use crate::backend::port::{Scope, SearchCriteria};
 use crate::cache::keys::{key, tag};
 use crate::http::ApiError;
 use crate::records::{json, record};
@@ -16,13 +16,13 @@ use crate::rules::mapping::convert::as_i64;
 
 /// A product as Magento returns it by SKU (with its stock item), through the cache.
 pub async fn product_record(app: &AppState, id: u64, sku: &str) -> Result<Value, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let owned = sku.to_owned();
     let bytes = record(
         app,
-        key::product(magento.default_store(), sku),
+        key::product(backend.default_store(), sku),
         move || async move {
-            let bytes = magento.product(Scope::Default, &owned).await?;
+            let bytes = backend.product(Scope::Default, &owned).await?;
             Ok((bytes, vec![tag::product(id), tag::sku(&owned)]))
         },
     )
@@ -38,11 +38,11 @@ pub async fn product_record_in(
     sku: &str,
     store_code: &str,
 ) -> Result<Value, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let owned = sku.to_owned();
     let code = store_code.to_owned();
     let bytes = record(app, key::product(store_code, sku), move || async move {
-        let bytes = magento.product(Scope::Store(&code), &owned).await?;
+        let bytes = backend.product(Scope::Store(&code), &owned).await?;
         Ok((
             bytes,
             vec![tag::product(id), tag::sku(&owned), tag::images(id)],
@@ -60,13 +60,16 @@ pub async fn render_record(
     store_id: u64,
     currency: &str,
 ) -> Result<Value, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let currency = currency.to_owned();
     let bytes = record(app, key::render_info(store_id, id), move || async move {
         let criteria = SearchCriteria::new().filter("entity_id", id.to_string(), "eq");
-        let bytes = magento.render_info(store_id, &currency, &criteria).await?;
-        let items: RenderItems = crate::backend::magento2::parse(&bytes)?;
-        let item = items.items.into_iter().next().unwrap_or(Value::Null);
+        let bytes = backend.render_info(store_id, &currency, &criteria).await?;
+        let item = backend
+            .read_render_items(&bytes)?
+            .into_iter()
+            .next()
+            .unwrap_or(Value::Null);
         Ok((
             Bytes::from(serde_json::to_vec(&item).unwrap_or_default()),
             vec![tag::product(id)],
@@ -74,12 +77,6 @@ pub async fn render_record(
     })
     .await?;
     json(&bytes)
-}
-
-#[derive(serde::Deserialize)]
-struct RenderItems {
-    #[serde(default)]
-    items: Vec<Value>,
 }
 
 /// Render entries for a page of products, by id.
@@ -97,13 +94,15 @@ pub async fn render_many(
         .filter("entity_id", list, "in")
         .page(ids.len() as u32, 1);
     let bytes = app
-        .magento
+        .backend
         .render_info(store_id, currency, &criteria)
         .await
         .map_err(errors::to_api)?;
-    let items: RenderItems = crate::backend::magento2::parse(&bytes).map_err(errors::to_api)?;
+    let items = app
+        .backend
+        .read_render_items(&bytes)
+        .map_err(errors::to_api)?;
     Ok(items
-        .items
         .into_iter()
         .filter_map(|item| Some((item.get("id").and_then(as_i64)? as u64, item)))
         .collect())

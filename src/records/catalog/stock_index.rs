@@ -7,9 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::app::AppState;
-use crate::backend::magento2::catalog::SearchResult;
-use crate::backend::magento2::search::MAX_PAGE_SIZE;
-use crate::backend::magento2::stock::EVERY_QTY;
+use crate::backend::port::MAX_PAGE_SIZE;
+use crate::backend::port::SearchResult;
 use crate::cache::keys::{key, tag};
 use crate::cache::{self, Fetched};
 use crate::http::ApiError;
@@ -40,12 +39,12 @@ pub fn id_field(record: &Value, field: &str) -> Option<u64> {
 /// A page of the index through the cache. Only the ids are kept: they never change for
 /// an item, so a page's age does not matter to it, only products created or deleted.
 async fn index_page(app: &AppState, page: u32) -> Result<IndexPage, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let bytes = record(app, key::stock_index_page(page), move || async move {
-        let raw = magento
-            .stock_items_page(EVERY_QTY, page, INDEX_PAGE_SIZE)
+        let raw = backend
+            .stock_items_page(None, page, INDEX_PAGE_SIZE)
             .await?;
-        let result: SearchResult<Value> = crate::backend::magento2::parse(&raw)?;
+        let result: SearchResult<Value> = backend.read_list(&raw)?;
         let compact = IndexPage {
             pairs: result
                 .items
@@ -57,7 +56,7 @@ async fn index_page(app: &AppState, page: u32) -> Result<IndexPage, ApiError> {
             total: result.total_count,
         };
         let bytes = serde_json::to_vec(&compact)
-            .map_err(|e| crate::backend::magento2::UpstreamError::Protocol(e.to_string()))?;
+            .map_err(|e| crate::backend::port::UpstreamError::Protocol(e.to_string()))?;
         Ok((Bytes::from(bytes), vec![tag::STOCK_INDEX.to_owned()]))
     })
     .await?;

@@ -8,7 +8,7 @@
 
 pub mod in_memory;
 
-use crate::backend::magento2::{Direction, SearchCriteria};
+use crate::backend::port::{Direction, SearchCriteria};
 use crate::http::query::{Condition, ListParams, SortDir};
 use crate::http::{ApiError, msg};
 use crate::rules::mapping::Field;

@@ -22,11 +22,11 @@ pub async fn of(app: &AppState, principal: Principal) -> Result<u64, ApiError> {
     let Principal::Customer(id) = principal else {
         return Ok(NOT_LOGGED_IN);
     };
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let (entry, _) = app
         .cache
         .get_or_fetch(&key::customer_group(id), move || async move {
-            let group = match magento.customer(id).await {
+            let group = match backend.customer(id).await {
                 Ok(customer) => customer
                     .get("group_id")
                     .and_then(as_i64)

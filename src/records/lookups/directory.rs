@@ -6,24 +6,24 @@
 //! entry is shared (it holds nothing about anyone).
 
 use crate::app::AppState;
-use crate::backend::magento2::directory::{Country, Region};
+use crate::backend::errors;
+use crate::backend::port::{Country, Region};
 use crate::http::ApiError;
 
 use crate::cache::keys::{key, tag};
 
-use crate::records::{json, record};
+use crate::records::record;
 
 /// The allowed countries with their predefined regions, through the cache.
 pub async fn countries(app: &AppState) -> Result<Vec<Country>, ApiError> {
-    let magento = app.magento.clone();
-    let key = key::countries(magento.default_store());
+    let backend = app.backend.clone();
+    let key = key::countries(backend.default_store());
     let bytes = record(app, key, move || async move {
-        let bytes = magento.countries().await?;
+        let bytes = backend.countries().await?;
         Ok((bytes, vec![tag::DIRECTORY.to_owned()]))
     })
     .await?;
-    serde_json::from_value(json(&bytes)?)
-        .map_err(|e| ApiError::bad_gateway().with_cause(format!("directory countries: {e}")))
+    app.backend.read_countries(&bytes).map_err(errors::to_api)
 }
 
 /// The country a 2- or 3-letter code names (`US`, `usa`), if the store allows it.

@@ -2,33 +2,34 @@
 //! needs them and they almost never change.
 
 use crate::app::AppState;
-use crate::backend::magento2::catalog::{StoreConfig, StoreView};
+use crate::backend::port::{StoreConfig, StoreView};
 use crate::http::ApiError;
 
 use crate::cache::keys::{key, tag};
 
-use crate::records::{json, record};
+use crate::backend::errors;
+use crate::records::record;
 
 pub async fn views(app: &AppState) -> Result<Vec<StoreView>, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let bytes = record(app, key::store_views(), move || async move {
-        let bytes = magento.store_views().await?;
+        let bytes = backend.store_views().await?;
         Ok((bytes, vec![tag::STORES.to_owned()]))
     })
     .await?;
-    serde_json::from_value(json(&bytes)?)
-        .map_err(|e| ApiError::bad_gateway().with_cause(format!("store views: {e}")))
+    app.backend.read_store_views(&bytes).map_err(errors::to_api)
 }
 
 pub async fn configs(app: &AppState) -> Result<Vec<StoreConfig>, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let bytes = record(app, key::store_configs(), move || async move {
-        let bytes = magento.store_configs().await?;
+        let bytes = backend.store_configs().await?;
         Ok((bytes, vec![tag::STORES.to_owned()]))
     })
     .await?;
-    serde_json::from_value(json(&bytes)?)
-        .map_err(|e| ApiError::bad_gateway().with_cause(format!("store configs: {e}")))
+    app.backend
+        .read_store_configs(&bytes)
+        .map_err(errors::to_api)
 }
 
 /// The configuration of a store view by code.
@@ -72,7 +73,7 @@ pub async fn view_by_id_or_code(app: &AppState, store: &str) -> Result<StoreView
 
 /// The website of the default store view: where created products are published.
 pub async fn default_website(app: &AppState) -> Result<u64, ApiError> {
-    let code = app.magento.default_store().to_owned();
+    let code = app.backend.default_store().to_owned();
     views(app)
         .await?
         .into_iter()

@@ -17,7 +17,7 @@ use http::{HeaderMap, Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::app::AppState;
-use crate::backend::magento2::UpstreamError;
+use crate::backend::port::UpstreamError;
 use crate::http::body::decode;
 use crate::http::{ApiError, Doc, Format, ok};
 use crate::rules::mapping::convert::as_i64;
@@ -53,7 +53,7 @@ pub async fn issue(
     let username = field("username")?;
     let password = field("password")?;
     let refused = || ApiError::new(StatusCode::UNAUTHORIZED, "Invalid login or password.");
-    let upstream_token = match app.magento.customer_token(&username, &password).await {
+    let upstream_token = match app.backend.customer_token(&username, &password).await {
         Ok(token) => token,
         // Magento answers 401 for bad credentials and a locked account, 400 for empty ones.
         Err(UpstreamError::Status {
@@ -62,7 +62,7 @@ pub async fn issue(
         Err(other) => return Err(errors::to_api(other)),
     };
     let me = app
-        .magento
+        .backend
         .customer_me(&upstream_token)
         .await
         .map_err(errors::to_api)?;

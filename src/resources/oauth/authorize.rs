@@ -28,7 +28,7 @@ use crate::auth::oauth::store::{
     Consumer, Kind, Owner, REQUEST_TOKEN_LIFETIME, Token, now_secs, random_hex32,
 };
 use crate::auth::oauth::verify;
-use crate::backend::magento2::UpstreamError;
+use crate::backend::port::UpstreamError;
 use crate::rules::mapping::convert::as_i64;
 
 const BROWSER_COOKIE: &str = "sg_oauth_browser";
@@ -406,7 +406,7 @@ async fn customer_sign_in(
     if username.is_empty() || password.is_empty() {
         return Err(SignInError::Refused);
     }
-    let upstream_token = match app.magento.customer_token(username, password).await {
+    let upstream_token = match app.backend.customer_token(username, password).await {
         Ok(token) => token,
         Err(UpstreamError::Status {
             status: 400 | 401, ..
@@ -417,7 +417,7 @@ async fn customer_sign_in(
         }
     };
     let me = app
-        .magento
+        .backend
         .customer_me(&upstream_token)
         .await
         .map_err(|error| {
