@@ -109,6 +109,20 @@ pub struct Region {
     pub name: String,
 }
 
+/// A category, as far as the gateway asks: is it there, is it shown to shoppers.
+#[derive(Debug, Clone)]
+pub struct Category {
+    pub id: u64,
+    pub is_active: bool,
+}
+
+/// Where a product is assigned: its categories and its websites (ids, ascending).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Assignments {
+    pub category_ids: Vec<u64>,
+    pub website_ids: Vec<u64>,
+}
+
 /// Stores send some integers as strings (category ids, EAV values): accept both.
 pub fn lenient_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     let value = Value::deserialize(d)?;
@@ -242,4 +256,26 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn search_orders<'a>(&'a self, criteria: &'a SearchCriteria)
     -> Answer<'a, SearchResult<Value>>;
     fn order(&self, id: u64) -> Answer<'_, Value>;
+    /// An order's comments (its status history), oldest first.
+    fn order_comments(&self, order_id: u64) -> Answer<'_, Vec<Value>>;
+    /// Adds a comment to an order; the new comment's id.
+    fn add_order_comment(&self, order_id: u64, comment: Value) -> Answer<'_, u64>;
+    /// One comment by its id, whichever order it is on; `None` when the store has none.
+    fn order_comment(&self, comment_id: u64) -> Answer<'_, Option<Value>>;
+
+    // A product's categories and websites (the original's `/products/:id/categories` and
+    // `/products/:id/websites`).
+    /// Where a product record (as [`Backend::product`] gave it) is assigned.
+    fn read_assignments(&self, product: &Value) -> Assignments;
+    /// A category, raw for the cache; an error with status 404 when there is none.
+    fn category(&self, id: u64) -> Answer<'_, Bytes>;
+    fn read_category(&self, raw: &[u8]) -> Result<Category, UpstreamError>;
+    /// The websites, raw for the cache.
+    fn websites(&self) -> Answer<'_, Bytes>;
+    /// The ids of the websites a product can be in.
+    fn read_websites(&self, raw: &[u8]) -> Result<Vec<u64>, UpstreamError>;
+    fn assign_category<'a>(&'a self, category_id: u64, sku: &'a str) -> Answer<'a, ()>;
+    fn unassign_category<'a>(&'a self, category_id: u64, sku: &'a str) -> Answer<'a, ()>;
+    fn assign_website<'a>(&'a self, sku: &'a str, website_id: u64) -> Answer<'a, ()>;
+    fn unassign_website<'a>(&'a self, sku: &'a str, website_id: u64) -> Answer<'a, ()>;
 }

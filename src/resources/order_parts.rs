@@ -2,18 +2,18 @@
 //! spec: `/orders/:id/items`, `/orders/:id/addresses[/:address_type]`, `/orders/:id/comments`
 //! and `/orders/comments/:id`.
 //!
-//! Each answer comes from the order record (`GET /V1/orders/{id}`): its `items`, the
-//! addresses the order resource derives (billing, and the shipping assignment's), and its
-//! `status_histories` (the original's comments). Reading the order first is also the
-//! ownership check: a customer asking for another customer's order gets the 404 of an order
+//! Each answer comes from the order record (`Backend::order`): its `items` and the
+//! addresses the order resource derives (billing, and the shipping assignment's); the
+//! comments are the order's status history (`Backend::order_comments`). Reading the order
+//! first is also the ownership check: a customer asking for another customer's order gets the 404 of an order
 //! that does not exist, as the original answered; guests have no privilege (403). The
 //! records are rendered with the `own` views of `order_item.toml`, `order_address.toml` and
 //! `order_comment.toml`: the original showed other fields here than inside an order.
 //!
 //! A customer sees only the comments marked visible on the storefront. The Admin adds a
-//! comment with `POST /orders/:id/comments` and reads one with `/orders/comments/:id`;
-//! Magento 2 has no read of one status history entry, so that route looks for it among the
-//! most recently updated orders ([`COMMENT_SEARCH_PAGES`], docs/decisions/legacy-routes.md).
+//! comment with `POST /orders/:id/comments` and reads one with `/orders/comments/:id`
+//! (`Backend::order_comment`; Magento 2 has no read of one status history entry, so its
+//! adapter looks among the orders updated most recently, docs/decisions/legacy-clients.md).
 //!
 //! Like orders, these are one customer's data: `private, no-store`, never cached.
 
@@ -26,7 +26,6 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::caller::Caller;
 use crate::auth::{Principal, UserType};
-use crate::backend::magento2::{Direction, SearchCriteria};
 use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, ok};
 use crate::resources::orders::{may_see, order_id, order_source};
@@ -35,11 +34,6 @@ use crate::rules::mapping::convert::as_i64;
 use crate::rules::mapping::{ResourceMapping, View};
 use crate::rules::policy::{Operation, Route, authorize};
 use crate::rules::privacy::{private, redact};
-
-/// How many pages of 100 orders, most recently updated first, `/orders/comments/:id`
-/// searches for the comment's order (adding a comment updates its order, so a recent
-/// comment is found on the first page).
-pub const COMMENT_SEARCH_PAGES: u32 = 20;
 
 /// `/orders/:id/items`.
 pub async fn items(
@@ -129,8 +123,11 @@ pub async fn comment(
         return Err(ApiError::not_implemented());
     }
     let comment_id = parse_id(&id)?;
-    let found = find_comment(&app, comment_id)
-        .await?
+    let found = app
+        .backend
+        .order_comment(comment_id)
+        .await
+        .map_err(redact)?
         .ok_or_else(ApiError::not_found)?;
     let view = app
         .mappings
@@ -143,7 +140,7 @@ pub async fn comment(
 /// The order, when this principal may see it; `Resource not found.` otherwise.
 async fn visible_order(app: &AppState, principal: Principal, id: &str) -> Result<Value, ApiError> {
     let id = parse_id(id)?;
-    let order = app.magento.order(id).await.map_err(redact)?;
+    let order = app.backend.order(id).await.map_err(redact)?;
     if !may_see(principal, &order) || order_id(&order) != Some(id) {
         return Err(ApiError::not_found());
     }
@@ -177,14 +174,11 @@ async fn rendered_addresses(
         .collect())
 }
 
-/// The order's status history, oldest first (the original's collection order); a
-/// customer's holds only the entries shown on the storefront.
-fn history(order: &Value, user: UserType) -> Vec<&Value> {
-    let mut entries: Vec<&Value> = order
-        .get("status_histories")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+/// The comments a user type sees, oldest first (the original's collection order): a
+/// customer only the entries shown on the storefront.
+fn shown(entries: &[Value], user: UserType) -> Vec<&Value> {
+    let mut shown: Vec<&Value> = entries
+        .iter()
         .filter(|entry| {
             user == UserType::Admin
                 || entry
@@ -193,15 +187,17 @@ fn history(order: &Value, user: UserType) -> Vec<&Value> {
                     .is_some_and(|v| v != 0)
         })
         .collect();
-    entries.sort_by_key(|entry| entry.get("entity_id").and_then(as_i64).unwrap_or(0));
-    entries
+    shown.sort_by_key(|entry| entry.get("entity_id").and_then(as_i64).unwrap_or(0));
+    shown
 }
 
 async fn list_comments(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let order = visible_order(&app, caller.principal, id).await?;
+    let id = order_id(&order).ok_or_else(ApiError::not_found)?;
+    let entries = app.backend.order_comments(id).await.map_err(redact)?;
     let user = caller.user_type();
     let view = app.mappings.get("order_comment").view(user, View::Own);
-    let list: Vec<Value> = history(&order, user)
+    let list: Vec<Value> = shown(&entries, user)
         .into_iter()
         .map(|entry| {
             Value::Object(ResourceMapping::render(
@@ -283,48 +279,12 @@ async fn add_comment(
     if !status.is_empty() {
         entry["status"] = json!(status);
     }
-    app.magento
+    let new_id = app
+        .backend
         .add_order_comment(id, entry)
         .await
         .map_err(redact)?;
-    // Magento answers `true`, not the entry: the newest entry with this text is ours.
-    let history = app.magento.order_comments(id).await.map_err(redact)?;
-    let new_id = history
-        .items
-        .iter()
-        .filter(|h| h.get("comment").and_then(Value::as_str).unwrap_or_default() == comment)
-        .filter_map(|h| h.get("entity_id").and_then(as_i64))
-        .max()
-        .ok_or_else(|| {
-            ApiError::bad_gateway().with_cause("the added comment is not in the history")
-        })?;
     Ok(created(&format!("/api/rest/orders/comments/{new_id}")))
-}
-
-/// The status history entry `comment_id`, among the orders updated most recently.
-async fn find_comment(app: &AppState, comment_id: u64) -> Result<Option<Value>, ApiError> {
-    for page in 1..=COMMENT_SEARCH_PAGES {
-        let criteria = SearchCriteria::new()
-            .sort("updated_at", Direction::Desc)
-            .page(100, page)
-            .fields("items[entity_id,status_histories],total_count");
-        let result = app.magento.search_orders(&criteria).await.map_err(redact)?;
-        for order in &result.items {
-            let found = order
-                .get("status_histories")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .find(|h| h.get("entity_id").and_then(as_i64) == Some(comment_id as i64));
-            if let Some(found) = found {
-                return Ok(Some(found.clone()));
-            }
-        }
-        if u64::from(page) * 100 >= result.total_count {
-            break;
-        }
-    }
-    Ok(None)
 }
 
 #[cfg(test)]
@@ -333,20 +293,21 @@ mod tests {
 
     #[test]
     fn customers_see_the_storefront_comments_oldest_first() {
-        let order = json!({"status_histories": [
+        let entries = json!([
             {"entity_id": 9, "is_visible_on_front": 1, "comment": "b"},
             {"entity_id": 4, "is_visible_on_front": 0, "comment": "hidden"},
             {"entity_id": 2, "is_visible_on_front": "1", "comment": "a"}
-        ]});
+        ]);
+        let entries = entries.as_array().unwrap();
         let comments = |user| {
-            history(&order, user)
+            shown(entries, user)
                 .iter()
                 .map(|h| h["comment"].as_str().unwrap())
                 .collect::<Vec<_>>()
         };
         assert_eq!(comments(UserType::Customer), vec!["a", "b"]);
         assert_eq!(comments(UserType::Admin), vec!["a", "hidden", "b"]);
-        assert!(history(&json!({}), UserType::Admin).is_empty());
+        assert!(shown(&[], UserType::Admin).is_empty());
     }
 
     #[test]

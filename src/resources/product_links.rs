@@ -2,10 +2,10 @@
 //! `/products/:id/categories[/:category_id]` (everyone reads, Admin assigns and removes) and
 //! `/products/:id/websites[/:website_id]` (Admin only).
 //!
-//! Magento 2 keeps both assignments on the product (`extension_attributes.category_links`
-//! and `website_ids`), so the lists are read from the cached product record; the writes go
-//! through Magento's link repositories and drop what they change from the cache: the
-//! product (its records, views and lists) and, for a category, that category's lists.
+//! The store keeps both assignments on the product (the back end reads them from the cached
+//! product record, `Backend::read_assignments`); the writes are the back end's link
+//! operations, and drop what they change from the cache: the product (its records, views
+//! and lists) and, for a category, that category's lists.
 //!
 //! The answers are the original's (`m1-extra-routes/`): `[{"category_id": "2"}]`, 200 with a
 //! `Location` on create, its messages for an assignment that is already there or not there,
@@ -22,14 +22,14 @@ use crate::app::AppState;
 use crate::auth::UserType;
 use crate::auth::caller::Caller;
 use crate::backend::errors;
+use crate::backend::port::{Assignments, Category};
 use crate::cache::keys::{key, tag};
 use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
 use crate::records::catalog::product_index::sku_of;
 use crate::records::catalog::product_records::product_record;
-use crate::records::{json, record};
+use crate::records::record;
 use crate::resources::parse_id;
-use crate::rules::mapping::convert::as_i64;
 use crate::rules::policy::{Operation, Route, authorize};
 
 /// The category every catalog tree hangs from; nothing is assigned to it.
@@ -93,55 +93,27 @@ pub async fn website(
     }
 }
 
-/// The product's record, by id: `Resource not found.` when there is none.
-async fn product(app: &AppState, id: u64) -> Result<(std::sync::Arc<str>, Value), ApiError> {
+/// The product, by id, and where it is assigned: `Resource not found.` when there is none.
+async fn product(app: &AppState, id: u64) -> Result<(std::sync::Arc<str>, Assignments), ApiError> {
     let sku = sku_of(app, id).await?;
     let record = product_record(app, id, &sku).await?;
-    Ok((sku, record))
+    Ok((sku, app.backend.read_assignments(&record)))
 }
 
-/// The category ids a product record is assigned to, ascending.
-fn category_ids(record: &Value) -> Vec<u64> {
-    let mut ids: Vec<u64> = record
-        .pointer("/extension_attributes/category_links")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|link| link.get("category_id").and_then(as_i64))
-        .filter(|&id| id > 0)
-        .map(|id| id as u64)
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ids
-}
-
-/// The website ids a product record is in, ascending.
-fn website_ids(record: &Value) -> Vec<u64> {
-    let mut ids: Vec<u64> = record
-        .pointer("/extension_attributes/website_ids")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(as_i64)
-        .filter(|&id| id > 0)
-        .map(|id| id as u64)
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ids
-}
-
-/// A category's record through the cache; `None` when Magento has no such category.
-async fn category_record(app: &AppState, id: u64) -> Result<Option<Value>, ApiError> {
-    let magento = app.magento.clone();
+/// A category through the cache; `None` when the store has no such category.
+async fn category_record(app: &AppState, id: u64) -> Result<Option<Category>, ApiError> {
+    let backend = app.backend.clone();
     let fetched = record(app, key::category(id), move || async move {
-        let bytes = magento.category(id).await?;
+        let bytes = backend.category(id).await?;
         Ok((bytes, vec![tag::category(id)]))
     })
     .await;
     match fetched {
-        Ok(bytes) => json(&bytes).map(Some),
+        Ok(bytes) => app
+            .backend
+            .read_category(&bytes)
+            .map(Some)
+            .map_err(errors::to_api),
         Err(error) if error.status() == http::StatusCode::NOT_FOUND => Ok(None),
         Err(error) => Err(error),
     }
@@ -162,14 +134,14 @@ fn listed(format: Format, field: &str, ids: &[u64]) -> Response {
 
 async fn list_categories(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    let (_, record) = product(&app, id).await?;
-    let mut ids = category_ids(&record);
+    let (_, assigned) = product(&app, id).await?;
+    let mut ids = assigned.category_ids;
     if caller.user_type() != UserType::Admin {
         let mut active = Vec::with_capacity(ids.len());
         for category_id in ids {
             let shown = category_record(&app, category_id)
                 .await?
-                .is_some_and(|c| c.get("is_active").is_none_or(truthy));
+                .is_some_and(|c| c.is_active);
             if shown {
                 active.push(category_id);
             }
@@ -177,14 +149,6 @@ async fn list_categories(app: AppState, caller: Caller, id: &str) -> Result<Resp
         ids = active;
     }
     Ok(listed(caller.format, "category_id", &ids))
-}
-
-fn truthy(value: &Value) -> bool {
-    match value {
-        Value::Bool(b) => *b,
-        Value::Null => false,
-        other => as_i64(other).is_some_and(|n| n != 0),
-    }
 }
 
 /// The original's field check of `category_id`: required, and digits only.
@@ -234,11 +198,11 @@ async fn assign_category(
     )
     .await?;
     let category_id = requested_category(&input)?;
-    let (sku, record) = product(&app, id).await?;
+    let (sku, assigned) = product(&app, id).await?;
     if category_record(&app, category_id).await?.is_none() {
         return Err(category_not_found());
     }
-    if category_ids(&record).contains(&category_id) {
+    if assigned.category_ids.contains(&category_id) {
         return Err(ApiError::bad_request(format!(
             "Product #{id} is already assigned to category #{category_id}"
         )));
@@ -248,7 +212,7 @@ async fn assign_category(
             "Cannot assign product to tree root category.",
         ));
     }
-    let result = app.magento.assign_category(category_id, &sku, 0).await;
+    let result = app.backend.assign_category(category_id, &sku).await;
     invalidate_category_write(&app, id, &sku, category_id);
     result.map_err(errors::to_api)?;
     Ok(created(&format!(
@@ -262,17 +226,17 @@ async fn unassign_category(
     category_id: &str,
 ) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    let (sku, record) = product(&app, id).await?;
+    let (sku, assigned) = product(&app, id).await?;
     let category_id = parse_id(category_id).map_err(|_| category_not_found())?;
     if category_record(&app, category_id).await?.is_none() {
         return Err(category_not_found());
     }
-    if !category_ids(&record).contains(&category_id) {
+    if !assigned.category_ids.contains(&category_id) {
         return Err(ApiError::bad_request(format!(
             "Product #{id} isn't assigned to category #{category_id}"
         )));
     }
-    let result = app.magento.unassign_category(category_id, &sku).await;
+    let result = app.backend.unassign_category(category_id, &sku).await;
     invalidate_category_write(&app, id, &sku, category_id);
     result.map_err(errors::to_api)?;
     Ok(empty_ok())
@@ -289,28 +253,23 @@ fn invalidate_category_write(app: &AppState, id: u64, sku: &str, category_id: u6
     ]);
 }
 
-/// The websites Magento has (ids; the admin website 0 is not one a product can be in).
+/// Whether the store has this website (the admin website 0 is not one a product can be in).
 async fn website_exists(app: &AppState, website_id: u64) -> Result<bool, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let bytes = record(app, key::websites(), move || async move {
-        let bytes = magento.websites().await?;
+        let bytes = backend.websites().await?;
         Ok((bytes, vec![tag::STORES.to_owned()]))
     })
     .await?;
-    let websites = json(&bytes)?;
-    Ok(websites
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|w| w.get("id").and_then(as_i64))
-        .any(|w| w > 0 && w as u64 == website_id))
+    let websites = app.backend.read_websites(&bytes).map_err(errors::to_api)?;
+    Ok(website_id > 0 && websites.contains(&website_id))
 }
 
 /// The product of a website route, with the original's message for one that is not there.
 async fn website_product(
     app: &AppState,
     id: &str,
-) -> Result<(std::sync::Arc<str>, Value, u64), ApiError> {
+) -> Result<(std::sync::Arc<str>, Assignments, u64), ApiError> {
     let not_found = || {
         ApiError::new(
             http::StatusCode::NOT_FOUND,
@@ -319,15 +278,15 @@ async fn website_product(
     };
     let numeric = parse_id(id).map_err(|_| not_found())?;
     match product(app, numeric).await {
-        Ok((sku, record)) => Ok((sku, record, numeric)),
+        Ok((sku, assigned)) => Ok((sku, assigned, numeric)),
         Err(error) if error.status() == http::StatusCode::NOT_FOUND => Err(not_found()),
         Err(error) => Err(error),
     }
 }
 
 async fn list_websites(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
-    let (_, record, _) = website_product(&app, id).await?;
-    Ok(listed(caller.format, "website_id", &website_ids(&record)))
+    let (_, assigned, _) = website_product(&app, id).await?;
+    Ok(listed(caller.format, "website_id", &assigned.website_ids))
 }
 
 async fn assign_website(
@@ -336,7 +295,7 @@ async fn assign_website(
     id: &str,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let (sku, record, id) = website_product(&app, id).await?;
+    let (sku, assigned, id) = website_product(&app, id).await?;
     let input = decode_record(
         headers,
         body,
@@ -360,7 +319,7 @@ async fn assign_website(
             "Website #{website_id} not found."
         )]));
     }
-    if website_ids(&record).contains(&website_id) {
+    if assigned.website_ids.contains(&website_id) {
         return Err(ApiError::validation(vec![format!(
             "Product #{id} is already assigned to website #{website_id}"
         )]));
@@ -372,7 +331,7 @@ async fn assign_website(
             "\"copy_to_stores\" is not supported by this gateway.".into(),
         ]));
     }
-    let result = app.magento.assign_website(&sku, website_id).await;
+    let result = app.backend.assign_website(&sku, website_id).await;
     invalidate_product(&app, id, &sku);
     result.map_err(errors::to_api)?;
     Ok(created(&format!(
@@ -381,7 +340,7 @@ async fn assign_website(
 }
 
 async fn unassign_website(app: AppState, id: &str, website_id: &str) -> Result<Response, ApiError> {
-    let (sku, record, id) = website_product(&app, id).await?;
+    let (sku, assigned, id) = website_product(&app, id).await?;
     let website_not_found = || {
         ApiError::new(
             http::StatusCode::NOT_FOUND,
@@ -392,12 +351,12 @@ async fn unassign_website(app: AppState, id: &str, website_id: &str) -> Result<R
     if !website_exists(&app, numeric).await? {
         return Err(website_not_found());
     }
-    if !website_ids(&record).contains(&numeric) {
+    if !assigned.website_ids.contains(&numeric) {
         return Err(ApiError::validation(vec![format!(
             "Product #{id} isn't assigned to website #{numeric}"
         )]));
     }
-    let result = app.magento.unassign_website(&sku, numeric).await;
+    let result = app.backend.unassign_website(&sku, numeric).await;
     invalidate_product(&app, id, &sku);
     result.map_err(errors::to_api)?;
     Ok(empty_ok())
@@ -431,16 +390,5 @@ mod tests {
             );
             assert_eq!(err.messages().len(), 2, "then the pre-validation message");
         }
-    }
-
-    #[test]
-    fn assignments_are_read_from_the_product_record() {
-        let record = json!({"extension_attributes": {
-            "category_links": [{"category_id": "5", "position": 0}, {"category_id": 3}],
-            "website_ids": [2, 1, 1]
-        }});
-        assert_eq!(category_ids(&record), vec![3, 5]);
-        assert_eq!(website_ids(&record), vec![1, 2]);
-        assert!(category_ids(&json!({})).is_empty());
     }
 }

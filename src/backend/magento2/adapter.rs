@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::{Magento, parse};
 use crate::backend::port::{
-    Answer, Backend, CategoryLink, CircuitState, Country, IdSku, Scope, SearchCriteria,
-    SearchResult, StoreConfig, StoreView, UpstreamError,
+    Answer, Assignments, Backend, Category, CategoryLink, CircuitState, Country, IdSku, Scope,
+    SearchCriteria, SearchResult, StoreConfig, StoreView, UpstreamError,
 };
 
 impl Backend for Magento {
@@ -216,5 +216,53 @@ impl Backend for Magento {
 
     fn order(&self, id: u64) -> Answer<'_, Value> {
         Box::pin(Magento::order(self, id))
+    }
+
+    fn order_comments(&self, order_id: u64) -> Answer<'_, Vec<Value>> {
+        Box::pin(Magento::order_comments(self, order_id))
+    }
+
+    fn add_order_comment(&self, order_id: u64, comment: Value) -> Answer<'_, u64> {
+        Box::pin(Magento::add_order_comment(self, order_id, comment))
+    }
+
+    fn order_comment(&self, comment_id: u64) -> Answer<'_, Option<Value>> {
+        Box::pin(Magento::find_order_comment(self, comment_id))
+    }
+
+    fn read_assignments(&self, product: &Value) -> Assignments {
+        super::links::read_assignments(product)
+    }
+
+    fn category(&self, id: u64) -> Answer<'_, Bytes> {
+        Box::pin(Magento::category(self, id))
+    }
+
+    fn read_category(&self, raw: &[u8]) -> Result<Category, UpstreamError> {
+        super::links::read_category(raw)
+    }
+
+    fn websites(&self) -> Answer<'_, Bytes> {
+        Box::pin(Magento::websites(self))
+    }
+
+    fn read_websites(&self, raw: &[u8]) -> Result<Vec<u64>, UpstreamError> {
+        super::links::read_websites(raw)
+    }
+
+    fn assign_category<'a>(&'a self, category_id: u64, sku: &'a str) -> Answer<'a, ()> {
+        Box::pin(Magento::assign_category(self, category_id, sku))
+    }
+
+    fn unassign_category<'a>(&'a self, category_id: u64, sku: &'a str) -> Answer<'a, ()> {
+        Box::pin(Magento::unassign_category(self, category_id, sku))
+    }
+
+    fn assign_website<'a>(&'a self, sku: &'a str, website_id: u64) -> Answer<'a, ()> {
+        Box::pin(Magento::assign_website(self, sku, website_id))
+    }
+
+    fn unassign_website<'a>(&'a self, sku: &'a str, website_id: u64) -> Answer<'a, ()> {
+        Box::pin(Magento::unassign_website(self, sku, website_id))
     }
 }

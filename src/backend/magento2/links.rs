@@ -7,9 +7,62 @@
 
 use bytes::Bytes;
 use http::Method;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::{Magento, Scope, UpstreamError, segment};
+use super::{Magento, Scope, UpstreamError, parse, segment};
+use crate::backend::port::{Assignments, Category};
+
+fn id_of(value: &Value) -> Option<u64> {
+    value
+        .as_u64()
+        .or_else(|| value.as_str()?.trim().parse().ok())
+        .filter(|&id| id > 0)
+}
+
+/// Where a Magento 2 product record is assigned: `extension_attributes.category_links`
+/// (category ids as strings) and `website_ids`.
+pub fn read_assignments(product: &Value) -> Assignments {
+    let ids = |pointer: &str, field: Option<&str>| {
+        let mut ids: Vec<u64> = product
+            .pointer(pointer)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| id_of(field.map_or(Some(entry), |f| entry.get(f))?))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    };
+    Assignments {
+        category_ids: ids("/extension_attributes/category_links", Some("category_id")),
+        website_ids: ids("/extension_attributes/website_ids", None),
+    }
+}
+
+/// A `CategoryInterface`: its id and `is_active`.
+pub fn read_category(raw: &[u8]) -> Result<Category, UpstreamError> {
+    let category: Value = parse(raw)?;
+    let id = category
+        .get("id")
+        .and_then(id_of)
+        .ok_or_else(|| UpstreamError::Protocol("a category without an id".into()))?;
+    let is_active = match category.get("is_active") {
+        Some(Value::Bool(b)) => *b,
+        Some(other) => id_of(other).is_some(),
+        None => true,
+    };
+    Ok(Category { id, is_active })
+}
+
+/// `GET /V1/store/websites`: the ids, without the admin website 0.
+pub fn read_websites(raw: &[u8]) -> Result<Vec<u64>, UpstreamError> {
+    let websites: Vec<Value> = parse(raw)?;
+    Ok(websites
+        .iter()
+        .filter_map(|w| w.get("id").and_then(id_of))
+        .collect())
+}
 
 impl Magento {
     /// `GET /V1/categories/{id}`, raw: the caller caches the bytes.
@@ -24,12 +77,9 @@ impl Magento {
     }
 
     /// `POST /V1/categories/{id}/products`: assigns the product (an upsert of the link).
-    pub async fn assign_category(
-        &self,
-        category_id: u64,
-        sku: &str,
-        position: i64,
-    ) -> Result<(), UpstreamError> {
+    pub async fn assign_category(&self, category_id: u64, sku: &str) -> Result<(), UpstreamError> {
+        // A new assignment goes first in the category, as the original's did.
+        let position = 0;
         let body = json!({"productLink": {
             "sku": sku,
             "position": position,
@@ -88,5 +138,28 @@ impl Magento {
         )
         .await
         .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assignments_are_read_from_the_product_record() {
+        let record = json!({"extension_attributes": {
+            "category_links": [{"category_id": "5", "position": 0}, {"category_id": 3}],
+            "website_ids": [2, 1, 1]
+        }});
+        let read = read_assignments(&record);
+        assert_eq!(read.category_ids, vec![3, 5]);
+        assert_eq!(read.website_ids, vec![1, 2]);
+        assert_eq!(read_assignments(&json!({})), Assignments::default());
+        let category = read_category(br#"{"id": 8, "is_active": false}"#).unwrap();
+        assert_eq!((category.id, category.is_active), (8, false));
+        assert_eq!(
+            read_websites(br#"[{"id": 0, "code": "admin"}, {"id": 1}]"#).unwrap(),
+            vec![1]
+        );
     }
 }
