@@ -112,6 +112,13 @@ impl Profile {
         self == Profile::Original
     }
 
+    /// Whether GET /customers is an object keyed by customer id, as the original answered
+    /// it (observed; its XML is the same repeated `<data_item>`s), rather than SPEC.md's
+    /// array.
+    pub fn customer_list_keyed_by_id(self) -> bool {
+        self == Profile::Original
+    }
+
     /// Whether the stock item list shows the full record (the original) rather than
     /// SPEC.md's reduced field set.
     pub fn stock_list_is_full_record(self) -> bool {

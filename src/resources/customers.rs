@@ -122,19 +122,28 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
     } else {
         result.items
     };
-    let out: Vec<Value> = items
+    let out: Vec<(Option<u64>, Value)> = items
         .into_iter()
         // The ownership filter is Magento's to apply; this makes sure of it.
         .filter(|c| only.is_none() || customer_id(c) == only)
         .map(|c| {
-            Value::Object(ResourceMapping::render(
-                &fields,
-                &json!({ "customer": c }),
-                "",
-            ))
+            let id = customer_id(&c);
+            let record = ResourceMapping::render(&fields, &json!({ "customer": c }), "");
+            (id, Value::Object(record))
         })
         .collect();
-    Ok(private(ok(caller.format, &Doc::new(Value::Array(out)))))
+    // The original answered an object keyed by customer id (the 152-request replay; its
+    // XML writes the same `<data_item>`s as an array); SPEC.md an array.
+    let doc = if crate::context::profile::Profile::current().customer_list_keyed_by_id() {
+        Doc::keyed_list(Value::Object(
+            out.into_iter()
+                .filter_map(|(id, record)| Some((id?.to_string(), record)))
+                .collect(),
+        ))
+    } else {
+        Doc::new(Value::Array(out.into_iter().map(|(_, r)| r).collect()))
+    };
+    Ok(private(ok(caller.format, &doc)))
 }
 
 async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {

@@ -140,7 +140,18 @@ pub fn order_source(order: Value) -> Value {
     {
         addresses.push(order_address(shipping, "shipping"));
     }
-    json!({ "order": order, "derived": { "tax": tax, "addresses": addresses } })
+    // The comments (status history) oldest first, as the original listed them.
+    let mut comments: Vec<Value> = order
+        .get("status_histories")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    comments.sort_by_key(|c| {
+        c.get("entity_id")
+            .and_then(crate::rules::mapping::convert::as_i64)
+            .unwrap_or(0)
+    });
+    json!({ "order": order, "derived": { "tax": tax, "addresses": addresses, "comments": comments } })
 }
 
 /// Order fields that hold lists of records, and the mapping each record is rendered with
@@ -148,6 +159,7 @@ pub fn order_source(order: Value) -> Value {
 const RECORD_LISTS: &[(&str, &str, &str)] = &[
     ("addresses", "order_address", "address"),
     ("order_items", "order_item", "item"),
+    ("order_comments", "order_comment", "comment"),
 ];
 
 /// Renders an order in a view; the record lists are rendered entry by entry with the
@@ -160,9 +172,20 @@ fn render(app: &AppState, user: UserType, fields: &[Field], source: &Value) -> M
             continue;
         };
         let view = app.mappings.get(resource).view(user, View::List);
+        // A customer is shown only the comments marked for the storefront (the original
+        // showed every one, its staff's notes included: not copied).
+        let shown = |entry: &&Value| {
+            *resource != "order_comment"
+                || user == UserType::Admin
+                || entry
+                    .get("is_visible_on_front")
+                    .and_then(crate::rules::mapping::convert::as_i64)
+                    .is_some_and(|v| v != 0)
+        };
         let list = match field.source.get(source) {
             Some(Value::Array(entries)) => entries
                 .iter()
+                .filter(shown)
                 .map(|entry| {
                     let record = json!({ *root: entry });
                     Value::Object(ResourceMapping::render(&view, &record, ""))

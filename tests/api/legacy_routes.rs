@@ -586,3 +586,105 @@ async fn the_original_profile_answers_the_extra_routes_in_its_own_xml() {
     assert!(r.body.contains("<magento_api>"));
     assert_eq!(xml_items(&r.body), 2);
 }
+
+/// Item 4 of issue 22: what the original's answers had besides, in its profile.
+#[tokio::test]
+async fn the_original_profile_shows_what_the_original_showed() {
+    let gw = OnSandbox::start_with(|c| {
+        c.profile = storegate::context::profile::Profile::Original;
+    })
+    .await;
+    // A category's products in a store view carry that store view's names.
+    let r = gw.get("/products/category/4/store/french", As::Guest).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let list = r.json();
+    assert_eq!(list["1"]["name"], "Sac de sport Joust", "{}", r.body);
+    for (path, who) in [
+        ("/products/category/4/store/french", As::Admin),
+        ("/products/store/french/category/4", As::Customer(1)),
+        ("/products/store/2/category/4", As::Guest),
+    ] {
+        let r = gw.get(path, who).await;
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        assert_eq!(
+            r.json()["1"]["name"],
+            "Sac de sport Joust",
+            "{path} {who:?}"
+        );
+    }
+    let r = gw.get("/products/category/4", As::Guest).await;
+    assert_eq!(r.json()["1"]["name"], "Joust Duffle Bag");
+
+    // The Admin's product views show options_container and short_description.
+    let one = gw.get("/products/1", As::Admin).await.json();
+    assert_eq!(
+        one["short_description"],
+        "<p>Sporty duffle with a padded shoulder strap.</p>"
+    );
+    assert!(one.get("options_container").is_some(), "{one}");
+    let list = gw.get("/products?limit=2", As::Admin).await.json();
+    assert!(list["1"].get("short_description").is_some(), "{list}");
+    assert!(list["1"].get("options_container").is_some(), "{list}");
+
+    // The customer list is an object keyed by id; in XML the same <data_item>s.
+    let customers = gw.get("/customers", As::Admin).await.json();
+    assert_eq!(
+        customers["1"]["email"], "roni_cost@example.com",
+        "{customers}"
+    );
+    assert!(customers.is_object());
+    let own = gw.get("/customers", As::Customer(2)).await.json();
+    assert_eq!(own.as_object().unwrap().keys().collect::<Vec<_>>(), ["2"]);
+    let xml = gw.get_xml("/customers", As::Customer(2)).await;
+    assert_eq!(xml_items(&xml.body), 1, "{}", xml.body);
+
+    // Orders: the Admin sees the gift message and the comments, oldest first.
+    let order = gw.get("/orders/1", As::Admin).await.json();
+    assert_eq!(order["gift_message_from"], "Veronica");
+    assert_eq!(order["gift_message_to"], "Sam");
+    assert_eq!(order["gift_message_body"], "Happy birthday!");
+    let comments = order["order_comments"].as_array().unwrap();
+    assert_eq!(comments.len(), 2);
+    assert_eq!(comments[1]["comment"], "Your order has shipped.");
+    assert_eq!(
+        keys(&comments[0]),
+        [
+            "created_at",
+            "comment",
+            "is_customer_notified",
+            "is_visible_on_front",
+            "status"
+        ]
+    );
+    let listed = gw.get("/orders", As::Admin).await.json();
+    assert_eq!(listed["1"]["gift_message_body"], "Happy birthday!");
+    assert_eq!(listed["2"]["gift_message_body"], Value::Null);
+    // A customer: base currency, base grand total and the update date.
+    let theirs = gw.get("/orders/1", As::Customer(1)).await.json();
+    assert_eq!(theirs["base_currency_code"], "USD");
+    assert_eq!(theirs["base_grand_total"], "103.1000");
+    assert!(theirs["updated_at"].is_string(), "{theirs}");
+    assert!(theirs.get("order_comments").is_none());
+    // Addresses have the original's date fields (empty: Magento 2 keeps none it shows).
+    let addresses = gw
+        .get("/customers/1/addresses", As::Customer(1))
+        .await
+        .json();
+    let first = &addresses[0];
+    assert!(
+        first.get("created_at").is_some() && first.get("updated_at").is_some(),
+        "{first}"
+    );
+}
+
+/// The default profile keeps the contract's shapes for the same reads.
+#[tokio::test]
+async fn the_default_profile_keeps_the_contracts_shapes() {
+    let gw = OnSandbox::start().await;
+    assert!(gw.get("/customers", As::Admin).await.json().is_array());
+    let order = gw.get("/orders/1", As::Admin).await.json();
+    assert!(order.get("gift_message_from").is_none());
+    assert!(order.get("order_comments").is_none());
+    let one = gw.get("/products/1", As::Admin).await.json();
+    assert!(one.get("options_container").is_none());
+}
