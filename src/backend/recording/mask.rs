@@ -17,6 +17,9 @@ const NAME_FIELDS: &[&str] = &[
     "customer_firstname",
     "customer_lastname",
     "customer_middlename",
+    // An order's gift message names its sender and recipient.
+    "sender",
+    "recipient",
 ];
 const PHONE_FIELDS: &[&str] = &["telephone", "fax"];
 
