@@ -6,12 +6,13 @@
 //   php client.php dance    BASE KEY SECRET admin ADMIN_KEY
 //   php client.php calls    BASE KEY SECRET customer|admin TOKEN TOKEN_SECRET [CUSTOMER_ID]
 //   php client.php rejected BASE KEY SECRET TOKEN TOKEN_SECRET
-//   php client.php official BASE KEY SECRET TOKEN TOKEN_SECRET RESOURCE
+//   php client.php official BASE KEY SECRET TOKEN TOKEN_SECRET RESOURCE [ACCEPT]
 //
 // dance takes the admin page's path as a last argument (the Magento 1 docs spell it
 // /admin/oAuth_authorize). official makes the API call of the official Magento 1 REST
-// examples as they wrote it (no Accept header: libcurl sends `*/*`), and prints what they
-// print, print_r of json_decode, then the answer's content type.
+// examples as they wrote it (the customer example sends no Accept header, so pecl oauth
+// sends `*/*` over libcurl and none over PHP streams; the admin example names `*/*`), and
+// prints what they print, print_r of json_decode, then the answer's content type.
 //
 // dance prints {"token","secret"}; the others print "ok". Anything unexpected exits 1.
 
@@ -199,7 +200,7 @@ function calls(string $base, string $key, string $secret, string $user, string $
 }
 
 /** The official examples' call: their code, with only the configuration lines changed. */
-function official(string $base, string $consumerKey, string $consumerSecret, string $token, string $tokenSecret, string $resource): void
+function official(string $base, string $consumerKey, string $consumerSecret, string $token, string $tokenSecret, string $resource, ?string $accept): void
 {
     $apiUrl = "$base/api/rest";
     $authType = OAUTH_AUTH_TYPE_AUTHORIZATION;
@@ -207,7 +208,11 @@ function official(string $base, string $consumerKey, string $consumerSecret, str
     $oauthClient->enableDebug();
     $oauthClient->setToken($token, $tokenSecret);
     $resourceUrl = "$apiUrl/$resource";
-    $oauthClient->fetch($resourceUrl, array(), 'GET', array('Content-Type' => 'application/json'));
+    $headers = array('Content-Type' => 'application/json');
+    if ($accept !== null) {
+        $headers['Accept'] = $accept;
+    }
+    $oauthClient->fetch($resourceUrl, array(), 'GET', $headers);
     $productsList = json_decode($oauthClient->getLastResponse());
     print_r($productsList);
     $info = $oauthClient->getLastResponseInfo();
@@ -224,7 +229,7 @@ switch ($mode) {
         dance($base, $key, $secret, $user, $login, $user === 'admin' ? ($argv[7] ?? null) : null);
         break;
     case 'official':
-        official($base, $key, $secret, $argv[5] ?? '', $argv[6] ?? '', $argv[7] ?? 'products');
+        official($base, $key, $secret, $argv[5] ?? '', $argv[6] ?? '', $argv[7] ?? 'products', $argv[8] ?? null);
         break;
     case 'calls':
         calls($base, $key, $secret, $argv[5] ?? '', $argv[6] ?? '', $argv[7] ?? '', $argv[8] ?? null);

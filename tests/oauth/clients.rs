@@ -201,7 +201,8 @@ async fn php_pecl_oauth() {
     run("php", args).await;
 }
 
-/// The official Magento 1 REST examples' calls (pecl oauth, no `Accept` header, so libcurl's
+/// The official Magento 1 REST examples' calls (pecl oauth: the customer example sends no
+/// `Accept`, which is `*/*` over libcurl and none over PHP streams; the admin example names
 /// `*/*`), through a gateway in its default profile: an app registered with the original's
 /// profile gets JSON it can `json_decode` and prints its data; the admin's dance works with
 /// the docs' `/admin/oAuth_authorize`; an app in the gateway's profile gets XML (what the
@@ -262,7 +263,7 @@ async fn the_official_php_examples_print_their_data() {
         args(
             &legacy,
             "official",
-            &[&admin_token, &admin_secret, "products"],
+            &[&admin_token, &admin_secret, "products", "*/*"],
         ),
     )
     .await;
