@@ -370,6 +370,62 @@ mod tests {
     }
 
     #[test]
+    fn the_originals_extra_routes_have_its_privileges() {
+        let customer = Principal::Customer(1);
+        for (route, method, principal, status) in [
+            (
+                Route::ProductCategories,
+                Method::GET,
+                Principal::Guest,
+                None,
+            ),
+            (Route::ProductCategories, Method::POST, customer, Some(403)),
+            (
+                Route::ProductCategories,
+                Method::POST,
+                Principal::Admin,
+                None,
+            ),
+            (
+                Route::ProductCategory,
+                Method::DELETE,
+                Principal::Guest,
+                Some(403),
+            ),
+            (Route::ProductWebsites, Method::GET, customer, Some(403)),
+            (
+                Route::ProductWebsites,
+                Method::GET,
+                Principal::Guest,
+                Some(403),
+            ),
+            (
+                Route::ProductWebsite,
+                Method::DELETE,
+                Principal::Admin,
+                None,
+            ),
+            (Route::OrderItems, Method::GET, Principal::Guest, Some(403)),
+            (Route::OrderItems, Method::GET, customer, None),
+            (Route::OrderAddress, Method::GET, customer, None),
+            (Route::OrderComments, Method::POST, customer, Some(403)),
+            (Route::OrderComments, Method::POST, Principal::Admin, None),
+            (
+                Route::OrderComment,
+                Method::GET,
+                Principal::Guest,
+                Some(403),
+            ),
+            (Route::OrderItems, Method::PUT, Principal::Admin, Some(405)),
+        ] {
+            let got = authorize(route, &method, principal)
+                .err()
+                .map(|e| e.status().as_u16());
+            assert_eq!(got, status, "{route:?} {method} {principal:?}");
+        }
+    }
+
+    #[test]
     fn permission_comes_before_405() {
         let guest = Principal::Guest;
         let err = authorize(Route::StockItem, &Method::DELETE, guest).unwrap_err();
