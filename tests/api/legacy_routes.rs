@@ -688,3 +688,46 @@ async fn the_default_profile_keeps_the_contracts_shapes() {
     let one = gw.get("/products/1", As::Admin).await.json();
     assert!(one.get("options_container").is_none());
 }
+
+/// Every route of the original's `api2.xml` (OpenMage 19.4) is served: none is the unknown
+/// route's 404, for the Admin, who may try them all.
+#[tokio::test]
+async fn every_route_of_the_originals_api2_xml_is_served() {
+    let gw = OnSandbox::start().await;
+    for path in [
+        "/products",
+        "/products/1",
+        "/products/1/store/2",
+        "/products/store/2",
+        "/products/category/3",
+        "/products/category/3/store/2",
+        "/products/store/2/category/3",
+        "/products/1/categories",
+        "/products/1/categories/3",
+        "/products/1/websites",
+        "/products/1/websites/1",
+        "/products/1/images",
+        "/products/1/images/1",
+        "/products/1/images/store/2",
+        "/products/1/images/1/store/2",
+        "/stockitems",
+        "/stockitems/1001",
+        "/customers",
+        "/customers/1",
+        "/customers/1/addresses",
+        "/customers/addresses/1",
+        "/orders",
+        "/orders/1",
+        "/orders/1/items",
+        "/orders/1/addresses",
+        "/orders/1/addresses/billing",
+        "/orders/1/comments",
+        "/orders/comments/1",
+    ] {
+        let r = gw.get(path, As::Admin).await;
+        let unknown =
+            r.status == 404 && r.messages() == vec!["Request does not match any route.".to_owned()];
+        assert!(!unknown, "{path} is not served");
+        assert!(r.status < 500, "{path}: {} {}", r.status, r.body);
+    }
+}
