@@ -199,23 +199,23 @@ function calls(string $base, string $key, string $secret, string $user, string $
     echo "ok\n";
 }
 
-/** The official examples' call: their code, with only the configuration lines changed. */
-function official(string $base, string $consumerKey, string $consumerSecret, string $token, string $tokenSecret, string $resource, ?string $accept): void
+/**
+ * The call the official examples make, in our words: pecl OAuth with HMAC-SHA1 in the
+ * Authorization header, a GET with only a JSON Content-Type header (plus `Accept` when the
+ * example names one), and the answer printed with print_r(json_decode(...)).
+ */
+function official(string $base, string $key, string $secret, string $token, string $tokenSecret, string $resource, ?string $accept): void
 {
-    $apiUrl = "$base/api/rest";
-    $authType = OAUTH_AUTH_TYPE_AUTHORIZATION;
-    $oauthClient = new OAuth($consumerKey, $consumerSecret, OAUTH_SIG_METHOD_HMACSHA1, $authType);
-    $oauthClient->enableDebug();
-    $oauthClient->setToken($token, $tokenSecret);
-    $resourceUrl = "$apiUrl/$resource";
-    $headers = array('Content-Type' => 'application/json');
+    $client = new OAuth($key, $secret, OAUTH_SIG_METHOD_HMACSHA1, OAUTH_AUTH_TYPE_AUTHORIZATION);
+    $client->enableDebug();
+    $client->setToken($token, $tokenSecret);
+    $headers = ['Content-Type' => 'application/json'];
     if ($accept !== null) {
         $headers['Accept'] = $accept;
     }
-    $oauthClient->fetch($resourceUrl, array(), 'GET', $headers);
-    $productsList = json_decode($oauthClient->getLastResponse());
-    print_r($productsList);
-    $info = $oauthClient->getLastResponseInfo();
+    $client->fetch("$base/api/rest/$resource", [], OAUTH_HTTP_METHOD_GET, $headers);
+    print_r(json_decode($client->getLastResponse()));
+    $info = $client->getLastResponseInfo();
     echo "\ncontent-type: ", $info['content_type'] ?? '', "\n";
 }
 
