@@ -589,7 +589,10 @@ async fn the_original_profile_answers_the_extra_routes_in_its_own_xml() {
     let r = gw.get_xml("/orders/2/comments", As::Customer(1)).await;
     assert_eq!(r.status, 200);
     assert!(r.body.contains("<magento_api/>"), "{}", r.body);
-    assert_eq!(gw.get("/orders/2/comments", As::Customer(1)).await.body, "[]");
+    assert_eq!(
+        gw.get("/orders/2/comments", As::Customer(1)).await.body,
+        "[]"
+    );
 }
 
 /// Item 4 of issue 22: what the original's answers had besides, in its profile.
