@@ -247,14 +247,18 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
     {
         FastPath::Hit(response, user_type) => (response, Some(user_type)),
         FastPath::Miss(fast_key) => {
+            let api_read = crate::cache_status::is_api_read(request.method(), request.uri().path());
             resolved.attach(request.extensions_mut());
             // Boxed: the rest of a request is a large future, and a hit, which never
             // polls it, would otherwise carry room for it.
             let rest = Box::pin(telemetry::trace(request, observed.request_id(), next));
-            let response = match fast_key {
+            let mut response = match fast_key {
                 Some(key) => crate::response_cache::with_fast_key(key, rest).await,
                 None => rest.await,
             };
+            if api_read {
+                crate::cache_status::mark_uncached(&mut response);
+            }
             (response, None)
         }
     };

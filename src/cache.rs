@@ -71,6 +71,9 @@ pub struct Body {
     pub bytes: Bytes,
     pub etag: HeaderValue,
     pub content_type: &'static str,
+    /// Its gzip, Brotli and zstd forms, made when the entry is filled (none for a small
+    /// body): a hit picks one, it never compresses.
+    pub variants: Option<Box<crate::content_coding::Variants>>,
 }
 
 impl Body {
@@ -82,11 +85,13 @@ impl Body {
             tag.push_str(&format!("{byte:02x}"));
         }
         tag.push('"');
+        let variants = crate::content_coding::Variants::compress(&bytes, &tag);
         Body {
             bytes,
             // Hex digits and quotes are always a valid header value.
             etag: HeaderValue::from_str(&tag).expect("hex is a valid header value"),
             content_type,
+            variants,
         }
     }
 }
@@ -121,7 +126,7 @@ impl Value {
         match self {
             Value::Bytes(b) => b.len(),
             Value::Text(t) => t.len(),
-            Value::Body(b) => b.bytes.len() + 64,
+            Value::Body(b) => b.bytes.len() + 64 + b.variants.as_ref().map_or(0, |v| v.weight()),
         }
     }
 }
@@ -473,6 +478,16 @@ impl Cache {
     /// Seconds an entry stays fresh from now on, for `Cache-Control: max-age`.
     pub fn remaining(&self, entry: &Entry) -> Duration {
         self.ttl.saturating_sub(entry.stored_at.elapsed())
+    }
+
+    /// Seconds of freshness an entry has left, rounded up, negative once it is stale (by
+    /// how much): `Cache-Status`'s `ttl`.
+    pub fn freshness_secs(&self, entry: &Entry) -> i64 {
+        let age = entry.stored_at.elapsed();
+        match self.ttl.checked_sub(age) {
+            Some(left) => i64::try_from(left.as_millis().div_ceil(1000)).unwrap_or(i64::MAX),
+            None => -i64::try_from((age - self.ttl).as_millis().div_ceil(1000)).unwrap_or(i64::MAX),
+        }
     }
 
     /// Drops every entry that shows one of these tags, here and (through the listener) in

@@ -10,6 +10,7 @@ mod addresses;
 mod auth;
 mod cache;
 mod cassettes;
+mod compression;
 mod customers;
 mod formats;
 mod hostile;
