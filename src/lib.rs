@@ -64,6 +64,7 @@ pub mod image_bytes;
 pub mod image_upload;
 pub mod listing;
 pub mod locks;
+pub mod log_writer;
 pub mod lookups;
 pub mod mapping;
 pub mod media_proxy;
