@@ -155,7 +155,12 @@ pub fn served_routes(app: &AppState) -> Vec<String> {
 }
 
 fn assemble(app: AppState) -> (Router, Vec<String>) {
-    let timeouts = (app.config.upstream_timeout, app.config.body_timeout);
+    // A silent client is refused within the request's deadline: the wait for the next
+    // piece of its body is never longer than the deadline itself (issue 23).
+    let timeouts = (
+        app.config.upstream_timeout,
+        app.config.body_timeout.min(app.config.upstream_timeout),
+    );
     // The API's layers go in with one `Router::layer` call (a `ServiceBuilder`, outermost
     // first), not one call per layer: each call boxes every route once more, and each
     // layer clones all the boxes beneath it on every request.

@@ -210,7 +210,8 @@ impl Default for Config {
             circuit_open: Duration::from_millis(5000),
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(75),
-            body_timeout: Duration::from_secs(10),
+            // The request deadline's default (`upstream_timeout`), which caps it anyway.
+            body_timeout: Duration::from_secs(5),
             max_connections: None,
             drain_timeout: Duration::from_secs(10),
             max_uploads_in_flight: 2,
@@ -525,8 +526,8 @@ pub const KEYS: &[Key] = &[
     ),
     key(
         "body_timeout_secs",
-        "10",
-        "longest wait for the next byte of a request body (read by the listener)",
+        "5",
+        "longest wait for the next byte of a request body, at most the request deadline (read by the listener)",
     ),
     key(
         "max_connections",
@@ -1194,13 +1195,13 @@ mod tests {
         let c = from_env(&[]).unwrap();
         assert_eq!(c.header_timeout, Duration::from_secs(10));
         assert_eq!(c.idle_timeout, Duration::from_secs(75));
-        assert_eq!(c.body_timeout, Duration::from_secs(10));
+        assert_eq!(c.body_timeout, Duration::from_secs(5));
         assert_eq!(c.drain_timeout, Duration::from_secs(10));
         assert_eq!((c.max_connections, c.max_uploads_in_flight), (None, 2));
         let c = from_env(&[
             ("STOREGATE_HEADER_TIMEOUT_SECS", "3"),
             ("STOREGATE_IDLE_TIMEOUT_SECS", "4"),
-            ("STOREGATE_BODY_TIMEOUT_SECS", "5"),
+            ("STOREGATE_BODY_TIMEOUT_SECS", "7"),
             ("STOREGATE_MAX_CONNECTIONS", "100"),
             ("STOREGATE_DRAIN_TIMEOUT_SECS", "0"),
             ("STOREGATE_MAX_UPLOADS_IN_FLIGHT", "1"),
@@ -1208,7 +1209,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.header_timeout, Duration::from_secs(3));
         assert_eq!(c.idle_timeout, Duration::from_secs(4));
-        assert_eq!(c.body_timeout, Duration::from_secs(5));
+        assert_eq!(c.body_timeout, Duration::from_secs(7));
         assert_eq!(c.drain_timeout, Duration::ZERO);
         assert_eq!((c.max_connections, c.max_uploads_in_flight), (Some(100), 1));
         for key in ["STOREGATE_HEADER_TIMEOUT_SECS", "STOREGATE_MAX_CONNECTIONS"] {

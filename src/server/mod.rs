@@ -29,6 +29,7 @@ pub mod bind;
 pub mod connection;
 pub mod metrics;
 pub mod protocol;
+pub mod refusal;
 
 use std::future::Future;
 use std::sync::Arc;

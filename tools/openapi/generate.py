@@ -139,7 +139,7 @@ def orders_keyed(n): return {"type": "object", "additionalProperties": ref(n), "
 
 # ---------------- messages ----------------
 COMMON = {
- "400": ["Invalid request method", "Invalid version \"<v>\" requested.", "Only one Authorization header may be sent."],
+ "400": ["Invalid request method", "Invalid version \"<v>\" requested.", "Only one Authorization header may be sent.", "The request head could not be read."],
  "408": ["The request body did not arrive in time."],
  "414": ["Request-URI too long."],
  "431": ["Request header fields too large."],
