@@ -135,6 +135,9 @@ impl Value {
 #[derive(Debug, Clone, Copy)]
 pub enum Invalidation<'a> {
     Tags(&'a [String]),
+    /// The tags of a write whose outcome is unknown: invalidated, and held off for the
+    /// window (`hold_off`).
+    HoldOff(&'a [String], Duration),
     All,
 }
 
@@ -373,6 +376,8 @@ pub struct Cache {
     generations: AtomicU64,
     listener: std::sync::OnceLock<InvalidationListener>,
     second_level: std::sync::OnceLock<Arc<dyn SecondLevel>>,
+    /// Tags of writes whose outcome is unknown, and until when (`hold_off`).
+    holds: crate::hold_off::HoldOffs,
 }
 
 impl std::fmt::Debug for Cache {
@@ -434,6 +439,7 @@ impl Cache {
             generations: AtomicU64::new(0),
             listener: std::sync::OnceLock::new(),
             second_level: std::sync::OnceLock::new(),
+            holds: crate::hold_off::HoldOffs::new(SLOTS),
         }
     }
 
@@ -512,6 +518,43 @@ impl Cache {
         self.clock.invalidate(tags);
     }
 
+    /// After a write whose outcome is unknown: drops every entry that shows one of these
+    /// tags and keeps them from being served from the cache for `window`, here and in the
+    /// other instances (`hold_off`).
+    pub fn hold_off(&self, tags: &[String], window: Duration) {
+        if tags.is_empty() {
+            return;
+        }
+        self.hold_off_here(tags, window);
+        if let Some(listener) = self.listener.get() {
+            listener(Invalidation::HoldOff(tags, window));
+        }
+    }
+
+    /// [`Cache::hold_off`] in this process only.
+    pub fn hold_off_here(&self, tags: &[String], window: Duration) {
+        self.invalidate_here(tags);
+        self.holds
+            .hold(tags.iter().map(|t| TagClock::slot(t)), window);
+    }
+
+    /// True when an entry is held off (a write with an unknown outcome touched it): it is
+    /// not served from the cache, and was fetched for this read.
+    pub fn held_off(&self, entry: &Entry) -> bool {
+        self.holds.holds(entry.stored_at, &entry.slots)
+    }
+
+    /// Valid (no invalidation since its fetch began) and not held off.
+    fn usable(&self, entry: &Entry) -> bool {
+        self.clock.valid(entry) && !self.held_off(entry)
+    }
+
+    /// True when what a fetch with these tags produced now would be held off.
+    fn would_hold(&self, tags: &[String]) -> bool {
+        let slots: Vec<u32> = tags.iter().map(|t| TagClock::slot(t)).collect();
+        self.holds.holds(Instant::now(), &slots)
+    }
+
     /// Drops everything, here and (through the listener) in the other instances.
     pub fn invalidate_all(&self) {
         self.invalidate_all_here();
@@ -533,7 +576,7 @@ impl Cache {
     pub async fn fresh(&self, key: &str) -> Option<Arc<Entry>> {
         let store = self.store.as_ref()?;
         let entry = store.get(key).await?;
-        (self.clock.valid(&entry) && entry.stored_at.elapsed() < self.ttl).then(|| {
+        (self.usable(&entry) && entry.stored_at.elapsed() < self.ttl).then(|| {
             self.stats.hits.fetch_add(1, Ordering::Relaxed);
             Inputs::note(&entry, Source::Hit);
             entry
@@ -550,7 +593,7 @@ impl Cache {
     /// one canonical spelling of a request is filed, per audience and format.
     pub async fn alias(&self, key: Arc<str>, entry: &Arc<Entry>) {
         if let Some(store) = &self.store
-            && self.clock.valid(entry)
+            && self.usable(entry)
             && entry.stored_at.elapsed() < self.ttl
             && !entry.refresh_failed.load(Ordering::Relaxed)
         {
@@ -599,13 +642,23 @@ impl Cache {
             return self.get_or_fetch(key, fetch).await;
         };
         let shared_key: Arc<str> = key.into();
+        let cache = self.clone();
         self.get_or_fetch(key, move || async move {
             match level.lookup(&shared_key).await {
+                // A record a write with an unknown outcome may have changed is read from
+                // Magento, never from another instance's copy (`hold_off`).
+                SecondLevelLookup::Hit { fetched, .. } if cache.would_hold(&fetched.tags) => {
+                    fetch().await
+                }
                 SecondLevelLookup::Hit { fetched, age } => {
                     Inputs::note_age(age);
                     Ok(fetched)
                 }
                 SecondLevelLookup::Miss(ticket) => match fetch().await {
+                    Ok(fetched) if cache.would_hold(&fetched.tags) => {
+                        level.abandon(&shared_key, ticket).await;
+                        Ok(fetched)
+                    }
                     Ok(fetched) => {
                         level.store(&shared_key, ticket, &fetched).await;
                         Ok(fetched)
@@ -638,7 +691,7 @@ impl Cache {
             return Ok((Arc::new(entry), Source::Fetched));
         };
 
-        let current = store.get(key).await.filter(|entry| self.clock.valid(entry));
+        let current = store.get(key).await.filter(|entry| self.usable(entry));
         if let Some(entry) = &current {
             let age = entry.stored_at.elapsed();
             if age < self.ttl {
@@ -670,7 +723,7 @@ impl Cache {
                 // when the upstream failed rather than answered.
                 if error.allows_stale()
                     && let Some(entry) = current
-                    && self.clock.valid(&entry)
+                    && self.usable(&entry)
                     && entry.stored_at.elapsed() < self.ttl + self.stale
                 {
                     entry.refresh_failed.store(true, Ordering::Relaxed);
@@ -733,8 +786,11 @@ impl Cache {
             .and_try_compute_with(|existing| async move {
                 if let Some(existing) = existing {
                     let entry = existing.into_value();
+                    // Fetched after this caller arrived: take it, held off or not (it is
+                    // what Magento showed just now); else only a fresh, usable one.
                     if self.clock.valid(&entry)
-                        && (entry.stored_at.elapsed() < self.ttl || entry.generation > arrived)
+                        && ((entry.stored_at.elapsed() < self.ttl && !self.held_off(&entry))
+                            || entry.generation > arrived)
                     {
                         return Ok(Op::Nop);
                     }

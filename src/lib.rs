@@ -59,11 +59,13 @@ pub mod config;
 pub mod content_coding;
 pub mod cors;
 pub mod fast_path;
+pub mod hold_off;
 pub mod http;
 pub mod image_bytes;
 pub mod image_upload;
 pub mod listing;
 pub mod locks;
+pub mod log_limit;
 pub mod log_writer;
 pub mod lookups;
 pub mod mapping;
@@ -87,6 +89,7 @@ pub mod telemetry;
 pub mod trace_context;
 pub mod upstream;
 pub mod upstream_errors;
+pub mod write_outcome;
 
 use std::net::SocketAddr;
 

@@ -175,10 +175,13 @@ pub(crate) fn respond(
             Source::StaleWhileRevalidate | Source::StaleIfError => "STALE",
         }),
     );
-    headers.insert(
-        crate::cache_status::CACHE_STATUS,
-        crate::cache_status::for_source(source, cache.freshness_secs(entry), cache.enabled()),
-    );
+    let status = if source == Source::Fetched && cache.held_off(entry) {
+        // Fetched for this read and not kept: a write with an unknown outcome touched it.
+        crate::cache_status::bypassed()
+    } else {
+        crate::cache_status::for_source(source, cache.freshness_secs(entry), cache.enabled())
+    };
+    headers.insert(crate::cache_status::CACHE_STATUS, status);
     match source {
         Source::StaleWhileRevalidate => {
             headers.insert(

@@ -19,7 +19,7 @@ use http::header::{CONTENT_TYPE, LOCATION};
 use http::{HeaderValue, StatusCode};
 use serde_json::Value;
 
-pub use error::{ApiError, msg};
+pub use error::{ApiError, FailureLine, msg};
 pub use format::Format;
 
 /// A response document before it is written in a format.

@@ -30,5 +30,6 @@ mod stock_items;
 mod store_views;
 mod telemetry;
 mod tier_prices;
+mod unknown_outcome;
 mod verified_writes;
 mod workers;

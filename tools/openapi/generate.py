@@ -150,7 +150,7 @@ COMMON = {
  "500": ["Resource internal error."],
  "502": ["The store back end sent an invalid response."],
  "503": ["The store back end is unavailable. Try again later.", "The service is overloaded. Try again later.", "The service is temporarily unavailable. Try again later."],
- "504": ["The store back end did not answer in time."],
+ "504": ["The store back end did not answer in time.", "The change may or may not have been made: read the record again before sending it again."],
 }
 BODY = ["Invalid Content-Type header", "Server can not understand Content-Type HTTP header media type \"<type>\"", "UTF-8 is the only supported charset", "Decoding error.", "The request data is invalid.", "Resource data pre-validation error."]
 LIST = ["Resource collection paging error.", "The paging limit exceeds the allowed number.", "Resource collection ordering error.", "Resource collection filtering error."]
