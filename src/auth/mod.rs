@@ -8,12 +8,13 @@
 //!   ([`token`]).
 //!
 //! - Admin or Customer over OAuth 1.0a: `Authorization: OAuth ...`, checked by
-//!   [`crate::oauth`] when the gateway has a provider.
+//!   [`crate::auth::oauth`] when the gateway has a provider.
 //!
 //! A credential that is present but not good is a 401, never a silent downgrade to Guest.
-//! What each principal may call is [`policy`].
+//! What each principal may call is `crate::rules::policy`.
 
-pub mod policy;
+pub mod caller;
+pub mod oauth;
 pub mod token;
 
 use std::sync::Arc;
@@ -27,7 +28,6 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::http::ApiError;
-pub use policy::{Operation, Route, authorize};
 pub use token::{TokenError, TokenIssuer};
 
 /// The caller of a request.
@@ -78,31 +78,30 @@ pub struct Authenticated(pub Result<Principal, ApiError>);
 #[derive(Debug)]
 pub struct Authenticator {
     admin_digests: Vec<[u8; 32]>,
-    tokens: TokenIssuer,
-    /// Attached once the provider is built (its nonce guard may need the shared state,
-    /// which needs this authenticator first).
-    oauth: std::sync::OnceLock<Arc<crate::oauth::OAuth>>,
+    /// Shared with the shared state, which applies other instances' revocations to it.
+    tokens: Arc<TokenIssuer>,
+    /// The OAuth 1.0a provider, when signed calls are accepted.
+    oauth: Option<Arc<crate::auth::oauth::OAuth>>,
 }
 
 impl Authenticator {
     /// `admin_keys` are digests; a plain key is hashed by the caller at start.
-    pub fn new(admin_digests: Vec<[u8; 32]>, tokens: TokenIssuer) -> Authenticator {
+    pub fn new(
+        admin_digests: Vec<[u8; 32]>,
+        tokens: Arc<TokenIssuer>,
+        oauth: Option<Arc<crate::auth::oauth::OAuth>>,
+    ) -> Authenticator {
         Authenticator {
             admin_digests,
             tokens,
-            oauth: std::sync::OnceLock::new(),
+            oauth,
         }
-    }
-
-    /// Accepts OAuth 1.0a signed calls too (from now on; a second provider is ignored).
-    pub fn attach_oauth(&self, oauth: Arc<crate::oauth::OAuth>) {
-        let _ = self.oauth.set(oauth);
     }
 
     /// Refuses every credential of a customer at once, Bearer and OAuth (a deleted customer).
     pub fn revoke_customer(&self, customer_id: u64) -> Result<(), ApiError> {
         self.tokens.revoke_customer(customer_id);
-        if let Some(oauth) = self.oauth.get() {
+        if let Some(oauth) = &self.oauth {
             oauth.revoke_customer(customer_id).map_err(|error| {
                 ApiError::unavailable().with_cause(format!("cannot revoke OAuth tokens: {error}"))
             })?;
@@ -179,8 +178,8 @@ pub async fn authenticate(
     // OAuth 1.0a needs the request itself (URL, form body) and claims a nonce, so it is
     // checked here, once routing said this is the API; the caller layer's sync attempt
     // refused the scheme, which only kept the fast path away.
-    if let Some(oauth) = auth.oauth.get()
-        && crate::oauth::params::oauth_header(request.headers()).is_some()
+    if let Some(oauth) = &auth.oauth
+        && crate::auth::oauth::params::oauth_header(request.headers()).is_some()
     {
         return match oauth.authenticate_api(request).await {
             Ok((principal, mut request)) => {
@@ -216,7 +215,11 @@ mod tests {
                 admin_key_digest("first-key"),
                 admin_key_digest("second-key"),
             ],
-            TokenIssuer::new(b"secret".to_vec(), Duration::from_secs(60)),
+            Arc::new(TokenIssuer::new(
+                b"secret".to_vec(),
+                Duration::from_secs(60),
+            )),
+            None,
         )
     }
 

@@ -217,7 +217,7 @@ impl ApiError {
 
 /// A failed request's log line (a server error), left in the response's extensions by the
 /// renderer and written by `telemetry` when the request finishes, inside the request's
-/// span, at most one per status and message per interval per gateway (`log_limit`).
+/// span, at most one per status and message per interval per gateway (`observe::log_limit`).
 #[derive(Debug, Clone)]
 pub struct FailureLine {
     pub status: u16,

@@ -6,10 +6,12 @@
 pub mod body;
 pub mod canonical;
 pub mod client_body;
+pub mod content_coding;
 pub mod error;
 pub mod format;
 pub mod middleware;
 pub mod query;
+pub mod route_list;
 pub mod xml;
 
 use axum::body::Body;

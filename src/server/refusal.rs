@@ -89,7 +89,8 @@ impl Sniffer {
 /// (a 400, 414 or 431 without our request id); `None` for anything else.
 pub fn replace(written: &[u8], sniffer: &Sniffer) -> Option<Bytes> {
     // Every write passes here: anything but a 4xx head is let through at once.
-    if !written.starts_with(b"HTTP/1.1 4") {
+    // (`HTTP/1.1` then ` 4`: a status line of a 4xx.)
+    if !written.starts_with(b"HTTP/1.1") || written.get(8..10) != Some(b" 4") {
         return None;
     }
     // hyper's refusal is about a hundred bytes; a head is looked for in the first KiB only.
@@ -98,7 +99,7 @@ pub fn replace(written: &[u8], sniffer: &Sniffer) -> Option<Bytes> {
     let head = &written[..head_end + 2];
     let status_line_end = find(head, b"\r\n")?;
     let status_line = &head[..status_line_end];
-    let code = status_line.strip_prefix(b"HTTP/1.1 ")?.get(..3)?;
+    let code = status_line.get(9..12)?;
     let message = match code {
         b"400" => UNREADABLE_HEAD,
         b"414" => "Request-URI too long.",
@@ -112,7 +113,7 @@ pub fn replace(written: &[u8], sniffer: &Sniffer) -> Option<Bytes> {
     let status = StatusCode::from_bytes(code).ok()?;
     let format = sniffer.format();
     let body = render_error(format, &ApiError::new(status, message));
-    let id = crate::telemetry::new_id();
+    let id = crate::observe::telemetry::new_id();
     tracing::debug!(
         status = status.as_u16(),
         request_id = id.to_str().unwrap_or_default(),

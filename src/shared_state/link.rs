@@ -24,7 +24,7 @@ use tokio::sync::Notify;
 
 use super::SharedError;
 use super::events::Event;
-use crate::auth::Authenticator;
+use crate::auth::TokenIssuer;
 use crate::cache::Cache;
 
 /// Events kept while Redis is down; past this many, they collapse into one purge of
@@ -324,7 +324,7 @@ impl Link {
     /// Whatever Redis keeps of other instances' revocations, applied here (after a start or
     /// a gap, when messages may have been missed). Marks older than a token's lifetime can
     /// no longer refuse anything and are dropped.
-    async fn load_revocations(&self, auth: &Authenticator) -> Result<(), SharedError> {
+    async fn load_revocations(&self, tokens: &TokenIssuer) -> Result<(), SharedError> {
         let mut conn = self.connection();
         // As text: a field someone else wrote there is skipped, not fatal.
         let marks: Vec<(String, String)> = self
@@ -335,7 +335,7 @@ impl Link {
                     .query_async(&mut conn),
             )
             .await?;
-        let horizon = super::now_ms().saturating_sub(auth.tokens().ttl().as_millis() as u64);
+        let horizon = super::now_ms().saturating_sub(tokens.ttl().as_millis() as u64);
         let mut stale = Vec::new();
         for (customer, at) in marks {
             let (Ok(customer), Ok(at)) = (customer.parse::<u64>(), at.parse::<u64>()) else {
@@ -344,7 +344,7 @@ impl Link {
             if at < horizon {
                 stale.push(customer);
             } else {
-                auth.tokens().apply_revocation(customer, at);
+                tokens.apply_revocation(customer, at);
             }
         }
         if !stale.is_empty() {
@@ -361,7 +361,7 @@ impl Link {
         Ok(())
     }
 
-    fn apply(&self, event: Event, cache: &Cache, auth: &Authenticator) {
+    fn apply(&self, event: Event, cache: &Cache, tokens: &TokenIssuer) {
         if event.origin() == self.instance {
             return;
         }
@@ -378,21 +378,21 @@ impl Link {
                 ..
             } => cache.hold_off_here(&tags, std::time::Duration::from_millis(ms)),
             Event::InvalidateAll { .. } => cache.invalidate_all_here(),
-            Event::Revoke { customer, at, .. } => auth.tokens().apply_revocation(customer, at),
+            Event::Revoke { customer, at, .. } => tokens.apply_revocation(customer, at),
         }
     }
 }
 
 /// Starts the health loop, the publisher and the subscriber. They hold the link weakly and
 /// end when the gateway that owns it is dropped.
-pub fn spawn(link: &Arc<Link>, cache: &Arc<Cache>, auth: &Arc<Authenticator>) {
+pub fn spawn(link: &Arc<Link>, cache: &Arc<Cache>, tokens: &Arc<TokenIssuer>) {
     let weak = Arc::downgrade(link);
     tokio::spawn(health(weak.clone()));
     tokio::spawn(publisher(weak.clone()));
     tokio::spawn(subscriber(
         weak,
         Arc::downgrade(cache),
-        Arc::downgrade(auth),
+        Arc::downgrade(tokens),
     ));
 }
 
@@ -427,13 +427,13 @@ async fn publisher(link: Weak<Link>) {
     }
 }
 
-async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, auth: Weak<Authenticator>) {
+async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, tokens: Weak<TokenIssuer>) {
     // Nothing was ever missed before the first subscription: the cache starts empty.
     let mut gap = false;
     let mut backoff = Duration::from_millis(100);
     loop {
-        let (Some(strong), Some(cache), Some(auth)) =
-            (link.upgrade(), cache.upgrade(), auth.upgrade())
+        let (Some(strong), Some(cache), Some(tokens)) =
+            (link.upgrade(), cache.upgrade(), tokens.upgrade())
         else {
             return;
         };
@@ -448,7 +448,7 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, auth: Weak<Authenticat
             Ok(Ok(pair)) => pair,
             Ok(Err(_)) | Err(_) => {
                 gap = true;
-                drop((strong, cache, auth));
+                drop((strong, cache, tokens));
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(2));
                 continue;
@@ -465,9 +465,9 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, auth: Weak<Authenticat
             );
             cache.invalidate_all_here();
         }
-        if strong.load_revocations(&auth).await.is_err() {
+        if strong.load_revocations(&tokens).await.is_err() {
             gap = true;
-            drop((strong, cache, auth));
+            drop((strong, cache, tokens));
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_secs(2));
             continue;
@@ -482,7 +482,7 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, auth: Weak<Authenticat
                     let Some(message) = message else { break };
                     let Some(link) = weak.upgrade() else { return };
                     if let Some(event) = Event::decode(message.get_payload_bytes()) {
-                        link.apply(event, &cache, &auth);
+                        link.apply(event, &cache, &tokens);
                     }
                 }
                 _ = check.tick() => {

@@ -1,0 +1,71 @@
+//! Replay protection: a nonce is accepted once per consumer for the whole timestamp window.
+//!
+//! The seam is [`NonceGuard::claim_once`]: true the first time a key is claimed within its
+//! time to live, false after. The embedded implementation is the token store's SQLite file
+//! (so a restart does not reopen the window, and processes sharing the data folder share
+//! it); a Redis `SET key 1 NX EX ttl` implements the same call for several machines.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+
+use super::store::SqliteStore;
+
+pub trait NonceGuard: Send + Sync + std::fmt::Debug {
+    /// True when `key` was not claimed in the last `ttl`; it is claimed from now on.
+    fn claim_once<'a>(&'a self, key: &'a str, ttl: Duration)
+    -> BoxFuture<'a, Result<bool, String>>;
+}
+
+/// Nonces in the embedded database.
+#[derive(Debug, Clone)]
+pub struct SqliteNonces(pub Arc<SqliteStore>);
+
+impl NonceGuard for SqliteNonces {
+    fn claim_once<'a>(
+        &'a self,
+        key: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, String>> {
+        Box::pin(async move { self.0.claim(key, ttl).map_err(|e| e.to_string()) })
+    }
+}
+
+/// How far ahead of our clock a timestamp may be (the original's 600 s).
+pub const FUTURE_SKEW: Duration = Duration::from_secs(600);
+
+/// How old a timestamp may be. The original had no lower bound, so a request captured once
+/// could be replayed as soon as its nonce was cleaned up (after 120 minutes); we refuse what
+/// is older than that same period, and keep every nonce for as long as its timestamp can
+/// be accepted. Clients with clocks four thousand seconds behind, which the original served,
+/// are still served.
+pub const PAST_WINDOW: Duration = Duration::from_secs(7200);
+
+/// The key a nonce is claimed under: per consumer, as nonces are the consumer's to choose.
+pub fn nonce_key(consumer_key: &str, nonce: &str) -> String {
+    format!("oauth-nonce:{consumer_key}:{nonce}")
+}
+
+/// Whether `timestamp` (seconds) is inside the window around `now`.
+pub fn timestamp_ok(timestamp: i64, now: i64) -> bool {
+    timestamp > 0
+        && timestamp <= now + FUTURE_SKEW.as_secs() as i64
+        && timestamp >= now - PAST_WINDOW.as_secs() as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window() {
+        let now = 1_700_000_000;
+        assert!(timestamp_ok(now, now));
+        assert!(timestamp_ok(now - 4000, now), "the original served this");
+        assert!(timestamp_ok(now + 600, now));
+        assert!(!timestamp_ok(now + 4000, now));
+        assert!(!timestamp_ok(now - 7201, now));
+        assert!(!timestamp_ok(0, now));
+    }
+}

@@ -1,0 +1,107 @@
+//! Operational endpoints, outside the API and its authentication: liveness, readiness and
+//! Prometheus metrics.
+//!
+//! Readiness means "this instance can serve", not "Magento answers": a gateway with a
+//! Magento outage still serves cached reads (stale-if-error) and the API's own errors, and a
+//! Kubernetes readiness probe that followed Magento would take every replica out of service
+//! at once, the opposite of what the cache is for. The upstream's state is reported beside
+//! it (a field of the answer and `storegate_upstream_up`); `/readyz?upstream=required` is
+//! the old, strict reading for those who want it.
+
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use http::StatusCode;
+use http::header::CONTENT_TYPE;
+
+use crate::app::AppState;
+use crate::backend::port::CircuitState;
+use crate::http::route_list::Listed;
+use crate::shared_state::RedisStatus;
+
+pub fn routes(app: AppState) -> Listed {
+    Listed::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(app)
+}
+
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct ReadyQuery {
+    /// `required`: not ready while Magento does not answer.
+    upstream: Option<String>,
+}
+
+/// 503 `{"status":"draining"}` from the first shutdown signal on. Otherwise 200 while the
+/// gateway serves, with the upstream's state beside it:
+/// `{"status":"ready","upstream":"up"|"down","circuit":"closed"|"open"|"half_open"}`, and
+/// with `STOREGATE_REDIS_URL` `"redis":"up"|"down"`. With the circuit open the ping fails at
+/// once, adding no load to a failing back end. Redis down does not make the instance unready
+/// either: reads are still served, and taking every instance out of rotation at once would
+/// turn a Redis outage into a full one.
+async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) -> Response {
+    // Draining: out of rotation at once, while requests in flight finish.
+    if app.connections.draining() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(CONTENT_TYPE, "application/json")],
+            r#"{"status":"draining"}"#,
+        )
+            .into_response();
+    }
+    let up = match app.backend.ping().await {
+        Ok(()) => true,
+        Err(error) => {
+            crate::observe::log_limit::warn(
+                "readiness probe failed",
+                format_args!("readiness probe: the upstream does not answer: {error}"),
+            );
+            false
+        }
+    };
+    app.upstream_up.set(up);
+    let circuit = match app.backend.circuit_state() {
+        CircuitState::Closed => "closed",
+        CircuitState::Open => "open",
+        CircuitState::HalfOpen => "half_open",
+    };
+    let strict = query.upstream.as_deref() == Some("required");
+    let status = if up || !strict {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let mut body = serde_json::json!({
+        "status": if status == StatusCode::OK { "ready" } else { "not_ready" },
+        "upstream": if up { "up" } else { "down" },
+        "circuit": circuit,
+    });
+    match app.shared.redis_status() {
+        RedisStatus::Off => {}
+        redis => body["redis"] = redis.as_str().into(),
+    }
+    (
+        status,
+        [(CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// Prometheus scrapes the OpenMetrics text format (it asks for it first in `Accept`).
+async fn metrics(State(app): State<AppState>) -> Response {
+    app.cache.settle().await;
+    (
+        [(
+            CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        app.metrics.encode(),
+    )
+        .into_response()
+}
