@@ -70,8 +70,7 @@ async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let (body, content_type, encoding) =
-            (body.clone(), content_type.clone(), encoding.clone());
+        let (body, content_type, encoding) = (body.clone(), content_type.clone(), encoding.clone());
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |_request| {
                 let mut response = Response::new(Full::new(body.clone()));
