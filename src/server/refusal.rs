@@ -51,10 +51,15 @@ impl Sniffer {
     /// Looks through bytes of a head for an `Accept:` line (a line split across two reads
     /// is missed; the answer is then XML, the API's default).
     pub fn saw(&mut self, bytes: &[u8]) {
-        let mut rest = bytes;
-        while let Some(at) = rest.iter().position(|&b| b == b'\n') {
-            rest = &rest[at + 1..];
-            if rest.len() >= 7 && rest[..7].eq_ignore_ascii_case(b"accept:") {
+        // Every head passes here: line ends found with SIMD (`memchr`), and a line looked at
+        // only when it starts with `a` or `A` (a byte-by-byte scan cost a hit about 1,300
+        // instructions, `bench/instructions.py`).
+        for at in memchr::memchr_iter(b'\n', bytes) {
+            let rest = &bytes[at + 1..];
+            if rest.first().is_some_and(|b| b | 0x20 == b'a')
+                && rest.len() >= 7
+                && rest[..7].eq_ignore_ascii_case(b"accept:")
+            {
                 let value = &rest[7..];
                 let end = value
                     .iter()
