@@ -32,7 +32,9 @@ def floor_binary(root):
 def fetch(url, headers):
     request = urllib.request.Request(url, headers=headers)
     with urllib.request.urlopen(request, timeout=30) as response:
-        return response.status, dict(response.headers), response.read()
+        # The message itself, not a dict: its look-ups ignore case (the gateway's names are
+        # lower case, nginx's capitalised).
+        return response.status, response.headers, response.read()
 
 
 def prepare(gw_base, www):
@@ -108,10 +110,12 @@ def write_section(results_md, text):
         _, after = rest.split(END, 1)
         results_md.write_text(before + section + after)
         return
-    marker = "<!-- instructions -->"
+    # After instructions.py's section: bench.py's full run keeps everything from that section
+    # on when it rewrites the file, and instructions.py rewrites only between its markers.
+    marker = "<!-- /instructions -->"
     if marker in previous:
         before, after = previous.split(marker, 1)
-        results_md.write_text(before.rstrip("\n") + "\n\n" + section + "\n\n" + marker + after)
+        results_md.write_text(before + marker + "\n\n" + section + "\n" + after)
     else:
         results_md.write_text(previous.rstrip("\n") + "\n\n" + section + "\n")
 
