@@ -174,7 +174,10 @@ async fn during_an_outage_each_failure_is_logged_once_per_interval_not_per_reque
         *statuses.entry(r.status).or_insert(0) += 1;
     }
     assert!(statuses.get(&503).is_some_and(|n| *n >= 45), "{statuses:?}");
-    assert!(statuses.keys().all(|s| [500, 503].contains(s)), "{statuses:?}");
+    assert!(
+        statuses.keys().all(|s| [500, 503].contains(s)),
+        "{statuses:?}"
+    );
     let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
     let lines = |needle: &str| {
         text.lines()
