@@ -24,13 +24,13 @@ pub const MIN_SIZE: usize = 1024;
 
 /// gzip level 6: zlib's default; levels 7-9 cost several times the time for about 1% less.
 const GZIP_LEVEL: u32 = 6;
-/// Brotli quality 9 with a 64 KiB window: within a few percent of quality 11's size on
-/// JSON and XML of this size, at a fraction of its time (quality 11 spends tens of
-/// milliseconds on a 50 KB list, which a cold miss would wait for).
+/// Brotli quality 9 with a 64 KiB window: on the benchmark's 20-product list (10,339 bytes)
+/// 1,396 bytes against quality 11's 1,254, in about a seventh of its time (8.6 ms against
+/// 58 ms in the dev profile, dependencies at opt-level 1; release is faster, not measured).
 const BROTLI_QUALITY: i32 = 9;
 const BROTLI_WINDOW: i32 = 16;
-/// zstd level 9: smaller than the default 3 by a few percent on these bodies, still well
-/// under a millisecond for a 10 KB list.
+/// zstd level 9: 1,499 bytes of that list against level 3's 1,593, in 0.11 ms against
+/// 0.03 ms (same build as above).
 const ZSTD_LEVEL: i32 = 9;
 
 /// A content coding the gateway can answer in.
