@@ -26,6 +26,7 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::caller::Caller;
 use crate::auth::{Principal, UserType};
+use crate::backend::write_outcome;
 use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, ok};
 use crate::resources::orders::{may_see, order_id, order_source};
@@ -283,7 +284,9 @@ async fn add_comment(
         .backend
         .add_order_comment(id, entry)
         .await
-        .map_err(redact)?;
+        // Orders are never cached: nothing to hold off, but the client is told when the
+        // comment may have been added all the same.
+        .map_err(|e| write_outcome::answer(e, redact))?;
     Ok(created(&format!("/api/rest/orders/comments/{new_id}")))
 }
 

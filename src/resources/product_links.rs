@@ -22,7 +22,8 @@ use crate::app::AppState;
 use crate::auth::UserType;
 use crate::auth::caller::Caller;
 use crate::backend::errors;
-use crate::backend::port::{Assignments, Category};
+use crate::backend::port::{Assignments, Category, UpstreamError};
+use crate::backend::write_outcome;
 use crate::cache::keys::{key, tag};
 use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
@@ -213,8 +214,8 @@ async fn assign_category(
         ));
     }
     let result = app.backend.assign_category(category_id, &sku).await;
-    invalidate_category_write(&app, id, &sku, category_id);
-    result.map_err(errors::to_api)?;
+    category_written(&app, &result, id, &sku, category_id);
+    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
     Ok(created(&format!(
         "/api/rest/products/{id}/categories/{category_id}"
     )))
@@ -237,20 +238,27 @@ async fn unassign_category(
         )));
     }
     let result = app.backend.unassign_category(category_id, &sku).await;
-    invalidate_category_write(&app, id, &sku, category_id);
-    result.map_err(errors::to_api)?;
+    category_written(&app, &result, id, &sku, category_id);
+    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
     Ok(empty_ok())
 }
 
 /// Whatever the write's outcome, what was cached about the product and the category's
-/// lists is suspect now.
-fn invalidate_category_write(app: &AppState, id: u64, sku: &str, category_id: u64) {
-    app.cache.invalidate(&[
+/// lists is suspect now: invalidated, or held off when the outcome is unknown.
+fn category_written(
+    app: &AppState,
+    result: &Result<(), UpstreamError>,
+    id: u64,
+    sku: &str,
+    category_id: u64,
+) {
+    let tags = [
         tag::LISTS.to_owned(),
         tag::product(id),
         tag::sku(sku),
         tag::category(category_id),
-    ]);
+    ];
+    write_outcome::touched(&app.cache, result, &tags);
 }
 
 /// Whether the store has this website (the admin website 0 is not one a product can be in).
@@ -332,8 +340,8 @@ async fn assign_website(
         ]));
     }
     let result = app.backend.assign_website(&sku, website_id).await;
-    invalidate_product(&app, id, &sku);
-    result.map_err(errors::to_api)?;
+    website_written(&app, &result, id, &sku);
+    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
     Ok(created(&format!(
         "/api/rest/products/{id}/websites/{website_id}"
     )))
@@ -357,15 +365,15 @@ async fn unassign_website(app: AppState, id: &str, website_id: &str) -> Result<R
         )]));
     }
     let result = app.backend.unassign_website(&sku, numeric).await;
-    invalidate_product(&app, id, &sku);
-    result.map_err(errors::to_api)?;
+    website_written(&app, &result, id, &sku);
+    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
     Ok(empty_ok())
 }
 
 /// A website change moves the product in or out of every store view's lists.
-fn invalidate_product(app: &AppState, id: u64, sku: &str) {
-    app.cache
-        .invalidate(&[tag::LISTS.to_owned(), tag::product(id), tag::sku(sku)]);
+fn website_written(app: &AppState, result: &Result<(), UpstreamError>, id: u64, sku: &str) {
+    let tags = [tag::LISTS.to_owned(), tag::product(id), tag::sku(sku)];
+    write_outcome::touched(&app.cache, result, &tags);
 }
 
 #[cfg(test)]
