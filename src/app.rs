@@ -235,7 +235,7 @@ fn front(
 
 async fn front_steps(app: AppState, mut request: Request, next: Next) -> Response {
     let observed = telemetry::Observed::begin(&request);
-    let resolved = caller::resolve(&app.auth, request.headers());
+    let resolved = caller::resolve(&app.auth, request.headers(), request.uri().query());
     let (response, user_type) = match fast_path::lookup(
         &app.cache,
         resolved.caller(),

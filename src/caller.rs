@@ -90,9 +90,22 @@ impl Resolved {
 }
 
 /// Authenticates and negotiates once, for the fast path and every layer after it.
-pub fn resolve(auth: &Authenticator, headers: &HeaderMap) -> Resolved {
+///
+/// A request that may carry OAuth parameters outside the header (in its query or a form
+/// body) is left unauthenticated here: without a header it would look like a Guest, and
+/// the fast path would answer a signed call with the Guest's view. `auth::authenticate`
+/// verifies it once routing is done.
+pub fn resolve(auth: &Authenticator, headers: &HeaderMap, query: Option<&str>) -> Resolved {
+    let authenticated =
+        if crate::oauth::params::query_has_oauth(query) || crate::oauth::params::is_form(headers) {
+            Err(ApiError::unauthorized(
+                "OAuth parameters are checked by the API.",
+            ))
+        } else {
+            auth.authenticate(headers)
+        };
     Resolved {
         negotiated: negotiate_response(headers),
-        authenticated: auth.authenticate(headers),
+        authenticated,
     }
 }

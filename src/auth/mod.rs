@@ -177,18 +177,24 @@ pub async fn authenticate(
     next: Next,
 ) -> Response {
     // OAuth 1.0a needs the request itself (URL, form body) and claims a nonce, so it is
-    // checked here, once routing said this is the API; the caller layer's sync attempt
-    // refused the scheme, which only kept the fast path away.
+    // checked here, once routing said this is the API; the caller layer left such a
+    // request unresolved (see `caller::resolve`), which kept the fast path away.
     if let Some(oauth) = auth.oauth.get()
-        && crate::oauth::params::oauth_header(request.headers()).is_some()
+        && crate::oauth::may_be_signed(request.headers(), request.uri().query())
     {
-        return match oauth.authenticate_api(request).await {
-            Ok((principal, mut request)) => {
-                request.extensions_mut().insert(principal);
-                next.run(request).await
+        match oauth.authenticate_api(request).await {
+            Ok(crate::oauth::ApiSigned::Principal(principal, mut signed)) => {
+                signed.extensions_mut().insert(principal);
+                return next.run(signed).await;
             }
-            Err(error) => error.into_response(),
-        };
+            Ok(crate::oauth::ApiSigned::Unsigned(mut unsigned)) => {
+                // A form body of other fields: the caller layer did not judge the
+                // headers (it could not see the body), so they are judged below.
+                unsigned.extensions_mut().remove::<Authenticated>();
+                request = unsigned;
+            }
+            Err(error) => return error.into_response(),
+        }
     }
     // Authenticated once by the caller layer; worked out here only when it did not run.
     let authenticated = match request.extensions_mut().remove::<Authenticated>() {

@@ -42,6 +42,45 @@ use problem::Problem;
 use store::{Owner, SqliteStore, TokenStore};
 use verify::{Expect, SignedRequest};
 
+/// What [`OAuth::authenticate_api`] made of a request.
+#[derive(Debug)]
+pub enum ApiSigned {
+    /// Verified: who signed it, and the request with its `oauth_*` query parameters gone.
+    Principal(Principal, Request),
+    /// No OAuth parameters anywhere: for the other credentials.
+    Unsigned(Request),
+}
+
+/// Whether a request may carry OAuth parameters, judged from its head alone: the
+/// `OAuth` scheme, `oauth_*` in the query, or a form body (read only then).
+pub fn may_be_signed(headers: &http::HeaderMap, query: Option<&str>) -> bool {
+    params::oauth_header(headers).is_some()
+        || params::query_has_oauth(query)
+        || params::is_form(headers)
+}
+
+/// The request with its `oauth_*` query parameters removed (the others byte for byte).
+fn without_oauth_query(mut request: Request) -> Request {
+    let uri = request.uri();
+    let Some(query) = uri.query().filter(|q| params::query_has_oauth(Some(q))) else {
+        return request;
+    };
+    let kept = params::strip_oauth_query(query);
+    let path_and_query = if kept.is_empty() {
+        uri.path().to_owned()
+    } else {
+        format!("{}?{kept}", uri.path())
+    };
+    let mut parts = uri.clone().into_parts();
+    if let Ok(value) = path_and_query.parse() {
+        parts.path_and_query = Some(value);
+        if let Ok(stripped) = http::Uri::from_parts(parts) {
+            *request.uri_mut() = stripped;
+        }
+    }
+    request
+}
+
 /// The provider: its store, its nonce guard and its settings.
 pub struct OAuth {
     store: Arc<dyn TokenStore>,
@@ -145,13 +184,25 @@ impl OAuth {
         Ok(self.signed_request(&request, form.as_deref()))
     }
 
-    /// The principal of an `/api/rest` call signed with `Authorization: OAuth ...`.
-    pub async fn authenticate_api(
-        &self,
-        request: Request,
-    ) -> Result<(Principal, Request), ApiError> {
+    /// The principal of an `/api/rest` call signed with OAuth 1.0a parameters, wherever
+    /// RFC 5849 §3.5 lets them travel: the `Authorization: OAuth ...` header, a form body
+    /// or the query string. A request carrying none (a form body of other fields) is
+    /// handed back [`ApiSigned::Unsigned`], for the Bearer/Guest path. Parameters that do
+    /// not verify are the 401 of their `oauth_problem`: a call the client meant to sign is
+    /// never served as Guest.
+    pub async fn authenticate_api(&self, request: Request) -> Result<ApiSigned, ApiError> {
         let (request, form) = self.with_form(request).await?;
+        let in_header = params::oauth_header(request.headers()).is_some();
         let signed = self.signed_request(&request, form.as_deref());
+        if !in_header && signed.params.protocol.is_empty() {
+            return Ok(ApiSigned::Unsigned(request));
+        }
+        if !in_header && request.headers().contains_key(http::header::AUTHORIZATION) {
+            // Which credential the client meant is anyone's guess, as with two headers.
+            return Err(ApiError::bad_request(
+                "Send one credential: an Authorization header or OAuth parameters, not both.",
+            ));
+        }
         let verified = self
             .verify(&signed, Expect::AccessToken)
             .await
@@ -161,7 +212,10 @@ impl OAuth {
             Some(Owner::Customer(id)) => Principal::Customer(id),
             None => return Err(Problem::TokenRejected.api_error()),
         };
-        Ok((principal, request))
+        Ok(ApiSigned::Principal(
+            principal,
+            without_oauth_query(request),
+        ))
     }
 
     /// A deleted customer's tokens stop working at once.

@@ -7,7 +7,8 @@ Driven by tests/oauth_clients.rs against a running gateway. Modes:
                                   the form_key, post login[username]/login[password], press
                                   Authorize), follow the callback, exchange for an access
                                   token; prints {"token", "secret"} as JSON.
-  calls  --token T --secret S   : signed reads and writes, then the refusals: a forged
+  calls  --token T --secret S   : signed reads and writes (in the header and in the query
+                                  string), then the refusals: a forged
                                   signature, a replayed nonce and an expired timestamp must
                                   each be refused with the original's oauth_problem.
   rejected --token T --secret S : a signed read must be refused with token_rejected.
@@ -204,6 +205,30 @@ def calls(args):
     )
     if not listed.json():
         fail("filtered list: empty")
+
+    # Signed in the query string (RFC 5849 3.5.3, as rauth signs GETs): served as the signer,
+    # not as Guest (the original's Guest answer: 403 here, or an empty order list).
+    query = api(args, signature_type="query")
+    if args.user == "customer":
+        mine = expect(
+            requests.get(f"{rest}/customers/{args.customer_id}", auth=query, headers=JSON),
+            200,
+            "own record, signed in the query",
+        )
+        if mine.json().get("email") != args.email:
+            fail(f"query-signed own record: {mine.text[:200]}")
+    else:
+        expect(
+            requests.get(f"{rest}/stockitems", params={"limit": "1"}, auth=query, headers=JSON),
+            200,
+            "stock items, signed in the query",
+        )
+    problem(
+        requests.get(f"{rest}/products", auth=api(args, secret="f" * 32, signature_type="query"), headers=JSON),
+        401,
+        "signature_invalid",
+        "forged signature in the query",
+    )
 
     # HMAC-SHA256 and PLAINTEXT are accepted too.
     expect(

@@ -9,6 +9,7 @@
 mod cli;
 mod clients;
 mod flow;
+mod query_signed;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
