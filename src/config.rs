@@ -175,6 +175,12 @@ pub struct Config {
     pub shared_cache: bool,
     /// SPEC.md's answers, or the original's where they differ (`crate::profile`).
     pub profile: crate::profile::Profile,
+    /// Where OAuth consumers and tokens live (`crate::oauth::database`): None, the SQLite
+    /// file in `data_dir`. A secret: it may hold a password.
+    pub database_url: Option<Secret>,
+    /// `STOREGATE_SANDBOX`: Some(true) asks for the embedded sandbox whatever else is set,
+    /// Some(false) refuses to start without an upstream URL (`crate::start_checks`).
+    pub sandbox: Option<bool>,
 }
 
 impl Default for Config {
@@ -222,6 +228,8 @@ impl Default for Config {
             redis_timeout: Duration::from_millis(250),
             shared_cache: false,
             profile: crate::profile::Profile::Spec,
+            database_url: None,
+            sandbox: None,
         }
     }
 }
@@ -437,6 +445,16 @@ pub const KEYS: &[Key] = &[
     ),
     // Read by the features of other modules (DESIGN.md's "more configuration"); the rows
     // are here so that --help and the unknown-name check know them.
+    secret(
+        "database_url",
+        "sqlite:// in STOREGATE_DATA_DIR",
+        "OAuth store shared by instances: sqlite://PATH or mysql://user:pw@host/db (a secret)",
+    ),
+    key(
+        "sandbox",
+        "unset: only when no production setting is",
+        "`1`: start the embedded sandbox on purpose; `0`: never (no upstream URL: refuse)",
+    ),
     key(
         "data_dir",
         "data",
@@ -846,6 +864,20 @@ impl Config {
             && !r.value.trim().is_empty()
         {
             config.redis_url = Some(parse_redis_url(r)?);
+        }
+        if let Some(r) = raw.get("database_url")
+            && !r.value.trim().is_empty()
+        {
+            crate::oauth::database::Location::parse(r.value.trim()).map_err(|why| r.fail(why))?;
+            config.database_url = Some(Secret::new(r.value.trim()));
+        }
+        if let Some(r) = raw.get("sandbox") {
+            config.sandbox = match r.value.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => Some(true),
+                "0" | "false" | "no" | "off" => Some(false),
+                "" => None,
+                _ => return Err(r.fail("1 or 0")),
+            };
         }
         if let Some(r) = raw.get("redis_timeout_ms") {
             config.redis_timeout =

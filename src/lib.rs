@@ -79,6 +79,7 @@ pub mod response_cache;
 pub mod route_list;
 pub mod server;
 pub mod shared_state;
+pub mod start_checks;
 pub mod state;
 pub mod telemetry;
 pub mod trace_context;

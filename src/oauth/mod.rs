@@ -15,6 +15,7 @@
 
 pub mod authorize;
 pub mod cli;
+pub mod database;
 pub mod endpoints;
 pub mod import;
 pub mod nonce;
