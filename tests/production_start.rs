@@ -134,6 +134,7 @@ fn started(command: &mut Command) -> (std::process::Child, Vec<String>) {
         }
     }
     let _ = child.kill();
+    let _ = child.wait();
     panic!("no banner: {lines:?}");
 }
 
