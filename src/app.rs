@@ -121,10 +121,30 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     let metrics = Arc::new(metrics.with_shared_state(shared.clone()));
     let mut oauth = crate::oauth::OAuth::open(&config, &parts.token_secret)?;
     if config.redis_url.is_some() {
-        // Several machines: a nonce used on one instance is refused on every other.
-        oauth = oauth.with_nonce_guard(Arc::new(crate::oauth::nonce::SharedNonces(shared.clone())));
+        // Several machines: a nonce used on one instance is refused on every other, and a
+        // revocation on one reaches the others' verified credentials at once.
+        oauth = oauth
+            .with_nonce_guard(Arc::new(crate::oauth::nonce::SharedNonces(shared.clone())))
+            .with_shared_state(shared.clone());
     }
     let oauth = Arc::new(oauth);
+    let metrics = Arc::new(
+        Arc::try_unwrap(metrics)
+            .map_err(|_| "metrics shared before the OAuth series were added".to_owned())?
+            .with_collector(Box::new(crate::oauth::verified::OAuthSeries(
+                oauth.verified().clone(),
+            ))),
+    );
+    // A shared store's schema is brought up to date now, not by the first sign-in (and a
+    // database down at start is logged, not fatal: the catalog serves without it).
+    {
+        let oauth = oauth.clone();
+        tokio::spawn(async move {
+            if let Err(error) = oauth.store_reachable().await {
+                tracing::error!(%error, "OAuth store not reachable at start; sign-ins get 503 until it is");
+            }
+        });
+    }
     auth.attach_oauth(oauth.clone());
     let app = Arc::new(App {
         magento,

@@ -103,6 +103,15 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
         RedisStatus::Off => {}
         redis => body["redis"] = redis.as_str().into(),
     }
+    // The OAuth store failing does not take the instance out of rotation either: cached
+    // reads, Bearer calls and signed calls of credentials already verified go on.
+    body["oauth_store"] = match app.oauth.store_reachable().await {
+        Ok(()) => "up".into(),
+        Err(error) => {
+            body["oauth_store_error"] = error.to_string().into();
+            "down".into()
+        }
+    };
     (
         status,
         [(CONTENT_TYPE, "application/json")],

@@ -99,13 +99,19 @@ impl Authenticator {
         let _ = self.oauth.set(oauth);
     }
 
+    /// The OAuth provider, once attached.
+    pub fn oauth(&self) -> Option<&Arc<crate::oauth::OAuth>> {
+        self.oauth.get()
+    }
+
     /// Refuses every credential of a customer at once, Bearer and OAuth (a deleted customer).
-    pub fn revoke_customer(&self, customer_id: u64) -> Result<(), ApiError> {
+    pub async fn revoke_customer(&self, customer_id: u64) -> Result<(), ApiError> {
         self.tokens.revoke_customer(customer_id);
         if let Some(oauth) = self.oauth.get() {
-            oauth.revoke_customer(customer_id).map_err(|error| {
-                ApiError::unavailable().with_cause(format!("cannot revoke OAuth tokens: {error}"))
-            })?;
+            oauth
+                .revoke_customer(customer_id)
+                .await
+                .map_err(crate::oauth::problem::store_unavailable)?;
         }
         Ok(())
     }

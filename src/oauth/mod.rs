@@ -8,7 +8,10 @@
 //!   ([`OAuth::authenticate_api`], hooked into `auth::authenticate`).
 //! - [`params`], [`signature`]: RFC 5849's parameter sources, base string and methods.
 //! - [`nonce`]: replay protection behind [`nonce::NonceGuard`].
-//! - [`store`]: consumers and tokens behind [`store::TokenStore`], embedded in SQLite.
+//! - [`store`]: consumers and tokens behind [`store::TokenStore`]: the embedded SQLite file
+//!   ([`sqlite`]) or a MariaDB/MySQL database a fleet shares ([`mysql`]), as
+//!   `STOREGATE_DATABASE_URL` ([`database`]) says; [`open_store`] opens it.
+//! - [`verified`]: consumers and access tokens kept in-process for the signed-call path.
 //! - [`problem`]: the original's `oauth_problem` answers.
 //! - [`import`]: reading the original's `oauth_consumer` / `oauth_token` tables; [`cli`]:
 //!   `storegate oauth consumer add` and `storegate oauth import`.
@@ -18,12 +21,15 @@ pub mod cli;
 pub mod database;
 pub mod endpoints;
 pub mod import;
+pub mod mysql;
 pub mod nonce;
 pub mod pages;
 pub mod params;
 pub mod problem;
 pub mod signature;
+pub mod sqlite;
 pub mod store;
+pub mod verified;
 pub mod verify;
 
 use std::sync::Arc;
@@ -40,7 +46,7 @@ use crate::config::Config;
 use crate::http::ApiError;
 use nonce::NonceGuard;
 use problem::Problem;
-use store::{Owner, SqliteStore, TokenStore};
+use store::{Owner, StoreError, TokenStore};
 use verify::{Expect, SignedRequest};
 
 /// What [`OAuth::authenticate_api`] made of a request.
@@ -85,6 +91,7 @@ fn without_oauth_query(mut request: Request) -> Request {
 /// The provider: its store, its nonce guard and its settings.
 pub struct OAuth {
     store: Arc<dyn TokenStore>,
+    verified: Arc<verified::VerifiedCache>,
     nonces: Arc<dyn NonceGuard>,
     token_ttl: Option<Duration>,
     trusted_proxies: Vec<IpNet>,
@@ -104,14 +111,16 @@ impl std::fmt::Debug for OAuth {
 }
 
 impl OAuth {
-    /// The provider on the embedded store in `STOREGATE_DATA_DIR`. `secret` keys the pages'
-    /// cookies (the customer-token secret, so instances sharing it accept each other's).
+    /// The provider on the configured store (`STOREGATE_DATABASE_URL`, by default the
+    /// SQLite file in `STOREGATE_DATA_DIR`). `secret` keys the pages' cookies (the
+    /// customer-token secret, so instances sharing it accept each other's). Without Redis
+    /// the nonces are claimed in the store, which every instance sharing it sees.
     pub fn open(config: &Config, secret: &[u8]) -> Result<OAuth, String> {
-        let store = Arc::new(SqliteStore::open(&config.data_dir).map_err(|e| e.to_string())?);
-        tracing::info!(path = %store.path().display(), "OAuth 1.0a token store");
+        let store = open_store(config).map_err(|e| e.to_string())?;
+        tracing::info!(store = %store.describe(), "OAuth 1.0a token store");
         Ok(OAuth::new(
             store.clone(),
-            Arc::new(nonce::SqliteNonces(store)),
+            Arc::new(nonce::StoreNonces(store)),
             config,
             secret,
         ))
@@ -127,12 +136,38 @@ impl OAuth {
         mac.update(b"storegate oauth pages");
         OAuth {
             store,
+            verified: Arc::new(verified::VerifiedCache::new(None)),
             nonces,
             token_ttl: config.oauth_token_ttl,
             trusted_proxies: config.trusted_proxies.clone(),
             body_limit: config.body_limit,
             page_key: mac.finalize().into_bytes().to_vec(),
         }
+    }
+
+    /// Shares revocations with the other instances through `shared` (Redis), which lets
+    /// verified credentials stay fresh longer (`verified`).
+    pub fn with_shared_state(mut self, shared: Arc<crate::shared_state::SharedState>) -> OAuth {
+        self.verified = Arc::new(verified::VerifiedCache::new(Some(shared)));
+        self
+    }
+
+    /// The in-process cache of verified credentials and the store's health.
+    pub fn verified(&self) -> &Arc<verified::VerifiedCache> {
+        &self.verified
+    }
+
+    /// Is the store answering? (`/readyz`; a second at most.)
+    pub async fn store_reachable(&self) -> Result<(), StoreError> {
+        let result = match tokio::time::timeout(Duration::from_secs(1), self.store.ping()).await {
+            Ok(result) => result,
+            Err(_) => Err(StoreError(format!(
+                "{}: no answer within a second",
+                self.store.describe()
+            ))),
+        };
+        self.verified.observe(&result);
+        result
     }
 
     /// Replaces the replay guard, e.g. with one shared by several machines (Redis).
@@ -219,8 +254,36 @@ impl OAuth {
         ))
     }
 
-    /// A deleted customer's tokens stop working at once.
-    pub fn revoke_customer(&self, customer_id: u64) -> Result<usize, store::StoreError> {
-        self.store.revoke_customer(customer_id)
+    /// A deleted customer's tokens stop working at once, on every instance.
+    pub async fn revoke_customer(&self, customer_id: u64) -> Result<usize, StoreError> {
+        let revoked = self.store.revoke_customer(customer_id).await;
+        self.verified.observe(&revoked);
+        self.verified.forget_everywhere();
+        revoked
     }
+
+    /// Revokes one access token by id (the Admin's endpoint), on every instance.
+    pub async fn revoke_token(&self, id: i64) -> Result<bool, StoreError> {
+        let revoked = self.store.revoke_token(id).await;
+        self.verified.observe(&revoked);
+        if matches!(revoked, Ok(true)) {
+            self.verified.forget_everywhere();
+        }
+        revoked
+    }
+}
+
+/// The store `STOREGATE_DATABASE_URL` names (by default the data folder's SQLite file),
+/// its schema brought up to date where that needs no network (SQLite; MariaDB's is
+/// brought up by the first call, see [`mysql`]).
+pub fn open_store(config: &Config) -> Result<Arc<dyn TokenStore>, StoreError> {
+    let url = config.database_url.as_ref().map(|s| s.expose());
+    let location = database::Location::resolve(url, &config.data_dir).map_err(StoreError)?;
+    let place = location.describe();
+    Ok(match location {
+        database::Location::Sqlite(path) => Arc::new(sqlite::EmbeddedStore(Arc::new(
+            sqlite::SqliteStore::open_file(&path)?,
+        ))),
+        database::Location::MySql(url) => Arc::new(mysql::MySqlStore::connect(&url, place)?),
+    })
 }

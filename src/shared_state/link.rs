@@ -36,6 +36,9 @@ const DOWN: u8 = 2;
 /// How often the health loop pings Redis.
 const HEALTH_EVERY: Duration = Duration::from_secs(1);
 
+/// What every key storegate keeps in Redis begins with.
+pub const PREFIX: &str = "storegate:";
+
 /// Names of everything storegate keeps in Redis.
 #[derive(Debug, Clone)]
 pub struct Keys {
@@ -161,7 +164,7 @@ impl Link {
         Ok(Link {
             client,
             conn,
-            keys: Keys::new("storegate:"),
+            keys: Keys::new(PREFIX),
             instance: instance.iter().map(|b| format!("{b:02x}")).collect(),
             timeout,
             state: AtomicU8::new(UNKNOWN),
@@ -242,7 +245,7 @@ impl Link {
             // Keep the revocations, fold every invalidation into one purge.
             let mut kept: VecDeque<Event> = outbox
                 .drain(..)
-                .filter(|e| matches!(e, Event::Revoke { .. }))
+                .filter(|e| matches!(e, Event::Revoke { .. } | Event::OAuthForget { .. }))
                 .collect();
             kept.push_back(Event::InvalidateAll {
                 origin: self.instance.clone(),
@@ -280,6 +283,18 @@ impl Link {
                 self.run("invalidate", call.invoke_async::<i64>(&mut conn))
                     .await?;
             }
+            Event::OAuthForget { .. } => {
+                // Nothing to keep in Redis: a subscriber that missed it forgets everything
+                // when it resubscribes.
+                self.run(
+                    "oauth forget",
+                    redis::cmd("PUBLISH")
+                        .arg(self.keys.channel())
+                        .arg(&message)
+                        .query_async::<i64>(&mut conn),
+                )
+                .await?;
+            }
             Event::InvalidateAll { .. } => {
                 let mut call = INVALIDATE_SCRIPT.key(self.keys.seq());
                 call.key(self.keys.tag_marks())
@@ -310,7 +325,7 @@ impl Link {
             // The outbox may have been folded meanwhile; pop only what was published.
             if outbox.front() == Some(&event) {
                 outbox.pop_front();
-                if !matches!(event, Event::Revoke { .. }) {
+                if !matches!(event, Event::Revoke { .. } | Event::OAuthForget { .. }) {
                     let _ = self.queued_invalidations.fetch_update(
                         Ordering::SeqCst,
                         Ordering::SeqCst,
@@ -370,6 +385,11 @@ impl Link {
             Event::Invalidate { tags, .. } => cache.invalidate_here(&tags),
             Event::InvalidateAll { .. } => cache.invalidate_all_here(),
             Event::Revoke { customer, at, .. } => auth.tokens().apply_revocation(customer, at),
+            Event::OAuthForget { .. } => {
+                if let Some(oauth) = auth.oauth() {
+                    oauth.verified().forget_here();
+                }
+            }
         }
     }
 }
@@ -455,6 +475,10 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, auth: Weak<Authenticat
                 "resubscribed after a gap: purging this instance's cache, reloading revocations"
             );
             cache.invalidate_all_here();
+            // A revocation may be among what was missed: OAuth credentials are read again.
+            if let Some(oauth) = auth.oauth() {
+                oauth.verified().forget_here();
+            }
         }
         if strong.load_revocations(&auth).await.is_err() {
             gap = true;

@@ -117,10 +117,10 @@ impl Stack {
 
     /// Registers a consumer straight in the store (the CLI has its own tests).
     pub fn consumer(&self, name: &str) -> Consumer {
-        let store = storegate::oauth::store::SqliteStore::open(&self.data_dir).unwrap();
+        let store = storegate::oauth::sqlite::SqliteStore::open(&self.data_dir).unwrap();
         let key = storegate::oauth::store::random_hex32();
         let secret = storegate::oauth::store::random_hex32();
-        storegate::oauth::store::TokenStore::upsert_consumer(
+        storegate::oauth::sqlite::SqliteStore::upsert_consumer(
             &store,
             &storegate::oauth::store::NewConsumer {
                 name: name.to_owned(),

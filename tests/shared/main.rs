@@ -445,6 +445,7 @@ async fn an_oauth_nonce_used_on_one_instance_is_refused_on_the_other() {
             callback_url: None,
             rejected_callback_url: None,
         })
+        .await
         .unwrap();
     let (token, token_secret) = (random_hex32(), random_hex32());
     store
@@ -454,6 +455,7 @@ async fn an_oauth_nonce_used_on_one_instance_is_refused_on_the_other() {
             secret: token_secret.clone(),
             owner: Owner::Admin,
         })
+        .await
         .unwrap();
     let nonce = random_hex32();
     let send = |gw: &Running| {
