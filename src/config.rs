@@ -181,6 +181,9 @@ pub struct Config {
     /// `STOREGATE_SANDBOX`: Some(true) asks for the embedded sandbox whatever else is set,
     /// Some(false) refuses to start without an upstream URL (`crate::start_checks`).
     pub sandbox: Option<bool>,
+    /// Not a variable: how long verified OAuth credentials stay fresh, instead of
+    /// `oauth::verified`'s defaults (tests shorten it to see the store-failure fallback).
+    pub oauth_cache_fresh: Option<Duration>,
 }
 
 impl Default for Config {
@@ -230,6 +233,7 @@ impl Default for Config {
             profile: crate::profile::Profile::Spec,
             database_url: None,
             sandbox: None,
+            oauth_cache_fresh: None,
         }
     }
 }

@@ -92,6 +92,7 @@ fn without_oauth_query(mut request: Request) -> Request {
 pub struct OAuth {
     store: Arc<dyn TokenStore>,
     verified: Arc<verified::VerifiedCache>,
+    cache_fresh: Option<Duration>,
     nonces: Arc<dyn NonceGuard>,
     token_ttl: Option<Duration>,
     trusted_proxies: Vec<IpNet>,
@@ -136,7 +137,8 @@ impl OAuth {
         mac.update(b"storegate oauth pages");
         OAuth {
             store,
-            verified: Arc::new(verified::VerifiedCache::new(None)),
+            verified: Arc::new(verified::VerifiedCache::new(None, config.oauth_cache_fresh)),
+            cache_fresh: config.oauth_cache_fresh,
             nonces,
             token_ttl: config.oauth_token_ttl,
             trusted_proxies: config.trusted_proxies.clone(),
@@ -148,7 +150,7 @@ impl OAuth {
     /// Shares revocations with the other instances through `shared` (Redis), which lets
     /// verified credentials stay fresh longer (`verified`).
     pub fn with_shared_state(mut self, shared: Arc<crate::shared_state::SharedState>) -> OAuth {
-        self.verified = Arc::new(verified::VerifiedCache::new(Some(shared)));
+        self.verified = Arc::new(verified::VerifiedCache::new(Some(shared), self.cache_fresh));
         self
     }
 

@@ -169,12 +169,34 @@ fn statements(sql: &str) -> Vec<String> {
     out
 }
 
+/// A text column. Keys, secrets and tokens are `ascii_bin` (compared byte for byte), which
+/// the driver reports as binary: those are read as bytes.
+fn text(row: &MySqlRow, column: &str) -> Result<String, sqlx::Error> {
+    match row.try_get::<String, _>(column) {
+        Ok(text) => Ok(text),
+        Err(_) => {
+            let bytes: Vec<u8> = row.try_get(column)?;
+            String::from_utf8(bytes).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+        }
+    }
+}
+
+fn optional_text(row: &MySqlRow, column: &str) -> Result<Option<String>, sqlx::Error> {
+    match row.try_get::<Option<String>, _>(column) {
+        Ok(text) => Ok(text),
+        Err(_) => row
+            .try_get::<Option<Vec<u8>>, _>(column)?
+            .map(|bytes| String::from_utf8(bytes).map_err(|e| sqlx::Error::Decode(Box::new(e))))
+            .transpose(),
+    }
+}
+
 fn flag(row: &MySqlRow, column: &str) -> Result<bool, sqlx::Error> {
     Ok(row.try_get::<i8, _>(column)? != 0)
 }
 
 fn token_row(row: &MySqlRow) -> Result<Token, sqlx::Error> {
-    let kind: String = row.try_get("kind")?;
+    let kind = text(row, "kind")?;
     Ok(Token {
         id: row.try_get("id")?,
         consumer_id: row.try_get("consumer_id")?,
@@ -183,10 +205,10 @@ fn token_row(row: &MySqlRow) -> Result<Token, sqlx::Error> {
         } else {
             Kind::Request
         },
-        token: row.try_get("token")?,
-        secret: row.try_get("secret")?,
-        verifier: row.try_get("verifier")?,
-        callback_url: row.try_get("callback_url")?,
+        token: text(row, "token")?,
+        secret: text(row, "secret")?,
+        verifier: optional_text(row, "verifier")?,
+        callback_url: optional_text(row, "callback_url")?,
         owner: owner_from(flag(row, "admin")?, row.try_get("customer_id")?),
         authorized: flag(row, "authorized")?,
         revoked: flag(row, "revoked")?,
@@ -197,11 +219,11 @@ fn token_row(row: &MySqlRow) -> Result<Token, sqlx::Error> {
 fn consumer_row(row: &MySqlRow) -> Result<Consumer, sqlx::Error> {
     Ok(Consumer {
         id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        key: row.try_get("key")?,
-        secret: row.try_get("secret")?,
-        callback_url: row.try_get("callback_url")?,
-        rejected_callback_url: row.try_get("rejected_callback_url")?,
+        name: text(row, "name")?,
+        key: text(row, "key")?,
+        secret: text(row, "secret")?,
+        callback_url: optional_text(row, "callback_url")?,
+        rejected_callback_url: optional_text(row, "rejected_callback_url")?,
     })
 }
 
@@ -491,8 +513,8 @@ impl TokenStore for MySqlStore {
                 .map(|row| {
                     Ok(AccessTokenInfo {
                         id: row.try_get("id")?,
-                        consumer_key: row.try_get("key")?,
-                        consumer_name: row.try_get("name")?,
+                        consumer_key: text(row, "key")?,
+                        consumer_name: text(row, "name")?,
                         owner: owner_from(flag(row, "admin")?, row.try_get("customer_id")?)
                             .unwrap_or(Owner::Admin),
                         revoked: flag(row, "revoked")?,

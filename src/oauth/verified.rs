@@ -48,23 +48,29 @@ pub struct VerifiedCache {
     /// Bumped by every forget: a read that began before it must not put back what it read.
     generation: AtomicU64,
     shared: Option<Arc<SharedState>>,
+    /// Overrides both freshness periods (`Config::oauth_cache_fresh`).
+    fresh: Option<Duration>,
     /// The last store call's outcome (`storegate_oauth_store_up`, `/readyz`).
     store_up: AtomicBool,
     pub fallbacks: AtomicU64,
 }
 
 impl VerifiedCache {
-    pub fn new(shared: Option<Arc<SharedState>>) -> VerifiedCache {
+    pub fn new(shared: Option<Arc<SharedState>>, fresh: Option<Duration>) -> VerifiedCache {
         VerifiedCache {
             entries: Mutex::default(),
             generation: AtomicU64::new(0),
             shared,
+            fresh,
             store_up: AtomicBool::new(true),
             fallbacks: AtomicU64::new(0),
         }
     }
 
     fn fresh_for(&self) -> Duration {
+        if let Some(fresh) = self.fresh {
+            return fresh;
+        }
         match self.shared.as_ref().map(|s| s.redis_status()) {
             Some(RedisStatus::Up) => SHARED_FRESH,
             _ => LOCAL_FRESH,

@@ -6,7 +6,9 @@ Driven by tests/oauth_clients.rs against a running gateway. Modes:
   dance  --user customer|admin  : initiate, sign in on the authorize page (fetch it, take
                                   the form_key, post login[username]/login[password], press
                                   Authorize), follow the callback, exchange for an access
-                                  token; prints {"token", "secret"} as JSON.
+                                  token; prints {"token", "secret"} as JSON. With --other
+                                  URL the authorize pages are another gateway's (a fleet
+                                  behind a load balancer).
   calls  --token T --secret S   : signed reads and writes (in the header and in the query
                                   string), then the refusals: a forged
                                   signature, a replayed nonce and an expired timestamp must
@@ -58,14 +60,15 @@ def dance(args):
 
     # The user's browser: a plain session with cookies, no JavaScript.
     browser = requests.Session()
+    pages = args.other or args.base
     if args.user == "customer":
-        page_url = f"{args.base}/oauth/authorize"
+        page_url = f"{pages}/oauth/authorize"
         login = {"login[username]": args.email, "login[password]": args.password}
-        confirm_url = f"{args.base}/oauth/authorize/confirm"
+        confirm_url = f"{pages}/oauth/authorize/confirm"
     else:
-        page_url = f"{args.base}/admin/oauth_authorize"
+        page_url = f"{pages}/admin/oauth_authorize"
         login = {"login[username]": "operator", "login[password]": args.admin_key}
-        confirm_url = f"{args.base}/admin/oauth_authorize/confirm"
+        confirm_url = f"{pages}/admin/oauth_authorize/confirm"
     page = expect(browser.get(page_url, params={"oauth_token": request_token}), 200, "authorize page")
     if 'name="login[password]"' not in page.text:
         fail("authorize page: no login[password] field")
@@ -296,6 +299,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("mode", choices=["dance", "calls", "rejected"])
     parser.add_argument("--base", required=True)
+    parser.add_argument("--other")
     parser.add_argument("--key", required=True)
     parser.add_argument("--secret", required=True)
     parser.add_argument("--user", choices=["customer", "admin"], default="customer")
