@@ -11,12 +11,17 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
+use super::problem::Problem;
 use super::store::TokenStore;
 
 pub trait NonceGuard: Send + Sync + std::fmt::Debug {
     /// True when `key` was not claimed in the last `ttl`; it is claimed from now on.
-    fn claim_once<'a>(&'a self, key: &'a str, ttl: Duration)
-    -> BoxFuture<'a, Result<bool, String>>;
+    /// Its failure is the [`Problem`] to answer (which says whose failure it was).
+    fn claim_once<'a>(
+        &'a self,
+        key: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, Problem>>;
 }
 
 /// Nonces in the OAuth store's database.
@@ -28,13 +33,8 @@ impl NonceGuard for StoreNonces {
         &'a self,
         key: &'a str,
         ttl: Duration,
-    ) -> BoxFuture<'a, Result<bool, String>> {
-        Box::pin(async move {
-            self.0
-                .claim_nonce(key, ttl)
-                .await
-                .map_err(|e| e.to_string())
-        })
+    ) -> BoxFuture<'a, Result<bool, Problem>> {
+        Box::pin(async move { Ok(self.0.claim_nonce(key, ttl).await?) })
     }
 }
 
@@ -49,8 +49,13 @@ impl NonceGuard for SharedNonces {
         &'a self,
         key: &'a str,
         ttl: Duration,
-    ) -> BoxFuture<'a, Result<bool, String>> {
-        Box::pin(async move { self.0.claim_once(key, ttl).await.map_err(|e| e.to_string()) })
+    ) -> BoxFuture<'a, Result<bool, Problem>> {
+        Box::pin(async move {
+            self.0
+                .claim_once(key, ttl)
+                .await
+                .map_err(|e| Problem::Internal(e.to_string()))
+        })
     }
 }
 

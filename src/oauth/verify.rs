@@ -224,8 +224,7 @@ impl OAuth {
                     &nonce::nonce_key(&consumer.key, nonce),
                     FUTURE_SKEW + PAST_WINDOW,
                 )
-                .await
-                .map_err(Problem::Internal)?;
+                .await?;
             if !claimed {
                 return Err(Problem::NonceUsed);
             }

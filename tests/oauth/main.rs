@@ -10,6 +10,7 @@ mod cli;
 mod clients;
 mod flow;
 mod query_signed;
+mod store_lock;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
