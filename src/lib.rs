@@ -46,52 +46,29 @@
 //! shares no types with [`upstream`]: a misread Magento shape fails a test instead of
 //! cancelling out.
 
-pub mod api_docs;
 pub mod app;
 pub mod auth;
-pub mod build_info;
+pub mod backend;
 pub mod cache;
-pub mod cache_keys;
-pub mod caller;
-pub mod catalog;
+pub mod cli;
 pub mod config;
-pub mod cors;
-pub mod fast_path;
+pub mod context;
+pub mod front;
 pub mod http;
-pub mod image_bytes;
-pub mod image_upload;
-pub mod listing;
-pub mod locks;
-pub mod lookups;
-pub mod mapping;
-pub mod media_proxy;
-pub mod metrics;
-pub mod oauth;
-pub mod ops;
-pub mod pricing;
-pub mod privacy;
-pub mod process_metrics;
-pub mod profile;
+pub mod observe;
 pub mod records;
-pub mod request_context;
 pub mod resources;
-pub mod response_cache;
-pub mod route_list;
+pub mod rules;
 pub mod server;
 pub mod shared_state;
-pub mod start_checks;
-pub mod state;
-pub mod telemetry;
-pub mod trace_context;
-pub mod upstream;
-pub mod upstream_errors;
 
 use std::net::SocketAddr;
 
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-pub use app::{AppState, Parts};
+pub use app::AppState;
+pub use front::Parts;
 
 /// mimalloc instead of the system allocator: a cache hit is a handful of small allocations,
 /// and with glibc's malloc they were a sixth of the hit path's CPU time (bench/RESULTS.md,
@@ -116,15 +93,17 @@ pub use config::Config;
 
 /// Where the mappings come from: `STOREGATE_MAPPINGS`, else `mappings/magento2` when it
 /// exists (so edits apply on restart), else the copy built into the binary.
-pub fn load_mappings(config: &Config) -> Result<mapping::Mappings, mapping::MappingError> {
+pub fn load_mappings(
+    config: &Config,
+) -> Result<rules::mapping::Mappings, rules::mapping::MappingError> {
     match &config.mappings {
-        Some(dir) => mapping::Mappings::load_dir(dir, config.profile),
+        Some(dir) => rules::mapping::Mappings::load_dir(dir, config.profile),
         None => {
             let default = std::path::Path::new("mappings/magento2");
             if default.join("product.toml").is_file() {
-                mapping::Mappings::load_dir(default, config.profile)
+                rules::mapping::Mappings::load_dir(default, config.profile)
             } else {
-                Ok(mapping::Mappings::embedded(config.profile))
+                Ok(rules::mapping::Mappings::embedded(config.profile))
             }
         }
     }
@@ -178,7 +157,7 @@ pub async fn start(
     signal: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
 ) -> Result<Running, String> {
     let limits = server::Limits::of(&config);
-    let (router, app) = app::build(config, parts)?;
+    let (router, app) = front::build(config, parts)?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let (tx, rx) = oneshot::channel::<()>();
     let stop = async move {
@@ -197,7 +176,7 @@ pub async fn start(
     let connections = app.connections.clone();
     let task = tokio::spawn(server::serve(
         listener,
-        app::service(router),
+        front::service(router),
         connections,
         limits,
         stop,
@@ -258,7 +237,7 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
         .local_addr()
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     let limits = server::Limits::of(&config);
-    let (router, app) = app::build(config, parts)?;
+    let (router, app) = front::build(config, parts)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let mut threads = Vec::with_capacity(workers);
     // Each worker says when its socket listens: the caller announces the address only after
@@ -289,7 +268,7 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
                     };
                     server::serve(
                         listener,
-                        app::service(router),
+                        front::service(router),
                         connections,
                         limits,
                         async move {

@@ -5,9 +5,9 @@
 //! - `storegate sandbox --listen ADDR` runs the sandbox alone (benchmarks, several gateways
 //!   sharing one store).
 //! - `storegate replay DIR --listen ADDR` serves a cassette folder as a Magento 2
-//!   (`storegate::upstream::recording`); `storegate cassette import-har FILE DIR` fills one from a HAR.
+//!   (`storegate::backend::recording`); `storegate cassette import-har FILE DIR` fills one from a HAR.
 //! - `storegate oauth consumer add ...` / `storegate oauth import ...`: OAuth consumers and
-//!   tokens ([`storegate::oauth::cli`]).
+//!   tokens ([`storegate::cli::oauth`]).
 //! - `storegate healthcheck` asks a running gateway's `/healthz` (the container's check).
 //!
 //! Exit status: 2 for every refused configuration (variables, the file, mappings, the
@@ -27,7 +27,7 @@ use storegate_sandbox::{DEMO_CUSTOMER_EMAIL, DEMO_CUSTOMER_PASSWORD, Sandbox, Sa
 #[derive(Parser)]
 #[command(
     name = "storegate",
-    version = storegate::build_info::LONG_VERSION,
+    version = storegate::observe::build_info::LONG_VERSION,
     about = "A backend-for-frontend gateway in front of Magento 2"
 )]
 struct Cli {
@@ -58,7 +58,7 @@ enum Command {
     },
     /// OAuth 1.0a consumers and tokens (in STOREGATE_DATA_DIR).
     #[command(subcommand)]
-    Oauth(storegate::oauth::cli::OAuthCommand),
+    Oauth(storegate::cli::oauth::OAuthCommand),
     /// Serve a cassette folder as a Magento 2 REST server (STOREGATE_REPLAY_* apply).
     Replay {
         /// The cassette folder.
@@ -119,7 +119,7 @@ fn main() -> ExitCode {
     // `storegate oauth ...` needs no runtime: it works on the token store and stops.
     let command = match cli.command {
         Some(Command::Oauth(command)) => {
-            return match storegate::oauth::cli::run(&config, command) {
+            return match storegate::cli::oauth::run(&config, command) {
                 Ok(output) => {
                     println!("{output}");
                     ExitCode::SUCCESS
@@ -166,7 +166,7 @@ fn main() -> ExitCode {
                 .map(|u| u.token.expose().to_owned())
                 .or_else(|| std::env::var("STOREGATE_UPSTREAM_TOKEN").ok());
             runtime
-                .block_on(storegate::upstream::recording::serve(
+                .block_on(storegate::cli::replay::serve(
                     &dir,
                     listen,
                     &config.recording,
@@ -194,8 +194,8 @@ fn main() -> ExitCode {
 }
 
 fn import_har(config: &Config, file: &Path, dir: &Path) -> Result<(), String> {
-    let scrubber = storegate::upstream::recording::scrubber(&config.recording, &[])?;
-    let imported = storegate::upstream::recording::har::import(file, dir, &scrubber)?;
+    let scrubber = storegate::backend::recording::scrubber(&config.recording, &[])?;
+    let imported = storegate::backend::recording::har::import(file, dir, &scrubber)?;
     println!(
         "imported {} Magento REST call(s) into {} ({} other entries skipped)",
         imported.interactions,
@@ -306,7 +306,7 @@ async fn serve(mut config: Config) -> Result<(), Failure> {
     }
 
     // The sandbox only when nothing says production, or when asked for (`start_checks`).
-    storegate::start_checks::sandbox_allowed(
+    storegate::config::start_checks::sandbox_allowed(
         &config,
         std::env::vars_os().filter_map(|(name, _)| name.into_string().ok()),
     )
@@ -388,12 +388,12 @@ async fn serve(mut config: Config) -> Result<(), Failure> {
         .line(format!("storegate listening on {}", running.base_url()))
         .field("listen", running.addr.to_string())
         .field("base_url", format!("{public}/api/rest"))
-        .field("version", storegate::build_info::LONG_VERSION);
+        .field("version", storegate::observe::build_info::LONG_VERSION);
     if public != storegate::public_origin_of(running.addr) {
         banner.line(format!("public URL: {public}/api/rest"));
     }
     banner.line(format!("API reference: {public}/api/rest/docs"));
-    if profile != storegate::profile::Profile::Spec {
+    if profile != storegate::context::profile::Profile::Spec {
         // Operators should know at a glance that answers follow the original, not SPEC.md.
         banner
             .line(format!("compatibility profile: {}", profile.as_str()))
@@ -452,7 +452,7 @@ async fn serve(mut config: Config) -> Result<(), Failure> {
 async fn healthcheck(config: &Config, url: Option<String>) -> Result<(), Failure> {
     let url =
         url.unwrap_or_else(|| format!("{}/healthz", storegate::public_origin_of(config.listen)));
-    storegate::upstream::install_crypto();
+    storegate::backend::transport::install_crypto();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(3))
         .build()

@@ -149,7 +149,7 @@ async fn with_no_upstream_it_serves_the_sandbox_and_stops_on_sigterm() {
         .expect("the admin key is printed")
         .to_owned();
 
-    storegate::upstream::install_crypto();
+    storegate::backend::transport::install_crypto();
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}/api/rest");
     let list = http
@@ -208,7 +208,7 @@ async fn the_sandbox_runs_alone() {
         !lines.join("\n").contains("integration token (generated"),
         "the configured token is used"
     );
-    storegate::upstream::install_crypto();
+    storegate::backend::transport::install_crypto();
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
     let list = http
@@ -271,7 +271,7 @@ async fn with_an_upstream_it_serves_that_store_and_never_the_sandbox() {
         !text.contains("sandbox") && !text.contains("admin key"),
         "{text}"
     );
-    storegate::upstream::install_crypto();
+    storegate::backend::transport::install_crypto();
     let ready = reqwest::get(format!("http://127.0.0.1:{port}/readyz"))
         .await
         .unwrap();
@@ -340,7 +340,7 @@ async fn a_second_signal_exits_at_once_while_draining() {
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     read_until(&mut stdout, "try: curl");
-    storegate::upstream::install_crypto();
+    storegate::backend::transport::install_crypto();
     // A request that waits on the slow sandbox, so draining has something to wait for.
     let pending = tokio::spawn(reqwest::get(format!(
         "http://127.0.0.1:{port}/api/rest/products/1"
@@ -388,12 +388,12 @@ fn help_lists_every_variable_with_its_default_and_version_names_the_commit() {
         format!(
             "storegate {} (commit {})",
             env!("CARGO_PKG_VERSION"),
-            storegate::build_info::COMMIT
+            storegate::observe::build_info::COMMIT
         )
     );
     // Built from this repository, the commit is known.
     if std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.git")).exists() {
-        assert_ne!(storegate::build_info::COMMIT, "unknown");
+        assert_ne!(storegate::observe::build_info::COMMIT, "unknown");
     }
 }
 
@@ -516,7 +516,7 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
     );
     let key = banner["admin_key"].as_str().unwrap().to_owned();
 
-    storegate::upstream::install_crypto();
+    storegate::backend::transport::install_crypto();
     let http = reqwest::Client::new();
     let product: serde_json::Value = http
         .get(format!("{public}/api/rest/products/1"))
@@ -591,7 +591,7 @@ async fn the_access_log_can_be_turned_off_and_the_health_check_finds_the_gateway
     let stderr = lines_of(child.0.stderr.take().unwrap());
     let (started, _) = wait_for(&stdout, |l| l.starts_with("try: curl"));
     assert!(started.is_some());
-    storegate::upstream::install_crypto();
+    storegate::backend::transport::install_crypto();
     let r = reqwest::get(format!("http://127.0.0.1:{port}/api/rest/products/1"))
         .await
         .unwrap();

@@ -160,7 +160,7 @@ fn the_sandbox_starts_with_nothing_set_or_when_asked_for() {
 
 #[tokio::test]
 async fn a_back_end_refusing_the_token_is_not_ready_with_the_reason() {
-    storegate::upstream::install_crypto();
+    storegate::backend::transport::install_crypto();
     let sandbox_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let sandbox = storegate_sandbox::Sandbox::start(
         sandbox_listener,
@@ -171,7 +171,7 @@ async fn a_back_end_refusing_the_token_is_not_ready_with_the_reason() {
     let data_dir = std::env::temp_dir().join(format!(
         "storegate-start-readyz-{}-{}",
         std::process::id(),
-        storegate::oauth::store::random_hex32()
+        storegate::auth::oauth::store::random_hex32()
     ));
     let mut gateways = Vec::new();
     for token in ["not-the-integration-token", sandbox.token()] {
@@ -185,7 +185,7 @@ async fn a_back_end_refusing_the_token_is_not_ready_with_the_reason() {
             upstream_token: token.to_owned(),
             admin_digests: vec![storegate::auth::admin_key_digest("k")],
             token_secret: b"secret".to_vec(),
-            mappings: storegate::mapping::Mappings::embedded(config.profile),
+            mappings: storegate::rules::mapping::Mappings::embedded(config.profile),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         gateways.push(

@@ -590,7 +590,7 @@ fn every_cassette_answer_matches_the_2_4_5_schema() {
     let mut failures = Vec::new();
     for scenario in std::fs::read_dir(&root).expect("fixtures/cassettes exists") {
         let dir = scenario.expect("directory entry").path();
-        let files = storegate::upstream::recording::cassette::load_dir(&dir)
+        let files = storegate::backend::recording::cassette::load_dir(&dir)
             .unwrap_or_else(|e| panic!("{e}"));
         for (file, cassette) in files {
             for (i, interaction) in cassette.interactions.iter().enumerate() {

@@ -8,12 +8,13 @@
 //!   ([`token`]).
 //!
 //! - Admin or Customer over OAuth 1.0a: `Authorization: OAuth ...`, checked by
-//!   [`crate::oauth`] when the gateway has a provider.
+//!   [`crate::auth::oauth`] when the gateway has a provider.
 //!
 //! A credential that is present but not good is a 401, never a silent downgrade to Guest.
-//! What each principal may call is [`policy`].
+//! What each principal may call is `crate::rules::policy`.
 
-pub mod policy;
+pub mod caller;
+pub mod oauth;
 pub mod token;
 
 use std::sync::Arc;
@@ -27,7 +28,6 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::http::ApiError;
-pub use policy::{Operation, Route, authorize};
 pub use token::{TokenError, TokenIssuer};
 
 /// The caller of a request.
@@ -78,40 +78,39 @@ pub struct Authenticated(pub Result<Principal, ApiError>);
 #[derive(Debug)]
 pub struct Authenticator {
     admin_digests: Vec<[u8; 32]>,
-    tokens: TokenIssuer,
-    /// Attached once the provider is built (its nonce guard may need the shared state,
-    /// which needs this authenticator first).
-    oauth: std::sync::OnceLock<Arc<crate::oauth::OAuth>>,
+    /// Shared with the shared state, which applies other instances' revocations to it.
+    tokens: Arc<TokenIssuer>,
+    /// The OAuth 1.0a provider, when signed calls are accepted.
+    oauth: Option<Arc<crate::auth::oauth::OAuth>>,
 }
 
 impl Authenticator {
     /// `admin_keys` are digests; a plain key is hashed by the caller at start.
-    pub fn new(admin_digests: Vec<[u8; 32]>, tokens: TokenIssuer) -> Authenticator {
+    pub fn new(
+        admin_digests: Vec<[u8; 32]>,
+        tokens: Arc<TokenIssuer>,
+        oauth: Option<Arc<crate::auth::oauth::OAuth>>,
+    ) -> Authenticator {
         Authenticator {
             admin_digests,
             tokens,
-            oauth: std::sync::OnceLock::new(),
+            oauth,
         }
     }
 
-    /// Accepts OAuth 1.0a signed calls too (from now on; a second provider is ignored).
-    pub fn attach_oauth(&self, oauth: Arc<crate::oauth::OAuth>) {
-        let _ = self.oauth.set(oauth);
-    }
-
-    /// The OAuth provider, once attached.
-    pub fn oauth(&self) -> Option<&Arc<crate::oauth::OAuth>> {
-        self.oauth.get()
+    /// The OAuth provider, when signed calls are accepted.
+    pub fn oauth(&self) -> Option<&Arc<crate::auth::oauth::OAuth>> {
+        self.oauth.as_ref()
     }
 
     /// Refuses every credential of a customer at once, Bearer and OAuth (a deleted customer).
     pub async fn revoke_customer(&self, customer_id: u64) -> Result<(), ApiError> {
         self.tokens.revoke_customer(customer_id);
-        if let Some(oauth) = self.oauth.get() {
+        if let Some(oauth) = &self.oauth {
             oauth
                 .revoke_customer(customer_id)
                 .await
-                .map_err(crate::oauth::problem::store_unavailable)?;
+                .map_err(crate::auth::oauth::problem::store_unavailable)?;
         }
         Ok(())
     }
@@ -185,15 +184,15 @@ pub async fn authenticate(
     // OAuth 1.0a needs the request itself (URL, form body) and claims a nonce, so it is
     // checked here, once routing said this is the API; the caller layer left such a
     // request unresolved (see `caller::resolve`), which kept the fast path away.
-    if let Some(oauth) = auth.oauth.get()
-        && crate::oauth::may_be_signed(request.headers(), request.uri().query())
+    if let Some(oauth) = &auth.oauth
+        && crate::auth::oauth::may_be_signed(request.headers(), request.uri().query())
     {
         match oauth.authenticate_api(request).await {
-            Ok(crate::oauth::ApiSigned::Principal(principal, mut signed)) => {
+            Ok(crate::auth::oauth::ApiSigned::Principal(principal, mut signed)) => {
                 signed.extensions_mut().insert(principal);
                 return next.run(signed).await;
             }
-            Ok(crate::oauth::ApiSigned::Unsigned(mut unsigned)) => {
+            Ok(crate::auth::oauth::ApiSigned::Unsigned(mut unsigned)) => {
                 // A form body of other fields: the caller layer did not judge the
                 // headers (it could not see the body), so they are judged below.
                 unsigned.extensions_mut().remove::<Authenticated>();
@@ -228,7 +227,11 @@ mod tests {
                 admin_key_digest("first-key"),
                 admin_key_digest("second-key"),
             ],
-            TokenIssuer::new(b"secret".to_vec(), Duration::from_secs(60)),
+            Arc::new(TokenIssuer::new(
+                b"secret".to_vec(),
+                Duration::from_secs(60),
+            )),
+            None,
         )
     }
 

@@ -68,7 +68,7 @@ pub async fn decode(
     default: Format,
     limit: usize,
 ) -> Result<Value, ApiError> {
-    if is_text_plain(headers) && crate::profile::Profile::current().text_plain_is_query() {
+    if is_text_plain(headers) && crate::context::profile::Profile::current().text_plain_is_query() {
         let bytes = read_limited(headers, body, limit).await?;
         return decode_query(&bytes);
     }

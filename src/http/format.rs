@@ -10,7 +10,7 @@ use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE};
 
 use super::error::ApiError;
-use crate::profile::Profile;
+use crate::context::profile::Profile;
 
 /// A body format the gateway can read and write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -10,6 +10,7 @@ pub mod error;
 pub mod format;
 pub mod middleware;
 pub mod query;
+pub mod route_list;
 pub mod xml;
 
 use axum::body::Body;

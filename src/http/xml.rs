@@ -74,8 +74,8 @@ pub enum TopMap {
 
 /// Renders a whole document.
 pub fn write_document(value: &Value, top: TopMap) -> String {
-    // The root's name and the top level's form are the profile's (`crate::profile`).
-    let profile = crate::profile::Profile::current();
+    // The root's name and the top level's form are the profile's (`crate::context::profile`).
+    let profile = crate::context::profile::Profile::current();
     let root = profile.xml_root();
     let top = match top {
         TopMap::Keys if profile.keyed_elements_as_items() => TopMap::Items,

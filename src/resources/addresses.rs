@@ -23,25 +23,26 @@ use axum::response::Response;
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::auth::{Operation, Principal, Route, UserType, authorize};
+use crate::app::AppState;
+use crate::auth::{Principal, UserType};
+use crate::backend::port::Country;
 use crate::http::body::decode_record;
 use crate::http::query::{ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
-use crate::mapping::ResourceMapping;
-use crate::mapping::View;
-use crate::mapping::convert::{as_i64, is_empty};
-use crate::state::AppState;
-use crate::upstream::directory::Country;
+use crate::rules::mapping::ResourceMapping;
+use crate::rules::mapping::View;
+use crate::rules::mapping::convert::{as_i64, is_empty};
+use crate::rules::policy::{Operation, Route, authorize};
 
 use super::customer_save::{ATTEMPTS, Intent, Plan, conflict, same_values, save_verified};
 use super::customers::required;
-use crate::caller::Caller;
-use crate::listing::in_memory::{compare, matches};
-use crate::locks::LockKey;
-use crate::lookups::directory;
-use crate::mapping::convert::scalar_text;
-use crate::privacy::{owns, private, redact};
+use crate::auth::caller::Caller;
+use crate::records::listing::in_memory::{compare, matches};
+use crate::records::lookups::directory;
 use crate::resources::parse_id;
+use crate::rules::mapping::convert::scalar_text;
+use crate::rules::privacy::{owns, private, redact};
+use crate::shared_state::locks::LockKey;
 
 /// DESIGN.md: street lines past the second are joined into the second with this.
 pub const STREET_JOIN: &str = "; ";
@@ -171,7 +172,7 @@ fn street_lines(value: Option<&Value>) -> Vec<String> {
 }
 
 /// One address in the caller's view.
-fn render(fields: &[crate::mapping::Field], address: &Value) -> Map<String, Value> {
+fn render(fields: &[crate::rules::mapping::Field], address: &Value) -> Map<String, Value> {
     let mut address = address.clone();
     let street = fold_street(&street_lines(address.get("street")));
     address["street"] = json!(street);
@@ -187,7 +188,7 @@ async fn locate(app: &AppState, principal: Principal, id: u64) -> Result<(Value,
 
 /// Address `id` in the record of customer `owner`, with that record.
 async fn find_in(app: &AppState, owner: u64, id: u64) -> Result<(Value, Value), ApiError> {
-    let customer = app.magento.customer(owner).await.map_err(redact)?;
+    let customer = app.backend.customer(owner).await.map_err(redact)?;
     let address = addresses_of(&customer)
         .into_iter()
         .find(|a| id_of(a) == Some(id))
@@ -200,7 +201,7 @@ async fn owner_of(app: &AppState, principal: Principal, id: u64) -> Result<u64, 
     match principal {
         Principal::Customer(me) => Ok(me),
         Principal::Admin => {
-            let address = app.magento.address(id).await.map_err(redact)?;
+            let address = app.backend.address(id).await.map_err(redact)?;
             address
                 .get("customer_id")
                 .and_then(as_i64)
@@ -238,7 +239,7 @@ async fn list(
     if params.filters.iter().any(|f| !known(&f.attribute)) {
         return Err(ApiError::bad_request(msg::FILTERING));
     }
-    let customer = app.magento.customer(customer_id).await.map_err(redact)?;
+    let customer = app.backend.customer(customer_id).await.map_err(redact)?;
     let mut records: Vec<Map<String, Value>> = addresses_of(&customer)
         .iter()
         .map(|a| render(&fields, a))
@@ -421,8 +422,8 @@ fn check(
                 // The original named the value it did not know.
                 let original = (message == m::COUNTRY_MISSING)
                     .then(|| {
-                        crate::profile::Profile::current().unknown_country(
-                            &crate::mapping::convert::scalar_text(&input["country_id"]),
+                        crate::context::profile::Profile::current().unknown_country(
+                            &crate::rules::mapping::convert::scalar_text(&input["country_id"]),
                         )
                     })
                     .flatten();
@@ -753,10 +754,10 @@ async fn delete(app: AppState, caller: Caller, id: &str) -> Result<Response, Api
         if billing == Some(id) || shipping == Some(id) {
             return Err(ApiError::bad_request(m::DEFAULT_DELETE));
         }
-        app.magento.delete_address(id).await.map_err(redact)?;
+        app.backend.delete_address(id).await.map_err(redact)?;
         // Verified like the saves: a writer that saved the customer from an older read
         // can put the address back.
-        let now = app.magento.customer(owner).await.map_err(redact)?;
+        let now = app.backend.customer(owner).await.map_err(redact)?;
         if !addresses_of(&now).iter().any(|a| id_of(a) == Some(id)) {
             return Ok(empty_ok());
         }

@@ -2,7 +2,7 @@
 //!
 //! Magento 2 writes addresses only by saving the whole customer, and has no version or
 //! precondition on that save: two writers that read the same customer and save it one after
-//! the other keep only the second one's addresses. The customer's lock (`crate::locks`, with
+//! the other keep only the second one's addresses. The customer's lock (`crate::shared_state::locks`, with
 //! a Redis lease across instances) keeps storegate's own writers, on every instance, one at
 //! a time; nothing can make the store's own admin panel or website take that lock. So every save is checked: after it, the
 //! customer is read back, and what the write meant to change and to keep must be there. If
@@ -15,11 +15,11 @@
 
 use serde_json::Value;
 
+use crate::app::AppState;
 use crate::http::ApiError;
-use crate::locks::LockKey;
-use crate::mapping::convert::scalar_text;
-use crate::privacy::{redact, reference_error};
-use crate::state::AppState;
+use crate::rules::mapping::convert::scalar_text;
+use crate::rules::privacy::{redact, reference_error};
+use crate::shared_state::locks::LockKey;
 
 /// Tries of one write before it gives up with a 409.
 pub(super) const ATTEMPTS: usize = 3;
@@ -61,17 +61,17 @@ where
         if attempt > 0 {
             app.metrics.customer_write_retried();
         }
-        let stored = app.magento.customer(customer_id).await.map_err(redact)?;
+        let stored = app.backend.customer(customer_id).await.map_err(redact)?;
         let to_save = match intent.plan(&stored, previous.as_ref())? {
             Plan::Done(output) => return Ok(output),
             Plan::Save(customer) => customer,
         };
         let saved = app
-            .magento
+            .backend
             .save_customer(customer_id, to_save)
             .await
             .map_err(reference_error)?;
-        let now = app.magento.customer(customer_id).await.map_err(redact)?;
+        let now = app.backend.customer(customer_id).await.map_err(redact)?;
         match intent.verify(&saved, &now) {
             Ok(output) => return Ok(output),
             Err(produced) => {

@@ -8,7 +8,7 @@
 //! e-mail addresses). A customer reaching for another customer's record gets the same 404
 //! as for a record that does not exist, before anything is asked of Magento.
 //!
-//! The privacy rules ([`crate::privacy`]) and the customer lock ([`crate::locks`]) are
+//! The privacy rules ([`crate::rules::privacy`]) and the customer lock ([`crate::shared_state::locks`]) are
 //! shared with the address and order resources, which have the same needs.
 //!
 //! Magento 2's `PUT /V1/customers/{id}` replaces the whole customer, so an update reads the
@@ -21,25 +21,26 @@ use axum::response::Response;
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::auth::{Operation, Principal, Route, UserType, authorize};
+use crate::app::AppState;
+use crate::auth::{Principal, UserType};
+use crate::backend::port::SearchCriteria;
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
-use crate::mapping::ResourceMapping;
-use crate::mapping::View;
-use crate::mapping::convert::{as_i64, is_empty};
-use crate::state::AppState;
-use crate::upstream::SearchCriteria;
+use crate::rules::mapping::ResourceMapping;
+use crate::rules::mapping::View;
+use crate::rules::mapping::convert::{as_i64, is_empty};
+use crate::rules::policy::{Operation, Route, authorize};
 
 use super::customer_save::{Intent, Plan, same_values, save_verified};
-use crate::cache_keys::tag;
-use crate::caller::Caller;
-use crate::listing::search_criteria;
-use crate::locks::LockKey;
-use crate::lookups::stores;
-use crate::mapping::convert::scalar_text;
-use crate::privacy::{owns, private, redact, reference_error};
+use crate::auth::caller::Caller;
+use crate::cache::keys::tag;
+use crate::records::listing::search_criteria;
+use crate::records::lookups::stores;
 use crate::resources::parse_id;
+use crate::rules::mapping::convert::scalar_text;
+use crate::rules::privacy::{owns, private, redact, reference_error};
+use crate::shared_state::locks::LockKey;
 
 /// SPEC 8: a customer password has at least this many characters. Magento 2 may demand
 /// more (8 and three character classes by default); its refusal is passed on.
@@ -111,7 +112,7 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
     };
     let criteria = criteria.page(params.limit, params.page);
     let result = app
-        .magento
+        .backend
         .search_customers(&criteria)
         .await
         .map_err(redact)?;
@@ -141,7 +142,7 @@ async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, Ap
     if !owns(caller.principal, id) {
         return Err(ApiError::not_found());
     }
-    let customer = app.magento.customer(id).await.map_err(redact)?;
+    let customer = app.backend.customer(id).await.map_err(redact)?;
     if customer_id(&customer) != Some(id) {
         return Err(ApiError::not_found());
     }
@@ -180,7 +181,7 @@ fn password_of(input: &Map<String, Value>, errors: &mut Vec<String>) -> Option<S
 /// it belongs to that website, else the website's first store view.
 async fn store_for_website(app: &AppState, website_id: u64) -> Result<Option<u64>, ApiError> {
     let views = stores::views(app).await?;
-    let default = app.magento.default_store();
+    let default = app.backend.default_store();
     let mut candidates: Vec<_> = views
         .iter()
         .filter(|v| v.id != 0 && v.website_id == website_id)
@@ -200,7 +201,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     .await?;
     let mapping = app.mappings.get("customer");
     let mut errors = Vec::new();
-    let profile = crate::profile::Profile::current();
+    let profile = crate::context::profile::Profile::current();
     for field in mapping.view(UserType::Admin, View::Required).iter() {
         if input.get(&field.name).is_none_or(is_empty) {
             errors.push(profile.required_customer_field(&field.name));
@@ -242,7 +243,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     };
     root["customer"]["store_id"] = json!(store_id);
     let saved = app
-        .magento
+        .backend
         .create_customer(root["customer"].take(), &password)
         .await
         .map_err(reference_error)?;
@@ -313,7 +314,7 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     // of that customer may keep working. After it again, for a login that raced the delete.
     app.auth.revoke_customer(id).await?;
     let _turn = app.locks.lock(LockKey::Customer(id)).await?;
-    let deleted = app.magento.delete_customer(id).await;
+    let deleted = app.backend.delete_customer(id).await;
     // The group decides prices: forget it, whatever happened.
     app.cache.invalidate(&[tag::customer_group(id)]);
     deleted.map_err(redact)?;

@@ -23,38 +23,39 @@ use axum::response::Response;
 use http::{HeaderMap, Method, StatusCode};
 use serde_json::{Map, Value, json};
 
-use crate::auth::{Operation, Route, UserType, authorize};
+use crate::app::AppState;
+use crate::auth::UserType;
+use crate::backend::port::StoreView;
+use crate::backend::port::{Scope, UpstreamError};
 use crate::cache::{self, Fetched};
 use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
-use crate::mapping::ResourceMapping;
-use crate::mapping::View;
-use crate::mapping::convert::as_i64;
-use crate::state::AppState;
-use crate::upstream::catalog::StoreView;
-use crate::upstream::{Scope, UpstreamError};
+use crate::rules::mapping::ResourceMapping;
+use crate::rules::mapping::View;
+use crate::rules::mapping::convert::as_i64;
+use crate::rules::policy::{Operation, Route, authorize};
 
-use crate::cache_keys::{key, tag, view};
+use crate::cache::keys::{key, tag, view};
 
 use super::products;
-use crate::caller::Caller;
-use crate::catalog::{product_index, product_records};
-use crate::image_upload::{
-    BAD_BASE64, NOT_SPECIFIED, bad_mime, clean_stem, parse_input, upload_permit,
-};
-use crate::lookups::stores;
+use crate::auth::caller::Caller;
+use crate::backend::errors;
+use crate::cache::response::cached;
+use crate::records::catalog::{product_index, product_records};
+use crate::records::lookups::stores;
 use crate::records::{json, record};
 use crate::resources::parse_id;
-use crate::response_cache::cached;
-use crate::upstream_errors;
+use crate::rules::image_upload::{
+    BAD_BASE64, NOT_SPECIFIED, bad_mime, clean_stem, parse_input, upload_permit,
+};
 
-use crate::profile::Message;
+use crate::context::profile::Message;
 
 const IMAGE_NOT_FOUND: &str = "Product image not found";
 const NO_IMAGES: &str = "Requested product does not support images";
 
 fn image_not_found() -> ApiError {
-    let message = crate::profile::Profile::current().message(Message::ImageNotFound);
+    let message = crate::context::profile::Profile::current().message(Message::ImageNotFound);
     ApiError::new(StatusCode::NOT_FOUND, message.unwrap_or(IMAGE_NOT_FOUND))
 }
 
@@ -252,7 +253,7 @@ async fn store_record(
     label: &str,
     store_id: Option<u64>,
 ) -> Result<Value, ApiError> {
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let owned_sku = sku.to_owned();
     let code = label.to_owned();
     let bytes = record(app, key::product(label, sku), move || async move {
@@ -260,7 +261,7 @@ async fn store_record(
             Some(_) => Scope::Default,
             None => Scope::Store(&code),
         };
-        let bytes = magento.product_in(scope, &owned_sku, store_id).await?;
+        let bytes = backend.product_in(scope, &owned_sku, store_id).await?;
         let tags = vec![
             tag::product(product_id),
             tag::sku(&owned_sku),
@@ -285,7 +286,7 @@ async fn product_for_read(
         Place::Global if user == UserType::Admin => {
             store_record(app, product_id, sku, "admin", Some(0)).await
         }
-        Place::Store(view) if view.code != app.magento.default_store() => {
+        Place::Store(view) if view.code != app.backend.default_store() => {
             store_record(app, product_id, sku, &view.code, None).await
         }
         _ => product_records::product_record(app, product_id, sku).await,
@@ -308,7 +309,7 @@ async fn gallery(
         return Err(ApiError::not_found());
     }
     let code = match place {
-        Place::Global => app.magento.default_store().to_owned(),
+        Place::Global => app.backend.default_store().to_owned(),
         Place::Store(view) => view.code.clone(),
     };
     let media_base = stores::config(app, &code).await?.base_media_url;
@@ -328,14 +329,14 @@ async fn gallery(
 /// The gallery at a place as it is now, for a write to start from (never from the cache).
 async fn current_product(app: &AppState, sku: &str, place: &Place) -> Result<Value, ApiError> {
     let bytes = match place {
-        Place::Global => app.magento.product_in(Scope::Default, sku, Some(0)).await,
+        Place::Global => app.backend.product_in(Scope::Default, sku, Some(0)).await,
         Place::Store(view) => {
-            app.magento
+            app.backend
                 .product_in(Scope::Store(&view.code), sku, None)
                 .await
         }
     }
-    .map_err(upstream_errors::to_api)?;
+    .map_err(errors::to_api)?;
     json(&bytes)
 }
 
@@ -484,11 +485,11 @@ async fn ensure_supports_images(app: &AppState, product: &Value) -> Result<(), A
     else {
         return Ok(());
     };
-    let magento = app.magento.clone();
+    let backend = app.backend.clone();
     let found = app
         .cache
         .get_or_fetch(&key::attribute_set(set_id), move || async move {
-            let bytes = magento.attribute_set_attributes(set_id as u64).await?;
+            let bytes = backend.attribute_set_attributes(set_id as u64).await?;
             Ok::<_, UpstreamError>(Fetched::new(
                 cache::Value::Bytes(bytes),
                 vec![tag::ATTRIBUTE_SETS.to_owned()],
@@ -506,15 +507,15 @@ async fn ensure_supports_images(app: &AppState, product: &Value) -> Result<(), A
             );
             return Ok(());
         }
-        Err(e) => return Err(upstream_errors::to_api(e)),
+        Err(e) => return Err(errors::to_api(e)),
     };
     let cache::Value::Bytes(bytes) = &entry.value else {
         return Err(ApiError::internal().with_cause("attribute set entry holds no bytes"));
     };
-    match crate::upstream::media::has_attribute(bytes, "media_gallery") {
+    match crate::backend::magento2::media::has_attribute(bytes, "media_gallery") {
         Ok(true) => Ok(()),
         Ok(false) => Err(ApiError::bad_request(NO_IMAGES)),
-        Err(e) => Err(upstream_errors::to_api(e)),
+        Err(e) => Err(errors::to_api(e)),
     }
 }
 
@@ -539,7 +540,7 @@ fn media_error(error: UpstreamError) -> ApiError {
             return mapped.with_cause(&error);
         }
     }
-    upstream_errors::to_api(error)
+    errors::to_api(error)
 }
 
 fn location(product_id: u64, image_id: u64) -> String {
@@ -581,7 +582,7 @@ async fn create(
     // Through a store code Magento adds the entry to the product (every store has it) with
     // the given values as that store view's: SPEC 4.3's per-store create.
     let result = app
-        .magento
+        .backend
         .add_media(place.write_scope(), &sku, entry)
         .await;
     invalidate(&app, product_id, &sku);
@@ -632,7 +633,7 @@ async fn update(
         entry["content"] = file.content(&stem);
     }
     let result = app
-        .magento
+        .backend
         .update_media(place.write_scope(), &sku, image_id, entry)
         .await;
     invalidate(&app, product_id, &sku);
@@ -671,7 +672,7 @@ async fn delete(
     let entries = entries_of(&current_product(&app, &sku, &place).await?);
     let existing = find_image(&entries, image_id)?;
     let result = match &place {
-        Place::Global => app.magento.delete_media(&sku, image_id).await,
+        Place::Global => app.backend.delete_media(&sku, image_id).await,
         // In one store view only: the image stays in the gallery, excluded and in no role
         // there (SPEC 2.3 "set to No Image for the store").
         Place::Store(view) => {
@@ -682,7 +683,7 @@ async fn delete(
                 "disabled": true,
                 "types": [],
             });
-            app.magento
+            app.backend
                 .update_media(Scope::Store(&view.code), &sku, image_id, entry)
                 .await
         }

@@ -4,19 +4,23 @@
 //! answers. The other modules do not know the resources.
 
 pub mod addresses;
+pub mod api_docs;
 pub mod customer_save;
 pub mod customers;
 pub mod gateway;
 pub mod images;
+pub mod media_proxy;
+pub mod oauth;
+pub mod ops;
 pub mod orders;
 pub mod products;
 pub mod stock_items;
 
 use axum::routing::any;
 
+use crate::app::AppState;
 use crate::http::ApiError;
-use crate::route_list::Listed;
-use crate::state::AppState;
+use crate::http::route_list::Listed;
 
 /// Every route under `/api/rest`. Methods are dispatched inside the handlers, so that the
 /// policy (403) is checked before "method not allowed" (405), as the spec wants. Each one

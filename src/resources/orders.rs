@@ -16,20 +16,21 @@ use axum::response::Response;
 use http::{Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::auth::{Operation, Principal, Route, UserType, authorize};
+use crate::app::AppState;
+use crate::auth::{Principal, UserType};
+use crate::backend::port::SearchCriteria;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, ok};
-use crate::mapping::View;
-use crate::mapping::convert::as_f64;
-use crate::mapping::{Field, ResourceMapping};
-use crate::state::AppState;
-use crate::upstream::SearchCriteria;
+use crate::rules::mapping::View;
+use crate::rules::mapping::convert::as_f64;
+use crate::rules::mapping::{Field, ResourceMapping};
+use crate::rules::policy::{Operation, Route, authorize};
 
-use crate::caller::Caller;
-use crate::listing::search_criteria;
-use crate::mapping::convert::scalar_text;
-use crate::privacy::{private, redact};
+use crate::auth::caller::Caller;
+use crate::records::listing::search_criteria;
 use crate::resources::parse_id;
+use crate::rules::mapping::convert::scalar_text;
+use crate::rules::privacy::{private, redact};
 
 /// How the lines of an order address's street become the spec's single string: the way
 /// the original stored them.
@@ -177,7 +178,7 @@ fn render(app: &AppState, user: UserType, fields: &[Field], source: &Value) -> M
 async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiError> {
     // The original had no guest privilege on orders at all.
     if caller.principal == Principal::Guest
-        && !crate::profile::Profile::current().guests_may_list_orders()
+        && !crate::context::profile::Profile::current().guests_may_list_orders()
     {
         return Err(ApiError::access_denied());
     }
@@ -196,7 +197,7 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
         criteria = criteria.filter("customer_id", me.to_string(), "eq");
     }
     let criteria = criteria.page(params.limit, params.page);
-    let result = app.magento.search_orders(&criteria).await.map_err(redact)?;
+    let result = app.backend.search_orders(&criteria).await.map_err(redact)?;
     let items = if params.offset() >= result.total_count {
         Vec::new()
     } else {
@@ -224,7 +225,7 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
 
 async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    let order = app.magento.order(id).await.map_err(redact)?;
+    let order = app.backend.order(id).await.map_err(redact)?;
     if !may_see(caller.principal, &order) || order_id(&order) != Some(id) {
         return Err(ApiError::not_found());
     }

@@ -15,32 +15,33 @@ use axum::response::Response;
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
-use crate::auth::{Operation, Route, UserType, authorize};
+use crate::app::AppState;
+use crate::auth::UserType;
+use crate::backend::port::{Scope, SearchCriteria, UpstreamError};
+use crate::backend::port::{SearchResult, StoreConfig, StoreView};
+use crate::context::profile::{Message, Profile};
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
-use crate::mapping::convert::{as_f64, as_i64, is_empty};
-use crate::mapping::{Field, ResourceMapping, View};
-use crate::pricing::{self, NOT_LOGGED_IN};
-use crate::profile::{Message, Profile};
-use crate::state::AppState;
-use crate::upstream::catalog::{SearchResult, StoreConfig, StoreView};
-use crate::upstream::{Scope, SearchCriteria, UpstreamError};
+use crate::rules::mapping::convert::{as_f64, as_i64, is_empty};
+use crate::rules::mapping::{Field, ResourceMapping, View};
+use crate::rules::policy::{Operation, Route, authorize};
+use crate::rules::pricing::{self, NOT_LOGGED_IN};
 
-use crate::cache_keys::{tag, view};
+use crate::cache::keys::{tag, view};
 
-use crate::caller::Caller;
-use crate::catalog::product_index::sku_of;
-use crate::catalog::product_records::{
+use crate::auth::caller::Caller;
+use crate::backend::errors;
+use crate::cache::response::cached;
+use crate::records::catalog::product_index::sku_of;
+use crate::records::catalog::product_records::{
     product_record, product_record_in, render_many, render_record,
 };
-use crate::listing::search_criteria;
-use crate::locks::LockKey;
-use crate::lookups::{customer_group, stores};
 use crate::records::json;
+use crate::records::listing::search_criteria;
+use crate::records::lookups::{customer_group, stores};
 use crate::resources::parse_id;
-use crate::response_cache::cached;
-use crate::upstream_errors;
+use crate::shared_state::locks::LockKey;
 
 /// Types Magento knows; only `simple` may be created here (SPEC 2.2).
 const PRODUCT_TYPES: &[&str] = &[
@@ -153,7 +154,7 @@ impl ReadStore {
     pub async fn resolve(app: &AppState, store: &str) -> Result<ReadStore, ApiError> {
         let view = stores::view_by_id_or_code(app, store).await?;
         Ok(
-            if view.id == 0 || view.code == app.magento.default_store() {
+            if view.id == 0 || view.code == app.backend.default_store() {
                 ReadStore::Default
             } else {
                 ReadStore::View(view)
@@ -163,7 +164,7 @@ impl ReadStore {
 
     fn code<'a>(&'a self, app: &'a AppState) -> &'a str {
         match self {
-            ReadStore::Default => app.magento.default_store(),
+            ReadStore::Default => app.backend.default_store(),
             ReadStore::View(view) => &view.code,
         }
     }
@@ -402,12 +403,11 @@ async fn list(
         }
         let criteria = criteria.page(params.limit, params.page);
         let bytes = app
-            .magento
+            .backend
             .search_products(read_store.scope(), &criteria)
             .await
-            .map_err(upstream_errors::to_api)?;
-        let result: SearchResult<Value> =
-            crate::upstream::parse(&bytes).map_err(upstream_errors::to_api)?;
+            .map_err(errors::to_api)?;
+        let result: SearchResult<Value> = app.backend.read_list(&bytes).map_err(errors::to_api)?;
         // Magento repeats the last page past the end; the original did too, and clients
         // paging until an empty page never stopped. Past the end is empty here.
         let items = if params.offset() >= result.total_count {
@@ -473,14 +473,14 @@ async fn category_list(
     cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
         let mut links = app
-            .magento
+            .backend
             .category_products(category_id)
             .await
             .map_err(|e| match e {
                 UpstreamError::Status { status: 404, .. } => {
                     ApiError::bad_request("Category not found.")
                 }
-                other => upstream_errors::to_api(other),
+                other => errors::to_api(other),
             })?;
         links.sort_by_key(|link| link.position);
         let position: HashMap<&str, usize> = links
@@ -500,19 +500,19 @@ async fn category_list(
             skus[start..end].to_vec()
         };
         let mut found: Vec<Value> = Vec::new();
-        for chunk in candidates.chunks(crate::upstream::search::MAX_PAGE_SIZE as usize) {
+        for chunk in candidates.chunks(crate::backend::port::MAX_PAGE_SIZE as usize) {
             let mut criteria = filters.clone().filter("sku", chunk.join(","), "in");
             if user != UserType::Admin {
                 criteria = read_store.website_filter(shopper_filters(criteria));
             }
             let criteria = criteria.page(chunk.len() as u32, 1);
             let bytes = app
-                .magento
+                .backend
                 .search_products(read_store.scope(), &criteria)
                 .await
-                .map_err(upstream_errors::to_api)?;
+                .map_err(errors::to_api)?;
             let result: SearchResult<Value> =
-                crate::upstream::parse(&bytes).map_err(upstream_errors::to_api)?;
+                app.backend.read_list(&bytes).map_err(errors::to_api)?;
             found.extend(result.items);
         }
         found.sort_by_key(|p| {
@@ -673,7 +673,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     // Magento's POST updates an existing SKU. Refuse instead of overwriting, and make
     // concurrent creates of one SKU take turns (across instances when they share Redis).
     let _turn = app.locks.lock(LockKey::Sku(sku.clone())).await?;
-    match app.magento.product(Scope::Default, &sku).await {
+    match app.backend.product(Scope::Default, &sku).await {
         Ok(_) => {
             return Err(ApiError::validation(vec![
                 Profile::current()
@@ -683,7 +683,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
             ]));
         }
         Err(e) if e.is_not_found() => {}
-        Err(e) => return Err(upstream_errors::to_api(e)),
+        Err(e) => return Err(errors::to_api(e)),
     }
 
     let website = stores::default_website(&app).await?;
@@ -692,10 +692,10 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     product["type_id"] = Value::String(type_id);
     product["extension_attributes"]["website_ids"] = json!([website]);
     let saved = app
-        .magento
+        .backend
         .create_product(root["product"].take())
         .await
-        .map_err(upstream_errors::to_api)?;
+        .map_err(errors::to_api)?;
     let id = product_id(&saved)
         .ok_or_else(|| ApiError::bad_gateway().with_cause("created product has no id"))?;
     app.cache.invalidate(&[
@@ -769,10 +769,10 @@ async fn update(
     let tier = written.iter().any(|w| w == "tier_price");
     if group != tier {
         let current = app
-            .magento
+            .backend
             .product(Scope::Default, &sku)
             .await
-            .map_err(upstream_errors::to_api)?;
+            .map_err(errors::to_api)?;
         let current = json(&current)?;
         let keep: Vec<Value> = current
             .get("tier_prices")
@@ -795,20 +795,20 @@ async fn update(
 
     root["product"]["sku"] = Value::String(sku.to_string());
     let result = app
-        .magento
+        .backend
         .update_product(Scope::All, &sku, root["product"].take())
         .await;
     // Whatever happened, what we had cached about this product is suspect now.
     app.cache
         .invalidate(&[tag::LISTS.to_owned(), tag::product(id), tag::sku(&sku)]);
-    result.map_err(upstream_errors::to_api)?;
+    result.map_err(errors::to_api)?;
     Ok(empty_ok())
 }
 
 async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     let sku = sku_of(&app, id).await?;
-    let result = app.magento.delete_product(&sku).await;
+    let result = app.backend.delete_product(&sku).await;
     app.cache.invalidate(&[
         tag::LISTS.to_owned(),
         tag::product(id),
@@ -818,6 +818,6 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
         tag::STOCK_INDEX.to_owned(),
         tag::stock_index_of(id),
     ]);
-    result.map_err(upstream_errors::to_api)?;
+    result.map_err(errors::to_api)?;
     Ok(empty_ok())
 }

@@ -28,25 +28,25 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
-use crate::auth::{Operation, Route, UserType, authorize};
+use crate::app::AppState;
+use crate::auth::UserType;
+use crate::backend::port::SearchResult;
 use crate::http::body::{decode, decode_record};
 use crate::http::query::{Condition, ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, empty_ok, msg, multi_status, ok};
-use crate::mapping::ResourceMapping;
-use crate::mapping::View;
-use crate::mapping::convert::{as_f64, as_i64, is_empty};
-use crate::state::AppState;
-use crate::upstream::catalog::SearchResult;
-use crate::upstream::stock::EVERY_QTY;
+use crate::rules::mapping::ResourceMapping;
+use crate::rules::mapping::View;
+use crate::rules::mapping::convert::{as_f64, as_i64, is_empty};
+use crate::rules::policy::{Operation, Route, authorize};
 
-use crate::cache_keys::tag;
+use crate::cache::keys::tag;
 
-use crate::caller::Caller;
-use crate::catalog::product_index;
-use crate::catalog::stock_index::{id_field, product_of_item};
+use crate::auth::caller::Caller;
+use crate::backend::errors;
+use crate::records::catalog::product_index;
+use crate::records::catalog::stock_index::{id_field, product_of_item};
 use crate::records::json;
 use crate::resources::parse_id;
-use crate::upstream_errors;
 
 /// Items in one batch update. Each is one upstream write; more would not fit the request
 /// deadline against a slow store.
@@ -147,7 +147,7 @@ fn invalidate_product(app: &AppState, product_id: u64, sku: &str) {
 
 /// The low-stock report takes one filter, an upper bound on the quantity, and sorts by
 /// item id; the list's `filter` and `order` can ask for that and nothing else.
-fn qty_bound(params: &ListParams) -> Result<String, ApiError> {
+fn qty_bound(params: &ListParams) -> Result<Option<String>, ApiError> {
     if let Some(order) = &params.order
         && !(order == "item_id" && params.dir == SortDir::Asc)
     {
@@ -174,19 +174,18 @@ fn qty_bound(params: &ListParams) -> Result<String, ApiError> {
             .ok_or_else(|| ApiError::bad_request(msg::FILTERING))?;
         bound = Some(bound.map_or(value, |b| b.min(value)));
     }
-    Ok(bound.map_or_else(|| EVERY_QTY.to_owned(), |b| b.to_string()))
+    Ok(bound.map(|b| b.to_string()))
 }
 
 async fn list(app: AppState, caller: Caller, query: Option<&str>) -> Result<Response, ApiError> {
     let params = ListParams::parse(query)?;
     let bound = qty_bound(&params)?;
     let bytes = app
-        .magento
-        .stock_items_page(&bound, params.page, params.limit)
+        .backend
+        .stock_items_page(bound.as_deref(), params.page, params.limit)
         .await
-        .map_err(upstream_errors::to_api)?;
-    let result: SearchResult<Value> =
-        crate::upstream::parse(&bytes).map_err(upstream_errors::to_api)?;
+        .map_err(errors::to_api)?;
+    let result: SearchResult<Value> = app.backend.read_list(&bytes).map_err(errors::to_api)?;
     // Past the end is empty, never the last page again (clients page until empty).
     let items = if params.offset() >= result.total_count {
         Vec::new()
@@ -194,7 +193,7 @@ async fn list(app: AppState, caller: Caller, query: Option<&str>) -> Result<Resp
         result.items
     };
     // The original listed the full record.
-    let view = if crate::profile::Profile::current().stock_list_is_full_record() {
+    let view = if crate::context::profile::Profile::current().stock_list_is_full_record() {
         View::Single
     } else {
         View::List
@@ -210,11 +209,7 @@ async fn list(app: AppState, caller: Caller, query: Option<&str>) -> Result<Resp
 async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let item_id = parse_id(id)?;
     let (product_id, sku) = locate(&app, item_id).await?;
-    let bytes = app
-        .magento
-        .stock_item(&sku)
-        .await
-        .map_err(upstream_errors::to_api)?;
+    let bytes = app.backend.stock_item(&sku).await.map_err(errors::to_api)?;
     let record = json(&bytes)?;
     check_identity(&app, &record, item_id, product_id)?;
     let fields = app
@@ -410,10 +405,10 @@ async fn update(
         return Err(ApiError::request_data_invalid());
     };
     let (product_id, sku) = locate(&app, item_id).await?;
-    let result = app.magento.update_stock_item(&sku, item_id, changes).await;
+    let result = app.backend.update_stock_item(&sku, item_id, changes).await;
     // Whatever happened, what the cache shows of this product's stock is suspect now.
     invalidate_product(&app, product_id, &sku);
-    result.map_err(upstream_errors::to_api)?;
+    result.map_err(errors::to_api)?;
     Ok(empty_ok())
 }
 
@@ -429,7 +424,7 @@ impl Outcome {
     /// An item that does not exist: SPEC.md's code 404 with `Resource not found.`, or the
     /// original's code 400 `StockItem #<id> not found.`.
     fn unknown(item_id: u64) -> Outcome {
-        let profile = crate::profile::Profile::current();
+        let profile = crate::context::profile::Profile::current();
         let message = match profile.unknown_stock_item_code() {
             404 => msg::NOT_FOUND.to_owned(),
             _ => format!("StockItem #{item_id} not found."),
@@ -640,10 +635,10 @@ async fn batch(
                         (Ok(_), None) => vec![Outcome::updated(item_id)],
                         (Ok((product_id, sku)), Some(changes)) => {
                             let result = within(deadline, async {
-                                app.magento
+                                app.backend
                                     .update_stock_item(sku, item_id, changes)
                                     .await
-                                    .map_err(upstream_errors::to_api)
+                                    .map_err(errors::to_api)
                             })
                             .await;
                             invalidate_product(&app, *product_id, sku);
@@ -677,7 +672,7 @@ async fn batch(
     }
     // The original wrote a group only when it had entries.
     let mut groups = Map::new();
-    let all = crate::profile::Profile::current().empty_groups_shown();
+    let all = crate::context::profile::Profile::current().empty_groups_shown();
     for (name, entries) in [("success", success), ("error", error)] {
         if all || !entries.is_empty() {
             groups.insert(name.to_owned(), Value::Array(entries));
@@ -751,14 +746,14 @@ mod tests {
     #[test]
     fn the_list_can_only_bound_the_quantity() {
         let params = |q: &str| ListParams::parse(Some(q)).unwrap();
-        assert_eq!(qty_bound(&ListParams::default()).unwrap(), EVERY_QTY);
+        assert_eq!(qty_bound(&ListParams::default()).unwrap(), None);
         assert_eq!(
             qty_bound(&params("filter[0][attribute]=qty&filter[0][lteq]=10")).unwrap(),
-            "10"
+            Some("10".to_owned())
         );
         assert_eq!(
             qty_bound(&params("filter[0][attribute]=qty&filter[0][to]=2.5")).unwrap(),
-            "2.5"
+            Some("2.5".to_owned())
         );
         assert!(qty_bound(&params("order=item_id&dir=asc")).is_ok());
         assert_eq!(

@@ -278,5 +278,5 @@ pub async fn serve(
             }
         }
     };
-    crate::request_context::with_peer(peer, watched).await
+    crate::context::request::with_peer(peer, watched).await
 }

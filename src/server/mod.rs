@@ -27,7 +27,6 @@
 
 pub mod bind;
 pub mod connection;
-pub mod metrics;
 pub mod protocol;
 
 use std::future::Future;

@@ -51,7 +51,10 @@ pub fn refuse<B>(request: &Request<B>) -> Option<Response> {
     let error = error.with_cause("request head over the gateway's limits");
     let mut response = crate::http::middleware::finish(format, error.into_response());
     let headers = response.headers_mut();
-    headers.insert(crate::telemetry::X_REQUEST_ID, crate::telemetry::new_id());
+    headers.insert(
+        crate::observe::telemetry::X_REQUEST_ID,
+        crate::observe::telemetry::new_id(),
+    );
     // What follows on this connection may be the rest of the oversized head.
     headers.insert(http::header::CONNECTION, HeaderValue::from_static("close"));
     Some(response)

@@ -178,7 +178,7 @@ impl SharedCache {
         let claim = super::random_token();
         // Waiting for another instance's fetch never takes more than half of what is left
         // of the request's deadline: the fetch of our own must still fit.
-        let budget = crate::request_context::remaining()
+        let budget = crate::context::request::remaining()
             .unwrap_or(self.fill_lease)
             .min(self.fill_lease)
             / 2;

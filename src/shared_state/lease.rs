@@ -1,4 +1,4 @@
-//! Lock leases in Redis: the cross-instance half of `crate::locks` (the local mutex is the
+//! Lock leases in Redis: the cross-instance half of `crate::shared_state::locks` (the local mutex is the
 //! other half, taken first).
 //!
 //! `SET lock:<name> <random token> NX PX <lease>`, released only by its holder (the token is

@@ -24,7 +24,7 @@ use tokio::sync::Notify;
 
 use super::SharedError;
 use super::events::Event;
-use crate::auth::Authenticator;
+use crate::auth::TokenIssuer;
 use crate::cache::Cache;
 
 /// Events kept while Redis is down; past this many, they collapse into one purge of
@@ -108,6 +108,10 @@ pub struct Link {
     /// Where Redis is, for logs: host, port and database, never the password.
     pub place: String,
     pub stats: LinkStats,
+    /// The OAuth provider's verified credentials, dropped on `Event::OAuthForget` (set
+    /// once the provider is built, after the shared state).
+    pub oauth_verified:
+        std::sync::OnceLock<std::sync::Weak<crate::auth::oauth::verified::VerifiedCache>>,
 }
 
 impl std::fmt::Debug for Link {
@@ -173,6 +177,7 @@ impl Link {
             wake: Arc::new(Notify::new()),
             place,
             stats: LinkStats::default(),
+            oauth_verified: std::sync::OnceLock::new(),
         })
     }
 
@@ -339,7 +344,7 @@ impl Link {
     /// Whatever Redis keeps of other instances' revocations, applied here (after a start or
     /// a gap, when messages may have been missed). Marks older than a token's lifetime can
     /// no longer refuse anything and are dropped.
-    async fn load_revocations(&self, auth: &Authenticator) -> Result<(), SharedError> {
+    async fn load_revocations(&self, tokens: &TokenIssuer) -> Result<(), SharedError> {
         let mut conn = self.connection();
         // As text: a field someone else wrote there is skipped, not fatal.
         let marks: Vec<(String, String)> = self
@@ -350,7 +355,7 @@ impl Link {
                     .query_async(&mut conn),
             )
             .await?;
-        let horizon = super::now_ms().saturating_sub(auth.tokens().ttl().as_millis() as u64);
+        let horizon = super::now_ms().saturating_sub(tokens.ttl().as_millis() as u64);
         let mut stale = Vec::new();
         for (customer, at) in marks {
             let (Ok(customer), Ok(at)) = (customer.parse::<u64>(), at.parse::<u64>()) else {
@@ -359,7 +364,7 @@ impl Link {
             if at < horizon {
                 stale.push(customer);
             } else {
-                auth.tokens().apply_revocation(customer, at);
+                tokens.apply_revocation(customer, at);
             }
         }
         if !stale.is_empty() {
@@ -376,7 +381,14 @@ impl Link {
         Ok(())
     }
 
-    fn apply(&self, event: Event, cache: &Cache, auth: &Authenticator) {
+    /// Drops the OAuth credentials this instance verified (another one revoked one).
+    pub fn forget_oauth(&self) {
+        if let Some(verified) = self.oauth_verified.get().and_then(std::sync::Weak::upgrade) {
+            verified.forget_here();
+        }
+    }
+
+    fn apply(&self, event: Event, cache: &Cache, tokens: &TokenIssuer) {
         if event.origin() == self.instance {
             return;
         }
@@ -384,26 +396,22 @@ impl Link {
         match event {
             Event::Invalidate { tags, .. } => cache.invalidate_here(&tags),
             Event::InvalidateAll { .. } => cache.invalidate_all_here(),
-            Event::Revoke { customer, at, .. } => auth.tokens().apply_revocation(customer, at),
-            Event::OAuthForget { .. } => {
-                if let Some(oauth) = auth.oauth() {
-                    oauth.verified().forget_here();
-                }
-            }
+            Event::Revoke { customer, at, .. } => tokens.apply_revocation(customer, at),
+            Event::OAuthForget { .. } => self.forget_oauth(),
         }
     }
 }
 
 /// Starts the health loop, the publisher and the subscriber. They hold the link weakly and
 /// end when the gateway that owns it is dropped.
-pub fn spawn(link: &Arc<Link>, cache: &Arc<Cache>, auth: &Arc<Authenticator>) {
+pub fn spawn(link: &Arc<Link>, cache: &Arc<Cache>, tokens: &Arc<TokenIssuer>) {
     let weak = Arc::downgrade(link);
     tokio::spawn(health(weak.clone()));
     tokio::spawn(publisher(weak.clone()));
     tokio::spawn(subscriber(
         weak,
         Arc::downgrade(cache),
-        Arc::downgrade(auth),
+        Arc::downgrade(tokens),
     ));
 }
 
@@ -438,13 +446,13 @@ async fn publisher(link: Weak<Link>) {
     }
 }
 
-async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, auth: Weak<Authenticator>) {
+async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, tokens: Weak<TokenIssuer>) {
     // Nothing was ever missed before the first subscription: the cache starts empty.
     let mut gap = false;
     let mut backoff = Duration::from_millis(100);
     loop {
-        let (Some(strong), Some(cache), Some(auth)) =
-            (link.upgrade(), cache.upgrade(), auth.upgrade())
+        let (Some(strong), Some(cache), Some(tokens)) =
+            (link.upgrade(), cache.upgrade(), tokens.upgrade())
         else {
             return;
         };
@@ -459,7 +467,7 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, auth: Weak<Authenticat
             Ok(Ok(pair)) => pair,
             Ok(Err(_)) | Err(_) => {
                 gap = true;
-                drop((strong, cache, auth));
+                drop((strong, cache, tokens));
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(2));
                 continue;
@@ -476,13 +484,11 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, auth: Weak<Authenticat
             );
             cache.invalidate_all_here();
             // A revocation may be among what was missed: OAuth credentials are read again.
-            if let Some(oauth) = auth.oauth() {
-                oauth.verified().forget_here();
-            }
+            strong.forget_oauth();
         }
-        if strong.load_revocations(&auth).await.is_err() {
+        if strong.load_revocations(&tokens).await.is_err() {
             gap = true;
-            drop((strong, cache, auth));
+            drop((strong, cache, tokens));
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_secs(2));
             continue;
@@ -497,7 +503,7 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, auth: Weak<Authenticat
                     let Some(message) = message else { break };
                     let Some(link) = weak.upgrade() else { return };
                     if let Some(event) = Event::decode(message.get_payload_bytes()) {
-                        link.apply(event, &cache, &auth);
+                        link.apply(event, &cache, &tokens);
                     }
                 }
                 _ = check.tick() => {

@@ -11,7 +11,7 @@
 //!   and kept in Redis for instances that start later or missed messages.
 //! - **Cache invalidations**: every write's and purge's tags go to every instance's local
 //!   cache within milliseconds.
-//! - **Write locks** (`crate::locks`): a lease in Redis after the local mutex, which
+//! - **Write locks** (`crate::shared_state::locks`): a lease in Redis after the local mutex, which
 //!   expires if an instance dies mid-write ([`lease`]).
 //! - **One-time claims** ([`SharedState::claim_once`]), e.g. OAuth nonces.
 //! - Opt-in, a **second cache level** of upstream records ([`l2`]).
@@ -29,6 +29,8 @@ mod events;
 pub mod l2;
 mod lease;
 mod link;
+pub mod locks;
+pub mod nonces;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -36,7 +38,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub use lease::Lease;
 
-use crate::auth::Authenticator;
+use crate::auth::TokenIssuer;
 use crate::cache::{Cache, Invalidation};
 use crate::config::Config;
 use crate::http::ApiError;
@@ -117,7 +119,7 @@ impl SharedState {
     pub fn start(
         config: &Config,
         cache: &Arc<Cache>,
-        auth: &Arc<Authenticator>,
+        tokens: &Arc<TokenIssuer>,
     ) -> Result<Arc<SharedState>, String> {
         let Some(url) = &config.redis_url else {
             return Ok(SharedState::local(config.upstream_timeout));
@@ -138,7 +140,7 @@ impl SharedState {
         }
         {
             let link = link.clone();
-            auth.tokens().on_revoke(Box::new(move |customer, at| {
+            tokens.on_revoke(Box::new(move |customer, at| {
                 link.send(Event::Revoke {
                     origin: link.instance.clone(),
                     customer,
@@ -155,7 +157,7 @@ impl SharedState {
             cache.set_second_level(level.clone());
             level
         });
-        link::spawn(&link, cache, auth);
+        link::spawn(&link, cache, tokens);
         tracing::info!(
             redis = %link.place,
             shared_cache = second_level.is_some(),
@@ -202,7 +204,7 @@ impl SharedState {
     }
 
     /// The lease `name` (a `LockKey`'s name) across instances, for the holder of this
-    /// instance's lock on it (`crate::locks::Locks::lock`); `Ok(None)` without Redis. Waits
+    /// instance's lock on it (`crate::shared_state::locks::Locks::lock`); `Ok(None)` without Redis. Waits
     /// for another instance's writer up to half of what is left of the request's deadline
     /// (the write itself needs the rest), then `Err(Busy)`. Redis down: `Err(Unavailable)`
     /// (fail closed: a write that cannot be serialised with other instances' could lose
@@ -211,8 +213,16 @@ impl SharedState {
         let Some(link) = &self.link else {
             return Ok(None);
         };
-        let wait = crate::request_context::remaining().unwrap_or(self.lease) / 2;
+        let wait = crate::context::request::remaining().unwrap_or(self.lease) / 2;
         lease::acquire(link, name, self.lease, wait).await.map(Some)
+    }
+
+    /// Where this instance's verified OAuth credentials are, so that the other instances'
+    /// revocations reach them (`Event::OAuthForget`).
+    pub fn attach_oauth(&self, verified: &Arc<crate::auth::oauth::verified::VerifiedCache>) {
+        if let Some(link) = &self.link {
+            let _ = link.oauth_verified.set(Arc::downgrade(verified));
+        }
     }
 
     /// Tells the other instances to drop the OAuth credentials they verified (a revocation

@@ -122,7 +122,11 @@ async fn admin_keys_by_digest() {
     .unwrap();
     let auth = storegate::auth::Authenticator::new(
         config.admin_key_sha256,
-        storegate::auth::TokenIssuer::new(b"k".to_vec(), std::time::Duration::from_secs(60)),
+        std::sync::Arc::new(storegate::auth::TokenIssuer::new(
+            b"k".to_vec(),
+            std::time::Duration::from_secs(60),
+        )),
+        None,
     );
     let mut headers = http::HeaderMap::new();
     headers.insert("authorization", "Bearer production-key".parse().unwrap());

@@ -7,10 +7,10 @@
 //! mounts. A call the cassette does not hold gets a 502 whose message names it, as in
 //! strict replay.
 
-use storegate::upstream::recording::cassette::{Body, Request};
-use storegate::upstream::recording::library::Library;
-use storegate::upstream::recording::matching::Ignore;
-use storegate::upstream::recording::scrub::{Rules, Scrubber};
+use storegate::backend::recording::cassette::{Body, Request};
+use storegate::backend::recording::library::Library;
+use storegate::backend::recording::matching::Ignore;
+use storegate::backend::recording::scrub::{Rules, Scrubber};
 use wiremock::{Mock, MockServer, Respond, ResponseTemplate};
 
 use crate::helpers::root;

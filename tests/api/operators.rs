@@ -209,7 +209,7 @@ async fn metrics_show_the_build_and_the_process() {
 async fn sandbox_media_is_served_through_the_public_url() {
     use storegate_sandbox::{Sandbox, SandboxOptions};
 
-    storegate::upstream::install_crypto();
+    storegate::backend::transport::install_crypto();
     let sandbox = Sandbox::start(
         tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
         SandboxOptions::default(),

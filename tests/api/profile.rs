@@ -2,7 +2,7 @@
 //! in each profile (issue 11). The README's profile table lists the same rows.
 
 use serde_json::{Value, json};
-use storegate::profile::Profile;
+use storegate::context::profile::Profile;
 use wiremock::Mock;
 use wiremock::matchers::{method, path, query_param};
 

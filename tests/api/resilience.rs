@@ -900,7 +900,7 @@ async fn the_binary_logs_failures_as_json_with_the_request_id() {
         }
     }
     assert!(listening, "the binary did not start");
-    storegate::upstream::install_crypto();
+    storegate::backend::transport::install_crypto();
     let r = reqwest::Client::new()
         .get(format!("http://127.0.0.1:{port}/api/rest/products/1"))
         .header("Accept", "application/json")

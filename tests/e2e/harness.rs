@@ -118,7 +118,7 @@ impl Stack {
     pub async fn start_with(tweak: impl FnOnce(&mut storegate::Config)) -> Stack {
         // reqwest is built without a bundled crypto provider; the gateway installs ring's
         // when it starts, the proxy's client is built before that.
-        storegate::upstream::install_crypto();
+        storegate::backend::transport::install_crypto();
         let sandbox_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sandbox = Sandbox::start(sandbox_listener, SandboxOptions::default())
             .await

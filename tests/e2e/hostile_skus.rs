@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use storegate::upstream::{Magento, Scope};
+use storegate::backend::magento2::{Magento, Scope};
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
 use crate::harness::Stack;
@@ -23,7 +23,7 @@ fn sku_of(bytes: &[u8]) -> String {
 
 #[tokio::test]
 async fn every_sku_path_of_the_client_names_that_product_and_nothing_else() {
-    storegate::upstream::install_crypto();
+    storegate::backend::transport::install_crypto();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let sandbox = Sandbox::start(listener, SandboxOptions::default())
         .await

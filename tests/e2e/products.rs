@@ -230,7 +230,8 @@ async fn store_view_routes_answer_the_store_views_values() {
 /// JSON, its JSON types and list shapes, on Magento 2's real answers.
 #[tokio::test]
 async fn the_original_profile_end_to_end() {
-    let stack = Stack::start_with(|c| c.profile = storegate::profile::Profile::Original).await;
+    let stack =
+        Stack::start_with(|c| c.profile = storegate::context::profile::Profile::Original).await;
     let xml = stack
         .http
         .get(stack.url("/products/1"))

@@ -37,7 +37,7 @@ pub fn test_data_dir() -> std::path::PathBuf {
 
 /// A gateway on port 0 in front of `upstream_url` (a URL or `replay:DIR`).
 pub async fn gateway(upstream_url: &str, token: &str, recording: Recording) -> Running {
-    storegate::upstream::install_crypto();
+    storegate::backend::transport::install_crypto();
     let config = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         recording,
@@ -319,7 +319,7 @@ async fn a_recorded_session_replays_without_the_sandbox() {
     ] {
         assert!(!text.contains(secret), "{secret:?} is in the cassettes");
     }
-    let sign_ins = storegate::upstream::recording::cassette::read(
+    let sign_ins = storegate::backend::recording::cassette::read(
         &dir.join("post.integration.customer.token.json"),
     )
     .unwrap();
@@ -519,7 +519,7 @@ async fn record_missing_fills_the_gaps() {
     first.stop().await;
     let product_reads = sandbox.count("GET", "/V1/products/24-MB01");
     assert!(product_reads > 0);
-    let before = storegate::upstream::recording::library::Library::open(&dir)
+    let before = storegate::backend::recording::library::Library::open(&dir)
         .unwrap()
         .len();
 
@@ -545,7 +545,7 @@ async fn record_missing_fills_the_gaps() {
         product_reads,
         "a recorded call went to the store"
     );
-    let after = storegate::upstream::recording::library::Library::open(&dir)
+    let after = storegate::backend::recording::library::Library::open(&dir)
         .unwrap()
         .len();
     assert!(after > before, "the unrecorded calls joined the cassettes");

@@ -35,7 +35,7 @@ fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "storegate-fleet-{name}-{}-{}",
         std::process::id(),
-        storegate::oauth::store::random_hex32()
+        storegate::auth::oauth::store::random_hex32()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -88,7 +88,7 @@ impl Fleet {
             true => Some(RedisServer::start().await?),
             false => None,
         };
-        storegate::upstream::install_crypto();
+        storegate::backend::transport::install_crypto();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sandbox = Sandbox::start(listener, SandboxOptions::default())
             .await
@@ -114,7 +114,7 @@ impl Fleet {
                 admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
                 // Shared, as instances behind one load balancer must.
                 token_secret: b"fleet-token-secret".to_vec(),
-                mappings: storegate::mapping::Mappings::embedded(config.profile),
+                mappings: storegate::rules::mapping::Mappings::embedded(config.profile),
             };
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             gateways.push(
@@ -246,7 +246,7 @@ impl Fleet {
     /// `POST /oauth/initiate` on `gw`, signed by the consumer alone.
     async fn initiate(&self, gw: &Running, consumer: &(String, String)) -> (u16, String) {
         let url = format!("{}/oauth/initiate", Fleet::origin(gw));
-        let nonce = storegate::oauth::store::random_hex32();
+        let nonce = storegate::auth::oauth::store::random_hex32();
         let callback = [("oauth_callback", "oob")];
         let header = oauth_header("POST", &url, consumer, None, &callback, &nonce);
         let response = self
@@ -303,8 +303,8 @@ fn oauth_header(
     extra: &[(&str, &str)],
     nonce: &str,
 ) -> String {
-    use storegate::oauth::signature::{Method, base_string, encode, sign};
-    let timestamp = storegate::oauth::store::now_secs().to_string();
+    use storegate::auth::oauth::signature::{Method, base_string, encode, sign};
+    let timestamp = storegate::auth::oauth::store::now_secs().to_string();
     let mut params: Vec<(String, String)> = vec![
         ("oauth_consumer_key".into(), consumer.0.clone()),
         ("oauth_signature_method".into(), "HMAC-SHA1".into()),
@@ -374,7 +374,7 @@ async fn until_refused(
 ) -> Duration {
     let begun = Instant::now();
     loop {
-        let nonce = storegate::oauth::store::random_hex32();
+        let nonce = storegate::auth::oauth::store::random_hex32();
         let (status, body) = fleet
             .signed_get(gw, "/customers/1", consumer, token, &nonce)
             .await;
@@ -425,7 +425,7 @@ async fn shared_store_scenario(fleet: &Fleet) {
     }
 
     // A nonce used on one is refused on the other.
-    let nonce = storegate::oauth::store::random_hex32();
+    let nonce = storegate::auth::oauth::store::random_hex32();
     let first = fleet
         .signed_get(&fleet.a, "/customers/1", &consumer, &token, &nonce)
         .await;
@@ -445,7 +445,7 @@ async fn shared_store_scenario(fleet: &Fleet) {
             "/customers/1",
             &consumer,
             &token,
-            &storegate::oauth::store::random_hex32(),
+            &storegate::auth::oauth::store::random_hex32(),
         )
         .await;
     assert_eq!(warm.0, 200);
@@ -484,7 +484,7 @@ async fn the_database_failing_keeps_verified_tokens_and_refuses_new_sign_ins() {
         let http = fleet.http.clone();
         async move {
             let url = format!("http://{a}/api/rest/customers/1");
-            let nonce = storegate::oauth::store::random_hex32();
+            let nonce = storegate::auth::oauth::store::random_hex32();
             let header = oauth_header("GET", &url, &consumer, Some(&token), &[], &nonce);
             let response = http
                 .get(url)

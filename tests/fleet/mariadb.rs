@@ -70,7 +70,7 @@ impl MariaDb {
         let dir = std::env::temp_dir().join(format!(
             "storegate-mariadb-{}-{}",
             std::process::id(),
-            storegate::oauth::store::random_hex32()
+            storegate::auth::oauth::store::random_hex32()
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let mut install = Command::new("mariadb-install-db");

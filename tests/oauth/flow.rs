@@ -730,14 +730,14 @@ async fn rejecting_uses_the_token_up() {
     let stack = Stack::start().await;
     let consumer = stack.consumer("app");
     // A consumer with a rejected-callback URL, as the original's form had.
-    let store = storegate::oauth::sqlite::SqliteStore::open(&stack.data_dir).unwrap();
+    let store = storegate::auth::oauth::sqlite::SqliteStore::open(&stack.data_dir).unwrap();
     let with_url = Consumer {
-        key: storegate::oauth::store::random_hex32(),
-        secret: storegate::oauth::store::random_hex32(),
+        key: storegate::auth::oauth::store::random_hex32(),
+        secret: storegate::auth::oauth::store::random_hex32(),
     };
-    storegate::oauth::sqlite::SqliteStore::upsert_consumer(
+    storegate::auth::oauth::sqlite::SqliteStore::upsert_consumer(
         &store,
-        &storegate::oauth::store::NewConsumer {
+        &storegate::auth::oauth::store::NewConsumer {
             name: "with rejected url".into(),
             key: with_url.key.clone(),
             secret: with_url.secret.clone(),

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use storegate::oauth::signature::{self, Method};
+use storegate::auth::oauth::signature::{self, Method};
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
 pub const ADMIN_KEY: &str = "oauth-test-admin-key";
@@ -36,7 +36,7 @@ pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "storegate-oauth-{name}-{}-{}",
         std::process::id(),
-        storegate::oauth::store::random_hex32()
+        storegate::auth::oauth::store::random_hex32()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -48,7 +48,7 @@ impl Stack {
     }
 
     pub async fn with(adjust: impl FnOnce(&mut storegate::Config)) -> Stack {
-        storegate::upstream::install_crypto();
+        storegate::backend::transport::install_crypto();
         let sandbox_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sandbox = Sandbox::start(sandbox_listener, SandboxOptions::default())
             .await
@@ -65,7 +65,7 @@ impl Stack {
             upstream_token: sandbox.token().to_owned(),
             admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
             token_secret: b"oauth-test-secret".to_vec(),
-            mappings: storegate::mapping::Mappings::embedded(config.profile),
+            mappings: storegate::rules::mapping::Mappings::embedded(config.profile),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let gateway = storegate::start(config, parts, listener, None)
@@ -118,12 +118,12 @@ impl Stack {
 
     /// Registers a consumer straight in the store (the CLI has its own tests).
     pub fn consumer(&self, name: &str) -> Consumer {
-        let store = storegate::oauth::sqlite::SqliteStore::open(&self.data_dir).unwrap();
-        let key = storegate::oauth::store::random_hex32();
-        let secret = storegate::oauth::store::random_hex32();
-        storegate::oauth::sqlite::SqliteStore::upsert_consumer(
+        let store = storegate::auth::oauth::sqlite::SqliteStore::open(&self.data_dir).unwrap();
+        let key = storegate::auth::oauth::store::random_hex32();
+        let secret = storegate::auth::oauth::store::random_hex32();
+        storegate::auth::oauth::sqlite::SqliteStore::upsert_consumer(
             &store,
-            &storegate::oauth::store::NewConsumer {
+            &storegate::auth::oauth::store::NewConsumer {
                 name: name.to_owned(),
                 key: key.clone(),
                 secret: secret.clone(),
@@ -177,7 +177,7 @@ impl Signer {
             token: None,
             method: "HMAC-SHA1",
             timestamp: now(),
-            nonce: storegate::oauth::store::random_hex32(),
+            nonce: storegate::auth::oauth::store::random_hex32(),
             extra: Vec::new(),
             signed_url: None,
         }

@@ -71,7 +71,7 @@ impl Cluster {
     /// None when redis-server is missing outside CI (the test then skips, loudly).
     async fn start(shared_cache: bool) -> Option<Cluster> {
         let redis = RedisServer::start().await?;
-        storegate::upstream::install_crypto();
+        storegate::backend::transport::install_crypto();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sandbox = Sandbox::start(listener, SandboxOptions::default())
             .await
@@ -399,7 +399,7 @@ async fn a_claim_made_on_one_instance_is_refused_on_the_other() {
 
 /// `Authorization: OAuth ...` for `GET url`, signed with HMAC-SHA1.
 fn oauth_header(url: &str, consumer: (&str, &str), token: (&str, &str), nonce: &str) -> String {
-    use storegate::oauth::signature::{Method, base_string, encode, sign};
+    use storegate::auth::oauth::signature::{Method, base_string, encode, sign};
     let timestamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -433,7 +433,7 @@ async fn an_oauth_nonce_used_on_one_instance_is_refused_on_the_other() {
     let Some(c) = Cluster::start(false).await else {
         return;
     };
-    use storegate::oauth::store::{ImportedToken, NewConsumer, Owner, random_hex32};
+    use storegate::auth::oauth::store::{ImportedToken, NewConsumer, Owner, random_hex32};
     // A consumer and an access token, as `storegate oauth import` would leave them.
     let store = c.a.app.oauth.store();
     let (key, secret) = (random_hex32(), random_hex32());
@@ -498,7 +498,7 @@ async fn a_lock_whose_holder_died_frees_itself_when_its_lease_ends() {
     let held =
         c.a.app
             .locks
-            .lock(storegate::locks::LockKey::Customer(id))
+            .lock(storegate::shared_state::locks::LockKey::Customer(id))
             .await
             .unwrap();
     std::mem::forget(held);
@@ -693,7 +693,7 @@ async fn a_redis_that_never_answers_costs_a_call_its_timeout_and_no_request_hang
             held.push(socket);
         }
     });
-    storegate::upstream::install_crypto();
+    storegate::backend::transport::install_crypto();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let sandbox = Sandbox::start(listener, SandboxOptions::default())
         .await

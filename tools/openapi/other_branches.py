@@ -29,7 +29,7 @@ def add_store_routes(root, g):
 
 def add_oauth(root, g):
     paths, ref = g["paths"], g["ref"]
-    if not tree_has(root, '"/oauth/initiate"', "src/oauth/endpoints.rs"):
+    if not tree_has(root, '"/oauth/initiate"', "src/resources/oauth/endpoints.rs"):
         return
     form = {"application/x-www-form-urlencoded": {"schema": {"type": "string"}}}
     problem = {"description": "The original's OAuth problem: `oauth_problem=<problem>` (for example `signature_invalid`, `nonce_used`, `timestamp_refused`, `consumer_key_rejected`, `token_rejected`, `parameter_absent&oauth_parameters_absent=<name>`), form-encoded, with `WWW-Authenticate: OAuth realm=\"storegate\"` on 401.", "content": form}
@@ -66,7 +66,7 @@ def add_oauth(root, g):
            responses(g["EMPTY"]("Revoked"), g["NF"]), [ID("id", "token id")], tags=["OAuth 1.0a"])
 
 def add_original_profile(root, g):
-    if not os.path.exists(os.path.join(root, "src", "profile.rs")):
+    if not os.path.exists(os.path.join(root, "src", "context", "profile.rs")):
         return
     g["info_extra"] = g.get("info_extra", "") + """
 

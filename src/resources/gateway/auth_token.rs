@@ -16,14 +16,14 @@ use axum::response::Response;
 use http::{HeaderMap, Method, StatusCode};
 use serde_json::{Value, json};
 
+use crate::app::AppState;
+use crate::backend::port::UpstreamError;
 use crate::http::body::decode;
 use crate::http::{ApiError, Doc, Format, ok};
-use crate::mapping::convert::as_i64;
-use crate::state::AppState;
-use crate::upstream::UpstreamError;
+use crate::rules::mapping::convert::as_i64;
 
-use crate::caller::Caller;
-use crate::upstream_errors;
+use crate::auth::caller::Caller;
+use crate::backend::errors;
 
 pub async fn issue(
     State(app): State<AppState>,
@@ -53,19 +53,19 @@ pub async fn issue(
     let username = field("username")?;
     let password = field("password")?;
     let refused = || ApiError::new(StatusCode::UNAUTHORIZED, "Invalid login or password.");
-    let upstream_token = match app.magento.customer_token(&username, &password).await {
+    let upstream_token = match app.backend.customer_token(&username, &password).await {
         Ok(token) => token,
         // Magento answers 401 for bad credentials and a locked account, 400 for empty ones.
         Err(UpstreamError::Status {
             status: 400 | 401, ..
         }) => return Err(refused()),
-        Err(other) => return Err(upstream_errors::to_api(other)),
+        Err(other) => return Err(errors::to_api(other)),
     };
     let me = app
-        .magento
+        .backend
         .customer_me(&upstream_token)
         .await
-        .map_err(upstream_errors::to_api)?;
+        .map_err(errors::to_api)?;
     let customer_id = me
         .get("id")
         .and_then(as_i64)

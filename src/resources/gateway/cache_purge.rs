@@ -7,7 +7,7 @@
 //! comma-separated string, which is what Magento's `X-Magento-Tags` header holds. Tags are
 //! the gateway's own (`p:<product id>`, `s:<sku>`, `c:<category id>`, `pl` for every
 //! product list, `stores`, and those of the other resources) or Magento's cache tags, which
-//! are translated by [`crate::cache_keys::from_magento_tag`] (its table says into what).
+//! are translated by [`crate::cache::keys::from_magento_tag`] (its table says into what).
 //!
 //! The answer is 200 with the tags purged after translation (`{"all": false, "tags":
 //! [...]}`), so an operator sees what a Magento tag became. Like Varnish's bans, a purge is
@@ -19,14 +19,14 @@ use axum::response::Response;
 use http::{HeaderMap, Method};
 use serde_json::{Value, json};
 
+use crate::app::AppState;
 use crate::auth::Principal;
 use crate::http::body::decode;
 use crate::http::{ApiError, Doc, Format, ok};
-use crate::state::AppState;
 
-use crate::cache_keys::from_magento_tag;
+use crate::cache::keys::from_magento_tag;
 
-use crate::caller::Caller;
+use crate::auth::caller::Caller;
 
 /// At most this many tags in one purge, each at most this long.
 const MAX_TAGS: usize = 1000;

@@ -15,12 +15,12 @@ use axum::response::Response;
 use http::Method;
 use serde_json::{Value, json};
 
+use crate::app::AppState;
 use crate::auth::Principal;
+use crate::auth::oauth::store::{AccessTokenInfo, Owner};
 use crate::http::{ApiError, Doc, empty_ok, ok};
-use crate::oauth::store::{AccessTokenInfo, Owner};
-use crate::state::AppState;
 
-use crate::caller::Caller;
+use crate::auth::caller::Caller;
 
 fn admin_only(caller: &Caller) -> Result<(), ApiError> {
     if caller.principal == Principal::Admin {
@@ -31,7 +31,7 @@ fn admin_only(caller: &Caller) -> Result<(), ApiError> {
 }
 
 fn store_failed(error: impl std::fmt::Display) -> ApiError {
-    crate::oauth::problem::store_unavailable(error)
+    crate::auth::oauth::problem::store_unavailable(error)
 }
 
 fn entry(info: &AccessTokenInfo) -> Value {

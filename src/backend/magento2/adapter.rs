@@ -1,0 +1,224 @@
+//! The Magento 2 client as the back-end port: each operation of [`Backend`] is one of the
+//! client's calls (its paths live beside them, in this folder's other files).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use super::{Magento, parse};
+use crate::backend::port::{
+    Answer, Backend, CategoryLink, CircuitState, Country, IdSku, Scope, SearchCriteria,
+    SearchResult, StoreConfig, StoreView, UpstreamError,
+};
+
+impl Backend for Magento {
+    fn default_store(&self) -> &str {
+        Magento::default_store(self)
+    }
+
+    fn circuit_state(&self) -> CircuitState {
+        Magento::circuit_state(self)
+    }
+
+    fn circuit_probe(&self) -> Arc<dyn Fn() -> CircuitState + Send + Sync> {
+        Magento::circuit_probe(self)
+    }
+
+    fn ping(&self) -> Answer<'_, ()> {
+        Box::pin(Magento::ping(self))
+    }
+
+    fn credentials_refused(&self) -> futures_util::future::BoxFuture<'_, Option<String>> {
+        Box::pin(Magento::credentials_refused(self))
+    }
+
+    fn store_views(&self) -> Answer<'_, Bytes> {
+        Box::pin(Magento::store_views(self))
+    }
+
+    fn read_store_views(&self, raw: &[u8]) -> Result<Vec<StoreView>, UpstreamError> {
+        parse(raw)
+    }
+
+    fn read_store_configs(&self, raw: &[u8]) -> Result<Vec<StoreConfig>, UpstreamError> {
+        parse(raw)
+    }
+
+    fn read_countries(&self, raw: &[u8]) -> Result<Vec<Country>, UpstreamError> {
+        parse(raw)
+    }
+
+    fn read_list(&self, raw: &[u8]) -> Result<SearchResult<Value>, UpstreamError> {
+        parse(raw)
+    }
+
+    fn read_render_items(&self, raw: &[u8]) -> Result<Vec<Value>, UpstreamError> {
+        #[derive(serde::Deserialize)]
+        struct RenderItems {
+            #[serde(default)]
+            items: Vec<Value>,
+        }
+        Ok(parse::<RenderItems>(raw)?.items)
+    }
+
+    fn store_configs(&self) -> Answer<'_, Bytes> {
+        Box::pin(Magento::store_configs(self))
+    }
+
+    fn countries(&self) -> Answer<'_, Bytes> {
+        Box::pin(Magento::countries(self))
+    }
+
+    fn product<'a>(&'a self, scope: Scope<'a>, sku: &'a str) -> Answer<'a, Bytes> {
+        Box::pin(Magento::product(self, scope, sku))
+    }
+
+    fn search_products<'a>(
+        &'a self,
+        scope: Scope<'a>,
+        criteria: &'a SearchCriteria,
+    ) -> Answer<'a, Bytes> {
+        Box::pin(Magento::search_products(self, scope, criteria))
+    }
+
+    fn skus_of<'a>(&'a self, ids: &'a [u64]) -> Answer<'a, Vec<IdSku>> {
+        Box::pin(Magento::skus_of(self, ids))
+    }
+
+    fn render_info<'a>(
+        &'a self,
+        store_id: u64,
+        currency: &'a str,
+        criteria: &'a SearchCriteria,
+    ) -> Answer<'a, Bytes> {
+        Box::pin(Magento::render_info(self, store_id, currency, criteria))
+    }
+
+    fn category_products(&self, category_id: u64) -> Answer<'_, Vec<CategoryLink>> {
+        Box::pin(Magento::category_products(self, category_id))
+    }
+
+    fn create_product(&self, product: Value) -> Answer<'_, Value> {
+        Box::pin(Magento::create_product(self, product))
+    }
+
+    fn update_product<'a>(
+        &'a self,
+        scope: Scope<'a>,
+        sku: &'a str,
+        product: Value,
+    ) -> Answer<'a, Value> {
+        Box::pin(Magento::update_product(self, scope, sku, product))
+    }
+
+    fn delete_product<'a>(&'a self, sku: &'a str) -> Answer<'a, ()> {
+        Box::pin(Magento::delete_product(self, sku))
+    }
+
+    fn product_in<'a>(
+        &'a self,
+        scope: Scope<'a>,
+        sku: &'a str,
+        store_id: Option<u64>,
+    ) -> Answer<'a, Bytes> {
+        Box::pin(Magento::product_in(self, scope, sku, store_id))
+    }
+
+    fn add_media<'a>(&'a self, scope: Scope<'a>, sku: &'a str, entry: Value) -> Answer<'a, u64> {
+        Box::pin(Magento::add_media(self, scope, sku, entry))
+    }
+
+    fn update_media<'a>(
+        &'a self,
+        scope: Scope<'a>,
+        sku: &'a str,
+        id: u64,
+        entry: Value,
+    ) -> Answer<'a, ()> {
+        Box::pin(Magento::update_media(self, scope, sku, id, entry))
+    }
+
+    fn delete_media<'a>(&'a self, sku: &'a str, id: u64) -> Answer<'a, ()> {
+        Box::pin(Magento::delete_media(self, sku, id))
+    }
+
+    fn attribute_set_attributes(&self, set_id: u64) -> Answer<'_, Bytes> {
+        Box::pin(Magento::attribute_set_attributes(self, set_id))
+    }
+
+    fn stock_item<'a>(&'a self, sku: &'a str) -> Answer<'a, Bytes> {
+        Box::pin(Magento::stock_item(self, sku))
+    }
+
+    fn stock_items_page<'a>(
+        &'a self,
+        max_qty: Option<&'a str>,
+        page: u32,
+        size: u32,
+    ) -> Answer<'a, Bytes> {
+        // Magento lists stock items through its low-stock report: a threshold it cannot
+        // store selects every item.
+        let max_qty = max_qty.unwrap_or(super::stock::EVERY_QTY);
+        Box::pin(Magento::stock_items_page(self, max_qty, page, size))
+    }
+
+    fn update_stock_item<'a>(
+        &'a self,
+        sku: &'a str,
+        item_id: u64,
+        changes: Value,
+    ) -> Answer<'a, ()> {
+        Box::pin(Magento::update_stock_item(self, sku, item_id, changes))
+    }
+
+    fn customer_token<'a>(&'a self, username: &'a str, password: &'a str) -> Answer<'a, String> {
+        Box::pin(Magento::customer_token(self, username, password))
+    }
+
+    fn customer_me<'a>(&'a self, customer_token: &'a str) -> Answer<'a, Value> {
+        Box::pin(Magento::customer_me(self, customer_token))
+    }
+
+    fn customer(&self, id: u64) -> Answer<'_, Value> {
+        Box::pin(Magento::customer(self, id))
+    }
+
+    fn search_customers<'a>(
+        &'a self,
+        criteria: &'a SearchCriteria,
+    ) -> Answer<'a, SearchResult<Value>> {
+        Box::pin(Magento::search_customers(self, criteria))
+    }
+
+    fn create_customer<'a>(&'a self, customer: Value, password: &'a str) -> Answer<'a, Value> {
+        Box::pin(Magento::create_customer(self, customer, password))
+    }
+
+    fn save_customer(&self, id: u64, customer: Value) -> Answer<'_, Value> {
+        Box::pin(Magento::save_customer(self, id, customer))
+    }
+
+    fn delete_customer(&self, id: u64) -> Answer<'_, ()> {
+        Box::pin(Magento::delete_customer(self, id))
+    }
+
+    fn address(&self, id: u64) -> Answer<'_, Value> {
+        Box::pin(Magento::address(self, id))
+    }
+
+    fn delete_address(&self, id: u64) -> Answer<'_, ()> {
+        Box::pin(Magento::delete_address(self, id))
+    }
+
+    fn search_orders<'a>(
+        &'a self,
+        criteria: &'a SearchCriteria,
+    ) -> Answer<'a, SearchResult<Value>> {
+        Box::pin(Magento::search_orders(self, criteria))
+    }
+
+    fn order(&self, id: u64) -> Answer<'_, Value> {
+        Box::pin(Magento::order(self, id))
+    }
+}

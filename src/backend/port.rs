@@ -1,0 +1,248 @@
+//! The back-end port: what the gateway asks of a store, in the gateway's terms, one
+//! operation per need. The resources, the records layer, the indexes and the sign-in pages
+//! hold an `Arc<dyn Backend>` and never a client of one store; each back end is an adapter
+//! folder that implements this trait (`magento2` today).
+//!
+//! Records come back as the store sent them (raw bytes, or parsed JSON for the records a
+//! resource edits), so the cache keeps them at their real weight and parses them only to
+//! render; what each field of a record means is the adapter's mapping files
+//! (`STOREGATE_MAPPINGS`), not the resources'. Failures are [`UpstreamError`]s whichever
+//! store answered. Recording and replay sit under every adapter, at the HTTP transport
+//! (`crate::backend::transport`).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+pub use super::error::{StoreMessage, UpstreamError};
+pub use super::query::{Direction, MAX_PAGE_SIZE, SearchCriteria};
+pub use super::resilience::CircuitState;
+
+/// Which store scope a call runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// The configured default store view: reads.
+    Default,
+    /// A store view by code: store-specific reads and writes.
+    Store(&'a str),
+    /// The global level: writes of default values (no reads).
+    All,
+}
+
+/// A list answer: the page's items and how many there are in all.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SearchResult<T> {
+    #[serde(default = "Vec::new")]
+    pub items: Vec<T>,
+    #[serde(default)]
+    pub total_count: u64,
+}
+
+/// A product's id and SKU (the resources address products by id, stores by SKU).
+#[derive(Debug, Clone, Deserialize)]
+pub struct IdSku {
+    #[serde(deserialize_with = "lenient_u64")]
+    pub id: u64,
+    pub sku: String,
+}
+
+/// A product of a category, with its position there.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CategoryLink {
+    pub sku: String,
+    #[serde(default, deserialize_with = "lenient_i64")]
+    pub position: i64,
+}
+
+/// A store view.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StoreView {
+    #[serde(deserialize_with = "lenient_u64")]
+    pub id: u64,
+    pub code: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, deserialize_with = "lenient_u64")]
+    pub website_id: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct StoreConfig {
+    #[serde(deserialize_with = "lenient_u64")]
+    pub id: u64,
+    pub code: String,
+    #[serde(default, deserialize_with = "lenient_u64")]
+    pub website_id: u64,
+    #[serde(default)]
+    pub base_url: String,
+    #[serde(default)]
+    pub base_media_url: String,
+    #[serde(default)]
+    pub base_currency_code: String,
+}
+
+/// A country the store allows, with its predefined regions (none for most countries).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Country {
+    pub id: String,
+    #[serde(default)]
+    pub two_letter_abbreviation: String,
+    #[serde(default)]
+    pub three_letter_abbreviation: String,
+    #[serde(default)]
+    pub full_name_english: String,
+    #[serde(default)]
+    pub available_regions: Vec<Region>,
+}
+
+/// A predefined region; its `id` is the number an address's `region_id` holds.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Region {
+    #[serde(deserialize_with = "lenient_u64")]
+    pub id: u64,
+    #[serde(default)]
+    pub code: String,
+    #[serde(default)]
+    pub name: String,
+}
+
+/// Stores send some integers as strings (category ids, EAV values): accept both.
+pub fn lenient_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let value = Value::deserialize(d)?;
+    match &value {
+        Value::Number(n) => n
+            .as_u64()
+            .ok_or_else(|| serde::de::Error::custom("not an unsigned integer")),
+        Value::String(s) => s.trim().parse().map_err(serde::de::Error::custom),
+        _ => Err(serde::de::Error::custom("expected an integer")),
+    }
+}
+
+fn lenient_i64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    let value = Value::deserialize(d)?;
+    match &value {
+        Value::Number(n) => n
+            .as_i64()
+            .ok_or_else(|| serde::de::Error::custom("not an integer")),
+        Value::String(s) => s.trim().parse().map_err(serde::de::Error::custom),
+        Value::Null => Ok(0),
+        _ => Err(serde::de::Error::custom("expected an integer")),
+    }
+}
+
+/// What one operation of the port gives back, later.
+pub type Answer<'a, T> = BoxFuture<'a, Result<T, UpstreamError>>;
+
+/// A store behind the gateway. Every operation is one need of a resource or of the
+/// machinery under them; an adapter may make several calls (or none) for one.
+pub trait Backend: Send + Sync + std::fmt::Debug {
+    /// The code of the store view reads default to.
+    fn default_store(&self) -> &str;
+    /// The circuit breaker's state, for `/readyz` and the metrics.
+    fn circuit_state(&self) -> CircuitState;
+    fn circuit_probe(&self) -> Arc<dyn Fn() -> CircuitState + Send + Sync>;
+    /// One cheap call that shows the store answers.
+    fn ping(&self) -> Answer<'_, ()>;
+    /// Some(why) when the store answers but refuses the gateway's credentials (a wrong
+    /// integration token: every call would fail), None otherwise (`/readyz`).
+    fn credentials_refused(&self) -> BoxFuture<'_, Option<String>>;
+
+    // Store views, their configuration, the directory: raw, for the cache, and read by the
+    // adapter.
+    fn store_views(&self) -> Answer<'_, Bytes>;
+    fn read_store_views(&self, raw: &[u8]) -> Result<Vec<StoreView>, UpstreamError>;
+    fn store_configs(&self) -> Answer<'_, Bytes>;
+    fn read_store_configs(&self, raw: &[u8]) -> Result<Vec<StoreConfig>, UpstreamError>;
+    fn countries(&self) -> Answer<'_, Bytes>;
+    fn read_countries(&self, raw: &[u8]) -> Result<Vec<Country>, UpstreamError>;
+    /// Reads a page of a product search or of stock items (raw, as cached).
+    fn read_list(&self, raw: &[u8]) -> Result<SearchResult<Value>, UpstreamError>;
+
+    // Products.
+    fn product<'a>(&'a self, scope: Scope<'a>, sku: &'a str) -> Answer<'a, Bytes>;
+    fn search_products<'a>(
+        &'a self,
+        scope: Scope<'a>,
+        criteria: &'a SearchCriteria,
+    ) -> Answer<'a, Bytes>;
+    fn skus_of<'a>(&'a self, ids: &'a [u64]) -> Answer<'a, Vec<IdSku>>;
+    /// The storefront's view of products (final and tax-inclusive prices, salability,
+    /// URLs) in a store view and currency.
+    fn render_info<'a>(
+        &'a self,
+        store_id: u64,
+        currency: &'a str,
+        criteria: &'a SearchCriteria,
+    ) -> Answer<'a, Bytes>;
+    /// The products of a [`Backend::render_info`] answer, one record each.
+    fn read_render_items(&self, raw: &[u8]) -> Result<Vec<Value>, UpstreamError>;
+    fn category_products(&self, category_id: u64) -> Answer<'_, Vec<CategoryLink>>;
+    fn create_product(&self, product: Value) -> Answer<'_, Value>;
+    fn update_product<'a>(
+        &'a self,
+        scope: Scope<'a>,
+        sku: &'a str,
+        product: Value,
+    ) -> Answer<'a, Value>;
+    fn delete_product<'a>(&'a self, sku: &'a str) -> Answer<'a, ()>;
+
+    // Images.
+    /// A product with its media gallery as a store view sees it.
+    fn product_in<'a>(
+        &'a self,
+        scope: Scope<'a>,
+        sku: &'a str,
+        store_id: Option<u64>,
+    ) -> Answer<'a, Bytes>;
+    fn add_media<'a>(&'a self, scope: Scope<'a>, sku: &'a str, entry: Value) -> Answer<'a, u64>;
+    fn update_media<'a>(
+        &'a self,
+        scope: Scope<'a>,
+        sku: &'a str,
+        id: u64,
+        entry: Value,
+    ) -> Answer<'a, ()>;
+    fn delete_media<'a>(&'a self, sku: &'a str, id: u64) -> Answer<'a, ()>;
+    /// The attributes of an attribute set (which image roles a product may take).
+    fn attribute_set_attributes(&self, set_id: u64) -> Answer<'_, Bytes>;
+
+    // Stock items.
+    fn stock_item<'a>(&'a self, sku: &'a str) -> Answer<'a, Bytes>;
+    /// A page of stock items whose quantity is at most `max_qty` (every item: `None`).
+    fn stock_items_page<'a>(
+        &'a self,
+        max_qty: Option<&'a str>,
+        page: u32,
+        size: u32,
+    ) -> Answer<'a, Bytes>;
+    fn update_stock_item<'a>(
+        &'a self,
+        sku: &'a str,
+        item_id: u64,
+        changes: Value,
+    ) -> Answer<'a, ()>;
+
+    // Customers and their addresses; sign-in checks.
+    /// Checks a customer's credentials; gives a token to act as that customer.
+    fn customer_token<'a>(&'a self, username: &'a str, password: &'a str) -> Answer<'a, String>;
+    /// The customer a token from [`Backend::customer_token`] belongs to.
+    fn customer_me<'a>(&'a self, customer_token: &'a str) -> Answer<'a, Value>;
+    fn customer(&self, id: u64) -> Answer<'_, Value>;
+    fn search_customers<'a>(
+        &'a self,
+        criteria: &'a SearchCriteria,
+    ) -> Answer<'a, SearchResult<Value>>;
+    fn create_customer<'a>(&'a self, customer: Value, password: &'a str) -> Answer<'a, Value>;
+    fn save_customer(&self, id: u64, customer: Value) -> Answer<'_, Value>;
+    fn delete_customer(&self, id: u64) -> Answer<'_, ()>;
+    fn address(&self, id: u64) -> Answer<'_, Value>;
+    fn delete_address(&self, id: u64) -> Answer<'_, ()>;
+
+    // Orders.
+    fn search_orders<'a>(&'a self, criteria: &'a SearchCriteria)
+    -> Answer<'a, SearchResult<Value>>;
+    fn order(&self, id: u64) -> Answer<'_, Value>;
+}

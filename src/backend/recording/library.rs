@@ -1,0 +1,196 @@
+//! A folder of cassettes: what replay looks answers up in (held in memory) and what a
+//! recording appends to (each exchange is on disk before its answer goes on, so the folder
+//! is complete whenever the gateway stops, however it stops).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::cassette::{self, Cassette, FORMAT_VERSION, Interaction, Request, Response};
+use super::matching::Ignore;
+
+#[derive(Debug)]
+pub struct Library {
+    dir: PathBuf,
+    /// Replay reads answers from memory; a recording only writes, and keeps nothing.
+    replaying: bool,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    files: BTreeMap<PathBuf, Cassette>,
+    /// Per file, which interactions replay has served already.
+    used: BTreeMap<PathBuf, Vec<bool>>,
+}
+
+impl Library {
+    /// The cassettes under `dir` (none yet if it does not exist).
+    pub fn open(dir: &Path) -> Result<Library, String> {
+        let files = cassette::load_dir(dir)?;
+        let used = files
+            .iter()
+            .map(|(path, c)| (path.clone(), vec![false; c.interactions.len()]))
+            .collect();
+        Ok(Library {
+            dir: dir.to_path_buf(),
+            replaying: true,
+            state: Mutex::new(State { files, used }),
+        })
+    }
+
+    /// A folder to record into: appends only, nothing held in memory (a recording gateway
+    /// may run for hours).
+    pub fn for_recording(dir: &Path) -> Result<Library, String> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create the cassette folder {}: {e}", dir.display()))?;
+        Ok(Library {
+            dir: dir.to_path_buf(),
+            replaying: false,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many interactions the folder holds.
+    pub fn len(&self) -> usize {
+        self.state()
+            .files
+            .values()
+            .map(|c| c.interactions.len())
+            .sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The answer to `wanted`: the first recorded match not served yet, else the last match
+    /// again (a cache refresh asks more often than the recording did). `Err` describes
+    /// the closest recorded request.
+    pub fn answer(&self, wanted: &Request, ignore: &Ignore) -> Result<Response, String> {
+        let mut state = self.state();
+        let mut last = None;
+        let mut first_unused = None;
+        for (path, cassette) in &state.files {
+            for (i, interaction) in cassette.interactions.iter().enumerate() {
+                if ignore.matches(wanted, &interaction.request) {
+                    last = Some((path.clone(), i));
+                    if first_unused.is_none() && !state.used[path][i] {
+                        first_unused = Some((path.clone(), i));
+                    }
+                }
+            }
+        }
+        match first_unused.or(last) {
+            Some((path, i)) => {
+                if let Some(flag) = state.used.get_mut(&path).and_then(|u| u.get_mut(i)) {
+                    *flag = true;
+                }
+                Ok(state.files[&path].interactions[i].response.clone())
+            }
+            None => Err(ignore.closest(
+                wanted,
+                state
+                    .files
+                    .values()
+                    .flat_map(|c| c.interactions.iter().map(|i| &i.request)),
+            )),
+        }
+    }
+
+    /// Adds an interaction at the end of its endpoint's file; `served`: replay counts it as
+    /// answered already. Blocking: call it from a blocking thread.
+    pub fn append(&self, interaction: Interaction, served: bool) -> Result<(), String> {
+        let name = PathBuf::from(cassette::file_name(
+            &interaction.request.method,
+            &interaction.request.path,
+        ));
+        let endpoint = cassette::endpoint(&interaction.request.method, &interaction.request.path);
+        // Written under the lock: two appends to one file must not interleave.
+        let mut state = self.state();
+        cassette::append(&self.dir.join(&name), &endpoint, &interaction)?;
+        if self.replaying {
+            state
+                .files
+                .entry(name.clone())
+                .or_insert_with(|| Cassette {
+                    storegate_cassette: FORMAT_VERSION,
+                    endpoint,
+                    interactions: Vec::new(),
+                })
+                .interactions
+                .push(interaction);
+            state.used.entry(name).or_default().push(served);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::recording::cassette::Body;
+    use serde_json::json;
+
+    fn exchange(path: &str, answer: serde_json::Value) -> Interaction {
+        Interaction {
+            request: Request {
+                method: "GET".into(),
+                path: path.into(),
+                query: BTreeMap::new(),
+                headers: BTreeMap::new(),
+                body: Body::default(),
+            },
+            response: Response {
+                status: 200,
+                headers: BTreeMap::new(),
+                body: Body::json(answer),
+                elapsed_ms: 0,
+            },
+        }
+    }
+
+    #[test]
+    fn repeated_requests_replay_in_order_then_the_last_again() {
+        let dir = std::env::temp_dir().join(format!("storegate-library-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let recording = Library::open(&dir).unwrap();
+        for n in 1..=2 {
+            recording
+                .append(
+                    exchange("/rest/default/V1/products/A", json!({"n": n})),
+                    false,
+                )
+                .unwrap();
+        }
+        recording
+            .append(
+                exchange("/rest/default/V1/orders", json!({"items": []})),
+                false,
+            )
+            .unwrap();
+        // What was written is what a new run reads.
+        let replay = Library::open(&dir).unwrap();
+        assert_eq!(replay.len(), 3);
+        let wanted = exchange("/rest/default/V1/products/A", json!(null)).request;
+        let ignore = Ignore::default();
+        let answers: Vec<_> = (0..3)
+            .map(|_| replay.answer(&wanted, &ignore).unwrap().body.body.unwrap())
+            .collect();
+        assert_eq!(answers, [json!({"n": 1}), json!({"n": 2}), json!({"n": 2})]);
+        let miss = exchange("/rest/default/V1/products/B", json!(null)).request;
+        assert_eq!(
+            replay.answer(&miss, &ignore).unwrap_err(),
+            "closest recorded: GET /rest/default/V1/products/A (differs in path)"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

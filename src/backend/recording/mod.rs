@@ -1,0 +1,154 @@
+//! Recording real upstream traffic to cassettes, and replaying it: a deterministic Magento
+//! for tests, laptops and CI, with no store and no secrets.
+//!
+//! Everything here sits at one seam, the upstream client's [`Transport`]:
+//! - `STOREGATE_RECORD_DIR=DIR` wraps the transport in a [`recorder::Recorder`] that
+//!   appends every exchange, scrubbed ([`scrub`], [`mask`]), to the cassettes of DIR
+//!   ([`cassette`], [`library`]; [`wire_form`] converts).
+//! - `STOREGATE_UPSTREAM_URL=replay:DIR` replaces it by a [`replay::Replay`] that answers
+//!   from DIR ([`matching`] says what "the same request" means), in the mode of
+//!   `STOREGATE_REPLAY_MODE`.
+//! - `storegate replay DIR --listen ADDR` serves the same [`replay::Replay`] over HTTP
+//!   ([`server`]'s router, served by `crate::cli::replay`) as a standalone Magento 2.
+//! - `storegate cassette import-har FILE DIR` turns a browser's or mitmproxy's HAR export
+//!   into cassettes ([`har`]).
+//!
+//! docs/recording.md is the user's guide.
+
+pub mod cassette;
+pub mod har;
+pub mod json_path;
+pub mod library;
+pub mod mask;
+pub mod matching;
+pub mod recorder;
+pub mod replay;
+pub mod scrub;
+pub mod server;
+pub mod wire_form;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::backend::transport::{HttpTransport, Transport};
+use crate::config::{REPLAY_SCHEME, Recording};
+use library::Library;
+use matching::Ignore;
+use replay::{Mode, Replay};
+use scrub::{Rules, Scrubber};
+
+/// The fakes' key when `STOREGATE_RECORD_MASK_PII` is on without `STOREGATE_RECORD_MASK_KEY`:
+/// consistent fakes, but someone who guesses an e-mail can check the guess. Set a key for
+/// real customers' data.
+const DEFAULT_MASK_KEY: &[u8] = b"storegate-pii-mask";
+
+/// The scrubber of these settings; `secrets` (the integration token) are scrubbed anywhere.
+pub fn scrubber(settings: &Recording, secrets: &[&str]) -> Result<Scrubber, String> {
+    let mask_key = settings.mask_pii.then(|| {
+        settings
+            .mask_key
+            .as_ref()
+            .map_or(DEFAULT_MASK_KEY.to_vec(), |k| {
+                k.expose().as_bytes().to_vec()
+            })
+    });
+    Scrubber::new(
+        &Rules {
+            headers: settings.scrub_headers.clone(),
+            json_paths: settings.scrub_json_paths.clone(),
+            patterns: settings.scrub_patterns.clone(),
+            mask_key,
+        },
+        secrets,
+    )
+}
+
+/// The transport answering from the cassettes of `dir` in the configured mode.
+pub fn replay_transport(
+    dir: &Path,
+    settings: &Recording,
+    token: &str,
+    timeout: Duration,
+) -> Result<Arc<dyn Transport>, String> {
+    let mode = Mode::parse(settings.replay_mode.as_deref())?;
+    let scrubber = Arc::new(scrubber(settings, &[token])?);
+    let ignore = Ignore::parse(&settings.replay_ignore)?;
+    let forward = || -> Result<Arc<dyn Transport>, String> {
+        let url = settings.replay_upstream_url.as_deref().ok_or_else(|| {
+            "STOREGATE_REPLAY_MODE record-missing and passthrough need STOREGATE_REPLAY_UPSTREAM_URL, the real store"
+                .to_owned()
+        })?;
+        if url.starts_with(REPLAY_SCHEME) || token.is_empty() {
+            return Err(
+                "STOREGATE_REPLAY_UPSTREAM_URL must be an http(s) URL, with STOREGATE_UPSTREAM_TOKEN for it"
+                    .to_owned(),
+            );
+        }
+        Ok(Arc::new(HttpTransport::new(url, timeout)?))
+    };
+    match mode {
+        Mode::Passthrough => forward(),
+        Mode::Strict | Mode::RecordMissing => {
+            if !dir.is_dir() && mode == Mode::Strict {
+                return Err(format!(
+                    "replay: {} is not a folder of cassettes",
+                    dir.display()
+                ));
+            }
+            let library = Arc::new(Library::open(dir)?);
+            if library.is_empty() && mode == Mode::Strict {
+                tracing::warn!(cassettes = %dir.display(), "replay: the cassette folder holds no interaction; every call will fail");
+            }
+            let missing = match mode {
+                Mode::RecordMissing => Some(Arc::new(recorder::Recorder::new(
+                    forward()?,
+                    library.clone(),
+                    scrubber.clone(),
+                )) as Arc<dyn Transport>),
+                _ => None,
+            };
+            Ok(Arc::new(Replay::new(library, scrubber, ignore, missing)))
+        }
+    }
+}
+
+/// Puts recording and replay in front of an adapter's `transport`, as configured:
+/// `upstream_url` of `replay:DIR` answers from DIR; `record_dir` records every exchange.
+/// Gives the transport the adapter is to use.
+pub fn wire(
+    transport: Arc<dyn Transport>,
+    settings: &Recording,
+    upstream_url: &str,
+    token: &str,
+    timeout: Duration,
+) -> Result<Arc<dyn Transport>, String> {
+    let replay_dir = upstream_url.strip_prefix(REPLAY_SCHEME).map(Path::new);
+    if let (Some(replaying), Some(recording)) = (replay_dir, &settings.record_dir)
+        && same_folder(replaying, recording)
+    {
+        return Err(format!(
+            "STOREGATE_RECORD_DIR is the folder being replayed ({}): every replayed answer would be recorded again; \
+             use STOREGATE_REPLAY_MODE=record-missing to add what is missing",
+            recording.display()
+        ));
+    }
+    let mut transport = match replay_dir {
+        Some(dir) => replay_transport(dir, settings, token, timeout)?,
+        None => transport,
+    };
+    if let Some(dir) = &settings.record_dir {
+        let library = Arc::new(Library::for_recording(dir)?);
+        let scrubber = Arc::new(scrubber(settings, &[token])?);
+        tracing::info!(cassettes = %dir.display(), "recording every upstream exchange");
+        transport = Arc::new(recorder::Recorder::new(transport, library, scrubber));
+    }
+    Ok(transport)
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}

@@ -1,0 +1,398 @@
+//! What never reaches a cassette: credentials always, personal data on request.
+//!
+//! The same [`Scrubber`] runs on every request before it is written (recording) and
+//! before it is looked up (replay), so a scrubbed or masked value still matches: a
+//! password becomes `[scrubbed]` on both sides, an e-mail the same fake on both sides.
+//!
+//! Always scrubbed: the `Authorization` and cookie headers; the integration token and any
+//! customer or admin token Magento handed out during the recording, wherever they appear;
+//! password and token fields of JSON bodies (at any depth); the answer of
+//! `/V1/integration/{customer,admin}/token`. Operator rules add header names, JSON paths
+//! and regular expressions. PII masking ([`super::mask`]) replaces e-mails, names and
+//! telephones by consistent fakes.
+
+use std::collections::BTreeMap;
+use std::sync::RwLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::cassette::{Request, Response};
+use super::json_path::JsonPath;
+use super::mask::Masker;
+
+pub const SCRUBBED: &str = "[scrubbed]";
+
+/// Body fields that hold credentials, wherever they are.
+const SECRET_FIELDS: &[&str] = &[
+    "password",
+    "password_hash",
+    "new_password",
+    "newPassword",
+    "current_password",
+    "currentPassword",
+    "rp_token",
+    "confirmation",
+    "token",
+    "access_token",
+    "refresh_token",
+];
+
+/// Headers whose values never reach a cassette.
+const SECRET_HEADERS: &[&str] = &[
+    "authorization",
+    "cookie",
+    "set-cookie",
+    "proxy-authorization",
+];
+
+/// Headers not worth recording: they change on every call or describe the connection.
+const NOISE_HEADERS: &[&str] = &[
+    "connection",
+    "content-length",
+    "date",
+    "keep-alive",
+    "transfer-encoding",
+    "user-agent",
+    "host",
+    "x-request-id",
+];
+
+/// Magento endpoints whose answer is a bare credential.
+const TOKEN_ENDPOINTS: &[&str] = &[
+    "/V1/integration/customer/token",
+    "/V1/integration/admin/token",
+];
+
+/// The operator's rules, as configured.
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    pub headers: Vec<String>,
+    pub json_paths: Vec<String>,
+    pub patterns: Vec<String>,
+    /// Some(key): mask personal data with fakes keyed by it.
+    pub mask_key: Option<Vec<u8>>,
+}
+
+#[derive(Debug)]
+pub struct Scrubber {
+    headers: Vec<String>,
+    paths: Vec<JsonPath>,
+    patterns: Vec<Regex>,
+    masker: Option<Masker>,
+    /// Credentials seen during this run (the integration token, tokens Magento issued):
+    /// replaced wherever they turn up.
+    secrets: RwLock<Vec<String>>,
+}
+
+impl Scrubber {
+    /// Compiles the rules; `known_secrets` (the integration token) are scrubbed anywhere.
+    pub fn new(rules: &Rules, known_secrets: &[&str]) -> Result<Scrubber, String> {
+        let paths = rules
+            .json_paths
+            .iter()
+            .map(|p| JsonPath::parse(p).map_err(|e| format!("STOREGATE_SCRUB_JSON_PATHS: {e}")))
+            .collect::<Result<_, _>>()?;
+        let patterns = rules
+            .patterns
+            .iter()
+            .map(|p| {
+                Regex::new(p).map_err(|e| {
+                    format!("STOREGATE_SCRUB_PATTERNS: {p:?} is not a regular expression: {e}")
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Scrubber {
+            headers: rules
+                .headers
+                .iter()
+                .map(|h| h.trim().to_ascii_lowercase())
+                .collect(),
+            paths,
+            patterns,
+            masker: rules.mask_key.as_deref().map(Masker::new),
+            secrets: RwLock::new(
+                known_secrets
+                    .iter()
+                    .filter(|s| s.len() >= 8)
+                    .map(|s| (*s).to_owned())
+                    .collect(),
+            ),
+        })
+    }
+
+    /// A request as it may be written, or looked up.
+    pub fn request(&self, request: &mut Request) {
+        request.headers = self.headers(std::mem::take(&mut request.headers));
+        request.path = self.text(&request.path);
+        let pairs: Vec<(String, String)> = request
+            .query_pairs()
+            .into_iter()
+            .map(|(name, value)| {
+                let mut value = self.text(&value);
+                if let Some(masker) = &self.masker {
+                    value = masker.emails(&value);
+                }
+                (name, value)
+            })
+            .collect();
+        request.set_query(&pairs);
+        if let Some(body) = &mut request.body.body {
+            self.json(body);
+        }
+        if let Some(text) = &request.body.body_text {
+            request.body.body_text = Some(self.text(text));
+        }
+    }
+
+    /// An answer as it may be written; `request` is the (scrubbed) request it answers.
+    pub fn response(&self, request: &Request, response: &mut Response) {
+        response.headers = self.headers(std::mem::take(&mut response.headers));
+        if TOKEN_ENDPOINTS.iter().any(|e| request.path.ends_with(e))
+            && let Some(Value::String(token)) = &response.body.body
+        {
+            self.learn(token);
+            response.body.body = Some(Value::String(SCRUBBED.to_owned()));
+        }
+        if let Some(body) = &mut response.body.body {
+            self.json(body);
+        }
+        if let Some(text) = &response.body.body_text {
+            response.body.body_text = Some(self.text(text));
+        }
+    }
+
+    fn learn(&self, secret: &str) {
+        if secret.len() < 8 || secret == SCRUBBED {
+            return;
+        }
+        let mut secrets = self.secrets.write().unwrap_or_else(|e| e.into_inner());
+        if !secrets.iter().any(|s| s == secret) {
+            secrets.push(secret.to_owned());
+        }
+    }
+
+    fn headers(&self, headers: BTreeMap<String, String>) -> BTreeMap<String, String> {
+        headers
+            .into_iter()
+            .filter(|(name, _)| !NOISE_HEADERS.contains(&name.as_str()))
+            .map(|(name, value)| {
+                if SECRET_HEADERS.contains(&name.as_str()) || self.headers.contains(&name) {
+                    (name, SCRUBBED.to_owned())
+                } else {
+                    let value = self.text(&value);
+                    (name, value)
+                }
+            })
+            .collect()
+    }
+
+    /// Known secrets and the operator's patterns, in free text.
+    fn text(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for secret in self
+            .secrets
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), SCRUBBED);
+            }
+        }
+        for pattern in &self.patterns {
+            if pattern.is_match(&out) {
+                out = pattern.replace_all(&out, SCRUBBED).into_owned();
+            }
+        }
+        out
+    }
+
+    fn json(&self, value: &mut Value) {
+        secret_fields(value);
+        for path in &self.paths {
+            path.for_each(value, &mut |v| *v = Value::String(SCRUBBED.to_owned()));
+        }
+        if let Some(masker) = &self.masker {
+            masker.json(value, None);
+        }
+        self.strings(value);
+    }
+
+    fn strings(&self, value: &mut Value) {
+        match value {
+            Value::String(s) => {
+                let mut scrubbed = self.text(s);
+                if let Some(masker) = &self.masker {
+                    scrubbed = masker.emails(&scrubbed);
+                }
+                if scrubbed != *s {
+                    *s = scrubbed;
+                }
+            }
+            Value::Array(list) => list.iter_mut().for_each(|v| self.strings(v)),
+            Value::Object(map) => map.values_mut().for_each(|v| self.strings(v)),
+            _ => {}
+        }
+    }
+}
+
+fn secret_fields(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if SECRET_FIELDS.contains(&key.as_str()) && !v.is_null() {
+                    *v = Value::String(SCRUBBED.to_owned());
+                } else {
+                    secret_fields(v);
+                }
+            }
+        }
+        Value::Array(list) => list.iter_mut().for_each(secret_fields),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::recording::cassette::Body;
+    use serde_json::json;
+
+    fn request(path: &str, body: Value) -> Request {
+        let mut headers = BTreeMap::new();
+        headers.insert("authorization".into(), "Bearer abcdefgh12345".into());
+        headers.insert("x-request-id".into(), "r-1".into());
+        headers.insert("accept".into(), "application/json".into());
+        Request {
+            method: "POST".into(),
+            path: path.into(),
+            query: BTreeMap::new(),
+            headers,
+            body: Body::json(body),
+        }
+    }
+
+    #[test]
+    fn credentials_never_stay() {
+        let scrubber = Scrubber::new(&Rules::default(), &["integration-token-1"]).unwrap();
+        let mut req = request(
+            "/rest/default/V1/integration/customer/token",
+            json!({"username": "a@b.example", "password": "hunter2!"}),
+        );
+        scrubber.request(&mut req);
+        assert_eq!(req.headers["authorization"], SCRUBBED);
+        assert!(!req.headers.contains_key("x-request-id"));
+        assert_eq!(
+            req.body.body,
+            Some(json!({"username": "a@b.example", "password": SCRUBBED}))
+        );
+        let mut answer = Response {
+            status: 200,
+            headers: BTreeMap::new(),
+            body: Body::json(json!("customer-token-0123456789")),
+            elapsed_ms: 1,
+        };
+        scrubber.response(&req, &mut answer);
+        assert_eq!(answer.body.body, Some(json!(SCRUBBED)));
+        // Learned: the token is scrubbed where it turns up later, and so is the integration token.
+        let mut later = request(
+            "/rest/default/V1/x",
+            json!({"note": "t=customer-token-0123456789 i=integration-token-1"}),
+        );
+        scrubber.request(&mut later);
+        assert_eq!(
+            later.body.body,
+            Some(json!({"note": "t=[scrubbed] i=[scrubbed]"}))
+        );
+    }
+
+    #[test]
+    fn operator_rules_apply() {
+        let rules = Rules {
+            headers: vec!["X-Secret".into()],
+            json_paths: vec!["customer.dob".into()],
+            patterns: vec![r"card-\d{4}".into()],
+            mask_key: None,
+        };
+        let scrubber = Scrubber::new(&rules, &[]).unwrap();
+        let mut req = request(
+            "/rest/default/V1/customers/card-1234",
+            json!({"customer": {"dob": "1990-01-01", "note": "pay with card-9876"}}),
+        );
+        req.headers.insert("x-secret".into(), "s".into());
+        scrubber.request(&mut req);
+        assert_eq!(req.headers["x-secret"], SCRUBBED);
+        assert_eq!(req.path, "/rest/default/V1/customers/[scrubbed]");
+        assert_eq!(
+            req.body.body,
+            Some(json!({"customer": {"dob": SCRUBBED, "note": "pay with [scrubbed]"}}))
+        );
+        assert!(
+            Scrubber::new(
+                &Rules {
+                    patterns: vec!["(".into()],
+                    ..Rules::default()
+                },
+                &[]
+            )
+            .is_err()
+        );
+        assert!(
+            Scrubber::new(
+                &Rules {
+                    json_paths: vec!["a..b".into()],
+                    ..Rules::default()
+                },
+                &[]
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn masking_is_consistent_and_idempotent() {
+        let rules = Rules {
+            mask_key: Some(b"k".to_vec()),
+            ..Rules::default()
+        };
+        let scrubber = Scrubber::new(&rules, &[]).unwrap();
+        let body = json!({"customer": {"email": "Roni@Example.com", "firstname": "Roni",
+            "addresses": [{"telephone": "(555) 229-3326", "firstname": "Roni", "city": "Calder"}]},
+            "note": "write to roni@example.com"});
+        let mut first = request("/rest/default/V1/customers", body.clone());
+        scrubber.request(&mut first);
+        let masked = first.body.body.clone().unwrap();
+        let email = masked["customer"]["email"].as_str().unwrap();
+        assert!(
+            email.starts_with("masked-") && email.ends_with("@example.invalid"),
+            "{email}"
+        );
+        assert_eq!(masked["note"], format!("write to {email}"));
+        assert_eq!(
+            masked["customer"]["firstname"],
+            masked["customer"]["addresses"][0]["firstname"]
+        );
+        assert_ne!(masked["customer"]["firstname"], "Roni");
+        assert_eq!(masked["customer"]["addresses"][0]["city"], "Calder");
+        // Masking what is already masked changes nothing: replayed fakes sent back match.
+        let mut again = request("/rest/default/V1/customers", masked.clone());
+        scrubber.request(&mut again);
+        assert_eq!(again.body.body.unwrap(), masked);
+        // Another key, other fakes.
+        let other = Scrubber::new(
+            &Rules {
+                mask_key: Some(b"other".to_vec()),
+                ..Rules::default()
+            },
+            &[],
+        )
+        .unwrap();
+        let mut third = request("/rest/default/V1/customers", body);
+        other.request(&mut third);
+        assert_ne!(
+            third.body.body.unwrap()["customer"]["email"],
+            masked["customer"]["email"]
+        );
+    }
+}

@@ -1,0 +1,227 @@
+//! Rendered answers through the cache: what a resource's read serves, with validators
+//! (`ETag`, `If-None-Match`), `Cache-Control` and `X-Cache`.
+//!
+//! A body [`cached`] serves is also filed under the request that produced it (GET, raw
+//! path and query, format, and the audience it was built for: the user type, or a customer
+//! group when it shows group prices), for [`crate::front::fast_path`] to answer a repeat of that
+//! request straight from the cache with the same headers (`respond`). It is sound because
+//! what [`cached`] serves depends on nothing else: the policy and the parsing that run
+//! before it are functions of the method, the path, the query and the user type; a failed
+//! check never reaches [`cached`], so it never files an answer. Invalidation, expiry and
+//! the tags work on the very same entry.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::body::Body as HttpBody;
+use axum::response::Response;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY};
+use http::{HeaderMap, HeaderValue, StatusCode};
+
+use crate::auth::UserType;
+use crate::auth::caller::Caller;
+use crate::cache::keys;
+use crate::cache::{self, Body, Cache, Entry, Fetched, Source};
+use crate::http::{ApiError, Doc, render};
+
+tokio::task_local! {
+    /// The raw request (path and query) this task serves, when its answer may be filed for
+    /// the fast path; the key adds the audience the answer is built for.
+    static FAST_KEY: Arc<str>;
+}
+
+/// Runs `future` (the rest of a request) so that a body [`cached`] serves is filed under
+/// the request `path_and_query` for [`crate::front::fast_path`].
+// Not an `async fn`, which would hold `future` twice: see `request_context`.
+pub fn with_fast_key<F: Future>(
+    path_and_query: Arc<str>,
+    future: F,
+) -> tokio::task::futures::TaskLocalFuture<Arc<str>, F> {
+    FAST_KEY.scope(path_and_query, future)
+}
+
+/// A response document and the cache tags of what it shows.
+pub type Built = (Doc, Vec<String>);
+
+/// Serves a read through the rendered-body cache.
+///
+/// `logical` names the resource and the list parameters (not the raw query: unknown
+/// parameters must not multiply entries); the key adds the user type and format, so only
+/// data that is the same for every caller of a view is shared. Never use it for a
+/// principal's own records: the answer is also filed for [`crate::front::fast_path`] under the request's
+/// method, path, query, user type and format, and served to the next caller who sends them.
+pub async fn cached<F, Fut>(
+    cache: &Arc<Cache>,
+    caller: Caller,
+    request_headers: &HeaderMap,
+    logical: &str,
+    build: F,
+) -> Result<Response, ApiError>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = Result<Built, ApiError>> + Send + 'static,
+{
+    let audience = caller.audience();
+    let key = keys::key::body(&audience, caller.format, logical);
+    if let Some(entry) = cache.fresh(&key).await {
+        file_for_fast_path(cache, logical, (&audience, caller), &entry).await;
+        return Ok(respond(cache, caller, request_headers, &entry, Source::Hit));
+    }
+    let format = caller.format;
+    // The fetch may run after this request is gone (a background refresh): it takes the
+    // request's profile along.
+    let profile = crate::context::profile::Profile::current();
+    let (entry, source) = cache
+        .get_or_fetch(&key, move || {
+            crate::context::profile::scope(profile, async move {
+                let (doc, tags) = build().await?;
+                let body = Body::new(render(format, &doc), format.content_type());
+                Ok::<_, ApiError>(Fetched::new(cache::Value::Body(body), tags))
+            })
+        })
+        .await?;
+    if matches!(source, Source::Hit | Source::Fetched) {
+        file_for_fast_path(cache, logical, (&audience, caller), &entry).await;
+    }
+    Ok(respond(cache, caller, request_headers, &entry, source))
+}
+
+/// Files a fresh body under the current request's fast-path key, if
+/// it has one (only canonical requests have one: see [`crate::front::fast_path`]), for the
+/// audience it was built for (so a body with one group's prices is only ever found by
+/// callers of that group). A view whose answer no query parameter changes (`logical`
+/// without `?`: a product, its images) is filed only for the request without a query:
+/// otherwise `?page=1`, `?page=2`, ... would each be a canonical spelling of the same
+/// answer, without end.
+async fn file_for_fast_path(
+    cache: &Cache,
+    logical: &str,
+    (audience, caller): (&str, Caller),
+    entry: &Arc<Entry>,
+) {
+    if let Ok(path_and_query) = FAST_KEY.try_with(Clone::clone) {
+        if !logical.contains('?') && path_and_query.contains('?') {
+            return;
+        }
+        let fast = keys::key::fast(audience, caller.format, &path_and_query);
+        cache.alias(fast.into(), entry).await;
+    }
+}
+
+pub(crate) fn respond(
+    cache: &Cache,
+    caller: Caller,
+    request_headers: &HeaderMap,
+    entry: &Arc<Entry>,
+    source: Source,
+) -> Response {
+    let cache::Value::Body(body) = &entry.value else {
+        // Body keys only ever hold bodies.
+        let mut response = Response::new(HttpBody::empty());
+        *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        return response;
+    };
+    // Rounded up: an entry stored a moment ago is good for the whole TTL.
+    let max_age = cache.remaining(entry).as_millis().div_ceil(1000);
+    let cache_control = cache_control(caller.user_type() == UserType::Guest, max_age as u64);
+    let not_modified = request_headers
+        .get(IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| etag_matches(v, body.etag.to_str().unwrap_or_default()));
+    let mut response = if not_modified {
+        let mut r = Response::new(HttpBody::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else {
+        Response::new(HttpBody::from(body.bytes.clone()))
+    };
+    // Sized once for everything set here and downstream (request id, length, date).
+    *response.headers_mut() = HeaderMap::with_capacity(12);
+    let headers = response.headers_mut();
+    if !not_modified {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(body.content_type));
+    }
+    headers.insert(ETAG, body.etag.clone());
+    headers.insert(CACHE_CONTROL, cache_control);
+    headers.insert(VARY, HeaderValue::from_static("Accept, Authorization"));
+    headers.insert(
+        "x-cache",
+        HeaderValue::from_static(match source {
+            Source::Hit => "HIT",
+            Source::Fetched => "MISS",
+            Source::StaleWhileRevalidate | Source::StaleIfError => "STALE",
+        }),
+    );
+    match source {
+        Source::StaleWhileRevalidate => {
+            headers.insert(
+                "warning",
+                HeaderValue::from_static("110 - \"Response is Stale\""),
+            );
+        }
+        Source::StaleIfError => {
+            headers.insert(
+                "warning",
+                HeaderValue::from_static("111 - \"Revalidation Failed\""),
+            );
+        }
+        _ => {}
+    }
+    response
+}
+
+/// `public, max-age=N` or `private, max-age=N`, written without a formatter (every hit
+/// sends one).
+fn cache_control(public: bool, max_age: u64) -> HeaderValue {
+    let mut text = [0u8; 40];
+    let head: &[u8] = if public {
+        b"public, max-age="
+    } else {
+        b"private, max-age="
+    };
+    text[..head.len()].copy_from_slice(head);
+    let mut digits = [0u8; 20];
+    let mut n = max_age;
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let len = head.len() + digits.len() - i;
+    text[head.len()..len].copy_from_slice(&digits[i..]);
+    HeaderValue::from_bytes(&text[..len]).expect("ASCII digits are a valid header value")
+}
+
+/// `If-None-Match`: a list of entity tags or `*`, compared weakly (RFC 9110 §13.1.2).
+fn etag_matches(header: &str, etag: &str) -> bool {
+    header.split(',').map(str::trim).any(|candidate| {
+        candidate == "*" || candidate.strip_prefix("W/").unwrap_or(candidate) == etag
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_control_values() {
+        assert_eq!(cache_control(true, 0), "public, max-age=0");
+        assert_eq!(cache_control(false, 60), "private, max-age=60");
+        assert_eq!(
+            cache_control(true, u64::MAX),
+            "public, max-age=18446744073709551615"
+        );
+    }
+
+    #[test]
+    fn etag_comparison() {
+        assert!(etag_matches("\"a\"", "\"a\""));
+        assert!(etag_matches("W/\"a\", \"b\"", "\"a\""));
+        assert!(etag_matches("*", "\"a\""));
+        assert!(!etag_matches("\"b\"", "\"a\""));
+    }
+}

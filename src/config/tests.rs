@@ -1,0 +1,409 @@
+//! The configuration's rules, through `Config::from_sources`.
+
+use super::keys::env_name;
+use super::*;
+use std::collections::HashMap;
+
+fn from_env(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Config::from_sources(None, &|name| map.get(name).cloned())
+}
+
+#[test]
+fn redis_url_is_checked_and_never_echoed() {
+    let c = from_env(&[(
+        "STOREGATE_REDIS_URL",
+        "rediss://:hunter2@cache.internal:6380/3",
+    )])
+    .unwrap();
+    assert_eq!(
+        c.redis_url.as_ref().map(Secret::expose),
+        Some("rediss://:hunter2@cache.internal:6380/3")
+    );
+    assert!(!format!("{c:?}").contains("hunter2"));
+    for bad in [
+        "http://:hunter2@host:6379",
+        "redis://:hunter2@/0",
+        "redis://:hunter2@host/x",
+        "hunter2",
+    ] {
+        let e = from_env(&[("STOREGATE_REDIS_URL", bad)]).unwrap_err();
+        assert!(e.0.contains("STOREGATE_REDIS_URL"), "{e}");
+        assert!(!e.0.contains("hunter2"), "{e}");
+    }
+    let e = from_env(&[("STOREGATE_SHARED_CACHE", "1")]).unwrap_err();
+    assert!(e.0.contains("STOREGATE_REDIS_URL"), "{e}");
+    let c = from_env(&[
+        ("STOREGATE_SHARED_CACHE", "1"),
+        ("STOREGATE_REDIS_URL", "redis://127.0.0.1"),
+    ])
+    .unwrap();
+    assert!(c.shared_cache);
+    assert!(from_env(&[]).unwrap().redis_url.is_none());
+}
+
+#[test]
+fn defaults_match_the_contract() {
+    let c = from_env(&[]).unwrap();
+    assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+    assert!(c.upstream.is_none());
+    assert_eq!(c.upstream_timeout, Duration::from_millis(5000));
+    assert_eq!(c.cache_ttl, Duration::from_secs(60));
+    assert_eq!(c.cache_max_bytes, 256 * 1024 * 1024);
+    assert_eq!(c.stale_if_error, Duration::from_secs(300));
+    assert_eq!(c.stale_while_revalidate, Duration::from_secs(10));
+    assert_eq!(c.max_in_flight, 1024);
+    assert_eq!(c.upstream_max_in_flight, 256);
+    assert_eq!(c.circuit_failure_threshold, 5);
+    assert_eq!(c.circuit_open, Duration::from_millis(5000));
+}
+
+#[test]
+fn the_profile_is_spec_or_original_and_nothing_else() {
+    assert_eq!(
+        from_env(&[]).unwrap().profile,
+        crate::context::profile::Profile::Spec
+    );
+    let c = from_env(&[("STOREGATE_PROFILE", "original")]).unwrap();
+    assert_eq!(c.profile, crate::context::profile::Profile::Original);
+    let e = from_env(&[("STOREGATE_PROFILE", "magento1")]).unwrap_err();
+    assert!(e.0.contains("STOREGATE_PROFILE"), "{e}");
+    assert!(e.0.contains("spec or original"), "{e}");
+    assert!(!e.0.contains('\n'), "{e}");
+}
+
+#[test]
+fn resilience_keys() {
+    let c = from_env(&[
+        ("STOREGATE_STALE_WHILE_REVALIDATE_SECS", "0"),
+        ("STOREGATE_MAX_IN_FLIGHT", "64"),
+        ("STOREGATE_UPSTREAM_MAX_IN_FLIGHT", "8"),
+        ("STOREGATE_CIRCUIT_FAILURE_THRESHOLD", "0"),
+        ("STOREGATE_CIRCUIT_OPEN_MS", "250"),
+    ])
+    .unwrap();
+    assert_eq!(c.stale_while_revalidate, Duration::ZERO);
+    assert_eq!((c.max_in_flight, c.upstream_max_in_flight), (64, 8));
+    assert_eq!(c.circuit_failure_threshold, 0);
+    assert_eq!(c.circuit_open, Duration::from_millis(250));
+    let e = from_env(&[("STOREGATE_MAX_IN_FLIGHT", "0")]).unwrap_err();
+    assert!(e.0.contains("STOREGATE_MAX_IN_FLIGHT"), "{e}");
+    let e = from_env(&[("STOREGATE_CIRCUIT_OPEN_MS", "soon")]).unwrap_err();
+    assert!(e.0.contains("STOREGATE_CIRCUIT_OPEN_MS"), "{e}");
+}
+
+#[test]
+fn bad_values_name_the_key_and_hide_secrets() {
+    let e = from_env(&[("STOREGATE_UPSTREAM_TIMEOUT_MS", "soon")]).unwrap_err();
+    assert_eq!(
+        e.0,
+        "invalid STOREGATE_UPSTREAM_TIMEOUT_MS: expected a number of milliseconds above 0, got \"soon\""
+    );
+    let e = from_env(&[("STOREGATE_UPSTREAM_URL", "http://m2.test")]).unwrap_err();
+    assert!(e.0.contains("STOREGATE_UPSTREAM_TOKEN"));
+    let e = from_env(&[("STOREGATE_ADMIN_KEY", "  ")]).unwrap_err();
+    assert!(e.0.starts_with("invalid STOREGATE_ADMIN_KEY"));
+    let e = from_env(&[("STOREGATE_ADMIN_KEY_SHA256", "abc")]).unwrap_err();
+    assert!(e.0.contains("STOREGATE_ADMIN_KEY_SHA256"));
+    let e = from_env(&[("STOREGATE_LISTEN", "nowhere")]).unwrap_err();
+    assert!(e.0.contains("STOREGATE_LISTEN"));
+    let e = from_env(&[
+        ("STOREGATE_UPSTREAM_URL", "ftp://x"),
+        ("STOREGATE_UPSTREAM_TOKEN", "t"),
+    ])
+    .unwrap_err();
+    assert!(e.0.contains("STOREGATE_UPSTREAM_URL"));
+}
+
+#[test]
+fn connection_limits() {
+    let c = from_env(&[]).unwrap();
+    assert_eq!(c.header_timeout, Duration::from_secs(10));
+    assert_eq!(c.idle_timeout, Duration::from_secs(75));
+    assert_eq!(c.body_timeout, Duration::from_secs(10));
+    assert_eq!(c.drain_timeout, Duration::from_secs(10));
+    assert_eq!((c.max_connections, c.max_uploads_in_flight), (None, 2));
+    let c = from_env(&[
+        ("STOREGATE_HEADER_TIMEOUT_SECS", "3"),
+        ("STOREGATE_IDLE_TIMEOUT_SECS", "4"),
+        ("STOREGATE_BODY_TIMEOUT_SECS", "5"),
+        ("STOREGATE_MAX_CONNECTIONS", "100"),
+        ("STOREGATE_DRAIN_TIMEOUT_SECS", "0"),
+        ("STOREGATE_MAX_UPLOADS_IN_FLIGHT", "1"),
+    ])
+    .unwrap();
+    assert_eq!(c.header_timeout, Duration::from_secs(3));
+    assert_eq!(c.idle_timeout, Duration::from_secs(4));
+    assert_eq!(c.body_timeout, Duration::from_secs(5));
+    assert_eq!(c.drain_timeout, Duration::ZERO);
+    assert_eq!((c.max_connections, c.max_uploads_in_flight), (Some(100), 1));
+    for key in ["STOREGATE_HEADER_TIMEOUT_SECS", "STOREGATE_MAX_CONNECTIONS"] {
+        let e = from_env(&[(key, "0")]).unwrap_err();
+        assert!(e.0.starts_with(&format!("invalid {key}")), "{e}");
+    }
+}
+
+#[test]
+fn unknown_variables_stop_the_start_with_a_suggestion() {
+    let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        check_names(names(&["STOREGATE_UPSTRAEM_URL", "PATH"]))
+            .unwrap_err()
+            .0,
+        "unknown variable STOREGATE_UPSTRAEM_URL; did you mean STOREGATE_UPSTREAM_URL?"
+    );
+    assert_eq!(
+        check_names(names(&["STOREGATE_CACHE_TTL"])).unwrap_err().0,
+        "unknown variable STOREGATE_CACHE_TTL; did you mean STOREGATE_CACHE_TTL_SECS?"
+    );
+    let e = check_names(names(&["STOREGATE_SOMETHING_ELSE_ENTIRELY"])).unwrap_err();
+    assert!(
+        e.0.ends_with("`storegate --help` lists the variables"),
+        "{e}"
+    );
+    // Every key, and the names other features read, pass; other prefixes are not ours.
+    let all: Vec<String> = KEYS.iter().map(|k| env_name(k.name)).collect();
+    check_names(all).unwrap();
+    for name in [
+        "STOREGATE_DATA_DIR",
+        "STOREGATE_PROFILE",
+        "STOREGATE_REDIS_URL",
+        "STOREGATE_SHARED_CACHE",
+        "STOREGATE_RECORD_DIR",
+        "STOREGATE_PUBLIC_URL",
+        "STOREGATE_SANDBOX_LISTEN",
+        "STOREGATE_CORS_ORIGINS",
+        "STOREGATE_ACCESS_LOG",
+        "STOREGATE_TRUSTED_PROXIES",
+        "STOREGATE_OAUTH_TOKEN_TTL_SECS",
+        "STOREGATEWAY_X",
+        "RUST_LOG",
+    ] {
+        check_names(vec![name.to_owned()]).unwrap();
+    }
+    // The file's keys get the same help.
+    let dir = std::env::temp_dir().join(format!("storegate-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("storegate.toml");
+    std::fs::write(&path, "upstream_ulr = \"http://x\"\n").unwrap();
+    let e = Config::from_sources(Some(&path), &|_| None).unwrap_err();
+    assert!(
+        e.0.ends_with("unknown key \"upstream_ulr\"; did you mean \"upstream_url\"?"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_set_but_empty_upstream_url_is_an_error_not_the_sandbox() {
+    let e = from_env(&[("STOREGATE_UPSTREAM_URL", " ")]).unwrap_err();
+    assert!(e.0.starts_with("invalid STOREGATE_UPSTREAM_URL"), "{e}");
+    assert!(e.0.contains("unset it to use the sandbox"), "{e}");
+}
+
+#[test]
+fn listen_addresses() {
+    let c = from_env(&[
+        ("STOREGATE_LISTEN", "localhost:9090"),
+        ("STOREGATE_SANDBOX_LISTEN", "[::1]:9091"),
+    ])
+    .unwrap();
+    assert_eq!(c.listen.to_string(), "127.0.0.1:9090");
+    assert_eq!(c.sandbox_listen.to_string(), "[::1]:9091");
+    assert_eq!(from_env(&[]).unwrap().sandbox_listen.port(), 0);
+    for bad in ["localhost", "localhost:http", "example.com:80", ":80"] {
+        let e = from_env(&[("STOREGATE_LISTEN", bad)]).unwrap_err();
+        assert!(e.0.contains("localhost:8080"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn public_url_cors_and_access_log() {
+    let c = from_env(&[
+        ("STOREGATE_PUBLIC_URL", "http://192.168.1.20:8080/"),
+        (
+            "STOREGATE_CORS_ORIGINS",
+            "https://app.example, http://localhost:3000",
+        ),
+        ("STOREGATE_ACCESS_LOG", "off"),
+    ])
+    .unwrap();
+    assert_eq!(c.public_url.as_deref(), Some("http://192.168.1.20:8080"));
+    assert_eq!(
+        c.cors_origins,
+        CorsOrigins::List(vec![
+            "https://app.example".into(),
+            "http://localhost:3000".into()
+        ])
+    );
+    assert!(!c.access_log);
+    let d = from_env(&[]).unwrap();
+    assert!(d.access_log && d.public_url.is_none());
+    assert_eq!(d.cors_origins, CorsOrigins::Off);
+    assert_eq!(
+        from_env(&[("STOREGATE_CORS_ORIGINS", "*")])
+            .unwrap()
+            .cors_origins,
+        CorsOrigins::Any
+    );
+    for bad in ["app.example", "https://app.example/path", "ftp://x"] {
+        let e = from_env(&[("STOREGATE_CORS_ORIGINS", bad)]).unwrap_err();
+        assert!(
+            e.0.starts_with("invalid STOREGATE_CORS_ORIGINS"),
+            "{bad}: {e}"
+        );
+    }
+    assert!(from_env(&[("STOREGATE_PUBLIC_URL", "phone")]).is_err());
+    assert!(from_env(&[("STOREGATE_ACCESS_LOG", "maybe")]).is_err());
+}
+
+#[test]
+fn help_lists_every_key_with_its_default() {
+    let help = variables_help();
+    for key in KEYS {
+        let line = help
+            .lines()
+            .find(|l| {
+                l.trim_start()
+                    .starts_with(&format!("{} ", env_name(key.name)))
+            })
+            .unwrap_or_else(|| panic!("{} missing from:\n{help}", key.name));
+        assert!(
+            line.contains(&format!("[default: {}]", key.default)),
+            "{line}"
+        );
+    }
+    assert!(help.contains(&format!("{EXIT_CONFIG} configuration refused")));
+}
+
+#[test]
+fn oauth_keys() {
+    let c = from_env(&[]).unwrap();
+    assert_eq!(c.data_dir, PathBuf::from("data"));
+    assert_eq!(c.oauth_token_ttl, None);
+    assert!(c.trusted_proxies.is_empty());
+    let c = from_env(&[
+        ("STOREGATE_DATA_DIR", "/var/lib/storegate"),
+        ("STOREGATE_OAUTH_TOKEN_TTL_SECS", "86400"),
+        ("STOREGATE_TRUSTED_PROXIES", "10.0.0.0/8, 192.0.2.7,::1"),
+    ])
+    .unwrap();
+    assert_eq!(c.data_dir, PathBuf::from("/var/lib/storegate"));
+    assert_eq!(c.oauth_token_ttl, Some(Duration::from_secs(86400)));
+    let proxies: Vec<String> = c.trusted_proxies.iter().map(|n| n.to_string()).collect();
+    assert_eq!(proxies, ["10.0.0.0/8", "192.0.2.7/32", "::1/128"]);
+    assert_eq!(
+        from_env(&[("STOREGATE_OAUTH_TOKEN_TTL_SECS", "0")])
+            .unwrap()
+            .oauth_token_ttl,
+        None
+    );
+    let e = from_env(&[("STOREGATE_TRUSTED_PROXIES", "10.0.0.0/33")]).unwrap_err();
+    assert!(e.0.starts_with("invalid STOREGATE_TRUSTED_PROXIES"), "{e}");
+    let e = from_env(&[("STOREGATE_OAUTH_TOKEN_TTL_SECS", "a day")]).unwrap_err();
+    assert!(
+        e.0.starts_with("invalid STOREGATE_OAUTH_TOKEN_TTL_SECS"),
+        "{e}"
+    );
+}
+
+#[test]
+fn workers() {
+    assert_eq!(from_env(&[]).unwrap().workers, 0);
+    assert_eq!(from_env(&[("STOREGATE_WORKERS", "4")]).unwrap().workers, 4);
+    let e = from_env(&[("STOREGATE_WORKERS", "many")]).unwrap_err();
+    assert!(e.0.starts_with("invalid STOREGATE_WORKERS"), "{e}");
+}
+
+#[test]
+fn sizes_and_upstream() {
+    let c = from_env(&[
+        ("STOREGATE_CACHE_MAX_BYTES", "64MiB"),
+        ("STOREGATE_UPSTREAM_URL", "https://shop.example/"),
+        ("STOREGATE_UPSTREAM_TOKEN", "tok"),
+        ("STOREGATE_ADMIN_KEY_SHA256", &"ab".repeat(32)),
+    ])
+    .unwrap();
+    assert_eq!(c.cache_max_bytes, 64 * 1024 * 1024);
+    let upstream = c.upstream.unwrap();
+    assert_eq!(upstream.url, "https://shop.example");
+    assert_eq!(format!("{:?}", upstream.token), "Secret([redacted])");
+    assert_eq!(c.admin_key_sha256, vec![[0xab; 32]]);
+    assert_eq!(parse_bytes("512k"), Some(512 * 1024));
+    assert_eq!(parse_bytes("12 parsecs"), None);
+}
+
+#[test]
+fn file_then_environment() {
+    let dir = std::env::temp_dir().join(format!("storegate-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("storegate.toml");
+    std::fs::write(&path, "listen = \"127.0.0.1:9999\"\ncache_ttl_secs = 5\n").unwrap();
+    let c = Config::from_sources(Some(&path), &|name| {
+        (name == "STOREGATE_CACHE_TTL_SECS").then(|| "7".to_owned())
+    })
+    .unwrap();
+    assert_eq!(c.listen.port(), 9999);
+    assert_eq!(c.cache_ttl, Duration::from_secs(7));
+    std::fs::write(&path, "bogus = 1\n").unwrap();
+    let e = Config::from_sources(Some(&path), &|_| None).unwrap_err();
+    assert!(e.0.contains("unknown key \"bogus\""));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn recording_and_replay_keys() {
+    // Replay needs no token: the cassettes hold none.
+    let c = from_env(&[
+        (
+            "STOREGATE_UPSTREAM_URL",
+            "replay:fixtures/cassettes/session/",
+        ),
+        ("STOREGATE_REPLAY_MODE", "record-missing"),
+        (
+            "STOREGATE_REPLAY_IGNORE",
+            "query:page, body:product.updated_at",
+        ),
+        ("STOREGATE_SCRUB_PATTERNS", "card-[0-9]{4,6}\nsecret,[a-z]+"),
+        ("STOREGATE_RECORD_MASK_PII", "true"),
+        ("STOREGATE_RECORD_MASK_KEY", "k"),
+    ])
+    .unwrap();
+    let upstream = c.upstream.unwrap();
+    assert_eq!(
+        upstream.replay_dir(),
+        Some(Path::new("fixtures/cassettes/session"))
+    );
+    assert_eq!(c.recording.replay_mode.as_deref(), Some("record-missing"));
+    assert_eq!(
+        c.recording.replay_ignore,
+        ["query:page", "body:product.updated_at"]
+    );
+    assert_eq!(
+        c.recording.scrub_patterns,
+        ["card-[0-9]{4,6}", "secret,[a-z]+"]
+    );
+    assert!(c.recording.mask_pii);
+    assert!(from_env(&[("STOREGATE_RECORD_MASK_PII", "maybe")]).is_err());
+    assert!(from_env(&[("STOREGATE_UPSTREAM_URL", "replay:")]).is_err());
+    // A real store still needs its token.
+    assert!(from_env(&[("STOREGATE_UPSTREAM_URL", "https://shop.example")]).is_err());
+
+    // In the file, patterns are an array whose items may hold commas.
+    let dir = std::env::temp_dir().join(format!("storegate-rec-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("storegate.toml");
+    std::fs::write(
+        &path,
+        "record_dir = \"cassettes\"\nscrub_patterns = [\"a{1,2}\", \"b\"]\nscrub_headers = [\"X-A\", \"X-B\"]\n",
+    )
+    .unwrap();
+    let c = Config::from_sources(Some(&path), &|_| None).unwrap();
+    assert_eq!(c.recording.record_dir, Some(PathBuf::from("cassettes")));
+    assert_eq!(c.recording.scrub_patterns, ["a{1,2}", "b"]);
+    assert_eq!(c.recording.scrub_headers, ["X-A", "X-B"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

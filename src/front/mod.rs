@@ -1,0 +1,381 @@
+//! The application: the HTTP service (its layer stack and routes) and the shared state,
+//! built from a configuration.
+//!
+//! Layers, outermost first: a trailing slash trimmed before routing ([`service`]); the front
+//! of every request ([`front`], run in the configured compatibility profile: request id,
+//! access log and request metrics; the caller, authenticated and negotiated once; the fast path, which
+//! answers repeats of cached reads at once; the log span and the request id for the
+//! upstream client, for requests the fast path did not answer); then, for the API only:
+//! error rendering and format negotiation, load shedding (at most
+//! `STOREGATE_MAX_IN_FLIGHT` requests at once, the rest a 503 at once), panic guard,
+//! authentication, request deadline, then one route per spec resource.
+//! The operational endpoints (`/healthz`, `/readyz`, `/metrics`), the API reference
+//! (`/api/rest/openapi.json`, `/api/rest/docs`) and the sandbox's media sit outside the API's
+//! layers, so they answer even when the API sheds load. CORS, when configured, wraps it all.
+
+pub mod cors;
+pub mod fast_path;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::middleware::{Next, from_fn, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use http::{HeaderValue, StatusCode};
+use tokio::sync::Semaphore;
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::normalize_path::NormalizePath;
+
+use crate::auth::caller;
+use crate::auth::{self, Authenticator, TokenIssuer};
+use crate::backend::magento2::Magento;
+use crate::backend::port::Backend;
+use crate::backend::resilience;
+use crate::cache::Cache;
+use crate::config::Config;
+use crate::context::request;
+use crate::http::format::Negotiated;
+use crate::http::{ApiError, middleware::negotiate};
+use crate::observe::metrics::{Metrics, UpstreamMetrics};
+use crate::observe::telemetry;
+use crate::resources;
+use crate::rules::mapping::Mappings;
+use crate::shared_state::SharedState;
+use crate::shared_state::locks::Locks;
+use fast_path::FastPath;
+
+pub use crate::app::{App, AppState};
+
+/// What the caller of [`build`] must know besides the configuration.
+#[derive(Debug)]
+pub struct Parts {
+    /// Base URL of the Magento 2 to call (the sandbox's in sandbox mode).
+    pub upstream_url: String,
+    pub upstream_token: String,
+    /// Admin key digests (plain keys already hashed).
+    pub admin_digests: Vec<[u8; 32]>,
+    /// The key customer tokens are signed with.
+    pub token_secret: Vec<u8>,
+    pub mappings: Mappings,
+}
+
+/// Builds the state and the service.
+pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String> {
+    let upstream_metrics = UpstreamMetrics::default();
+    let magento = Magento::new(
+        &parts.upstream_url,
+        &parts.upstream_token,
+        config.upstream_timeout,
+        &config.default_store,
+    )?
+    .with_resilience(
+        &resilience::Options {
+            failure_threshold: config.circuit_failure_threshold,
+            open_for: config.circuit_open,
+            max_in_flight: config.upstream_max_in_flight,
+        },
+        upstream_metrics.clone(),
+    );
+    let transport = crate::backend::recording::wire(
+        magento.transport(),
+        &config.recording,
+        &parts.upstream_url,
+        &parts.upstream_token,
+        config.upstream_timeout,
+    )?;
+    let backend: Arc<dyn Backend> = Arc::new(magento.with_transport(transport));
+    let cache = Arc::new(Cache::with_windows(
+        config.cache_max_bytes,
+        config.cache_ttl,
+        config.stale_while_revalidate,
+        config.stale_if_error,
+    ));
+    let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
+    let connections = Arc::new(crate::server::Connections::new(
+        config.max_connections.unwrap_or_else(|| {
+            crate::server::default_max_connections(config.upstream_max_in_flight)
+        }),
+    ));
+    let upstream_up = crate::observe::process::UpstreamUp::default();
+    let metrics = Metrics::new(
+        upstream_metrics,
+        cache.clone(),
+        {
+            let probe = backend.circuit_probe();
+            Arc::new(move || probe() as i64)
+        },
+        {
+            let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
+            Arc::new(move || (max - in_flight.available_permits()) as i64)
+        },
+        {
+            let connections = connections.clone();
+            Arc::new(move || (connections.open() as i64, connections.refused()))
+        },
+    )
+    .with_collector(Box::new(crate::observe::process::ProcessCollector {
+        upstream_up: upstream_up.clone(),
+    }));
+    let tokens = Arc::new(TokenIssuer::new(
+        parts.token_secret.clone(),
+        config.token_ttl,
+    ));
+    let shared = SharedState::start(&config, &cache, &tokens)?;
+    let metrics = Arc::new(metrics.with_shared_state(shared.clone()));
+    let mut oauth = crate::auth::oauth::OAuth::open(&config, &parts.token_secret)?;
+    if config.redis_url.is_some() {
+        // Several machines: a nonce used on one instance is refused on every other, and a
+        // revocation on one reaches the others' verified credentials at once.
+        oauth = oauth
+            .with_nonce_guard(Arc::new(crate::shared_state::nonces::SharedNonces(
+                shared.clone(),
+            )))
+            .with_revocations(Arc::new(crate::shared_state::nonces::SharedRevocations(
+                shared.clone(),
+            )));
+    }
+    let oauth = Arc::new(oauth);
+    shared.attach_oauth(oauth.verified());
+    let metrics = Arc::new(
+        Arc::try_unwrap(metrics)
+            .map_err(|_| "metrics shared before the OAuth series were added".to_owned())?
+            .with_collector(Box::new(crate::auth::oauth::verified::OAuthSeries(
+                oauth.verified().clone(),
+            ))),
+    );
+    // A shared store's schema is brought up to date now, not by the first sign-in (and a
+    // database down at start is logged, not fatal: the catalog serves without it).
+    {
+        let oauth = oauth.clone();
+        tokio::spawn(async move {
+            if let Err(error) = oauth.store_reachable().await {
+                tracing::error!(%error, "OAuth store not reachable at start; sign-ins get 503 until it is");
+            }
+        });
+    }
+    let auth = Arc::new(Authenticator::new(
+        parts.admin_digests,
+        tokens,
+        Some(oauth.clone()),
+    ));
+    let app = Arc::new(App {
+        backend,
+        cache,
+        mappings: parts.mappings,
+        auth,
+        oauth,
+        locks: Locks::new(shared.clone()),
+        shared,
+        metrics,
+        in_flight,
+        connections,
+        uploads: Arc::new(Semaphore::new(config.max_uploads_in_flight)),
+        config,
+        upstream_up,
+    });
+    Ok((router(app.clone()), app))
+}
+
+fn router(app: AppState) -> Router {
+    assemble(app).0
+}
+
+/// The path templates the gateway serves (`/api/rest/products/{id}`, `/healthz`, ...), from
+/// the same code that builds its router: what the OpenAPI document must list.
+pub fn served_routes(app: &AppState) -> Vec<String> {
+    assemble(app.clone()).1
+}
+
+fn assemble(app: AppState) -> (Router, Vec<String>) {
+    let timeouts = (app.config.upstream_timeout, app.config.body_timeout);
+    // The API's layers go in with one `Router::layer` call (a `ServiceBuilder`, outermost
+    // first), not one call per layer: each call boxes every route once more, and each
+    // layer clones all the boxes beneath it on every request.
+    let (api, api_templates) = resources::routes().into_parts();
+    let api = api
+        .fallback(any(route_not_found))
+        .layer(
+            ServiceBuilder::new()
+                .layer(from_fn(negotiate))
+                .layer(from_fn_with_state(app.clone(), shed_load))
+                .layer(CatchPanicLayer::custom(|_panic| {
+                    ApiError::internal()
+                        .with_cause("a handler panicked")
+                        .into_response()
+                }))
+                .layer(from_fn_with_state(app.auth.clone(), auth::authenticate))
+                .layer(from_fn(crate::observe::metrics::tag_user_type))
+                .layer(from_fn(move |request: Request, next: Next| {
+                    request_deadline(timeouts, request, next)
+                })),
+        )
+        .with_state(app.clone());
+
+    let (outside, outside_templates) = crate::resources::ops::routes(app.clone())
+        .merge(crate::resources::oauth::endpoints::routes(app.clone()))
+        .merge(crate::resources::api_docs::routes())
+        .merge(crate::resources::media_proxy::routes(&app.config))
+        .into_parts();
+    let mut templates: Vec<String> = api_templates
+        .iter()
+        .map(|t| format!("/api/rest{t}"))
+        .collect();
+    templates.extend(outside_templates);
+
+    let router = Router::new()
+        .nest("/api/rest", api)
+        .merge(outside)
+        .fallback(any(outside_api))
+        .layer(from_fn_with_state(app.clone(), front));
+    // Outermost, so that a browser's preflight is answered before the API refuses OPTIONS,
+    // and every answer (cache hits, errors) carries the CORS headers.
+    let router = match crate::front::cors::layer(&app.config.cors_origins) {
+        Some(cors) => router.layer(cors),
+        None => router,
+    };
+    (router, templates)
+}
+
+/// The router as served. A trailing slash names the same route (`/products/` is
+/// `/products`), as in the original: the path is trimmed before routing, so it is one route
+/// and one cache entry. (Outside the router: a layer on it would run after routing.) The
+/// accept loop (`server::serve`) gives each request its peer address, which OAuth needs.
+pub fn service(router: Router) -> crate::server::Served {
+    NormalizePath::trim_trailing_slash(router)
+}
+
+/// The front of every request, after routing, in order: request id, clock and trace
+/// ([`telemetry::Observed::begin`]); the caller, authenticated and negotiated once
+/// ([`caller::resolve`]); the fast path, which answers repeats of cached reads at once
+/// ([`fast_path::lookup`]); for the requests it does not answer, the caller's outcomes into
+/// the request's extensions and the log span ([`telemetry::trace`]) around the API's
+/// layers; last, request metrics and the access line ([`telemetry::Observed::finish`]).
+///
+/// Steps of one layer rather than a layer each: a layer costs every request a boxed
+/// future and a clone of the services beneath it, about a thousand instructions of a
+/// cache hit's 26,000 (`bench/instructions.py`). And steps as plain calls in one `async fn`
+/// rather than `async fn`s wrapping each other: each would keep its own copy of the request
+/// in a future that axum then copies whole into the heap.
+fn front(
+    State(app): State<AppState>,
+    request: Request,
+    next: Next,
+) -> impl Future<Output = Response> {
+    // Everything a request does is in the configured compatibility profile (`profile`).
+    crate::context::profile::scope(app.config.profile, front_steps(app, request, next))
+}
+
+async fn front_steps(app: AppState, mut request: Request, next: Next) -> Response {
+    let observed = telemetry::Observed::begin(&request);
+    let resolved = caller::resolve(&app.auth, request.headers(), request.uri().query());
+    let (response, user_type) = match fast_path::lookup(
+        &app.cache,
+        resolved.caller(),
+        request.method(),
+        request.uri(),
+        request.headers(),
+    )
+    .await
+    {
+        FastPath::Hit(response, user_type) => (response, Some(user_type)),
+        FastPath::Miss(fast_key) => {
+            resolved.attach(request.extensions_mut());
+            // Boxed: the rest of a request is a large future, and a hit, which never
+            // polls it, would otherwise carry room for it.
+            let rest = Box::pin(telemetry::trace(request, observed.request_id(), next));
+            let response = match fast_key {
+                Some(key) => crate::cache::response::with_fast_key(key, rest).await,
+                None => rest.await,
+            };
+            (response, None)
+        }
+    };
+    observed.finish(&app.metrics, app.config.access_log, response, user_type)
+}
+
+async fn route_not_found() -> ApiError {
+    ApiError::route_not_found()
+}
+
+/// Paths outside `/api/rest` get the API's answer too, in its format.
+async fn outside_api(request: Request) -> Response {
+    let format = match request.extensions().get::<Negotiated>() {
+        Some(Negotiated(negotiated)) => negotiated.clone(),
+        None => crate::http::format::negotiate_response(request.headers()),
+    }
+    .unwrap_or(crate::http::Format::Xml);
+    crate::http::middleware::finish(format, ApiError::route_not_found().into_response())
+}
+
+/// No request outlives the upstream deadline by more than a small margin, however many
+/// upstream calls it makes: the upstream calls share the deadline (each one's timeout is
+/// what is left of it), and the margin is for our own work after the last one.
+///
+/// Time spent waiting for the client's body is not counted against Magento: while the body
+/// is arriving the deadline stays ahead of the stall timeout (a stall is a 408 from the
+/// body reader, see `http::client_body`), and once it has arrived the upstream calls get
+/// their whole deadline.
+async fn request_deadline(
+    (upstream_timeout, body_timeout): (Duration, Duration),
+    mut request: Request,
+    next: Next,
+) -> Response {
+    const MARGIN: Duration = Duration::from_millis(500);
+    let body = std::mem::take(request.body_mut());
+    *request.body_mut() = axum::body::Body::new(crate::http::client_body::Watched::new(
+        body,
+        body_timeout,
+        move |progress| {
+            let now = tokio::time::Instant::now();
+            request::set_deadline(match progress {
+                crate::http::client_body::Progress::Waiting => {
+                    now + body_timeout + upstream_timeout
+                }
+                crate::http::client_body::Progress::Done => now + upstream_timeout,
+            });
+        },
+    ));
+    let first = tokio::time::Instant::now() + upstream_timeout;
+    request::with_deadline(first, async move {
+        let work = next.run(request);
+        tokio::pin!(work);
+        loop {
+            let hard = request::deadline().unwrap_or(first) + MARGIN;
+            tokio::select! {
+                response = &mut work => return response,
+                _ = tokio::time::sleep_until(hard) => {
+                    let moved = request::deadline()
+                        .is_some_and(|d| d + MARGIN > tokio::time::Instant::now());
+                    if !moved {
+                        return ApiError::gateway_timeout()
+                            .with_cause("request deadline passed")
+                            .into_response();
+                    }
+                }
+            }
+        }
+    })
+    .await
+}
+
+/// Load shedding: past `STOREGATE_MAX_IN_FLIGHT` requests in flight, a request is refused
+/// at once with 503 and `Retry-After`, instead of queueing behind the others and making
+/// every one of them slow.
+async fn shed_load(State(app): State<AppState>, request: Request, next: Next) -> Response {
+    let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
+        app.metrics.shed();
+        return ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The service is overloaded. Try again later.",
+        )
+        .with_header(http::header::RETRY_AFTER, HeaderValue::from_static("1"))
+        .with_cause("too many requests in flight (STOREGATE_MAX_IN_FLIGHT)")
+        .into_response();
+    };
+    next.run(request).await
+}

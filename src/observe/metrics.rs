@@ -1,0 +1,609 @@
+//! What `/metrics` shows, in the OpenMetrics text format that Prometheus scrapes.
+//!
+//! Built on `prometheus-client`, the Prometheus project's own Rust client: it gets the
+//! exposition format right (escaping, cumulative buckets, `_total`/`_count`/`_sum`, `# EOF`),
+//! keeps no global state (every gateway, and so every test, has its own registry), and
+//! brings nothing but `parking_lot`, `itoa` and `dtoa`. A hand-written encoder would save a
+//! dependency and cost a format bug sooner or later.
+//!
+//! Three kinds of metric:
+//! - recorded on the request path: requests by route, method, status and user type, with
+//!   latency ([`crate::observe::telemetry::Observed`]); upstream calls by endpoint, method and outcome, with latency
+//!   ([`UpstreamMetrics`]); shed requests;
+//! - read at scrape time from the components that already count them (the cache's
+//!   counters and usage, the circuit breaker's state), through a [`Collector`], so the
+//!   cache and the client do not depend on this crate;
+//! - nothing per customer, per SKU or per raw path: every label has a small, fixed set of
+//!   values (route templates, endpoint templates), so the series count stays bounded
+//!   whatever clients send.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+use http::Method;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+use crate::auth::UserType;
+use crate::cache::Cache;
+use crate::shared_state::{RedisStatus, SharedState};
+
+/// Latency buckets in seconds: from a cache hit (~0.1 ms) to the default upstream
+/// deadline (5 s) and past it.
+const LATENCY_BUCKETS: [f64; 16] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0,
+];
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(LATENCY_BUCKETS)
+}
+
+type LatencyFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    /// The route template (`/api/rest/products/{id}`), or `unmatched`.
+    route: &'static str,
+    method: &'static str,
+    status: u16,
+    /// `admin`, `customer`, `guest`, or `none` when no principal was established (a bad
+    /// credential, an operational endpoint).
+    user_type: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UpstreamLabels {
+    /// The Magento path template (`/V1/products/{}`), never the raw path.
+    endpoint: String,
+    method: &'static str,
+    outcome: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RetryLabels {
+    /// `retried`, or `budget_exhausted` when the retry budget refused one.
+    decision: &'static str,
+}
+
+/// How one upstream call ended, as the `outcome` label says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// 2xx.
+    Ok,
+    /// 4xx: Magento answered; the request was wrong or the record is not there.
+    ClientError,
+    /// 5xx.
+    ServerError,
+    Timeout,
+    ConnectError,
+    /// An answer that could not be read (truncated, broken connection mid-body).
+    ProtocolError,
+    /// Not sent: the circuit breaker is open.
+    CircuitOpen,
+    /// Not sent: too many calls already in flight.
+    Shed,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::ClientError => "client_error",
+            Outcome::ServerError => "server_error",
+            Outcome::Timeout => "timeout",
+            Outcome::ConnectError => "connect_error",
+            Outcome::ProtocolError => "protocol_error",
+            Outcome::CircuitOpen => "circuit_open",
+            Outcome::Shed => "shed",
+        }
+    }
+}
+
+/// The upstream client's instruments. Cheap to clone (the families are shared).
+#[derive(Debug, Clone)]
+pub struct UpstreamMetrics {
+    calls: LatencyFamily<UpstreamLabels>,
+    retries: Family<RetryLabels, Counter>,
+    circuit_opened: Counter,
+}
+
+impl Default for UpstreamMetrics {
+    fn default() -> Self {
+        UpstreamMetrics {
+            calls: Family::new_with_constructor(latency_histogram),
+            retries: Family::default(),
+            circuit_opened: Counter::default(),
+        }
+    }
+}
+
+impl UpstreamMetrics {
+    /// One call (or one call not made), by the endpoint it was for: the path's template
+    /// (`upstream::endpoint::template`), never the raw path.
+    pub fn call(&self, method: &Method, endpoint: &str, outcome: Outcome, elapsed: Duration) {
+        self.calls
+            .get_or_create(&UpstreamLabels {
+                endpoint: endpoint.to_owned(),
+                method: method_label(method),
+                outcome: outcome.as_str(),
+            })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    pub fn retried(&self) {
+        self.retries
+            .get_or_create(&RetryLabels {
+                decision: "retried",
+            })
+            .inc();
+    }
+
+    pub fn retry_refused(&self) {
+        self.retries
+            .get_or_create(&RetryLabels {
+                decision: "budget_exhausted",
+            })
+            .inc();
+    }
+
+    pub fn circuit_opened(&self) {
+        self.circuit_opened.inc();
+    }
+}
+
+/// Everything `/metrics` shows.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    requests: LatencyFamily<RequestLabels>,
+    shed: Counter,
+    customer_write_retries: Counter,
+    customer_write_conflicts: Counter,
+}
+
+/// A value read at scrape time.
+pub type Reader<T> = Arc<dyn Fn() -> T + Send + Sync>;
+
+impl Metrics {
+    /// `upstream` are the instruments the Magento client records into; `cache`, `circuit`,
+    /// `in_flight` (API requests being served) and `connections` (open, refused at the cap)
+    /// are read at scrape time.
+    pub fn new(
+        upstream: UpstreamMetrics,
+        cache: Arc<Cache>,
+        circuit: Reader<i64>,
+        in_flight: Reader<i64>,
+        connections: Reader<(i64, u64)>,
+    ) -> Metrics {
+        let mut registry = Registry::with_prefix("storegate");
+        let requests: LatencyFamily<RequestLabels> =
+            Family::new_with_constructor(latency_histogram);
+        let shed = Counter::default();
+        registry.register(
+            "http_request_duration_seconds",
+            "Requests served, by route template, method, status and user type, with their latency",
+            requests.clone(),
+        );
+        registry.register(
+            "http_requests_shed",
+            "Requests refused at once with 503 because the gateway had too many in flight",
+            shed.clone(),
+        );
+        registry.register(
+            "upstream_call_duration_seconds",
+            "Calls to Magento 2, by endpoint template, method and outcome, with their latency",
+            upstream.calls.clone(),
+        );
+        registry.register(
+            "upstream_retries",
+            "Second tries of idempotent reads, and those the retry budget refused",
+            upstream.retries.clone(),
+        );
+        registry.register(
+            "upstream_circuit_opened",
+            "Times the circuit breaker opened after repeated upstream failures",
+            upstream.circuit_opened.clone(),
+        );
+        registry.register_collector(Box::new(ScrapeTime {
+            cache,
+            circuit,
+            in_flight,
+        }));
+        registry.register_collector(Box::new(ConnectionMetrics(connections)));
+        let customer_write_retries = Counter::default();
+        let customer_write_conflicts = Counter::default();
+        registry.register(
+            "customer_write_retries",
+            "Customer read-modify-writes tried again because another writer changed the customer meanwhile",
+            customer_write_retries.clone(),
+        );
+        registry.register(
+            "customer_write_conflicts",
+            "Customer writes refused with 409 after every try raced another writer",
+            customer_write_conflicts.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            shed,
+            customer_write_retries,
+            customer_write_conflicts,
+        }
+    }
+
+    /// Adds series read at scrape time by another component (`process_metrics`).
+    pub fn with_collector(mut self, collector: Box<dyn Collector>) -> Metrics {
+        self.registry.register_collector(collector);
+        self
+    }
+
+    /// Adds the shared-state series (`redis_up`, ...), read at scrape time.
+    pub fn with_shared_state(mut self, shared: Arc<SharedState>) -> Metrics {
+        self.registry
+            .register_collector(Box::new(SharedSeries { shared }));
+        self
+    }
+
+    pub fn customer_write_retried(&self) {
+        self.customer_write_retries.inc();
+    }
+
+    pub fn customer_write_conflicted(&self) {
+        self.customer_write_conflicts.inc();
+    }
+
+    /// One request served.
+    pub fn request(
+        &self,
+        route: Option<&str>,
+        method: &Method,
+        status: u16,
+        user_type: Option<UserType>,
+        elapsed: Duration,
+    ) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                route: route.map_or("unmatched", intern),
+                method: method_label(method),
+                status,
+                user_type: user_type.map(UserType::as_str).unwrap_or("none"),
+            })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    pub fn shed(&self) {
+        self.shed.inc();
+    }
+
+    /// The exposition, ready to serve.
+    pub fn encode(&self) -> String {
+        let mut out = String::with_capacity(16 * 1024);
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// Values owned by other components, read when Prometheus scrapes.
+struct ScrapeTime {
+    cache: Arc<Cache>,
+    circuit: Reader<i64>,
+    in_flight: Reader<i64>,
+}
+
+impl std::fmt::Debug for ScrapeTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScrapeTime").finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn counter(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    value: u64,
+) -> Result<(), std::fmt::Error> {
+    let metric = ConstCounter::new(value);
+    metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)
+}
+
+pub(crate) fn gauge(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    value: i64,
+) -> Result<(), std::fmt::Error> {
+    let metric = ConstGauge::new(value);
+    metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)
+}
+
+impl Collector for ScrapeTime {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let stats = self.cache.stats();
+        let read = |n: &std::sync::atomic::AtomicU64| n.load(Ordering::Relaxed);
+        let e = &mut encoder;
+        counter(
+            e,
+            "cache_hits",
+            "Reads answered from a fresh cache entry",
+            read(&stats.hits),
+        )?;
+        counter(
+            e,
+            "cache_misses",
+            "Reads that fetched from the upstream",
+            read(&stats.misses),
+        )?;
+        counter(
+            e,
+            "cache_coalesced_waits",
+            "Reads that waited for another caller's fetch of the same key instead of fetching",
+            read(&stats.coalesced),
+        )?;
+        counter(
+            e,
+            "cache_stale_while_revalidate",
+            "Expired entries served at once while one background refresh ran",
+            read(&stats.stale_while_revalidate),
+        )?;
+        counter(
+            e,
+            "cache_stale_if_error",
+            "Expired entries served because the upstream failed or the circuit was open",
+            read(&stats.stale_if_error),
+        )?;
+        counter(
+            e,
+            "cache_refresh_failures",
+            "Background refreshes that failed",
+            read(&stats.refresh_failures),
+        )?;
+        counter(
+            e,
+            "cache_evictions",
+            "Entries evicted to stay within STOREGATE_CACHE_MAX_BYTES",
+            read(&stats.evictions),
+        )?;
+        counter(
+            e,
+            "cache_invalidations",
+            "Invalidations by tag or of everything (writes through the gateway and purges)",
+            read(&stats.invalidations),
+        )?;
+        let (bytes, entries) = self.cache.usage();
+        gauge(
+            e,
+            "cache_weight_bytes",
+            "Weighted size of the cache (its bound is STOREGATE_CACHE_MAX_BYTES)",
+            i64::try_from(bytes).unwrap_or(i64::MAX),
+        )?;
+        gauge(
+            e,
+            "cache_entries",
+            "Entries in the cache",
+            i64::try_from(entries).unwrap_or(i64::MAX),
+        )?;
+        gauge(
+            e,
+            "upstream_circuit_state",
+            "Circuit breaker in front of Magento 2: 0 closed, 1 open, 2 half-open (probing)",
+            (self.circuit)(),
+        )?;
+        gauge(
+            e,
+            "http_requests_in_flight",
+            "API requests being served now (bound: STOREGATE_MAX_IN_FLIGHT)",
+            (self.in_flight)(),
+        )?;
+        Ok(())
+    }
+}
+
+/// The shared-state series: whether Redis answers, and what went through it.
+#[derive(Debug)]
+struct SharedSeries {
+    shared: Arc<SharedState>,
+}
+
+impl Collector for SharedSeries {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let snap = self.shared.snapshot();
+        let e = &mut encoder;
+        gauge(
+            e,
+            "redis_up",
+            "1 when Redis answers, 0 when it does not, -1 when STOREGATE_REDIS_URL is not set",
+            match snap.redis {
+                RedisStatus::Off => -1,
+                RedisStatus::Up => 1,
+                RedisStatus::Down => 0,
+            },
+        )?;
+        if snap.redis == RedisStatus::Off {
+            return Ok(());
+        }
+        counter(
+            e,
+            "redis_errors",
+            "Redis calls that failed or passed STOREGATE_REDIS_TIMEOUT_MS",
+            snap.errors,
+        )?;
+        counter(
+            e,
+            "redis_events_published",
+            "Invalidations and revocations sent to the other instances",
+            snap.published,
+        )?;
+        counter(
+            e,
+            "redis_events_received",
+            "Invalidations and revocations received from the other instances",
+            snap.received,
+        )?;
+        counter(
+            e,
+            "redis_resyncs",
+            "Resubscriptions after a gap, each purging this instance's cache",
+            snap.resyncs,
+        )?;
+        if let Some((hits, misses, waits, skipped)) = snap.l2 {
+            counter(
+                e,
+                "shared_cache_hits",
+                "Local misses answered by the shared second-level cache",
+                hits,
+            )?;
+            counter(
+                e,
+                "shared_cache_misses",
+                "Local misses the shared second-level cache did not have",
+                misses,
+            )?;
+            counter(
+                e,
+                "shared_cache_waits",
+                "Lookups that waited for another instance's fetch of the same record",
+                waits,
+            )?;
+            counter(
+                e,
+                "shared_cache_skipped",
+                "Lookups not made: Redis down, or this instance's invalidations not yet published",
+                skipped,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A route template as a `&'static str`, so that labelling a request allocates nothing.
+/// Templates come from the router, not from clients: the set is small and fixed, and each is
+/// leaked once.
+fn intern(route: &str) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::{OnceLock, RwLock};
+    static ROUTES: OnceLock<RwLock<HashSet<&'static str>>> = OnceLock::new();
+    let routes = ROUTES.get_or_init(Default::default);
+    if let Some(found) = routes.read().unwrap_or_else(|e| e.into_inner()).get(route) {
+        return found;
+    }
+    let mut routes = routes.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(found) = routes.get(route) {
+        return found;
+    }
+    let leaked: &'static str = Box::leak(route.to_owned().into_boxed_str());
+    routes.insert(leaked);
+    leaked
+}
+
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
+}
+
+/// Middleware inside authentication: hands the caller's user type to the telemetry layer,
+/// which records the request.
+pub async fn tag_user_type(request: Request, next: Next) -> Response {
+    let user_type = request
+        .extensions()
+        .get::<crate::auth::Principal>()
+        .map(|p| p.user_type());
+    let mut response = next.run(request).await;
+    if let Some(user_type) = user_type {
+        response.extensions_mut().insert(user_type);
+    }
+    response
+}
+
+/// `storegate_connections_open` and `storegate_connections_refused_total`.
+pub struct ConnectionMetrics(pub Reader<(i64, u64)>);
+
+impl std::fmt::Debug for ConnectionMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectionMetrics").finish_non_exhaustive()
+    }
+}
+
+impl Collector for ConnectionMetrics {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let (open, refused) = (self.0)();
+        gauge(
+            &mut encoder,
+            "connections_open",
+            "Client connections open now",
+            open,
+        )?;
+        counter(
+            &mut encoder,
+            "connections_refused",
+            "Connections closed at once because STOREGATE_MAX_CONNECTIONS were open",
+            refused,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exposition_has_requests_upstream_cache_and_circuit() {
+        let cache = Arc::new(Cache::new(
+            1 << 20,
+            Duration::from_secs(60),
+            Duration::from_secs(60),
+        ));
+        let upstream = UpstreamMetrics::default();
+        let metrics = Metrics::new(
+            upstream.clone(),
+            cache,
+            Arc::new(|| 1), // the breaker is open
+            Arc::new(|| 3),
+            Arc::new(|| (2, 1)),
+        );
+        metrics.request(
+            Some("/api/rest/products/{id}"),
+            &Method::GET,
+            200,
+            Some(UserType::Guest),
+            Duration::from_micros(150),
+        );
+        upstream.call(
+            &Method::GET,
+            "/example/{}",
+            Outcome::Timeout,
+            Duration::from_secs(1),
+        );
+        upstream.retried();
+        let text = metrics.encode();
+        assert!(text.contains(
+            "storegate_http_request_duration_seconds_count{route=\"/api/rest/products/{id}\",method=\"GET\",status=\"200\",user_type=\"guest\"} 1"
+        ), "{text}");
+        assert!(text.contains(
+            "storegate_upstream_call_duration_seconds_count{endpoint=\"/example/{}\",method=\"GET\",outcome=\"timeout\"} 1"
+        ), "{text}");
+        assert!(text.contains("storegate_upstream_retries_total{decision=\"retried\"} 1"));
+        assert!(text.contains("storegate_cache_hits_total 0"));
+        assert!(text.contains("storegate_upstream_circuit_state 1"));
+        assert!(text.contains("storegate_http_requests_in_flight 3"));
+        assert!(text.ends_with("# EOF\n"));
+    }
+}

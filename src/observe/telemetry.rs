@@ -1,0 +1,221 @@
+//! Logs and request ids: what an operator reads when something went wrong.
+//!
+//! - Every request has an id: the caller's `X-Request-Id` when it is a sane token (at most
+//!   128 characters of letters, digits and `-_.:`), else a new one. It is echoed in the
+//!   response, put on the request's log span (so every log line of the request carries it),
+//!   and sent to Magento with each upstream call.
+//! - The binary logs to stderr, as text or, with `STOREGATE_LOG_FORMAT=json`, one JSON
+//!   object per line; every line logged while serving a request carries this span's fields
+//!   (`request_id`, `trace_id`, `method`, `route`) under `span`. `RUST_LOG` filters as
+//!   usual. One line per request (an access log: method, route template, status, bytes,
+//!   duration, user type, cache outcome) is logged at `info` under the target
+//!   `storegate::access`; `STOREGATE_ACCESS_LOG=off` or `RUST_LOG=...,storegate::access=off`
+//!   turns it off. Failed requests are logged at `error` (5xx) by the error renderer
+//!   whatever the filter says about access lines.
+//! - Every request belongs to a W3C trace ([`crate::context::trace`]): the caller's
+//!   `traceparent`, or a new trace. Its id is on the request's log lines and goes to Magento.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::extract::{MatchedPath, Request};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::HeaderValue;
+use tracing::Instrument;
+
+use crate::auth::UserType;
+use crate::context::request::{TraceContext, with_request_id, with_trace};
+use crate::observe::metrics::Metrics;
+
+pub use crate::context::request::{X_REQUEST_ID, request_id};
+
+/// A caller's id is kept when it is short and made of token characters: it ends up in
+/// logs, and a log line must not be forgeable through it.
+fn acceptable(value: &HeaderValue) -> bool {
+    let bytes = value.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 128
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+/// A new id: unique within the process (a counter) and across processes (a random prefix
+/// drawn at start), without a system call per request.
+pub fn new_id() -> HeaderValue {
+    static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let prefix = *PREFIX.get_or_init(|| getrandom::u32().unwrap_or(std::process::id()));
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    // `{prefix:08x}-{n:012x}`, written without a formatter: this runs on every request.
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut text = [b'-'; 21];
+    for i in 0..8 {
+        text[i] = HEX[(prefix >> (28 - 4 * i)) as usize & 0xf];
+    }
+    for i in 0..12 {
+        text[9 + i] = HEX[(n >> (44 - 4 * i)) as usize & 0xf];
+    }
+    HeaderValue::from_bytes(&text).expect("hex digits are a valid header value")
+}
+
+/// The log span every line logged while serving a request carries.
+fn request_span(
+    id: &HeaderValue,
+    trace: &TraceContext,
+    method: &http::Method,
+    route: Option<&str>,
+) -> tracing::Span {
+    tracing::info_span!(
+        "request",
+        request_id = id.to_str().unwrap_or_default(),
+        trace_id = %trace.trace_id(),
+        method = %method,
+        route = route.unwrap_or("unmatched"),
+    )
+}
+
+/// The first and last step of every request (`app::front`): request id, access log and
+/// request metrics, for every request, answered by the fast path or not. The front layer
+/// is applied with `Router::layer`, so it runs after routing and knows the route template.
+///
+/// Two plain calls around the rest of the request ([`Observed::begin`] and
+/// [`Observed::finish`]) rather than an `async fn` wrapping it: each `async fn` a request
+/// passes through keeps its own copy of the request in its state, and a cache hit's
+/// future is copied whole into the heap and moved around (`bench/instructions.py`).
+///
+/// It opens no log span: [`trace`] does, past the fast path, because a cache hit logs
+/// nothing but its access line and opening a span (the subscriber formats its fields)
+/// cost a hit a sixth of its instructions. The access line gets a span of its own, with
+/// the same fields.
+pub struct Observed {
+    started: std::time::Instant,
+    id: HeaderValue,
+    /// The caller's own `X-Request-Id`, already in the request's headers.
+    from_caller: bool,
+    method: http::Method,
+    /// The matched route template. Shared (`Arc`): cloning it allocates nothing.
+    matched: Option<MatchedPath>,
+    trace: TraceContext,
+}
+
+impl Observed {
+    /// Settles the request's id and trace, and starts its clock.
+    pub fn begin(request: &Request) -> Observed {
+        let started = std::time::Instant::now();
+        let (id, from_caller) = match request.headers().get(&X_REQUEST_ID) {
+            Some(value) if acceptable(value) => (value.clone(), true),
+            _ => (new_id(), false),
+        };
+        Observed {
+            started,
+            id,
+            from_caller,
+            method: request.method().clone(),
+            matched: request.extensions().get::<MatchedPath>().cloned(),
+            // A header lookup and a counter: cheap enough for every request, so that a
+            // hit's access line carries the caller's trace id too.
+            trace: TraceContext::for_request(request.headers()),
+        }
+    }
+
+    /// The id and trace [`trace`] runs the rest of the request with.
+    pub fn request_id(&self) -> RequestId {
+        RequestId {
+            id: self.id.clone(),
+            from_caller: self.from_caller,
+            trace: self.trace.clone(),
+        }
+    }
+
+    /// Counts the answer, logs its access line, and puts the id on it. `user_type` is
+    /// handed over by the fast path; else the response's extensions have it.
+    pub fn finish(
+        self,
+        metrics: &Metrics,
+        access_log: bool,
+        mut response: Response,
+        user_type: Option<UserType>,
+    ) -> Response {
+        let elapsed = self.started.elapsed();
+        let status = response.status().as_u16();
+        let route = self.matched.as_ref().map(MatchedPath::as_str);
+        let user_type = user_type.or_else(|| response.extensions().get::<UserType>().copied());
+        metrics.request(route, &self.method, status, user_type, elapsed);
+        if access_log && tracing::enabled!(target: "storegate::access", tracing::Level::INFO) {
+            let bytes = axum::body::HttpBody::size_hint(response.body()).exact();
+            let cache = response
+                .headers()
+                .get("x-cache")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("-");
+            let method = &self.method;
+            request_span(&self.id, &self.trace, method, route).in_scope(|| {
+                tracing::info!(
+                    target: "storegate::access",
+                    status,
+                    bytes,
+                    duration_ms = elapsed.as_secs_f64() * 1000.0,
+                    user_type = user_type.map(|u| u.as_str()).unwrap_or("none"),
+                    cache,
+                    "{method} {} {status}",
+                    route.unwrap_or("unmatched"),
+                );
+            });
+        }
+        response.headers_mut().insert(X_REQUEST_ID, self.id);
+        response
+    }
+}
+
+/// A request's id as [`Observed::begin`] settled it, for [`trace`].
+pub struct RequestId {
+    id: HeaderValue,
+    /// The caller's own `X-Request-Id`, already in the request's headers.
+    from_caller: bool,
+    trace: TraceContext,
+}
+
+/// The last step of the front layer, past the fast path: the request's id into its
+/// `X-Request-Id` header (when the gateway made it) and, for the upstream client, the id
+/// and the trace context into the task's context; the log span around the rest of the
+/// request.
+pub async fn trace(mut request: Request, id: RequestId, next: Next) -> Response {
+    let RequestId {
+        id,
+        from_caller,
+        trace,
+    } = id;
+    if !from_caller {
+        request.headers_mut().insert(X_REQUEST_ID, id.clone());
+    }
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(MatchedPath::as_str);
+    let span = request_span(&id, &trace, request.method(), route);
+    with_request_id(id, with_trace(trace, next.run(request)).instrument(span)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids() {
+        assert!(acceptable(&HeaderValue::from_static("abc-123_X.y:z")));
+        assert!(!acceptable(&HeaderValue::from_static("")));
+        assert!(!acceptable(&HeaderValue::from_static("a b")));
+        assert!(!acceptable(
+            &HeaderValue::from_str(&"a".repeat(129)).unwrap()
+        ));
+        let (a, b) = (new_id(), new_id());
+        assert_ne!(a, b);
+        assert!(acceptable(&a));
+        let text = a.to_str().unwrap();
+        assert!(text.len() == 21 && text.as_bytes()[8] == b'-', "{text}");
+        let n = u64::from_str_radix(&text[9..], 16).unwrap();
+        let m = u64::from_str_radix(&b.to_str().unwrap()[9..], 16).unwrap();
+        assert_eq!(m, n + 1);
+    }
+}

@@ -1,0 +1,123 @@
+//! The OAuth endpoints on the store's front router (not under `/api/rest`):
+//!
+//! - `/oauth/initiate` (POST, GET accepted): a request token for a consumer.
+//! - `/oauth/authorize` (+ `/simple`, `/confirm`, `/reject`) and `/admin/oauth_authorize`:
+//!   the user's pages, in [`super::authorize`].
+//! - `/oauth/token`: the authorized request token and its verifier for an access token.
+//!
+//! Errors of initiate and token are the original's `oauth_problem` bodies.
+
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use http::{HeaderValue, Method, StatusCode, header};
+
+use super::authorize::{
+    admin_confirm, admin_page, admin_page_simple, admin_reject, customer_confirm, customer_page,
+    customer_page_simple, customer_reject,
+};
+use super::pages::method_not_allowed;
+use crate::app::AppState;
+use crate::auth::oauth::params::callback_ok;
+use crate::auth::oauth::problem::Problem;
+use crate::auth::oauth::verify::Expect;
+use crate::http::route_list::Listed;
+
+/// Listed (`route_list`), so that the OpenAPI document's drift test sees them.
+pub fn routes(app: AppState) -> Listed {
+    Listed::new()
+        .route("/oauth/initiate", any(initiate))
+        .route("/oauth/token", any(token))
+        .route("/oauth/authorize", any(customer_page))
+        .route("/oauth/authorize/simple", any(customer_page_simple))
+        .route("/oauth/authorize/confirm", any(customer_confirm))
+        .route("/oauth/authorize/reject", any(customer_reject))
+        .route("/admin/oauth_authorize", any(admin_page))
+        .route("/admin/oauth_authorize/simple", any(admin_page_simple))
+        .route("/admin/oauth_authorize/confirm", any(admin_confirm))
+        .route("/admin/oauth_authorize/reject", any(admin_reject))
+        .with_state(app)
+}
+
+fn form_response(body: String) -> Response {
+    let mut response = (StatusCode::OK, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-www-form-urlencoded"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// The frame of the dance's two token endpoints: GET or POST only, the signed request
+/// read, and a refusal answered in the original's `oauth_problem` form.
+async fn token_endpoint<F, Fut>(
+    request: Request,
+    oauth: &crate::auth::oauth::OAuth,
+    step: F,
+) -> Response
+where
+    F: FnOnce(crate::auth::oauth::SignedRequest) -> Fut,
+    Fut: std::future::Future<Output = Result<Response, Problem>>,
+{
+    if !matches!(*request.method(), Method::GET | Method::POST) {
+        return method_not_allowed();
+    }
+    let result = match oauth.read_signed(request).await {
+        Ok(signed) => step(signed).await,
+        Err(_) => Err(Problem::ParameterRejected),
+    };
+    result.unwrap_or_else(|problem| problem.endpoint_response())
+}
+
+async fn initiate(State(app): State<AppState>, request: Request) -> Response {
+    let oauth = &app.oauth;
+    token_endpoint(request, oauth, |signed| async move {
+        let callback = signed
+            .params
+            .get("oauth_callback")
+            .filter(|c| !c.is_empty())
+            .ok_or(Problem::ParameterAbsent("oauth_callback"))?
+            .to_owned();
+        if !callback_ok(&callback) {
+            return Err(Problem::ParameterRejected);
+        }
+        let verified = oauth.verify(&signed, Expect::Consumer).await?;
+        let token = oauth
+            .store
+            .create_request_token(verified.consumer.id, &callback)
+            .await?;
+        Ok(form_response(format!(
+            "oauth_token={}&oauth_token_secret={}&oauth_callback_confirmed=true",
+            token.token, token.secret
+        )))
+    })
+    .await
+}
+
+async fn token(State(app): State<AppState>, request: Request) -> Response {
+    let oauth = &app.oauth;
+    token_endpoint(request, oauth, |signed| async move {
+        let verified = oauth.verify(&signed, Expect::RequestToken).await?;
+        let request_token = verified.token.ok_or(Problem::TokenRejected)?;
+        let access = oauth
+            .store
+            .exchange(&request_token)
+            .await
+            .map_err(|error| {
+                // Used up by a concurrent exchange, or the store failed: either way this
+                // request token buys nothing more.
+                tracing::warn!(%error, "request token exchange refused");
+                Problem::TokenRejected
+            })?;
+        // The owner's earlier access tokens for this consumer were replaced: no instance
+        // may go on accepting them from its cache.
+        oauth.verified.forget_everywhere();
+        Ok(form_response(format!(
+            "oauth_token={}&oauth_token_secret={}",
+            access.token, access.secret
+        )))
+    })
+    .await
+}
