@@ -551,3 +551,106 @@ async fn the_database_failing_keeps_verified_tokens_and_refuses_new_sign_ins() {
     let (_, ready) = fleet.ready(&fleet.a).await;
     assert_eq!(ready["oauth_store"], "up", "{ready}");
 }
+
+/// Runs `storegate oauth ...` with `env`; its stdout (it must succeed).
+fn cli(args: &[&str], env: &[(&str, String)]) -> String {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_storegate"));
+    command.arg("oauth").args(args);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("STOREGATE_") {
+            command.env_remove(key);
+        }
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "oauth {args:?}: {stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_machines_store_migrates_into_the_fleets_and_the_cli_revokes_there() {
+    let Some(fleet) = Fleet::start(true, None).await else {
+        return;
+    };
+    // A machine that ran alone: its SQLite store holds an app and a customer's token.
+    let alone = temp_dir("alone");
+    let store = storegate::auth::oauth::sqlite::SqliteStore::open(&alone).unwrap();
+    let consumer = (
+        storegate::auth::oauth::store::random_hex32(),
+        storegate::auth::oauth::store::random_hex32(),
+    );
+    let registered = store
+        .upsert_consumer(&storegate::auth::oauth::store::NewConsumer {
+            name: "old app".into(),
+            key: consumer.0.clone(),
+            secret: consumer.1.clone(),
+            callback_url: None,
+            rejected_callback_url: None,
+        })
+        .unwrap();
+    let token = (
+        storegate::auth::oauth::store::random_hex32(),
+        storegate::auth::oauth::store::random_hex32(),
+    );
+    store
+        .import_access_token(&storegate::auth::oauth::store::ImportedToken {
+            consumer_id: registered.id,
+            token: token.0.clone(),
+            secret: token.1.clone(),
+            owner: storegate::auth::oauth::store::Owner::Customer(1),
+        })
+        .unwrap();
+    drop(store);
+    let (status, _) = fleet
+        .signed_get(&fleet.a, "/customers/1", &consumer, &token, "n-before")
+        .await;
+    assert_eq!(status, 401, "the fleet does not know the old app yet");
+
+    let alone_env = [("STOREGATE_DATA_DIR", alone.display().to_string())];
+    let out = cli(&["migrate", "--to", &fleet.database.url()], &alone_env);
+    assert!(
+        out.contains("copied 1 consumer(s) and 1 access token(s)") && !out.contains("storegate-pw"),
+        "{out}"
+    );
+    // Rerunnable: nothing twice.
+    let out = cli(&["migrate", "--to", &fleet.database.url()], &alone_env);
+    assert!(out.contains("1 token(s) were there already"), "{out}");
+
+    // The app and its customer keep their token, on every instance.
+    for (gw, nonce) in [(&fleet.a, "n-a"), (&fleet.b, "n-b")] {
+        let (status, body) = fleet
+            .signed_get(gw, "/customers/1", &consumer, &token, nonce)
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+
+    // The operator revokes it with the CLI on the fleet's store; with Redis the gateways
+    // drop it at once.
+    let fleet_env = [
+        ("STOREGATE_DATABASE_URL", fleet.database.url()),
+        ("STOREGATE_REDIS_URL", fleet.redis.as_ref().unwrap().url()),
+        ("STOREGATE_DATA_DIR", alone.display().to_string()),
+    ];
+    let listed = cli(&["token", "list", "--customer-id", "1"], &fleet_env);
+    let id = listed
+        .lines()
+        .find(|line| line.contains(&consumer.0))
+        .and_then(|line| line.split('\t').next())
+        .unwrap_or_else(|| panic!("{listed}"))
+        .to_owned();
+    let out = cli(&["token", "revoke", &id], &fleet_env);
+    assert!(
+        out.contains("announced to the gateways through Redis"),
+        "{out}"
+    );
+    let took = until_refused(&fleet, &fleet.b, &consumer, &token).await;
+    assert!(took < Duration::from_secs(1), "refused after {took:?}");
+    let _ = std::fs::remove_dir_all(&alone);
+}
