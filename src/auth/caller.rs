@@ -99,9 +99,9 @@ pub fn resolve(auth: &Authenticator, headers: &HeaderMap, query: Option<&str>) -
     let authenticated = if crate::auth::oauth::params::query_has_oauth(query)
         || crate::auth::oauth::params::is_form(headers)
     {
-        Err(ApiError::unauthorized(
-            "OAuth parameters are checked by the API.",
-        ))
+        // Never answered as it is: `auth::authenticate` verifies the parameters first.
+        Err(ApiError::unauthorized("The access token is invalid.")
+            .with_cause("oauth_* parameters outside the header, not verified yet"))
     } else {
         auth.authenticate(headers)
     };

@@ -144,7 +144,7 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     let metrics = Arc::new(
         Arc::try_unwrap(metrics)
             .map_err(|_| "metrics shared before the OAuth series were added".to_owned())?
-            .with_collector(Box::new(crate::auth::oauth::verified::OAuthSeries(
+            .with_collector(Box::new(crate::observe::process::OAuthSeries(
                 oauth.verified().clone(),
             ))),
     );

@@ -280,7 +280,7 @@ pub async fn announce_oauth_forget(url: &str, timeout: Duration) -> Result<(), S
     };
     tokio::time::timeout(timeout * 4, work)
         .await
-        .map_err(|_| "Redis did not answer in time".to_owned())?
+        .map_err(|_| "no answer from Redis in time".to_owned())?
 }
 
 /// The shared-state series at one scrape.

@@ -130,7 +130,7 @@ schemas["CustomerToken"] = {"type": "object", "additionalProperties": False, "re
     "access_token": {"type": "string"}, "token_type": {"const": "Bearer"}, "expires_in": {"type": "integer", "description": "seconds (STOREGATE_TOKEN_TTL_SECS)"}, "customer_id": {"type": "integer"}}}
 schemas["PurgeRequest"] = {"type": "object", "properties": {"tags": {"type": ["array", "string"], "items": {"type": "string"}, "description": "gateway tags (p:<id>, s:<sku>, c:<id>, pl, stores) or Magento's (cat_p_<id>, cat_p, cat_c_<id>, cat_c_p_<id>); a list or one comma-separated string"}, "all": {"type": "boolean"}}}
 schemas["PurgeResult"] = {"type": "object", "additionalProperties": False, "required": ["all", "tags"], "properties": {"all": {"type": "boolean"}, "tags": {"type": "array", "items": {"type": "string"}, "description": "the tags purged, after translation"}}}
-schemas["Readiness"] = {"type": "object", "additionalProperties": False, "required": ["status", "upstream", "circuit"], "properties": {"status": {"enum": ["ready", "not_ready"]}, "upstream": {"enum": ["up", "down"]}, "circuit": {"enum": ["closed", "open", "half_open"]}, "redis": {"enum": ["up", "down"], "description": "only with STOREGATE_REDIS_URL; Redis down does not make the instance unready"}}}
+schemas["Readiness"] = {"type": "object", "additionalProperties": False, "required": ["status", "upstream", "circuit"], "properties": {"status": {"enum": ["ready", "not_ready"]}, "upstream": {"enum": ["up", "down", "refused"], "description": "refused: Magento answers but refuses the integration token (401/403); the instance is not ready"}, "reason": {"type": "string", "description": "with upstream refused: Magento's refusal and what to check"}, "circuit": {"enum": ["closed", "open", "half_open"]}, "redis": {"enum": ["up", "down"], "description": "only with STOREGATE_REDIS_URL; Redis down does not make the instance unready"}, "oauth_store": {"enum": ["up", "down"], "description": "the OAuth store (STOREGATE_DATABASE_URL, or the SQLite file); down does not make the instance unready"}, "oauth_store_error": {"type": "string", "description": "with oauth_store down: why, naming the store (never its password)"}}}
 
 def ref(n): return {"$ref": f"#/components/schemas/{n}"}
 def keyed(n): return {"type": "object", "additionalProperties": ref(n), "description": "JSON: an object keyed by id, in the list's order. XML: one `<data_item>` per record."}
@@ -139,7 +139,7 @@ def orders_keyed(n): return {"type": "object", "additionalProperties": ref(n), "
 
 # ---------------- messages ----------------
 COMMON = {
- "400": ["Invalid request method", "Invalid version \"<v>\" requested.", "Only one Authorization header may be sent."],
+ "400": ["Invalid request method", "Invalid version \"<v>\" requested.", "Only one Authorization header may be sent.", "Send one credential: an Authorization header or OAuth parameters, not both."],
  "408": ["The request body did not arrive in time."],
  "414": ["Request-URI too long."],
  "431": ["Request header fields too large."],
@@ -149,7 +149,7 @@ COMMON = {
  "406": ["Server can not understand Accept HTTP header media type."],
  "500": ["Resource internal error."],
  "502": ["The store back end sent an invalid response."],
- "503": ["The store back end is unavailable. Try again later.", "The service is overloaded. Try again later.", "The service is temporarily unavailable. Try again later."],
+ "503": ["The store back end is unavailable. Try again later.", "The service is overloaded. Try again later.", "The service is temporarily unavailable. Try again later.", "The OAuth sign-in store is unavailable. Try again later."],
  "504": ["The store back end did not answer in time."],
 }
 BODY = ["Invalid Content-Type header", "Server can not understand Content-Type HTTP header media type \"<type>\"", "UTF-8 is the only supported charset", "Decoding error.", "The request data is invalid.", "Resource data pre-validation error."]

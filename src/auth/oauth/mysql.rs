@@ -137,7 +137,7 @@ impl MySqlStore {
             Ok(())
         }
         .await;
-        let _ = sqlx::query("DO RELEASE_LOCK('storegate_oauth_migrate')")
+        let _ = sqlx::query("SELECT RELEASE_LOCK('storegate_oauth_migrate')")
             .execute(&mut *connection)
             .await;
         result

@@ -220,32 +220,3 @@ impl VerifiedCache {
         }
     }
 }
-
-/// `storegate_oauth_store_up` and `storegate_oauth_store_fallbacks_total`, read at scrape time.
-#[derive(Debug)]
-pub struct OAuthSeries(pub Arc<VerifiedCache>);
-
-impl prometheus_client::collector::Collector for OAuthSeries {
-    fn encode(
-        &self,
-        mut encoder: prometheus_client::encoding::DescriptorEncoder,
-    ) -> std::fmt::Result {
-        use prometheus_client::encoding::EncodeMetric;
-        use prometheus_client::metrics::counter::ConstCounter;
-        use prometheus_client::metrics::gauge::ConstGauge;
-        let up = ConstGauge::new(i64::from(self.0.store_up()));
-        up.encode(encoder.encode_descriptor(
-            "oauth_store_up",
-            "1 when the OAuth store's last call succeeded, 0 when it failed",
-            None,
-            up.metric_type(),
-        )?)?;
-        let fallbacks = ConstCounter::new(self.0.fallbacks.load(Ordering::Relaxed));
-        fallbacks.encode(encoder.encode_descriptor(
-            "oauth_store_fallbacks",
-            "Signed calls served from credentials verified before, while the OAuth store failed",
-            None,
-            fallbacks.metric_type(),
-        )?)
-    }
-}
