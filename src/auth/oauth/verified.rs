@@ -220,3 +220,154 @@ impl VerifiedCache {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::oauth::store::{
+        AccessTokenInfo, Export, ImportedToken, Kind, NewConsumer, Owner, StoreFuture,
+    };
+    use std::sync::atomic::AtomicBool;
+
+    /// A store whose access token and health the test sets.
+    #[derive(Debug, Default)]
+    struct Fake {
+        down: AtomicBool,
+        revoked: AtomicBool,
+        reads: AtomicU64,
+    }
+
+    fn unused<T: Send + 'static>() -> StoreFuture<'static, T> {
+        Box::pin(async { Err(StoreError("not used by these tests".into())) })
+    }
+
+    impl TokenStore for Fake {
+        fn describe(&self) -> String {
+            "fake".into()
+        }
+        fn ping(&self) -> StoreFuture<'_, ()> {
+            unused()
+        }
+        fn consumer_by_key<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<Consumer>> {
+            unused()
+        }
+        fn consumer_by_id(&self, _: i64) -> StoreFuture<'_, Option<Consumer>> {
+            unused()
+        }
+        fn consumers(&self) -> StoreFuture<'_, Vec<Consumer>> {
+            unused()
+        }
+        fn upsert_consumer<'a>(&'a self, _: &'a NewConsumer) -> StoreFuture<'a, Consumer> {
+            unused()
+        }
+        fn token<'a>(&'a self, value: &'a str) -> StoreFuture<'a, Option<Token>> {
+            self.reads.fetch_add(1, Ordering::SeqCst);
+            let down = self.down.load(Ordering::SeqCst);
+            let revoked = self.revoked.load(Ordering::SeqCst);
+            let token = Token {
+                id: 1,
+                consumer_id: 1,
+                kind: Kind::Access,
+                token: value.to_owned(),
+                secret: "s".into(),
+                verifier: None,
+                callback_url: None,
+                owner: Some(Owner::Customer(7)),
+                authorized: true,
+                revoked,
+                created_at: 0,
+            };
+            Box::pin(async move {
+                if down {
+                    Err(StoreError("down".into()))
+                } else {
+                    Ok(Some(token))
+                }
+            })
+        }
+        fn create_request_token<'a>(&'a self, _: i64, _: &'a str) -> StoreFuture<'a, Token> {
+            unused()
+        }
+        fn authorize_request_token<'a>(
+            &'a self,
+            _: &'a str,
+            _: Owner,
+        ) -> StoreFuture<'a, Option<String>> {
+            unused()
+        }
+        fn delete_request_token<'a>(&'a self, _: &'a str) -> StoreFuture<'a, ()> {
+            unused()
+        }
+        fn exchange<'a>(&'a self, _: &'a Token) -> StoreFuture<'a, Token> {
+            unused()
+        }
+        fn import_access_token<'a>(&'a self, _: &'a ImportedToken) -> StoreFuture<'a, bool> {
+            unused()
+        }
+        fn list_access_tokens(
+            &self,
+            _: Option<u64>,
+            _: u32,
+            _: u64,
+        ) -> StoreFuture<'_, Vec<AccessTokenInfo>> {
+            unused()
+        }
+        fn revoke_token(&self, _: i64) -> StoreFuture<'_, bool> {
+            unused()
+        }
+        fn revoke_customer(&self, _: u64) -> StoreFuture<'_, usize> {
+            unused()
+        }
+        fn claim_nonce<'a>(&'a self, _: &'a str, _: Duration) -> StoreFuture<'a, bool> {
+            unused()
+        }
+        fn export(&self) -> StoreFuture<'_, Export> {
+            unused()
+        }
+    }
+
+    #[tokio::test]
+    async fn fresh_entries_spare_the_store_and_stale_ones_serve_while_it_fails() {
+        let store = Fake::default();
+        let cache = VerifiedCache::new(None, Some(Duration::from_millis(50)));
+        assert!(cache.access_token(&store, "t").await.unwrap().is_some());
+        assert!(cache.access_token(&store, "t").await.unwrap().is_some());
+        assert_eq!(
+            store.reads.load(Ordering::SeqCst),
+            1,
+            "the second was fresh"
+        );
+
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        store.down.store(true, Ordering::SeqCst);
+        let served = cache.access_token(&store, "t").await.unwrap();
+        assert!(
+            served.is_some(),
+            "verified before: served while the store fails"
+        );
+        assert_eq!(cache.fallbacks.load(Ordering::SeqCst), 1);
+        assert!(!cache.store_up());
+        // Never verified: the store's error.
+        assert!(cache.access_token(&store, "other").await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_forgotten_or_revoked_token_never_comes_back_from_the_cache() {
+        let store = Fake::default();
+        let cache = VerifiedCache::new(None, Some(Duration::from_secs(60)));
+        assert!(cache.access_token(&store, "t").await.unwrap().is_some());
+        cache.forget_here();
+        store.down.store(true, Ordering::SeqCst);
+        assert!(
+            cache.access_token(&store, "t").await.is_err(),
+            "forgotten: no stale fallback"
+        );
+        // A revoked token read from the store is not kept either.
+        store.down.store(false, Ordering::SeqCst);
+        store.revoked.store(true, Ordering::SeqCst);
+        let read = cache.access_token(&store, "t").await.unwrap().unwrap();
+        assert!(read.revoked);
+        store.down.store(true, Ordering::SeqCst);
+        assert!(cache.access_token(&store, "t").await.is_err());
+    }
+}
