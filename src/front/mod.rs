@@ -150,10 +150,10 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     );
     // A shared store's schema is brought up to date now, not by the first sign-in (and a
     // database down at start is logged, not fatal: the catalog serves without it).
-    {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         let oauth = oauth.clone();
-        tokio::spawn(async move {
-            if let Err(error) = oauth.store_reachable().await {
+        runtime.spawn(async move {
+            if let Err(error) = oauth.prepare_store().await {
                 tracing::error!(%error, "OAuth store not reachable at start; sign-ins get 503 until it is");
             }
         });

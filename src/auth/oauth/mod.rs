@@ -159,6 +159,15 @@ impl OAuth {
         &self.verified
     }
 
+    /// Reaches the store once, without a deadline: at start, so that a shared store's
+    /// schema is brought up to date then (which may wait for another instance's migration)
+    /// rather than by the first sign-in.
+    pub async fn prepare_store(&self) -> Result<(), StoreError> {
+        let result = self.store.ping().await;
+        self.verified.observe(&result);
+        result
+    }
+
     /// Is the store answering? (`/readyz`; a second at most.)
     pub async fn store_reachable(&self) -> Result<(), StoreError> {
         let result = match tokio::time::timeout(Duration::from_secs(1), self.store.ping()).await {
