@@ -22,6 +22,11 @@ moment, nginx as a logging proxy to learn which upstream calls one gateway miss 
   8. a signed OAuth 1.0a call's cost against a Bearer one, at one connection, with the SQLite
      store and with a MariaDB store and Redis (bench/signed.py).
 
+Row 0 and the gzip rows (1g, 3g) are bench/edge_rows.py's (issue 23): the floor, a bare hyper
+server answering the same bytes (`bench_floor`, built from bench/floor.rs), and gzip hits of a
+20-product list against nginx's gzip_static serving the same gzip bytes. The gateways run with
+production defaults: the access log on (it is written off the request path).
+
 Rows 1-5 use a sandbox with a small generated catalog (BENCH_PRODUCTS_SMALL): the sandbox
 answers searches by scanning every product, so with 100,000 products its own time (2-3 ms a
 search) would drown the gateway's in row 4. Row 6 uses a second sandbox with BENCH_PRODUCTS;
@@ -48,20 +53,21 @@ import time
 import urllib.request
 from pathlib import Path
 
+import edge_rows
 from processes import Processes
 from processes import wait_http as shared_wait_http
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 # BENCH_BIN: another build to measure the same way (an earlier commit, for a before/after).
-BIN = Path(os.environ.get("BENCH_BIN") or ROOT / "target" / "release" / "storegate")
+BIN = Path(os.environ.get("BENCH_BIN") or edge_rows.target_dir(ROOT) / "release" / "storegate")
 # BENCH_BEFORE: a second build run in the same session, its rows 1j, 1x and 4a interleaved
 # with this build's, each next to its counterpart in every round, so that the machine's drift
 # (on a shared 2-core VM, nginx's own rows move by 10% between runs) hits both alike.
 BEFORE = Path(os.environ["BENCH_BEFORE"]) if os.environ.get("BENCH_BEFORE") else None
 # The sandboxes always come from the current build, so that a before/after (BENCH_BIN) puts
 # both gateways in front of the very same upstream.
-SANDBOX_BIN = ROOT / "target" / "release" / "storegate"
+SANDBOX_BIN = edge_rows.target_dir(ROOT) / "release" / "storegate"
 
 DURATION = int(os.environ.get("BENCH_DURATION", "10"))
 WARMUP = int(os.environ.get("BENCH_WARMUP", "2"))
@@ -88,7 +94,7 @@ PORTS = {
     for i, name in enumerate(
         ["sandbox", "gw", "gw_nocache", "gw_mem", "gw_discover", "static", "cache", "logger", "sandbox_big",
          "redis", "gw_shared_a", "gw_shared_b", "gw_before", "gw_before_nocache",
-         "gw_signed_sqlite", "gw_signed_mariadb", "mariadb"]
+         "floor", "floor_xml", "floor_gz", "gw_signed_sqlite", "gw_signed_mariadb", "mariadb"]
     )
 }
 
@@ -207,9 +213,8 @@ def gateway_env(port, sandbox="sandbox", **extra):
         "STOREGATE_UPSTREAM_TOKEN": TOKEN,
         "STOREGATE_ADMIN_KEY": ADMIN_KEY,
         "STOREGATE_TOKEN_SECRET": "bench-token-secret",
-        # As nginx's `access_log off` in its configurations: a line per request is not
-        # what is measured.
-        "STOREGATE_ACCESS_LOG": "off",
+        # Production defaults: the access log stays on (issue 23), written to the process's
+        # log file in bench/out/ by the gateway's log thread.
     }
     env.update({f"STOREGATE_{k.upper()}": str(v) for k, v in extra.items()})
     return env
@@ -246,7 +251,8 @@ def nginx_conf(kind, directory):
 http {{
   {NGINX_HTTP_SPEED}
   types {{ application/json json; application/xml xml; }}
-  server {{ listen {HOST}:{PORTS['static']} backlog=4096 reuseport; root {OUT}/www; location / {{ }} }}
+  server {{ listen {HOST}:{PORTS['static']} backlog=4096 reuseport; root {OUT}/www; location / {{ }}
+    location /gz/ {{ gzip_static on; }} }}
 }}
 """
     if kind == "cache":
@@ -511,6 +517,24 @@ def main():
         if body != bodies[fmt_name]:
             sys.exit(f"nginx static does not serve the gateway's bytes ({fmt_name})")
 
+    log("== the floor (a bare hyper server with the same bytes) and the gzip list")
+    gw_base = f"http://{HOST}:{PORTS['gw']}"
+    sizes = edge_rows.prepare(gw_base, OUT / "www")
+    edge_rows.check_nginx_gzip(f"http://{HOST}:{PORTS['static']}", sizes)
+    floor_bin = edge_rows.floor_binary(ROOT)
+    for name, file, content_type, coding in (
+        ("floor", "product.json", "application/json; charset=utf-8", None),
+        ("floor_xml", "product.xml", "application/xml; charset=utf-8", None),
+        ("floor_gz", "gz/list.json.gz", "application/json; charset=utf-8", "gzip"),
+    ):
+        start(name, [str(floor_bin), f"{HOST}:{PORTS[name]}", str(OUT / "www" / file), content_type]
+              + ([coding] if coding else []))
+        wait_http(f"http://{HOST}:{PORTS[name]}/")
+    floor_url = {n: f"http://{HOST}:{PORTS[n]}/" for n in ("floor", "floor_xml", "floor_gz")}
+    list_url = gw_base + edge_rows.LIST_PATH
+    gzip_headers = {"Accept": "application/json", "Accept-Encoding": "gzip"}
+    log(f"   list of 20: " + ", ".join(f"{c} {n:,} B" for c, n in sizes.items()))
+
     log("== the upstream calls of one gateway miss (nginx logging proxy)")
     start_nginx("logger")
     wait_http(f"http://{HOST}:{PORTS['logger']}/__sandbox/stats")
@@ -535,12 +559,18 @@ def main():
 
     sandbox_url = f"http://{HOST}:{PORTS['sandbox']}/"
     rows = [
+        ("0j", "floor: bare hyper, the same bytes, JSON", floor_url["floor"], {"Accept": "application/json"}, None, "floor"),
+        ("0x", "floor: bare hyper, the same bytes, XML", floor_url["floor_xml"], {"Accept": "application/xml"}, None, "floor_xml"),
+        ("0g", "floor: bare hyper, the gzip list's bytes", floor_url["floor_gz"], gzip_headers, None, "floor_gz"),
         ("1j", "gateway cache hit, JSON", gw_url, {"Accept": "application/json"}, None, "gw"),
         ("1x", "gateway cache hit, XML", gw_url, {"Accept": "application/xml"}, None, "gw"),
         ("2j", "nginx proxy_cache hit, JSON", cache_url, {"Accept": "application/json"}, None, "nginx-cache"),
         ("2x", "nginx proxy_cache hit, XML", cache_url, {"Accept": "application/xml"}, None, "nginx-cache"),
         ("3j", "nginx static file, JSON", static_url["json"], {}, None, "nginx-static"),
         ("3x", "nginx static file, XML", static_url["xml"], {}, None, "nginx-static"),
+        ("1g", "gateway cache hit, 20-product list, gzip", list_url, gzip_headers, None, "gw"),
+        ("3g", "nginx gzip_static, the same gzip bytes", f"http://{HOST}:{PORTS['static']}/gz/list.json",
+         gzip_headers, None, "nginx-static"),
         ("4a", "gateway miss path (cache off), JSON",
          f"http://{HOST}:{PORTS['gw_nocache']}{product_path}", {"Accept": "application/json"}, None, "gw_nocache"),
         ("4b", f"sandbox direct, the same {len(calls)} calls in turn (per call)",
@@ -573,6 +603,12 @@ def main():
                     f"p50 {fmt(run['p50'])} ms  p99 {fmt(run['p99'])} ms"
                     + (f"  non-2xx {run['non2xx']}" if run["non2xx"] else "")
                     + (f"  socket errors: {run['socket_errors']}" if run["socket_errors"] else ""))
+
+    if wanted("load"):
+        edge_rows.report(ROOT / "bench" / "RESULTS.md", rows, results, sizes, median_run, fmt, log,
+                         f"Commit `{commit}`, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
+                         f"wrk -t{THREADS} -c{CONNS}, {DURATION} s runs after {WARMUP} s warm-ups, "
+                         f"{REPS} interleaved rounds, median round")
 
     if wanted("load") and BEFORE:
         log(f"== {BIN.name} against BENCH_BEFORE ({BEFORE.name}), req/s: medians, and the median of each "

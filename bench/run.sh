@@ -41,8 +41,8 @@ if [ ${#need_install[@]} -gt 0 ]; then
 fi
 export PATH="$PATH:/usr/sbin"
 
-echo "== building the release binary"
-cargo build --release --locked --bin storegate
+echo "== building the release binary and the floor server (bench/floor.rs)"
+cargo build --release --locked --bin storegate --example bench_floor
 
 # 1,000 concurrent connections need more descriptors than the default 1,024.
 ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true

@@ -115,7 +115,8 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    init_tracing(config.log_format);
+    // Held until `main` returns: dropping it writes the lines still waiting.
+    let _log_guard = init_tracing(config.log_format);
     // `storegate oauth ...` needs no runtime: it works on the token store and stops.
     let command = match cli.command {
         Some(Command::Oauth(command)) => {
@@ -269,21 +270,24 @@ impl Banner {
     }
 }
 
-fn init_tracing(format: LogFormat) {
+/// Logs to stderr through `storegate::observe::log_writer` (a thread of its own, lines dropped and
+/// counted rather than waited for); the guard flushes it.
+fn init_tracing(format: LogFormat) -> storegate::observe::log_writer::Guard {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new("storegate=info,storegate_sandbox=info,tower_http=warn")
     });
-    // Colour codes only for a person at a terminal: a file, a pipe or a collector gets plain
-    // text.
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    // Plain text, without colour codes even at a terminal: the subscriber is built without its
+    // `ansi` feature, which cost every access line thousands of instructions (Cargo.toml).
+    let (writer, guard) = storegate::observe::log_writer::stderr();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(ansi)
-        .with_writer(std::io::stderr);
+        .with_ansi(false)
+        .with_writer(writer);
     match format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.init(),
     }
+    guard
 }
 
 fn random_hex(bytes: usize) -> String {

@@ -570,6 +570,20 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
         assert!(!line.contains('\u{1b}'), "colour codes: {line}");
         assert!(!line.contains(&key), "the admin key is logged: {line}");
     }
+    // The log is written by a thread of its own, which drops lines rather than stall a
+    // request; /metrics counts what it dropped (none here).
+    let metrics = http
+        .get(format!("{public}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("storegate_log_lines_dropped_total 0\n"),
+        "{metrics}"
+    );
     terminate(child.0.id());
     let _ = child.0.wait();
 }

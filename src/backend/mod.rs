@@ -16,3 +16,4 @@ pub mod query;
 pub mod recording;
 pub mod resilience;
 pub mod transport;
+pub mod write_outcome;

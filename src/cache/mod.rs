@@ -36,8 +36,10 @@
 //! a background refresh that gets one drops the entry. Invalidated entries are never
 //! served: they are known to be wrong.
 
+pub mod hold_off;
 pub mod keys;
 pub mod response;
+pub mod status;
 
 use std::future::Future;
 use std::hash::{Hash, Hasher};
@@ -74,6 +76,9 @@ pub struct Body {
     pub bytes: Bytes,
     pub etag: HeaderValue,
     pub content_type: &'static str,
+    /// Its gzip, Brotli and zstd forms, made when the entry is filled (none for a small
+    /// body): a hit picks one, it never compresses.
+    pub variants: Option<Box<crate::http::content_coding::Variants>>,
 }
 
 impl Body {
@@ -85,11 +90,13 @@ impl Body {
             tag.push_str(&format!("{byte:02x}"));
         }
         tag.push('"');
+        let variants = crate::http::content_coding::Variants::compress(&bytes, &tag);
         Body {
             bytes,
             // Hex digits and quotes are always a valid header value.
             etag: HeaderValue::from_str(&tag).expect("hex is a valid header value"),
             content_type,
+            variants,
         }
     }
 }
@@ -124,7 +131,7 @@ impl Value {
         match self {
             Value::Bytes(b) => b.len(),
             Value::Text(t) => t.len(),
-            Value::Body(b) => b.bytes.len() + 64,
+            Value::Body(b) => b.bytes.len() + 64 + b.variants.as_ref().map_or(0, |v| v.weight()),
         }
     }
 }
@@ -133,6 +140,9 @@ impl Value {
 #[derive(Debug, Clone, Copy)]
 pub enum Invalidation<'a> {
     Tags(&'a [String]),
+    /// The tags of a write whose outcome is unknown: invalidated, and held off for the
+    /// window (`hold_off`).
+    HoldOff(&'a [String], Duration),
     All,
 }
 
@@ -371,6 +381,8 @@ pub struct Cache {
     generations: AtomicU64,
     listener: std::sync::OnceLock<InvalidationListener>,
     second_level: std::sync::OnceLock<Arc<dyn SecondLevel>>,
+    /// Tags of writes whose outcome is unknown, and until when (`hold_off`).
+    holds: hold_off::HoldOffs,
 }
 
 impl std::fmt::Debug for Cache {
@@ -432,6 +444,7 @@ impl Cache {
             generations: AtomicU64::new(0),
             listener: std::sync::OnceLock::new(),
             second_level: std::sync::OnceLock::new(),
+            holds: hold_off::HoldOffs::new(SLOTS),
         }
     }
 
@@ -478,6 +491,16 @@ impl Cache {
         self.ttl.saturating_sub(entry.stored_at.elapsed())
     }
 
+    /// Seconds of freshness an entry has left, rounded up, negative once it is stale (by
+    /// how much): `Cache-Status`'s `ttl`.
+    pub fn freshness_secs(&self, entry: &Entry) -> i64 {
+        let age = entry.stored_at.elapsed();
+        match self.ttl.checked_sub(age) {
+            Some(left) => i64::try_from(left.as_millis().div_ceil(1000)).unwrap_or(i64::MAX),
+            None => -i64::try_from((age - self.ttl).as_millis().div_ceil(1000)).unwrap_or(i64::MAX),
+        }
+    }
+
     /// Drops every entry that shows one of these tags, here and (through the listener) in
     /// the other instances.
     pub fn invalidate(&self, tags: &[String]) {
@@ -498,6 +521,43 @@ impl Cache {
         }
         self.stats.invalidations.fetch_add(1, Ordering::Relaxed);
         self.clock.invalidate(tags);
+    }
+
+    /// After a write whose outcome is unknown: drops every entry that shows one of these
+    /// tags and keeps them from being served from the cache for `window`, here and in the
+    /// other instances (`hold_off`).
+    pub fn hold_off(&self, tags: &[String], window: Duration) {
+        if tags.is_empty() {
+            return;
+        }
+        self.hold_off_here(tags, window);
+        if let Some(listener) = self.listener.get() {
+            listener(Invalidation::HoldOff(tags, window));
+        }
+    }
+
+    /// [`Cache::hold_off`] in this process only.
+    pub fn hold_off_here(&self, tags: &[String], window: Duration) {
+        self.invalidate_here(tags);
+        self.holds
+            .hold(tags.iter().map(|t| TagClock::slot(t)), window);
+    }
+
+    /// True when an entry is held off (a write with an unknown outcome touched it): it is
+    /// not served from the cache, and was fetched for this read.
+    pub fn held_off(&self, entry: &Entry) -> bool {
+        self.holds.holds(entry.stored_at, &entry.slots)
+    }
+
+    /// Valid (no invalidation since its fetch began) and not held off.
+    fn usable(&self, entry: &Entry) -> bool {
+        self.clock.valid(entry) && !self.held_off(entry)
+    }
+
+    /// True when what a fetch with these tags produced now would be held off.
+    fn would_hold(&self, tags: &[String]) -> bool {
+        let slots: Vec<u32> = tags.iter().map(|t| TagClock::slot(t)).collect();
+        self.holds.holds(Instant::now(), &slots)
     }
 
     /// Drops everything, here and (through the listener) in the other instances.
@@ -521,7 +581,7 @@ impl Cache {
     pub async fn fresh(&self, key: &str) -> Option<Arc<Entry>> {
         let store = self.store.as_ref()?;
         let entry = store.get(key).await?;
-        (self.clock.valid(&entry) && entry.stored_at.elapsed() < self.ttl).then(|| {
+        (self.usable(&entry) && entry.stored_at.elapsed() < self.ttl).then(|| {
             self.stats.hits.fetch_add(1, Ordering::Relaxed);
             Inputs::note(&entry, Source::Hit);
             entry
@@ -538,7 +598,7 @@ impl Cache {
     /// one canonical spelling of a request is filed, per audience and format.
     pub async fn alias(&self, key: Arc<str>, entry: &Arc<Entry>) {
         if let Some(store) = &self.store
-            && self.clock.valid(entry)
+            && self.usable(entry)
             && entry.stored_at.elapsed() < self.ttl
             && !entry.refresh_failed.load(Ordering::Relaxed)
         {
@@ -587,13 +647,23 @@ impl Cache {
             return self.get_or_fetch(key, fetch).await;
         };
         let shared_key: Arc<str> = key.into();
+        let cache = self.clone();
         self.get_or_fetch(key, move || async move {
             match level.lookup(&shared_key).await {
+                // A record a write with an unknown outcome may have changed is read from
+                // Magento, never from another instance's copy (`hold_off`).
+                SecondLevelLookup::Hit { fetched, .. } if cache.would_hold(&fetched.tags) => {
+                    fetch().await
+                }
                 SecondLevelLookup::Hit { fetched, age } => {
                     Inputs::note_age(age);
                     Ok(fetched)
                 }
                 SecondLevelLookup::Miss(ticket) => match fetch().await {
+                    Ok(fetched) if cache.would_hold(&fetched.tags) => {
+                        level.abandon(&shared_key, ticket).await;
+                        Ok(fetched)
+                    }
                     Ok(fetched) => {
                         level.store(&shared_key, ticket, &fetched).await;
                         Ok(fetched)
@@ -626,7 +696,7 @@ impl Cache {
             return Ok((Arc::new(entry), Source::Fetched));
         };
 
-        let current = store.get(key).await.filter(|entry| self.clock.valid(entry));
+        let current = store.get(key).await.filter(|entry| self.usable(entry));
         if let Some(entry) = &current {
             let age = entry.stored_at.elapsed();
             if age < self.ttl {
@@ -658,7 +728,7 @@ impl Cache {
                 // when the upstream failed rather than answered.
                 if error.allows_stale()
                     && let Some(entry) = current
-                    && self.clock.valid(&entry)
+                    && self.usable(&entry)
                     && entry.stored_at.elapsed() < self.ttl + self.stale
                 {
                     entry.refresh_failed.store(true, Ordering::Relaxed);
@@ -721,8 +791,11 @@ impl Cache {
             .and_try_compute_with(|existing| async move {
                 if let Some(existing) = existing {
                     let entry = existing.into_value();
+                    // Fetched after this caller arrived: take it, held off or not (it is
+                    // what Magento showed just now); else only a fresh, usable one.
                     if self.clock.valid(&entry)
-                        && (entry.stored_at.elapsed() < self.ttl || entry.generation > arrived)
+                        && ((entry.stored_at.elapsed() < self.ttl && !self.held_off(&entry))
+                            || entry.generation > arrived)
                     {
                         return Ok(Op::Nop);
                     }

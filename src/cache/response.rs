@@ -1,5 +1,7 @@
 //! Rendered answers through the cache: what a resource's read serves, with validators
-//! (`ETag`, `If-None-Match`), `Cache-Control` and `X-Cache`.
+//! (`ETag`, `If-None-Match`), `Cache-Control`, `X-Cache` and `Cache-Status`, in the content
+//! coding the client accepts (`crate::http::content_coding`: variants made when the entry is
+//! filled, each with its own `ETag`, so that a `304` is per variant).
 //!
 //! A body [`cached`] serves is also filed under the request that produced it (GET, raw
 //! path and query, format, and the audience it was built for: the user type, or a customer
@@ -15,13 +17,16 @@ use std::sync::Arc;
 
 use axum::body::Body as HttpBody;
 use axum::response::Response;
-use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY};
+use http::header::{
+    ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY,
+};
 use http::{HeaderMap, HeaderValue, StatusCode};
 
 use crate::auth::UserType;
 use crate::auth::caller::Caller;
 use crate::cache::keys;
 use crate::cache::{self, Body, Cache, Entry, Fetched, Source};
+use crate::http::content_coding::Coding;
 use crate::http::{ApiError, Doc, render};
 
 tokio::task_local! {
@@ -124,26 +129,44 @@ pub(crate) fn respond(
     // Rounded up: an entry stored a moment ago is good for the whole TTL.
     let max_age = cache.remaining(entry).as_millis().div_ceil(1000);
     let cache_control = cache_control(caller.user_type() == UserType::Guest, max_age as u64);
+    // The representation: a compressed variant made at fill, or the body as it is.
+    let coding = body.variants.as_ref().map_or(Coding::Identity, |variants| {
+        variants.choose(request_headers.get(ACCEPT_ENCODING))
+    });
+    let (bytes, etag) = match body.variants.as_ref().and_then(|v| v.get(coding)) {
+        Some(variant) => (&variant.bytes, &variant.etag),
+        None => (&body.bytes, &body.etag),
+    };
     let not_modified = request_headers
         .get(IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| etag_matches(v, body.etag.to_str().unwrap_or_default()));
+        .is_some_and(|v| etag_matches(v, etag.to_str().unwrap_or_default()));
     let mut response = if not_modified {
         let mut r = Response::new(HttpBody::empty());
         *r.status_mut() = StatusCode::NOT_MODIFIED;
         r
     } else {
-        Response::new(HttpBody::from(body.bytes.clone()))
+        Response::new(HttpBody::from(bytes.clone()))
     };
     // Sized once for everything set here and downstream (request id, length, date).
-    *response.headers_mut() = HeaderMap::with_capacity(12);
+    *response.headers_mut() = HeaderMap::with_capacity(16);
     let headers = response.headers_mut();
     if !not_modified {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(body.content_type));
     }
-    headers.insert(ETAG, body.etag.clone());
+    if coding != Coding::Identity {
+        // On a 304 too: it describes the representation the client holds.
+        headers.insert(CONTENT_ENCODING, HeaderValue::from_static(coding.token()));
+    }
+    headers.insert(ETAG, etag.clone());
     headers.insert(CACHE_CONTROL, cache_control);
-    headers.insert(VARY, HeaderValue::from_static("Accept, Authorization"));
+    // Every cached answer varies by encoding, even one too small to compress today: the
+    // same URL may answer a larger body tomorrow, and a cache in front must not have
+    // stored the small one for every encoding.
+    headers.insert(
+        VARY,
+        HeaderValue::from_static("Accept, Authorization, Accept-Encoding"),
+    );
     headers.insert(
         "x-cache",
         HeaderValue::from_static(match source {
@@ -152,6 +175,13 @@ pub(crate) fn respond(
             Source::StaleWhileRevalidate | Source::StaleIfError => "STALE",
         }),
     );
+    let status = if source == Source::Fetched && cache.held_off(entry) {
+        // Fetched for this read and not kept: a write with an unknown outcome touched it.
+        crate::cache::status::bypassed()
+    } else {
+        crate::cache::status::for_source(source, cache.freshness_secs(entry), cache.enabled())
+    };
+    headers.insert(crate::cache::status::CACHE_STATUS, status);
     match source {
         Source::StaleWhileRevalidate => {
             headers.insert(

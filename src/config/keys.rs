@@ -297,8 +297,8 @@ pub const KEYS: &[Key] = &[
     ),
     key(
         "body_timeout_secs",
-        "10",
-        "longest wait for the next byte of a request body (read by the listener)",
+        "5",
+        "longest wait for the next byte of a request body, at most the request deadline (read by the listener)",
     ),
     key(
         "max_connections",

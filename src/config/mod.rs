@@ -235,7 +235,8 @@ impl Default for Config {
             circuit_open: Duration::from_millis(5000),
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(75),
-            body_timeout: Duration::from_secs(10),
+            // The request deadline's default (`upstream_timeout`), which caps it anyway.
+            body_timeout: Duration::from_secs(5),
             max_connections: None,
             drain_timeout: Duration::from_secs(10),
             max_uploads_in_flight: 2,

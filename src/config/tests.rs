@@ -123,13 +123,13 @@ fn connection_limits() {
     let c = from_env(&[]).unwrap();
     assert_eq!(c.header_timeout, Duration::from_secs(10));
     assert_eq!(c.idle_timeout, Duration::from_secs(75));
-    assert_eq!(c.body_timeout, Duration::from_secs(10));
+    assert_eq!(c.body_timeout, Duration::from_secs(5));
     assert_eq!(c.drain_timeout, Duration::from_secs(10));
     assert_eq!((c.max_connections, c.max_uploads_in_flight), (None, 2));
     let c = from_env(&[
         ("STOREGATE_HEADER_TIMEOUT_SECS", "3"),
         ("STOREGATE_IDLE_TIMEOUT_SECS", "4"),
-        ("STOREGATE_BODY_TIMEOUT_SECS", "5"),
+        ("STOREGATE_BODY_TIMEOUT_SECS", "7"),
         ("STOREGATE_MAX_CONNECTIONS", "100"),
         ("STOREGATE_DRAIN_TIMEOUT_SECS", "0"),
         ("STOREGATE_MAX_UPLOADS_IN_FLIGHT", "1"),
@@ -137,7 +137,7 @@ fn connection_limits() {
     .unwrap();
     assert_eq!(c.header_timeout, Duration::from_secs(3));
     assert_eq!(c.idle_timeout, Duration::from_secs(4));
-    assert_eq!(c.body_timeout, Duration::from_secs(5));
+    assert_eq!(c.body_timeout, Duration::from_secs(7));
     assert_eq!(c.drain_timeout, Duration::ZERO);
     assert_eq!((c.max_connections, c.max_uploads_in_flight), (Some(100), 1));
     for key in ["STOREGATE_HEADER_TIMEOUT_SECS", "STOREGATE_MAX_CONNECTIONS"] {

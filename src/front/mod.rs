@@ -192,7 +192,12 @@ pub fn served_routes(app: &AppState) -> Vec<String> {
 }
 
 fn assemble(app: AppState) -> (Router, Vec<String>) {
-    let timeouts = (app.config.upstream_timeout, app.config.body_timeout);
+    // A silent client is refused within the request's deadline: the wait for the next
+    // piece of its body is never longer than the deadline itself (issue 23).
+    let timeouts = (
+        app.config.upstream_timeout,
+        app.config.body_timeout.min(app.config.upstream_timeout),
+    );
     // The API's layers go in with one `Router::layer` call (a `ServiceBuilder`, outermost
     // first), not one call per layer: each call boxes every route once more, and each
     // layer clones all the boxes beneath it on every request.
@@ -284,14 +289,19 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
     {
         FastPath::Hit(response, user_type) => (response, Some(user_type)),
         FastPath::Miss(fast_key) => {
+            let api_read =
+                crate::cache::status::is_api_read(request.method(), request.uri().path());
             resolved.attach(request.extensions_mut());
             // Boxed: the rest of a request is a large future, and a hit, which never
             // polls it, would otherwise carry room for it.
             let rest = Box::pin(telemetry::trace(request, observed.request_id(), next));
-            let response = match fast_key {
+            let mut response = match fast_key {
                 Some(key) => crate::cache::response::with_fast_key(key, rest).await,
                 None => rest.await,
             };
+            if api_read {
+                crate::cache::status::mark_uncached(&mut response);
+            }
             (response, None)
         }
     };

@@ -187,6 +187,15 @@ impl ApiError {
         self
     }
 
+    /// Adds a message after the others, with the same code.
+    pub fn with_message(mut self, text: impl Into<Cow<'static, str>>) -> Self {
+        self.messages.push(Message {
+            code: self.status.as_u16(),
+            text: text.into(),
+        });
+        self
+    }
+
     pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
         self.headers.push((name, value));
         self
@@ -204,6 +213,16 @@ impl ApiError {
     pub fn cause(&self) -> Option<&str> {
         self.cause.as_deref()
     }
+}
+
+/// A failed request's log line (a server error), left in the response's extensions by the
+/// renderer and written by `telemetry` when the request finishes, inside the request's
+/// span, at most one per status and message per interval per gateway (`observe::log_limit`).
+#[derive(Debug, Clone)]
+pub struct FailureLine {
+    pub status: u16,
+    pub message: String,
+    pub cause: Option<String>,
 }
 
 /// Marker placed in a response's extensions: "render this error in the negotiated format".

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, Method};
 
-use super::error::{ApiError, PendingError};
+use super::error::{ApiError, FailureLine, PendingError};
 use super::format::{Format, Negotiated, negotiate_response};
 use super::render_error;
 
@@ -65,12 +65,13 @@ pub fn finish(format: Format, mut response: Response) -> Response {
         return response;
     };
     if error.status().is_server_error() {
-        tracing::error!(
-            status = error.status().as_u16(),
-            message = error.first_message(),
-            cause = error.cause(),
-            "request failed"
-        );
+        // Logged when the request finishes (`telemetry`), rate-limited: during an outage
+        // every request fails the same way.
+        response.extensions_mut().insert(FailureLine {
+            status: error.status().as_u16(),
+            message: error.first_message().to_owned(),
+            cause: error.cause().map(str::to_owned),
+        });
     } else if let Some(cause) = error.cause() {
         tracing::debug!(
             status = error.status().as_u16(),

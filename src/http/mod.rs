@@ -6,6 +6,7 @@
 pub mod body;
 pub mod canonical;
 pub mod client_body;
+pub mod content_coding;
 pub mod error;
 pub mod format;
 pub mod middleware;
@@ -20,7 +21,7 @@ use http::header::{CONTENT_TYPE, LOCATION};
 use http::{HeaderValue, StatusCode};
 use serde_json::Value;
 
-pub use error::{ApiError, msg};
+pub use error::{ApiError, FailureLine, msg};
 pub use format::Format;
 
 /// A response document before it is written in a format.

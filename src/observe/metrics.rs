@@ -169,6 +169,8 @@ pub struct Metrics {
     shed: Counter,
     customer_write_retries: Counter,
     customer_write_conflicts: Counter,
+    /// Failed requests' log lines, at most one per cause per interval (`log_limit`).
+    failure_lines: crate::observe::log_limit::LogLimit,
 }
 
 /// A value read at scrape time.
@@ -238,7 +240,13 @@ impl Metrics {
             shed,
             customer_write_retries,
             customer_write_conflicts,
+            failure_lines: crate::observe::log_limit::LogLimit::new(),
         }
+    }
+
+    /// This gateway's limit on failed requests' log lines.
+    pub fn failure_lines(&self) -> &crate::observe::log_limit::LogLimit {
+        &self.failure_lines
     }
 
     /// Adds series read at scrape time by another component (`process_metrics`).

@@ -4,6 +4,8 @@
 //! the binary is ([`build_info`]).
 
 pub mod build_info;
+pub mod log_limit;
+pub mod log_writer;
 pub mod metrics;
 pub mod process;
 pub mod telemetry;

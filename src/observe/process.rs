@@ -150,6 +150,15 @@ impl Collector for ProcessCollector {
                 i64::from(up),
             )?;
         }
+        if let Some(dropped) = crate::observe::log_writer::dropped_lines() {
+            let counter = ConstCounter::new(dropped);
+            counter.encode(e.encode_descriptor(
+                "log_lines_dropped",
+                "Log lines (access lines included) dropped because the log writer could not keep up",
+                None,
+                counter.metric_type(),
+            )?)?;
+        }
         let Some(sample) = Sample::read() else {
             return Ok(());
         };

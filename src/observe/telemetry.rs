@@ -25,6 +25,7 @@ use tracing::Instrument;
 
 use crate::auth::UserType;
 use crate::context::request::{TraceContext, with_request_id, with_trace};
+use crate::http::FailureLine;
 use crate::observe::metrics::Metrics;
 
 pub use crate::context::request::{X_REQUEST_ID, request_id};
@@ -142,6 +143,9 @@ impl Observed {
         let route = self.matched.as_ref().map(MatchedPath::as_str);
         let user_type = user_type.or_else(|| response.extensions().get::<UserType>().copied());
         metrics.request(route, &self.method, status, user_type, elapsed);
+        if let Some(failure) = response.extensions_mut().remove::<FailureLine>() {
+            self.log_failure(metrics, route, failure);
+        }
         if access_log && tracing::enabled!(target: "storegate::access", tracing::Level::INFO) {
             let bytes = axum::body::HttpBody::size_hint(response.body()).exact();
             let cache = response
@@ -165,6 +169,26 @@ impl Observed {
         }
         response.headers_mut().insert(X_REQUEST_ID, self.id);
         response
+    }
+}
+
+impl Observed {
+    /// A server error's line, in the request's span: one per status and message per
+    /// interval for this gateway, saying how many were left out (`log_limit`).
+    fn log_failure(&self, metrics: &Metrics, route: Option<&str>, failure: FailureLine) {
+        let cause = format!("{} {}", failure.status, failure.message);
+        let Some(suppressed) = metrics.failure_lines().admit(&cause) else {
+            return;
+        };
+        request_span(&self.id, &self.trace, &self.method, route).in_scope(|| {
+            tracing::error!(
+                status = failure.status,
+                message = failure.message,
+                cause = failure.cause,
+                suppressed,
+                "request failed"
+            );
+        });
     }
 }
 

@@ -40,6 +40,7 @@ use crate::cache::keys::{key, tag, view};
 use super::products;
 use crate::auth::caller::Caller;
 use crate::backend::errors;
+use crate::backend::write_outcome;
 use crate::cache::response::cached;
 use crate::records::catalog::{product_index, product_records};
 use crate::records::lookups::stores;
@@ -348,14 +349,19 @@ fn find_image(entries: &[Value], image_id: u64) -> Result<&Value, ApiError> {
 }
 
 /// After any image write, whatever it did: the product's images and the views that show
-/// its image (`image_url`, in single products and lists).
-fn invalidate(app: &AppState, product_id: u64, sku: &str) {
-    app.cache.invalidate(&[
-        tag::images(product_id),
-        tag::product(product_id),
-        tag::sku(sku),
-        tag::LISTS.to_owned(),
-    ]);
+/// its image (`image_url`, in single products and lists); held off for a while when the
+/// write's outcome is unknown (`write_outcome`).
+fn invalidate<T>(app: &AppState, product_id: u64, sku: &str, result: &Result<T, UpstreamError>) {
+    write_outcome::touched(
+        &app.cache,
+        result,
+        &[
+            tag::images(product_id),
+            tag::product(product_id),
+            tag::sku(sku),
+            tag::LISTS.to_owned(),
+        ],
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -585,8 +591,8 @@ async fn create(
         .backend
         .add_media(place.write_scope(), &sku, entry)
         .await;
-    invalidate(&app, product_id, &sku);
-    let image_id = result.map_err(media_error)?;
+    invalidate(&app, product_id, &sku, &result);
+    let image_id = result.map_err(|e| write_outcome::answer(e, media_error))?;
     Ok(created(&location(product_id, image_id)))
 }
 
@@ -636,8 +642,8 @@ async fn update(
         .backend
         .update_media(place.write_scope(), &sku, image_id, entry)
         .await;
-    invalidate(&app, product_id, &sku);
-    result.map_err(media_error)?;
+    invalidate(&app, product_id, &sku, &result);
+    result.map_err(|e| write_outcome::answer(e, media_error))?;
     if replaced {
         // Magento keeps a new file as a new gallery entry, with a new id: say where the
         // image is now. A failure to find out does not undo the update.
@@ -688,8 +694,8 @@ async fn delete(
                 .await
         }
     };
-    invalidate(&app, product_id, &sku);
-    result.map_err(media_error)?;
+    invalidate(&app, product_id, &sku, &result);
+    result.map_err(|e| write_outcome::answer(e, media_error))?;
     Ok(empty_ok())
 }
 

@@ -60,7 +60,10 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
     let up = match app.backend.ping().await {
         Ok(()) => true,
         Err(error) => {
-            tracing::warn!(%error, "readiness probe: the upstream does not answer");
+            crate::observe::log_limit::warn(
+                "readiness probe failed",
+                format_args!("readiness probe: the upstream does not answer: {error}"),
+            );
             false
         }
     };

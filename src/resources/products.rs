@@ -32,6 +32,7 @@ use crate::cache::keys::{tag, view};
 
 use crate::auth::caller::Caller;
 use crate::backend::errors;
+use crate::backend::write_outcome;
 use crate::cache::response::cached;
 use crate::records::catalog::product_index::sku_of;
 use crate::records::catalog::product_records::{
@@ -691,11 +692,21 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     product["sku"] = Value::String(sku.clone());
     product["type_id"] = Value::String(type_id);
     product["extension_attributes"]["website_ids"] = json!([website]);
-    let saved = app
-        .backend
-        .create_product(root["product"].take())
-        .await
-        .map_err(errors::to_api)?;
+    let saved = app.backend.create_product(root["product"].take()).await;
+    if saved.is_err() {
+        // A create whose outcome is unknown may have made the product: its SKU and the
+        // lists are held off the cache (`write_outcome`).
+        write_outcome::touched(
+            &app.cache,
+            &saved,
+            &[
+                tag::LISTS.to_owned(),
+                tag::sku(&sku),
+                tag::STOCK_INDEX.to_owned(),
+            ],
+        );
+    }
+    let saved = saved.map_err(|e| write_outcome::answer(e, errors::to_api))?;
     let id = product_id(&saved)
         .ok_or_else(|| ApiError::bad_gateway().with_cause("created product has no id"))?;
     app.cache.invalidate(&[
@@ -798,10 +809,14 @@ async fn update(
         .backend
         .update_product(Scope::All, &sku, root["product"].take())
         .await;
-    // Whatever happened, what we had cached about this product is suspect now.
-    app.cache
-        .invalidate(&[tag::LISTS.to_owned(), tag::product(id), tag::sku(&sku)]);
-    result.map_err(errors::to_api)?;
+    // Whatever happened, what we had cached about this product is suspect now; held off
+    // for a while if Magento may still apply the change (`write_outcome`).
+    write_outcome::touched(
+        &app.cache,
+        &result,
+        &[tag::LISTS.to_owned(), tag::product(id), tag::sku(&sku)],
+    );
+    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
     Ok(empty_ok())
 }
 
@@ -809,15 +824,19 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     let sku = sku_of(&app, id).await?;
     let result = app.backend.delete_product(&sku).await;
-    app.cache.invalidate(&[
-        tag::LISTS.to_owned(),
-        tag::product(id),
-        tag::sku(&sku),
-        tag::images(id),
-        // Its stock item goes with it.
-        tag::STOCK_INDEX.to_owned(),
-        tag::stock_index_of(id),
-    ]);
-    result.map_err(errors::to_api)?;
+    write_outcome::touched(
+        &app.cache,
+        &result,
+        &[
+            tag::LISTS.to_owned(),
+            tag::product(id),
+            tag::sku(&sku),
+            tag::images(id),
+            // Its stock item goes with it.
+            tag::STOCK_INDEX.to_owned(),
+            tag::stock_index_of(id),
+        ],
+    );
+    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
     Ok(empty_ok())
 }

@@ -43,6 +43,7 @@ use crate::cache::keys::tag;
 
 use crate::auth::caller::Caller;
 use crate::backend::errors;
+use crate::backend::write_outcome;
 use crate::records::catalog::product_index;
 use crate::records::catalog::stock_index::{id_field, product_of_item};
 use crate::records::json;
@@ -132,13 +133,20 @@ fn check_identity(
     )))
 }
 
-/// What a stock write changes in the cache: every view of the product that shows stock.
-fn invalidate_product(app: &AppState, product_id: u64, sku: &str) {
-    app.cache.invalidate(&[
+/// What a stock write changes in the cache: every view of the product that shows stock;
+/// held off for a while when `unknown` (Magento may still apply the write:
+/// `write_outcome`).
+fn invalidate_product(app: &AppState, product_id: u64, sku: &str, unknown: bool) {
+    let tags = [
         tag::product(product_id),
         tag::sku(sku),
         tag::LISTS.to_owned(),
-    ]);
+    ];
+    if unknown {
+        app.cache.hold_off(&tags, crate::cache::hold_off::WINDOW);
+    } else {
+        app.cache.invalidate(&tags);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -407,8 +415,9 @@ async fn update(
     let (product_id, sku) = locate(&app, item_id).await?;
     let result = app.backend.update_stock_item(&sku, item_id, changes).await;
     // Whatever happened, what the cache shows of this product's stock is suspect now.
-    invalidate_product(&app, product_id, &sku);
-    result.map_err(errors::to_api)?;
+    let unknown = matches!(&result, Err(e) if write_outcome::is_unknown(e));
+    invalidate_product(&app, product_id, &sku, unknown);
+    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
     Ok(empty_ok())
 }
 
@@ -641,10 +650,16 @@ async fn batch(
                                     .map_err(errors::to_api)
                             })
                             .await;
-                            invalidate_product(&app, *product_id, sku);
+                            let unknown = matches!(
+                                &result,
+                                Err(e) if write_outcome::translated_is_unknown(e)
+                            );
+                            invalidate_product(&app, *product_id, sku, unknown);
                             match result {
                                 Ok(()) => vec![Outcome::updated(item_id)],
-                                Err(e) => Outcome::failed(&echo, &e),
+                                Err(e) => {
+                                    Outcome::failed(&echo, &write_outcome::answer_translated(e))
+                                }
                             }
                         }
                     };

@@ -36,7 +36,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 use tower::ServiceExt;
 
-use super::{Connections, Limits, protocol};
+use super::{Connections, Limits, protocol, refusal};
 
 /// What the socket and the service did, in milliseconds since the connection opened.
 #[derive(Debug)]
@@ -135,10 +135,55 @@ impl Drop for InFlight {
     }
 }
 
-/// The socket, noting reads and writes.
+/// The socket, noting reads and writes, and putting the API's answer in place of hyper's
+/// bare refusals of heads it could not read (`refusal`).
 struct Watched {
     stream: TcpStream,
     activity: Arc<Activity>,
+    sniffer: refusal::Sniffer,
+    /// The API's refusal, being written in place of hyper's (what is left of it).
+    replacement: Option<bytes::Bytes>,
+}
+
+impl Watched {
+    /// Writes what is left of a replacement; ready once it is all written.
+    fn poll_replacement(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        while let Some(rest) = self.replacement.as_mut() {
+            if rest.is_empty() {
+                self.replacement = None;
+                break;
+            }
+            match Pin::new(&mut self.stream).poll_write(cx, rest) {
+                Poll::Ready(Ok(0)) => {
+                    return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+                }
+                Poll::Ready(Ok(n)) => {
+                    bytes::Buf::advance(rest, n);
+                }
+                Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// hyper's own refusal of a head: the API's answer is written in its place, and hyper
+    /// is told its bytes went out (`len` of them).
+    fn poll_replace(
+        &mut self,
+        cx: &mut Context<'_>,
+        first: &[u8],
+        len: usize,
+    ) -> Option<Poll<std::io::Result<usize>>> {
+        let replacement = refusal::replace(first, &self.sniffer)?;
+        self.replacement = Some(replacement);
+        self.activity.wrote();
+        Some(match self.poll_replacement(cx) {
+            Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
+            // Pending: the rest goes out on hyper's flush or shutdown.
+            _ => Poll::Ready(Ok(len)),
+        })
+    }
 }
 
 impl AsyncRead for Watched {
@@ -151,6 +196,11 @@ impl AsyncRead for Watched {
         let result = Pin::new(&mut self.stream).poll_read(cx, buf);
         if buf.filled().len() > before {
             self.activity.read();
+            // A head is read while nothing is in flight; bodies are not looked through.
+            if self.activity.in_flight.load(Ordering::Relaxed) == 0 {
+                let this = &mut *self;
+                this.sniffer.saw(&buf.filled()[before..]);
+            }
         }
         result
     }
@@ -162,9 +212,18 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        let result = Pin::new(&mut self.stream).poll_write(cx, buf);
+        let this = &mut *self;
+        if this.replacement.is_some() {
+            // Nothing of hyper's follows its refusal but a flush; its bytes are dropped.
+            return this.poll_replacement(cx).map_ok(|()| buf.len());
+        }
+        if let Some(done) = this.poll_replace(cx, buf, buf.len()) {
+            return done;
+        }
+        let result = Pin::new(&mut this.stream).poll_write(cx, buf);
         if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
-            self.activity.wrote();
+            this.activity.wrote();
+            this.sniffer.reset();
         }
         result
     }
@@ -174,9 +233,20 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        let result = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        let this = &mut *self;
+        let len = bufs.iter().map(|b| b.len()).sum();
+        if this.replacement.is_some() {
+            return this.poll_replacement(cx).map_ok(|()| len);
+        }
+        if let Some(first) = bufs.iter().find(|b| !b.is_empty())
+            && let Some(done) = this.poll_replace(cx, first, len)
+        {
+            return done;
+        }
+        let result = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
         if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
-            self.activity.wrote();
+            this.activity.wrote();
+            this.sniffer.reset();
         }
         result
     }
@@ -186,10 +256,12 @@ impl AsyncWrite for Watched {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        std::task::ready!(self.poll_replacement(cx))?;
         Pin::new(&mut self.stream).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        std::task::ready!(self.poll_replacement(cx))?;
         Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
@@ -211,6 +283,8 @@ pub async fn serve(
     let io = TokioIo::new(Watched {
         stream,
         activity: activity.clone(),
+        sniffer: refusal::Sniffer::default(),
+        replacement: None,
     });
     let watched = activity.clone();
     let shared = connections.clone();

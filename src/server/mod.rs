@@ -28,6 +28,7 @@
 pub mod bind;
 pub mod connection;
 pub mod protocol;
+pub mod refusal;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -10,8 +10,15 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    /// Drop every cache entry showing one of these tags.
-    Invalidate { origin: String, tags: Vec<String> },
+    /// Drop every cache entry showing one of these tags; with `hold_off_ms`, also keep them
+    /// from being served for that long (a write whose outcome is unknown: `hold_off`). An
+    /// older instance ignores the field and only invalidates.
+    Invalidate {
+        origin: String,
+        tags: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hold_off_ms: Option<u64>,
+    },
     /// Drop every cache entry.
     InvalidateAll { origin: String },
     /// Refuse the customer's tokens issued at or before `at` (ms since the epoch).
@@ -57,6 +64,12 @@ mod tests {
             Event::Invalidate {
                 origin: "a".into(),
                 tags: vec!["s:odd|sku\nwith\ttabs".into(), "p:1".into()],
+                hold_off_ms: None,
+            },
+            Event::Invalidate {
+                origin: "a".into(),
+                tags: vec!["p:1".into()],
+                hold_off_ms: Some(60_000),
             },
             Event::InvalidateAll { origin: "b".into() },
             Event::Revoke {
@@ -69,6 +82,15 @@ mod tests {
             assert_eq!(Event::decode(event.encode().as_bytes()), Some(event));
         }
         assert_eq!(Event::decode(b"not json"), None);
+        // What an instance from before hold-offs sends, and what it reads of ours.
+        assert_eq!(
+            Event::decode(br#"{"event":"invalidate","origin":"a","tags":["p:1"]}"#),
+            Some(Event::Invalidate {
+                origin: "a".into(),
+                tags: vec!["p:1".into()],
+                hold_off_ms: None
+            })
+        );
         assert_eq!(Event::decode(br#"{"event":"unknown","origin":"x"}"#), None);
     }
 }

@@ -394,7 +394,16 @@ impl Link {
         }
         self.stats.received.fetch_add(1, Ordering::Relaxed);
         match event {
-            Event::Invalidate { tags, .. } => cache.invalidate_here(&tags),
+            Event::Invalidate {
+                tags,
+                hold_off_ms: None,
+                ..
+            } => cache.invalidate_here(&tags),
+            Event::Invalidate {
+                tags,
+                hold_off_ms: Some(ms),
+                ..
+            } => cache.hold_off_here(&tags, std::time::Duration::from_millis(ms)),
             Event::InvalidateAll { .. } => cache.invalidate_all_here(),
             Event::Revoke { customer, at, .. } => tokens.apply_revocation(customer, at),
             Event::OAuthForget { .. } => self.forget_oauth(),

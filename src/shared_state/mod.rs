@@ -133,6 +133,12 @@ impl SharedState {
                     Invalidation::Tags(tags) => Event::Invalidate {
                         origin,
                         tags: tags.to_vec(),
+                        hold_off_ms: None,
+                    },
+                    Invalidation::HoldOff(tags, window) => Event::Invalidate {
+                        origin,
+                        tags: tags.to_vec(),
+                        hold_off_ms: Some(window.as_millis() as u64),
                     },
                     Invalidation::All => Event::InvalidateAll { origin },
                 });

@@ -320,6 +320,97 @@ async fn heads_over_the_limits_get_the_apis_body_and_a_request_id() {
     assert!(r.header("x-request-id").is_some());
 }
 
+/// Sends raw bytes on a new connection; the whole answer until the gateway closes it.
+async fn raw_exchange(gw: &Gateway, bytes: &[u8]) -> String {
+    let mut stream = TcpStream::connect(addr(gw)).await.unwrap();
+    // The gateway may refuse before it has read everything: a failed write is fine.
+    let _ = stream.write_all(bytes).await;
+    until_closed(&mut stream, Duration::from_secs(5)).await.1
+}
+
+/// The head and body of a raw answer, with its `content-length` checked.
+fn split_answer(answer: &str) -> (&str, &str) {
+    let (head, body) = answer
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert!(
+        head.to_ascii_lowercase()
+            .contains(&format!("content-length: {}", body.len())),
+        "{answer}"
+    );
+    assert!(
+        head.to_ascii_lowercase().contains("\r\nx-request-id: "),
+        "{answer}"
+    );
+    (head, body)
+}
+
+#[tokio::test]
+async fn heads_the_http_parser_refuses_get_the_apis_body_and_a_request_id() {
+    let gw = Gateway::start().await;
+    // Two Content-Length headers: hyper's own 400, now with the error tree in JSON.
+    let answer = raw_exchange(
+        &gw,
+        b"POST /api/rest/products HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n\
+          Content-Length: 1\r\nContent-Length: 2\r\n\r\n{}",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
+    let (_, body) = split_answer(&answer);
+    assert_eq!(
+        body,
+        "{\"messages\":{\"error\":[{\"code\":400,\"message\":\"The request head could not be read.\"}]}}"
+    );
+    // A Content-Length that is not a number.
+    let answer = raw_exchange(
+        &gw,
+        b"POST /api/rest/products HTTP/1.1\r\nHost: x\r\nAccept: text/xml\r\nContent-Length: ten\r\n\r\n",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
+    let (_, body) = split_answer(&answer);
+    assert!(
+        body.contains("<message>The request head could not be read.</message>"),
+        "{body}"
+    );
+    // 200 header fields: past hyper's own count.
+    let mut head =
+        b"GET /api/rest/products HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n".to_vec();
+    for i in 0..200 {
+        head.extend_from_slice(format!("x-h{i}: 1\r\n").as_bytes());
+    }
+    head.extend_from_slice(b"\r\n");
+    let answer = raw_exchange(&gw, &head).await;
+    assert!(answer.starts_with("HTTP/1.1 431 "), "{answer}");
+    let (_, body) = split_answer(&answer);
+    assert!(body.contains("Request header fields too large."), "{body}");
+    assert!(body.starts_with("{"), "JSON, as asked: {body}");
+    // A 107 KB URI: past hyper's own limit; its Accept line was never read, so XML.
+    let uri = format!("/api/rest/products?q={}", "a".repeat(107_000));
+    let answer = raw_exchange(
+        &gw,
+        format!("GET {uri} HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n\r\n").as_bytes(),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 414 "), "{answer}");
+    let (_, body) = split_answer(&answer);
+    assert!(body.contains("Request-URI too long."), "{body}");
+    // A keep-alive connection whose second head is refused: the first answer is untouched.
+    let answer = raw_exchange(
+        &gw,
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n\r\n\
+          GET /api/rest/products HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
+    let second = &answer[answer
+        .find("HTTP/1.1 400 ")
+        .unwrap_or_else(|| panic!("{answer}"))..];
+    // No Accept on the second head: XML, not the first head's JSON.
+    let (_, body) = split_answer(second);
+    assert!(body.contains("<code>400</code>"), "{body}");
+}
+
 #[tokio::test]
 async fn a_stalled_body_is_a_408_not_a_504() {
     let gw = Gateway::start_with(|c| {
@@ -339,7 +430,12 @@ async fn a_stalled_body_is_a_408_not_a_504() {
         answer.contains("The request body did not arrive in time."),
         "{answer}"
     );
-    assert!(took >= Duration::from_millis(900), "{took:?}");
+    // The stall is refused within the request's deadline (500 ms), not the 1 s configured
+    // for the body.
+    assert!(
+        took >= Duration::from_millis(400) && took < Duration::from_millis(900),
+        "{took:?}"
+    );
     // A slow body that keeps coming is not cut by the upstream deadline (500 ms).
     let mut stream = TcpStream::connect(addr(&gw)).await.unwrap();
     let body = b"{\"sku\":\"slow\"}";

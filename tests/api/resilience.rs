@@ -77,6 +77,13 @@ async fn stale_if_error_serves_a_cached_product_while_the_upstream_answers_500()
         assert_eq!(r.status, 200, "{round}: {}", r.body);
         assert_eq!(r.body, first.body, "{round}");
         assert_eq!(r.header("x-cache"), Some("STALE"), "{round}");
+        // RFC 9211: forwarded, stale, and why (the back end failed); a negative ttl.
+        let status = r.header("cache-status").unwrap();
+        assert!(
+            status.starts_with("storegate; fwd=stale; ttl=-")
+                && status.ends_with("; detail=backend-failing"),
+            "{round}: {status}"
+        );
         assert_eq!(
             r.header("warning"),
             Some("111 - \"Revalidation Failed\""),
@@ -160,6 +167,12 @@ async fn stale_while_revalidate_answers_at_once_and_refreshes_behind() {
     assert_eq!(r.json()["name"], "Harbor Duffle Bag");
     assert_eq!(r.header("x-cache"), Some("STALE"));
     assert_eq!(r.header("warning"), Some("110 - \"Response is Stale\""));
+    let status = r.header("cache-status").unwrap();
+    assert!(
+        status.starts_with("storegate; fwd=stale; ttl=-")
+            && status.ends_with("; detail=revalidating"),
+        "{status}"
+    );
     // Once the refresh is in, the new version is served from the cache. Records and body
     // each refresh in the background, so this may take two rounds.
     let mut name = Value::Null;

@@ -766,3 +766,34 @@ async fn a_redis_that_never_answers_costs_a_call_its_timeout_and_no_request_hang
         ))
     );
 }
+
+#[tokio::test]
+async fn a_hold_off_made_on_one_instance_keeps_the_other_from_its_cache() {
+    // The second level on too: a held-off record must not come from it either.
+    let Some(c) = Cluster::start(true).await else {
+        return;
+    };
+    let sku = c.sku_of(1).await;
+    let read = || c.call(&c.b, "GET", "/products/1", None, None);
+    assert_eq!(read().await.status, 200);
+    assert_eq!(read().await.header("x-cache"), Some("HIT"));
+    // What A does after a write whose outcome is unknown (tests/api/unknown_outcome.rs
+    // drives it through a write that times out; here the sandbox cannot time out one call).
+    use storegate::cache::keys::tag;
+    c.a.app.cache.hold_off(
+        &[tag::LISTS.to_owned(), tag::product(1), tag::sku(&sku)],
+        storegate::cache::hold_off::WINDOW,
+    );
+    let took = c
+        .until(Duration::from_secs(1), || async {
+            read().await.header("cache-status")
+                == Some("storegate; fwd=bypass; detail=write-outcome-unknown")
+        })
+        .await;
+    eprintln!("the hold-off reached the other instance in {took:?}");
+    // The write lands: B's very next read shows it, from Magento, not from either cache.
+    c.rename_in_magento(&sku, "Landed late").await;
+    let r = read().await;
+    assert_eq!(r.json()["name"], "Landed late");
+    assert_eq!(r.header("x-cache"), Some("MISS"));
+}

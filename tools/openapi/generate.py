@@ -139,7 +139,7 @@ def orders_keyed(n): return {"type": "object", "additionalProperties": ref(n), "
 
 # ---------------- messages ----------------
 COMMON = {
- "400": ["Invalid request method", "Invalid version \"<v>\" requested.", "Only one Authorization header may be sent.", "Send one credential: an Authorization header or OAuth parameters, not both."],
+ "400": ["Invalid request method", "Invalid version \"<v>\" requested.", "Only one Authorization header may be sent.", "The request head could not be read.", "Send one credential: an Authorization header or OAuth parameters, not both."],
  "408": ["The request body did not arrive in time."],
  "414": ["Request-URI too long."],
  "431": ["Request header fields too large."],
@@ -150,7 +150,7 @@ COMMON = {
  "500": ["Resource internal error."],
  "502": ["The store back end sent an invalid response."],
  "503": ["The store back end is unavailable. Try again later.", "The service is overloaded. Try again later.", "The service is temporarily unavailable. Try again later.", "The OAuth sign-in store is unavailable. Try again later."],
- "504": ["The store back end did not answer in time."],
+ "504": ["The store back end did not answer in time.", "The change may or may not have been made: read the record again before sending it again."],
 }
 BODY = ["Invalid Content-Type header", "Server can not understand Content-Type HTTP header media type \"<type>\"", "UTF-8 is the only supported charset", "Decoding error.", "The request data is invalid.", "Resource data pre-validation error."]
 LIST = ["Resource collection paging error.", "The paging limit exceeds the allowed number.", "Resource collection ordering error.", "Resource collection filtering error."]

@@ -217,9 +217,9 @@ impl Magento {
         let Some(_slot) = self.guard.slot() else {
             // Never sent: says nothing about Magento's health.
             drop(admission);
-            tracing::warn!(
-                %endpoint,
-                "upstream call shed: too many calls in flight"
+            crate::observe::log_limit::warn(
+                "upstream call shed",
+                format_args!("upstream call shed: too many calls in flight ({endpoint})"),
             );
             metrics.call(method, &endpoint, Outcome::Shed, Duration::ZERO);
             return Err(UpstreamError::Unavailable);

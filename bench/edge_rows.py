@@ -1,0 +1,156 @@
+"""The mobile edge's rows of bench/bench.py (issue 23): the floor, gzip hits, sizes saved.
+
+- Row 0 (0j, 0x, 0g): the floor, `bench/floor.rs` (the `bench_floor` example): a bare hyper
+  server answering the gateway's very bytes from memory, one runtime per core as the
+  gateway. Hits are measured against it: target at least 0.85x.
+- Row 1g: gateway cache hits of a 20-product list (Guest, JSON) with `Accept-Encoding: gzip`:
+  the gzip variant the gateway made when it filled the entry.
+- Row 3g: nginx serving those same gzip bytes as a static file with `gzip_static on` (the
+  tuned static server of row 3, location `/gz/`), to the same request.
+- Sizes: the list's bytes in identity, gzip, br and zstd as the gateway sends them.
+
+Kept apart from bench.py (which is near its size limit); bench.py calls these.
+"""
+
+import os
+import urllib.request
+from pathlib import Path
+
+LIST_PATH = "/api/rest/products?limit=20"
+CODINGS = ("gzip", "br", "zstd")
+START, END = "<!-- edge -->", "<!-- /edge -->"
+
+
+def target_dir(root):
+    return Path(os.environ.get("CARGO_TARGET_DIR") or root / "target")
+
+
+def floor_binary(root):
+    return target_dir(root) / "release" / "examples" / "bench_floor"
+
+
+def fetch(url, headers):
+    request = urllib.request.Request(url, headers=headers)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        # The message itself, not a dict: its look-ups ignore case (the gateway's names are
+        # lower case, nginx's capitalised).
+        return response.status, response.headers, response.read()
+
+
+def prepare(gw_base, www):
+    """Reads the list through the gateway in every coding (twice: the second a hit), writes
+    the gzip bytes for nginx's gzip_static and the floor, and returns the sizes."""
+    sizes = {}
+    bodies = {}
+    for coding in ("identity",) + CODINGS:
+        headers = {"Accept": "application/json", "Accept-Encoding": coding}
+        for _ in range(2):
+            status, response_headers, body = fetch(gw_base + LIST_PATH, headers)
+        sent = response_headers.get("Content-Encoding", "identity")
+        if status != 200 or sent != coding or response_headers.get("X-Cache") != "HIT":
+            raise SystemExit(f"the gateway's {coding} list: status {status}, Content-Encoding {sent}, "
+                             f"X-Cache {response_headers.get('X-Cache')}")
+        sizes[coding] = len(body)
+        bodies[coding] = body
+    gz = www / "gz"
+    gz.mkdir(exist_ok=True)
+    (gz / "list.json").write_bytes(bodies["identity"])
+    (gz / "list.json.gz").write_bytes(bodies["gzip"])
+    os.chmod(gz, 0o755)
+    for f in gz.iterdir():
+        os.chmod(f, 0o644)
+    return sizes
+
+
+def check_nginx_gzip(static_base, sizes):
+    status, headers, body = fetch(static_base + "/gz/list.json", {"Accept-Encoding": "gzip"})
+    if status != 200 or headers.get("Content-Encoding") != "gzip" or len(body) != sizes["gzip"]:
+        raise SystemExit(f"nginx gzip_static does not serve the gateway's gzip bytes: {status}, "
+                         f"{headers.get('Content-Encoding')}, {len(body)} bytes")
+
+
+def size_lines(sizes):
+    identity = sizes["identity"]
+    lines = ["| coding | bytes | × identity | saved |", "|---|--:|--:|--:|"]
+    for coding in ("identity",) + CODINGS:
+        n = sizes[coding]
+        lines.append(f"| {coding} | {n:,} | {n / identity:.3f} | {identity - n:,} B ({1 - n / identity:.0%}) |")
+    return lines
+
+
+def targets(med, fmt):
+    """The issue's targets, from the median rounds `med` (row key -> wrk run)."""
+
+    def ratio(a, b):
+        return med[a]["rps"] / med[b]["rps"] if med[b]["rps"] else float("nan")
+
+    def check(ok):
+        return "met" if ok else "**missed**"
+
+    out = []
+    for f, name in (("j", "JSON"), ("x", "XML")):
+        floor, proxy = ratio("1" + f, "0" + f), ratio("1" + f, "2" + f)
+        p99, p99_nginx = med["1" + f]["p99"], med["2" + f]["p99"]
+        out.append(f"- {name} hits ≥ 0.85 × the floor: {floor:.2f}: {check(floor >= 0.85)}")
+        out.append(f"- {name} hits ≥ 1.2 × nginx proxy_cache: {proxy:.2f}: {check(proxy >= 1.2)}")
+        out.append(f"- {name} hits' p99 no worse than nginx proxy_cache's: {fmt(p99)} vs {fmt(p99_nginx)} ms: "
+                   + check(p99 <= p99_nginx))
+    g_static, g_floor = ratio("1g", "3g"), ratio("1g", "0g")
+    out.append(f"- gzip list hits against nginx gzip_static serving the same bytes: {g_static:.2f}×; "
+               f"against the floor answering them: {g_floor:.2f}×")
+    return out
+
+
+def write_section(results_md, text):
+    """Puts `text` between the edge markers of RESULTS.md, keeping everything else."""
+    previous = results_md.read_text() if results_md.exists() else "# Benchmark results\n"
+    section = f"{START}\n{text.rstrip()}\n{END}"
+    if START in previous and END in previous:
+        before, rest = previous.split(START, 1)
+        _, after = rest.split(END, 1)
+        results_md.write_text(before + section + after)
+        return
+    # After instructions.py's section: bench.py's full run keeps everything from that section
+    # on when it rewrites the file, and instructions.py rewrites only between its markers.
+    marker = "<!-- /instructions -->"
+    if marker in previous:
+        before, after = previous.split(marker, 1)
+        results_md.write_text(before + marker + "\n\n" + section + "\n" + after)
+    else:
+        results_md.write_text(previous.rstrip("\n") + "\n\n" + section + "\n")
+
+
+def report(results_md, rows, results, sizes, median_run, fmt, log, run_line):
+    """The edge section from the load rounds: printed, and written into RESULTS.md."""
+    med = {key: median_run(runs) for key, runs in results.items()}
+    lines = ["| # | scenario | req/s | p50 ms | p99 ms | × floor | × nginx proxy_cache |",
+             "|---|---|--:|--:|--:|--:|--:|"]
+    for key, title, *_ in rows:
+        if key[0] not in "0123" or key.endswith("<"):
+            continue
+        m = med[key]
+        vs_floor = m["rps"] / med["0" + key[1]]["rps"] if key[0] != "0" else None
+        vs_proxy = m["rps"] / med["2" + key[1]]["rps"] if key[0] == "1" and key[1] in "jx" else None
+        lines.append(f"| {key} | {title} | {m['rps']:,.0f} | {fmt(m['p50'])} | {fmt(m['p99'])} | "
+                     f"{fmt(vs_floor) if vs_floor else ''} | {fmt(vs_proxy) if vs_proxy else ''} |")
+    rounds = ["| round | row | req/s | p50 ms | p99 ms | non-2xx |", "|--:|---|--:|--:|--:|--:|"]
+    for key, runs in results.items():
+        if key[0] in "0123" and not key.endswith("<"):
+            for i, run in enumerate(runs, 1):
+                rounds.append(f"| {i} | {key} | {run['rps']:,.0f} | {fmt(run['p50'])} | "
+                              f"{fmt(run['p99'])} | {run['non2xx']} |")
+    text = "\n\n".join([
+        "## The mobile edge (issue 23): hits against the floor and nginx, gzip, sizes",
+        run_line + "; the gateway with production defaults (access log on, written by its log "
+        "thread to bench/out/gw.out). Written by bench/bench.py's load rows (`BENCH_ONLY=load` "
+        "rewrites this section alone).",
+        "\n".join(lines),
+        "\n".join(targets(med, fmt)),
+        "Sizes of the 20-product list (Guest, JSON) as the gateway sends them:",
+        "\n".join(size_lines(sizes)),
+        "Every round:",
+        "\n".join(rounds),
+    ])
+    log("")
+    log(text)
+    write_section(results_md, text)

@@ -1,0 +1,143 @@
+//! `Cache-Status` (RFC 9211): how the gateway's cache handled a read, in the standard
+//! header a CDN or a client's tooling can read (`X-Cache` stays for those who read it).
+//!
+//! - `storegate; hit; ttl=N`: served from a fresh entry, fresh for N more seconds;
+//! - `storegate; fwd=miss; stored; ttl=N`: fetched from the back end now (or by a caller
+//!   this one waited for) and stored (`stored` and `ttl` only when the cache is on);
+//! - `storegate; fwd=stale; ttl=-N; detail=revalidating`: past its freshness by N seconds,
+//!   served while one background refresh runs;
+//! - `storegate; fwd=stale; ttl=-N; detail=backend-failing`: stale, served because the back
+//!   end failed when it was asked again;
+//! - `storegate; fwd=uri-miss`: an API read the cache never holds (a customer's own data,
+//!   a refusal), or one kept away from it.
+//!
+//! A negative `ttl` says by how much the answer is stale (RFC 9211 §2.6).
+
+use http::HeaderValue;
+
+use crate::cache::Source;
+
+/// The header's name.
+pub const CACHE_STATUS: http::HeaderName = http::HeaderName::from_static("cache-status");
+
+/// The value for an answer served through the read cache. `ttl` is the entry's remaining
+/// freshness in seconds (negative when stale); `stored` is false when the cache is off.
+pub fn for_source(source: Source, ttl: i64, stored: bool) -> HeaderValue {
+    let mut text = Writer::default();
+    text.push(b"storegate; ");
+    match source {
+        Source::Hit => text.push(b"hit"),
+        Source::Fetched if stored => text.push(b"fwd=miss; stored"),
+        Source::Fetched => {
+            text.push(b"fwd=miss");
+            return text.finish();
+        }
+        Source::StaleWhileRevalidate | Source::StaleIfError => text.push(b"fwd=stale"),
+    }
+    text.push(b"; ttl=");
+    text.number(ttl);
+    match source {
+        Source::StaleWhileRevalidate => text.push(b"; detail=revalidating"),
+        Source::StaleIfError => text.push(b"; detail=backend-failing"),
+        _ => {}
+    }
+    text.finish()
+}
+
+/// An API read the cache did not answer and did not store.
+pub fn uncached() -> HeaderValue {
+    HeaderValue::from_static("storegate; fwd=uri-miss")
+}
+
+/// A read whose entry the gateway keeps away from the cache until the back end has shown
+/// its state again (a write with an unknown outcome touched it: `outcome`).
+pub fn bypassed() -> HeaderValue {
+    HeaderValue::from_static("storegate; fwd=bypass; detail=write-outcome-unknown")
+}
+
+/// True for an API read: a GET or HEAD under `/api/rest/`, the answers that carry a
+/// `Cache-Status`.
+pub fn is_api_read(method: &http::Method, path: &str) -> bool {
+    (method == http::Method::GET || method == http::Method::HEAD) && path.starts_with("/api/rest/")
+}
+
+/// Puts [`uncached`] on an API read's answer that has no `Cache-Status` yet (the front
+/// calls it for every read past the fast path; a hit carries its own).
+pub fn mark_uncached(response: &mut axum::response::Response) {
+    if !response.headers().contains_key(CACHE_STATUS) {
+        response.headers_mut().insert(CACHE_STATUS, uncached());
+    }
+}
+
+/// A header value written into a stack buffer, without a formatter: every hit sends one.
+struct Writer {
+    text: [u8; 80],
+    len: usize,
+}
+
+impl Default for Writer {
+    fn default() -> Writer {
+        Writer {
+            text: [0; 80],
+            len: 0,
+        }
+    }
+}
+
+impl Writer {
+    fn push(&mut self, bytes: &[u8]) {
+        let end = (self.len + bytes.len()).min(self.text.len());
+        self.text[self.len..end].copy_from_slice(&bytes[..end - self.len]);
+        self.len = end;
+    }
+
+    fn number(&mut self, n: i64) {
+        if n < 0 {
+            self.push(b"-");
+        }
+        let mut digits = [0u8; 20];
+        let mut rest = n.unsigned_abs();
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        self.push(&digits[i..]);
+    }
+
+    fn finish(self) -> HeaderValue {
+        HeaderValue::from_bytes(&self.text[..self.len])
+            .expect("ASCII letters, digits and punctuation are a valid header value")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values() {
+        assert_eq!(for_source(Source::Hit, 42, true), "storegate; hit; ttl=42");
+        assert_eq!(
+            for_source(Source::Fetched, 60, true),
+            "storegate; fwd=miss; stored; ttl=60"
+        );
+        assert_eq!(for_source(Source::Fetched, 0, false), "storegate; fwd=miss");
+        assert_eq!(
+            for_source(Source::StaleWhileRevalidate, -3, true),
+            "storegate; fwd=stale; ttl=-3; detail=revalidating"
+        );
+        assert_eq!(
+            for_source(Source::StaleIfError, -120, true),
+            "storegate; fwd=stale; ttl=-120; detail=backend-failing"
+        );
+        assert_eq!(
+            for_source(Source::Hit, i64::MIN, true),
+            "storegate; hit; ttl=-9223372036854775808"
+        );
+    }
+}
