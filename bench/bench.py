@@ -18,7 +18,9 @@ moment, nginx as a logging proxy to learn which upstream calls one gateway miss 
   7. two gateways sharing one Redis with the second-level cache on (STOREGATE_REDIS_URL,
      STOREGATE_SHARED_CACHE=1): BENCH_SHARED_PRODUCTS distinct products read through both,
      first one instance then the other, then both at once; the sandbox's product calls per
-     distinct product (two unshared instances make 2 by construction; the target is 1).
+     distinct product (two unshared instances make 2 by construction; the target is 1);
+  8. a signed OAuth 1.0a call's cost against a Bearer one, at one connection, with the SQLite
+     store and with a MariaDB store and Redis (bench/signed.py).
 
 Row 0 and the gzip rows (1g, 3g) are bench/edge_rows.py's (issue 23): the floor, a bare hyper
 server answering the same bytes (`bench_floor`, built from bench/floor.rs), and gzip hits of a
@@ -75,7 +77,8 @@ CONNS = int(os.environ.get("BENCH_CONNECTIONS", "64"))
 LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "0"))
 PRODUCTS = int(os.environ.get("BENCH_PRODUCTS", "100000"))
 PRODUCTS_SMALL = int(os.environ.get("BENCH_PRODUCTS_SMALL", "1000"))
-ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))  # development: load,latency,burst,memory,shared
+ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))  # development: load,latency,burst,memory,shared,signed
+SIGNED_REQUESTS = int(os.environ.get("BENCH_SIGNED_REQUESTS", "5000"))
 CACHE_MAX = int(os.environ.get("BENCH_CACHE_MAX_BYTES", str(256 * 1024 * 1024)))
 BURST = int(os.environ.get("BENCH_BURST", "1000"))
 FILL_MAX_SECS = int(os.environ.get("BENCH_FILL_MAX_SECS", "420"))
@@ -91,7 +94,7 @@ PORTS = {
     for i, name in enumerate(
         ["sandbox", "gw", "gw_nocache", "gw_mem", "gw_discover", "static", "cache", "logger", "sandbox_big",
          "redis", "gw_shared_a", "gw_shared_b", "gw_before", "gw_before_nocache",
-         "floor", "floor_xml", "floor_gz"]
+         "floor", "floor_xml", "floor_gz", "gw_signed_sqlite", "gw_signed_mariadb", "mariadb"]
     )
 }
 
@@ -736,6 +739,20 @@ def main():
         l2_hits = float(l2_hits.group(1)) if l2_hits else float("nan")
         log(f"   product calls per distinct product: {shared_in_turn:.2f} in turn, {shared_at_once:.2f} at once; "
             f"second instance's shared-cache hits {l2_hits:,.0f}")
+    signed_lines = []
+    if wanted("signed"):
+        log("== row 8: a signed OAuth 1.0a call against a Bearer one, at one connection")
+        if "redis" not in processes:
+            start("redis", ["redis-server", "--port", str(PORTS["redis"]), "--bind", HOST,
+                            "--save", "", "--appendonly", "no"])
+            wait_redis(PORTS["redis"])
+        import signed
+        signed_lines = signed.measure({
+            "log": log, "host": HOST, "ports": PORTS, "out": OUT, "binary": BIN, "reps": REPS,
+            "requests": SIGNED_REQUESTS, "admin_key": ADMIN_KEY, "start": start,
+            "start_gateway": start_gateway, "gateway_env": gateway_env, "wait_http": wait_http,
+        })
+        log("\n".join(signed_lines))
     stop_all()
     if ONLY:
         log(f"partial run (BENCH_ONLY={','.join(sorted(ONLY))}): no table written")
@@ -798,6 +815,7 @@ def main():
         f"read through both, in turn / at once |  |  |  |  |  | **{shared_in_turn:.2f}** / "
         f"**{shared_at_once:.2f}** product calls per distinct product |  |"
     )
+    lines.extend(signed_lines)
     table = "\n".join(lines)
 
     def check(ok):

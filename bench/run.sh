@@ -12,7 +12,9 @@
 # memory row, 268435456), BENCH_BURST (cold concurrent requests, 1000),
 # BENCH_SHARED_PRODUCTS (distinct products of the two-instance row, 200), BENCH_BEFORE (a
 # second build whose rows 1j, 1x and 4a run next to this one's in every round), BENCH_PORT_BASE
-# (18180).
+# (18180), BENCH_SIGNED_REQUESTS (signed calls per round of row 8, 5000; row 8c needs
+# mariadb-server), BENCH_ONLY (some sections only, no table: load, latency, burst, memory,
+# shared, signed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

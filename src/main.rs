@@ -309,6 +309,13 @@ async fn serve(mut config: Config) -> Result<(), Failure> {
         ));
     }
 
+    // The sandbox only when nothing says production, or when asked for (`start_checks`).
+    storegate::config::start_checks::sandbox_allowed(
+        &config,
+        std::env::vars_os().filter_map(|(name, _)| name.into_string().ok()),
+    )
+    .map_err(Failure::Config)?;
+
     // Upstream: the configured Magento 2, or the embedded sandbox.
     let mut sandbox = None;
     let (upstream_url, upstream_token) = match &config.upstream {

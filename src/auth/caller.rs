@@ -90,9 +90,23 @@ impl Resolved {
 }
 
 /// Authenticates and negotiates once, for the fast path and every layer after it.
-pub fn resolve(auth: &Authenticator, headers: &HeaderMap) -> Resolved {
+///
+/// A request that may carry OAuth parameters outside the header (in its query or a form
+/// body) is left unauthenticated here: without a header it would look like a Guest, and
+/// the fast path would answer a signed call with the Guest's view. `auth::authenticate`
+/// verifies it once routing is done.
+pub fn resolve(auth: &Authenticator, headers: &HeaderMap, query: Option<&str>) -> Resolved {
+    let authenticated = if crate::auth::oauth::params::query_has_oauth(query)
+        || crate::auth::oauth::params::is_form(headers)
+    {
+        // Never answered as it is: `auth::authenticate` verifies the parameters first.
+        Err(ApiError::unauthorized("The access token is invalid.")
+            .with_cause("oauth_* parameters outside the header, not verified yet"))
+    } else {
+        auth.authenticate(headers)
+    };
     Resolved {
         negotiated: negotiate_response(headers),
-        authenticated: auth.authenticate(headers),
+        authenticated,
     }
 }

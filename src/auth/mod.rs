@@ -98,13 +98,19 @@ impl Authenticator {
         }
     }
 
+    /// The OAuth provider, when signed calls are accepted.
+    pub fn oauth(&self) -> Option<&Arc<crate::auth::oauth::OAuth>> {
+        self.oauth.as_ref()
+    }
+
     /// Refuses every credential of a customer at once, Bearer and OAuth (a deleted customer).
-    pub fn revoke_customer(&self, customer_id: u64) -> Result<(), ApiError> {
+    pub async fn revoke_customer(&self, customer_id: u64) -> Result<(), ApiError> {
         self.tokens.revoke_customer(customer_id);
         if let Some(oauth) = &self.oauth {
-            oauth.revoke_customer(customer_id).map_err(|error| {
-                ApiError::unavailable().with_cause(format!("cannot revoke OAuth tokens: {error}"))
-            })?;
+            oauth
+                .revoke_customer(customer_id)
+                .await
+                .map_err(crate::auth::oauth::problem::store_unavailable)?;
         }
         Ok(())
     }
@@ -176,18 +182,24 @@ pub async fn authenticate(
     next: Next,
 ) -> Response {
     // OAuth 1.0a needs the request itself (URL, form body) and claims a nonce, so it is
-    // checked here, once routing said this is the API; the caller layer's sync attempt
-    // refused the scheme, which only kept the fast path away.
+    // checked here, once routing said this is the API; the caller layer left such a
+    // request unresolved (see `caller::resolve`), which kept the fast path away.
     if let Some(oauth) = &auth.oauth
-        && crate::auth::oauth::params::oauth_header(request.headers()).is_some()
+        && crate::auth::oauth::may_be_signed(request.headers(), request.uri().query())
     {
-        return match oauth.authenticate_api(request).await {
-            Ok((principal, mut request)) => {
-                request.extensions_mut().insert(principal);
-                next.run(request).await
+        match oauth.authenticate_api(request).await {
+            Ok(crate::auth::oauth::ApiSigned::Principal(principal, mut signed)) => {
+                signed.extensions_mut().insert(principal);
+                return next.run(signed).await;
             }
-            Err(error) => error.into_response(),
-        };
+            Ok(crate::auth::oauth::ApiSigned::Unsigned(mut unsigned)) => {
+                // A form body of other fields: the caller layer did not judge the
+                // headers (it could not see the body), so they are judged below.
+                unsigned.extensions_mut().remove::<Authenticated>();
+                request = unsigned;
+            }
+            Err(error) => return error.into_response(),
+        }
     }
     // Authenticated once by the caller layer; worked out here only when it did not run.
     let authenticated = match request.extensions_mut().remove::<Authenticated>() {

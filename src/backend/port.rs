@@ -158,8 +158,11 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// The circuit breaker's state, for `/readyz` and the metrics.
     fn circuit_state(&self) -> CircuitState;
     fn circuit_probe(&self) -> Arc<dyn Fn() -> CircuitState + Send + Sync>;
-    /// One cheap call that shows the store answers and accepts the gateway's credentials.
+    /// One cheap call that shows the store answers.
     fn ping(&self) -> Answer<'_, ()>;
+    /// Some(why) when the store answers but refuses the gateway's credentials (a wrong
+    /// integration token: every call would fail), None otherwise (`/readyz`).
+    fn credentials_refused(&self) -> BoxFuture<'_, Option<String>>;
 
     // Store views, their configuration, the directory: raw, for the cache, and read by the
     // adapter.

@@ -1,21 +1,38 @@
-//! `storegate oauth ...`: consumers and the original's tables, on the token store in
-//! `STOREGATE_DATA_DIR`. Safe while gateways run on the same folder: they read through to
-//! the database on every request, so a change counts at once.
+//! `storegate oauth ...`: consumers, access tokens and the original's tables, on the
+//! configured OAuth store (`STOREGATE_DATABASE_URL`, by default the SQLite file in
+//! `STOREGATE_DATA_DIR`); `migrate --to URL` copies that store into another (a single
+//! machine's SQLite file into the fleet's MariaDB). Safe while gateways run on the same
+//! store: a new consumer counts at their next sign-in; a revocation within their
+//! credentials' freshness (`oauth::verified`: a second, or at once with Redis, where the CLI
+//! announces it).
 
+use crate::context::profile::Profile;
 use std::path::PathBuf;
 
 use clap::Subcommand;
 
 use crate::auth::oauth::import::{self, Table};
-use crate::auth::oauth::store::{NewConsumer, SqliteStore, TokenStore, random_hex32};
+use crate::auth::oauth::store::{
+    ImportedToken, Kind, NewConsumer, Owner, TokenStore, random_hex32,
+};
+use crate::auth::oauth::{self as oauth_provider};
 use crate::config::Config;
-use crate::context::profile::Profile;
 
 #[derive(Debug, Subcommand)]
 pub enum OAuthCommand {
     /// Manage OAuth consumers (the applications).
     #[command(subcommand)]
     Consumer(ConsumerCommand),
+    /// List or revoke access tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Copy this store's consumers and live access tokens into another store (e.g. the
+    /// single machine's SQLite file into the fleet's MariaDB); rerunnable.
+    Migrate {
+        /// The destination: `mysql://user:password@host:port/database` or `sqlite://PATH`.
+        #[arg(long, value_name = "URL")]
+        to: String,
+    },
     /// Import the original's oauth_consumer and oauth_token tables (`mysql --batch` output).
     Import {
         /// Output of `mysql --batch -e 'SELECT * FROM oauth_consumer'`.
@@ -56,6 +73,23 @@ pub enum ConsumerCommand {
     List,
 }
 
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Access tokens, oldest first (ids, applications, users; never secrets).
+    List {
+        /// Only this customer's.
+        #[arg(long)]
+        customer_id: Option<u64>,
+    },
+    /// Revoke an access token by id (as listed).
+    Revoke { id: i64 },
+}
+
+/// A consumer's profile as the listing shows it.
+fn profile_shown(profile: Option<Profile>) -> &'static str {
+    profile.map_or("(the gateway's)", Profile::as_str)
+}
+
 fn credential(name: &str, value: Option<String>) -> Result<String, String> {
     match value {
         None => Ok(random_hex32()),
@@ -82,14 +116,20 @@ fn url(name: &str, value: Option<String>) -> Result<Option<String>, String> {
     }
 }
 
-/// A consumer's profile as the listing shows it.
-fn profile_shown(profile: Option<Profile>) -> &'static str {
-    profile.map_or("(the gateway's)", Profile::as_str)
+/// Runs a command; what it prints on success. The store's calls are asynchronous: a
+/// small runtime of its own runs them (the CLI has no other).
+pub fn run(config: &Config, command: OAuthCommand) -> Result<String, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(run_async(config, command))
 }
 
-/// Runs a command; what it prints on success.
-pub fn run(config: &Config, command: OAuthCommand) -> Result<String, String> {
-    let store = SqliteStore::open(&config.data_dir).map_err(|e| e.to_string())?;
+async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, String> {
+    let store = oauth_provider::open_store(config).map_err(|e| e.to_string())?;
+    let place = store.describe();
+    let failed = |e: oauth_provider::store::StoreError| e.to_string();
     match command {
         OAuthCommand::Consumer(ConsumerCommand::Add {
             name,
@@ -113,11 +153,7 @@ pub fn run(config: &Config, command: OAuthCommand) -> Result<String, String> {
                 ),
             };
             let key = credential("key", key)?;
-            if store
-                .consumer_by_key(&key)
-                .map_err(|e| e.to_string())?
-                .is_some()
-            {
+            if store.consumer_by_key(&key).await.map_err(failed)?.is_some() {
                 return Err(format!("a consumer with key {key} already exists"));
             }
             let consumer = store
@@ -129,23 +165,19 @@ pub fn run(config: &Config, command: OAuthCommand) -> Result<String, String> {
                     rejected_callback_url: url("rejected-callback", rejected_callback)?,
                     profile,
                 })
-                .map_err(|e| e.to_string())?;
+                .await
+                .map_err(failed)?;
             Ok(format!(
-                "consumer {:?} registered in {}\nkey:    {}\nsecret: {}\nprofile: {}\n(the secret is not shown again)",
+                "consumer {:?} registered in {place}\nkey:    {}\nsecret: {}\nprofile: {}\n(the secret is not shown again)",
                 consumer.name,
-                store.path().display(),
                 consumer.key,
                 consumer.secret,
                 profile_shown(consumer.profile)
             ))
         }
         OAuthCommand::Consumer(ConsumerCommand::List) => {
-            let consumers = store.consumers().map_err(|e| e.to_string())?;
-            let mut out = format!(
-                "{} consumer(s) in {}",
-                consumers.len(),
-                store.path().display()
-            );
+            let consumers = store.consumers().await.map_err(failed)?;
+            let mut out = format!("{} consumer(s) in {place}", consumers.len());
             for consumer in consumers {
                 out.push_str(&format!(
                     "\n{}\t{}\t{}\t{}",
@@ -156,6 +188,88 @@ pub fn run(config: &Config, command: OAuthCommand) -> Result<String, String> {
                 ));
             }
             Ok(out)
+        }
+        OAuthCommand::Token(TokenCommand::List { customer_id }) => {
+            let mut out = String::new();
+            let mut count = 0;
+            // Page by page: a store may hold many.
+            loop {
+                let page = store
+                    .list_access_tokens(customer_id, 1000, count)
+                    .await
+                    .map_err(failed)?;
+                for token in &page {
+                    let user = match token.owner {
+                        Owner::Admin => "admin".to_owned(),
+                        Owner::Customer(id) => format!("customer {id}"),
+                    };
+                    out.push_str(&format!(
+                        "\n{}\t{}\t{}\t{}{}",
+                        token.id,
+                        token.consumer_key,
+                        token.consumer_name,
+                        user,
+                        if token.revoked { "\trevoked" } else { "" }
+                    ));
+                }
+                count += page.len() as u64;
+                if page.len() < 1000 {
+                    break;
+                }
+            }
+            Ok(format!("{count} access token(s) in {place}{out}"))
+        }
+        OAuthCommand::Token(TokenCommand::Revoke { id }) => {
+            if !store.revoke_token(id).await.map_err(failed)? {
+                return Err(format!("no access token {id} in {place}"));
+            }
+            // Gateways sharing Redis drop what they verified at once; without Redis they
+            // read it again within a second.
+            let announced = match &config.redis_url {
+                Some(url) => {
+                    match crate::shared_state::announce_oauth_forget(
+                        url.expose(),
+                        config.redis_timeout,
+                    )
+                    .await
+                    {
+                        Ok(()) => " (announced to the gateways through Redis)".to_owned(),
+                        Err(error) => format!(
+                            " (not announced through Redis: {error}; gateways see it within {} s)",
+                            oauth_provider::verified::SHARED_FRESH.as_secs()
+                        ),
+                    }
+                }
+                None => String::new(),
+            };
+            Ok(format!("access token {id} revoked in {place}{announced}"))
+        }
+        OAuthCommand::Migrate { to } => {
+            let location = oauth_provider::database::Location::parse(&to)
+                .map_err(|why| format!("--to: expected {why}"))?;
+            let destination: std::sync::Arc<dyn TokenStore> = match location {
+                oauth_provider::database::Location::Sqlite(path) if path.as_os_str().is_empty() => {
+                    return Err("--to: expected sqlite://PATH with a path".into());
+                }
+                oauth_provider::database::Location::Sqlite(path) => {
+                    std::sync::Arc::new(oauth_provider::sqlite::EmbeddedStore(std::sync::Arc::new(
+                        oauth_provider::sqlite::SqliteStore::open_file(&path).map_err(failed)?,
+                    )))
+                }
+                location @ oauth_provider::database::Location::MySql(_) => {
+                    let oauth_provider::database::Location::MySql(url) = &location else {
+                        unreachable!()
+                    };
+                    std::sync::Arc::new(
+                        oauth_provider::mysql::MySqlStore::connect(url, location.describe())
+                            .map_err(failed)?,
+                    )
+                }
+            };
+            if destination.describe() == place {
+                return Err(format!("--to names the configured store itself ({place})"));
+            }
+            migrate(&*store, &*destination).await
         }
         OAuthCommand::Import { consumers, tokens } => {
             let read = |path: &PathBuf| {
@@ -172,9 +286,62 @@ pub fn run(config: &Config, command: OAuthCommand) -> Result<String, String> {
                 ),
                 None => None,
             };
-            let summary = import::import(&store, &consumers_table, tokens_table.as_ref())
+            let summary = import::import(&*store, &consumers_table, tokens_table.as_ref())
+                .await
                 .map_err(|e| e.to_string())?;
-            Ok(format!("{summary} (into {})", store.path().display()))
+            Ok(format!("{summary} (into {place})"))
         }
     }
+}
+
+/// Copies consumers (updated where the key exists) and live access tokens (kept where the
+/// token exists); revoked tokens stay behind, they would refuse anyway.
+async fn migrate(from: &dyn TokenStore, to: &dyn TokenStore) -> Result<String, String> {
+    let export = from.export().await.map_err(|e| e.to_string())?;
+    let mut ids = std::collections::HashMap::new();
+    for consumer in &export.consumers {
+        let copied = to
+            .upsert_consumer(&NewConsumer {
+                name: consumer.name.clone(),
+                key: consumer.key.clone(),
+                secret: consumer.secret.clone(),
+                callback_url: consumer.callback_url.clone(),
+                rejected_callback_url: consumer.rejected_callback_url.clone(),
+                profile: consumer.profile,
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        ids.insert(consumer.id, copied.id);
+    }
+    let (mut copied, mut present, mut revoked) = (0, 0, 0);
+    for token in &export.access_tokens {
+        let (Some(&consumer_id), Some(owner)) = (ids.get(&token.consumer_id), token.owner) else {
+            continue;
+        };
+        if token.revoked || token.kind != Kind::Access {
+            revoked += 1;
+            continue;
+        }
+        let inserted = to
+            .import_access_token(&ImportedToken {
+                consumer_id,
+                token: token.token.clone(),
+                secret: token.secret.clone(),
+                owner,
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        if inserted {
+            copied += 1;
+        } else {
+            present += 1;
+        }
+    }
+    Ok(format!(
+        "copied {} consumer(s) and {copied} access token(s) from {} into {}; {present} token(s) \
+         were there already, {revoked} revoked one(s) left behind",
+        export.consumers.len(),
+        from.describe(),
+        to.describe()
+    ))
 }

@@ -199,6 +199,16 @@ pub const KEYS: &[Key] = &[
     ),
     // Read by the features of other modules (DESIGN.md's "more configuration"); the rows
     // are here so that --help and the unknown-name check know them.
+    secret(
+        "database_url",
+        "sqlite:// in STOREGATE_DATA_DIR",
+        "OAuth store shared by instances: sqlite://PATH or mysql://user:pw@host/db (a secret)",
+    ),
+    key(
+        "sandbox",
+        "unset: only when no production setting is",
+        "`1`: start the embedded sandbox on purpose; `0`: never (no upstream URL: refuse)",
+    ),
     key(
         "data_dir",
         "data",

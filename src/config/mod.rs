@@ -12,11 +12,14 @@
 //! - `sources`: the file and the environment read into raw values with their origins.
 //! - `sections`: the raw values checked and set, one function a section.
 //! - `parse`: the value parsers they share.
+//! - [`start_checks`]: a production start cannot go wrong silently (no demo sandbox by
+//!   accident).
 
 pub mod keys;
 mod parse;
 mod sections;
 mod sources;
+pub mod start_checks;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -187,6 +190,16 @@ pub struct Config {
     pub shared_cache: bool,
     /// SPEC.md's answers, or the original's where they differ (`crate::context::profile`).
     pub profile: crate::context::profile::Profile,
+    /// Where OAuth consumers and tokens live (`crate::auth::oauth::database`): None, the
+    /// SQLite file in `data_dir`. A secret: it may hold a password.
+    pub database_url: Option<Secret>,
+    /// `STOREGATE_SANDBOX`: Some(true) asks for the embedded sandbox whatever else is set,
+    /// Some(false) refuses to start without an upstream URL (`start_checks`).
+    pub sandbox: Option<bool>,
+    /// Not a variable: how long verified OAuth credentials stay fresh, instead of
+    /// `auth::oauth::verified`'s defaults (tests shorten it to see the store-failure
+    /// fallback).
+    pub oauth_cache_fresh: Option<Duration>,
 }
 
 impl Default for Config {
@@ -235,6 +248,9 @@ impl Default for Config {
             redis_timeout: Duration::from_millis(250),
             shared_cache: false,
             profile: crate::context::profile::Profile::Spec,
+            database_url: None,
+            sandbox: None,
+            oauth_cache_fresh: None,
         }
     }
 }

@@ -224,6 +224,20 @@ pub(super) fn caching(raw: &RawValues, config: &mut Config) -> Result<(), Config
     {
         config.redis_url = Some(parse_redis_url(r)?);
     }
+    if let Some(r) = raw.get("database_url")
+        && !r.value.trim().is_empty()
+    {
+        crate::auth::oauth::database::Location::parse(r.value.trim()).map_err(|why| r.fail(why))?;
+        config.database_url = Some(Secret::new(r.value.trim()));
+    }
+    if let Some(r) = raw.get("sandbox") {
+        config.sandbox = match r.value.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Some(true),
+            "0" | "false" | "no" | "off" => Some(false),
+            "" => None,
+            _ => return Err(r.fail("1 or 0")),
+        };
+    }
     if let Some(r) = raw.get("redis_timeout_ms") {
         config.redis_timeout =
             Duration::from_millis(positive(r, "a number of milliseconds above 0")?);

@@ -129,12 +129,35 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     let metrics = Arc::new(metrics.with_shared_state(shared.clone()));
     let mut oauth = crate::auth::oauth::OAuth::open(&config, &parts.token_secret)?;
     if config.redis_url.is_some() {
-        // Several machines: a nonce used on one instance is refused on every other.
-        oauth = oauth.with_nonce_guard(Arc::new(crate::shared_state::nonces::SharedNonces(
-            shared.clone(),
-        )));
+        // Several machines: a nonce used on one instance is refused on every other, and a
+        // revocation on one reaches the others' verified credentials at once.
+        oauth = oauth
+            .with_nonce_guard(Arc::new(crate::shared_state::nonces::SharedNonces(
+                shared.clone(),
+            )))
+            .with_revocations(Arc::new(crate::shared_state::nonces::SharedRevocations(
+                shared.clone(),
+            )));
     }
     let oauth = Arc::new(oauth);
+    shared.attach_oauth(oauth.verified());
+    let metrics = Arc::new(
+        Arc::try_unwrap(metrics)
+            .map_err(|_| "metrics shared before the OAuth series were added".to_owned())?
+            .with_collector(Box::new(crate::observe::process::OAuthSeries(
+                oauth.verified().clone(),
+            ))),
+    );
+    // A shared store's schema is brought up to date now, not by the first sign-in (and a
+    // database down at start is logged, not fatal: the catalog serves without it).
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let oauth = oauth.clone();
+        runtime.spawn(async move {
+            if let Err(error) = oauth.prepare_store().await {
+                tracing::error!(%error, "OAuth store not reachable at start; sign-ins get 503 until it is");
+            }
+        });
+    }
     let auth = Arc::new(Authenticator::new(
         parts.admin_digests,
         tokens,
@@ -254,16 +277,20 @@ fn front(
     // Everything a request does is in one compatibility profile (`profile`): the signed
     // request of an OAuth consumer registered with one is in its consumer's (an app of the
     // original keeps the original's formats), every other in the configured one.
-    let profile = app
-        .oauth
-        .consumer_profile(request.headers())
+    async move {
+        // Only a request with an `Authorization: OAuth` header waits for the store.
+        let profile = match crate::auth::oauth::params::oauth_header(request.headers()) {
+            Some(_) => app.oauth.consumer_profile(request.headers()).await,
+            None => None,
+        }
         .unwrap_or(app.config.profile);
-    crate::context::profile::scope(profile, front_steps(app, request, next))
+        crate::context::profile::scope(profile, front_steps(app, request, next)).await
+    }
 }
 
 async fn front_steps(app: AppState, mut request: Request, next: Next) -> Response {
     let observed = telemetry::Observed::begin(&request);
-    let resolved = caller::resolve(&app.auth, request.headers());
+    let resolved = caller::resolve(&app.auth, request.headers(), request.uri().query());
     let (response, user_type) = match fast_path::lookup(
         &app.cache,
         resolved.caller(),

@@ -1,8 +1,8 @@
 //! Series about the binary and the process, read at scrape time: `storegate_build_info`
 //! (version and commit), the process's CPU, memory, threads and file descriptors (the
 //! Prometheus client libraries' usual `process_*` series, here under the `storegate_`
-//! prefix), and `storegate_upstream_up`, the upstream's state as the last `/readyz` probe
-//! saw it.
+//! prefix), `storegate_upstream_up`, the upstream's state as the last `/readyz` probe
+//! saw it, and the OAuth store's state as the signed calls see it ([`OAuthSeries`]).
 //!
 //! `prometheus-client` has no process collector (the older `prometheus` crate has one, and
 //! would be a second metrics library), so this reads `/proc/self` directly: four small text
@@ -229,5 +229,34 @@ mod tests {
             }
         );
         assert_eq!(Sample::parse("garbage", status, boot, limits, 0), None);
+    }
+}
+
+/// `storegate_oauth_store_up` and `storegate_oauth_store_fallbacks_total`, read at scrape time.
+#[derive(Debug)]
+pub struct OAuthSeries(pub Arc<crate::auth::oauth::verified::VerifiedCache>);
+
+impl prometheus_client::collector::Collector for OAuthSeries {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::DescriptorEncoder,
+    ) -> std::fmt::Result {
+        use prometheus_client::encoding::EncodeMetric;
+        use prometheus_client::metrics::counter::ConstCounter;
+        use prometheus_client::metrics::gauge::ConstGauge;
+        let up = ConstGauge::new(i64::from(self.0.store_up()));
+        up.encode(encoder.encode_descriptor(
+            "oauth_store_up",
+            "1 when the OAuth store's last call succeeded, 0 when it failed",
+            None,
+            up.metric_type(),
+        )?)?;
+        let fallbacks = ConstCounter::new(self.0.fallbacks.load(Ordering::Relaxed));
+        fallbacks.encode(encoder.encode_descriptor(
+            "oauth_store_fallbacks",
+            "Signed calls served from credentials verified before, while the OAuth store failed",
+            None,
+            fallbacks.metric_type(),
+        )?)
     }
 }

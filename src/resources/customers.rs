@@ -321,13 +321,13 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     // Before the call: if Magento deletes the customer but its answer is lost, no token
     // of that customer may keep working. After it again, for a login that raced the delete.
-    app.auth.revoke_customer(id)?;
+    app.auth.revoke_customer(id).await?;
     let _turn = app.locks.lock(LockKey::Customer(id)).await?;
     let deleted = app.backend.delete_customer(id).await;
     // The group decides prices: forget it, whatever happened.
     app.cache.invalidate(&[tag::customer_group(id)]);
     deleted.map_err(redact)?;
-    app.auth.revoke_customer(id)?;
+    app.auth.revoke_customer(id).await?;
     Ok(empty_ok())
 }
 

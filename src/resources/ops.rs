@@ -37,8 +37,11 @@ struct ReadyQuery {
     upstream: Option<String>,
 }
 
-/// 503 `{"status":"draining"}` from the first shutdown signal on. Otherwise 200 while the
-/// gateway serves, with the upstream's state beside it:
+/// 503 `{"status":"draining"}` from the first shutdown signal on. 503
+/// `{"status":"not_ready","upstream":"refused","reason":...}` while the back end answers but
+/// refuses the gateway's credentials (a wrong integration token: every call would fail; no
+/// cache makes that servable). Otherwise 200 while the gateway serves, with the upstream's
+/// state beside it:
 /// `{"status":"ready","upstream":"up"|"down","circuit":"closed"|"open"|"half_open"}`, and
 /// with `STOREGATE_REDIS_URL` `"redis":"up"|"down"`. With the circuit open the ping fails at
 /// once, adding no load to a failing back end. Redis down does not make the instance unready
@@ -64,6 +67,17 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
             false
         }
     };
+    // Reachable is not enough: a back end refusing the integration token answers every
+    // API call with an error, so this instance cannot serve and must say why.
+    let refused = if up {
+        app.backend.credentials_refused().await
+    } else {
+        None
+    };
+    if let Some(reason) = &refused {
+        tracing::warn!(%reason, "readiness probe: the upstream refuses our credentials");
+    }
+    let up = up && refused.is_none();
     app.upstream_up.set(up);
     let circuit = match app.backend.circuit_state() {
         CircuitState::Closed => "closed",
@@ -71,20 +85,36 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
         CircuitState::HalfOpen => "half_open",
     };
     let strict = query.upstream.as_deref() == Some("required");
-    let status = if up || !strict {
+    let status = if refused.is_none() && (up || !strict) {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
     let mut body = serde_json::json!({
         "status": if status == StatusCode::OK { "ready" } else { "not_ready" },
-        "upstream": if up { "up" } else { "down" },
+        "upstream": match (&refused, up) {
+            (Some(_), _) => "refused",
+            (None, true) => "up",
+            (None, false) => "down",
+        },
         "circuit": circuit,
     });
+    if let Some(reason) = refused {
+        body["reason"] = reason.into();
+    }
     match app.shared.redis_status() {
         RedisStatus::Off => {}
         redis => body["redis"] = redis.as_str().into(),
     }
+    // The OAuth store failing does not take the instance out of rotation either: cached
+    // reads, Bearer calls and signed calls of credentials already verified go on.
+    body["oauth_store"] = match app.oauth.store_reachable().await {
+        Ok(()) => "up".into(),
+        Err(error) => {
+            body["oauth_store_error"] = error.to_string().into();
+            "down".into()
+        }
+    };
     (
         status,
         [(CONTENT_TYPE, "application/json")],

@@ -27,6 +27,10 @@ pub enum Event {
         customer: u64,
         at: u64,
     },
+    /// Drop the OAuth credentials verified in-process (`oauth::verified`): one was revoked
+    /// or replaced in the shared store.
+    #[serde(rename = "oauth_forget")]
+    OAuthForget { origin: String },
 }
 
 impl Event {
@@ -34,7 +38,8 @@ impl Event {
         match self {
             Event::Invalidate { origin, .. }
             | Event::InvalidateAll { origin }
-            | Event::Revoke { origin, .. } => origin,
+            | Event::Revoke { origin, .. }
+            | Event::OAuthForget { origin } => origin,
         }
     }
 
@@ -72,6 +77,7 @@ mod tests {
                 customer: 7,
                 at: 1_700_000_000_000,
             },
+            Event::OAuthForget { origin: "d".into() },
         ] {
             assert_eq!(Event::decode(event.encode().as_bytes()), Some(event));
         }

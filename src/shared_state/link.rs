@@ -36,6 +36,9 @@ const DOWN: u8 = 2;
 /// How often the health loop pings Redis.
 const HEALTH_EVERY: Duration = Duration::from_secs(1);
 
+/// What every key storegate keeps in Redis begins with.
+pub const PREFIX: &str = "storegate:";
+
 /// Names of everything storegate keeps in Redis.
 #[derive(Debug, Clone)]
 pub struct Keys {
@@ -105,6 +108,10 @@ pub struct Link {
     /// Where Redis is, for logs: host, port and database, never the password.
     pub place: String,
     pub stats: LinkStats,
+    /// The OAuth provider's verified credentials, dropped on `Event::OAuthForget` (set
+    /// once the provider is built, after the shared state).
+    pub oauth_verified:
+        std::sync::OnceLock<std::sync::Weak<crate::auth::oauth::verified::VerifiedCache>>,
 }
 
 impl std::fmt::Debug for Link {
@@ -161,7 +168,7 @@ impl Link {
         Ok(Link {
             client,
             conn,
-            keys: Keys::new("storegate:"),
+            keys: Keys::new(PREFIX),
             instance: instance.iter().map(|b| format!("{b:02x}")).collect(),
             timeout,
             state: AtomicU8::new(UNKNOWN),
@@ -170,6 +177,7 @@ impl Link {
             wake: Arc::new(Notify::new()),
             place,
             stats: LinkStats::default(),
+            oauth_verified: std::sync::OnceLock::new(),
         })
     }
 
@@ -242,7 +250,7 @@ impl Link {
             // Keep the revocations, fold every invalidation into one purge.
             let mut kept: VecDeque<Event> = outbox
                 .drain(..)
-                .filter(|e| matches!(e, Event::Revoke { .. }))
+                .filter(|e| matches!(e, Event::Revoke { .. } | Event::OAuthForget { .. }))
                 .collect();
             kept.push_back(Event::InvalidateAll {
                 origin: self.instance.clone(),
@@ -280,6 +288,18 @@ impl Link {
                 self.run("invalidate", call.invoke_async::<i64>(&mut conn))
                     .await?;
             }
+            Event::OAuthForget { .. } => {
+                // Nothing to keep in Redis: a subscriber that missed it forgets everything
+                // when it resubscribes.
+                self.run(
+                    "oauth forget",
+                    redis::cmd("PUBLISH")
+                        .arg(self.keys.channel())
+                        .arg(&message)
+                        .query_async::<i64>(&mut conn),
+                )
+                .await?;
+            }
             Event::InvalidateAll { .. } => {
                 let mut call = INVALIDATE_SCRIPT.key(self.keys.seq());
                 call.key(self.keys.tag_marks())
@@ -310,7 +330,7 @@ impl Link {
             // The outbox may have been folded meanwhile; pop only what was published.
             if outbox.front() == Some(&event) {
                 outbox.pop_front();
-                if !matches!(event, Event::Revoke { .. }) {
+                if !matches!(event, Event::Revoke { .. } | Event::OAuthForget { .. }) {
                     let _ = self.queued_invalidations.fetch_update(
                         Ordering::SeqCst,
                         Ordering::SeqCst,
@@ -361,6 +381,13 @@ impl Link {
         Ok(())
     }
 
+    /// Drops the OAuth credentials this instance verified (another one revoked one).
+    pub fn forget_oauth(&self) {
+        if let Some(verified) = self.oauth_verified.get().and_then(std::sync::Weak::upgrade) {
+            verified.forget_here();
+        }
+    }
+
     fn apply(&self, event: Event, cache: &Cache, tokens: &TokenIssuer) {
         if event.origin() == self.instance {
             return;
@@ -379,6 +406,7 @@ impl Link {
             } => cache.hold_off_here(&tags, std::time::Duration::from_millis(ms)),
             Event::InvalidateAll { .. } => cache.invalidate_all_here(),
             Event::Revoke { customer, at, .. } => tokens.apply_revocation(customer, at),
+            Event::OAuthForget { .. } => self.forget_oauth(),
         }
     }
 }
@@ -464,6 +492,8 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, tokens: Weak<TokenIssu
                 "resubscribed after a gap: purging this instance's cache, reloading revocations"
             );
             cache.invalidate_all_here();
+            // A revocation may be among what was missed: OAuth credentials are read again.
+            strong.forget_oauth();
         }
         if strong.load_revocations(&tokens).await.is_err() {
             gap = true;

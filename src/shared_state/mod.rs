@@ -223,6 +223,24 @@ impl SharedState {
         lease::acquire(link, name, self.lease, wait).await.map(Some)
     }
 
+    /// Where this instance's verified OAuth credentials are, so that the other instances'
+    /// revocations reach them (`Event::OAuthForget`).
+    pub fn attach_oauth(&self, verified: &Arc<crate::auth::oauth::verified::VerifiedCache>) {
+        if let Some(link) = &self.link {
+            let _ = link.oauth_verified.set(Arc::downgrade(verified));
+        }
+    }
+
+    /// Tells the other instances to drop the OAuth credentials they verified (a revocation
+    /// here); nothing without Redis, where their short freshness stands in for it.
+    pub fn announce_oauth_forget(&self) {
+        if let Some(link) = &self.link {
+            link.send(Event::OAuthForget {
+                origin: link.instance.clone(),
+            });
+        }
+    }
+
     /// For `/metrics`: the values of the shared-state series.
     pub fn snapshot(&self) -> Snapshot {
         let read = |n: &std::sync::atomic::AtomicU64| n.load(Ordering::Relaxed);
@@ -242,6 +260,33 @@ impl SharedState {
             }),
         }
     }
+}
+
+/// Tells running gateways, through the Redis at `url`, to drop the OAuth credentials they
+/// verified (`storegate oauth token revoke`, a process with no `SharedState` of its own).
+pub async fn announce_oauth_forget(url: &str, timeout: Duration) -> Result<(), String> {
+    let message = Event::OAuthForget {
+        origin: "cli".to_owned(),
+    }
+    .encode();
+    let channel = link::Keys::new(link::PREFIX).channel();
+    let work = async {
+        let client = redis::Client::open(url).map_err(|e| e.to_string())?;
+        let mut connection = client
+            .get_multiplexed_async_connection()
+            .await
+            .map_err(|e| e.to_string())?;
+        redis::cmd("PUBLISH")
+            .arg(channel)
+            .arg(message)
+            .query_async::<i64>(&mut connection)
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string())
+    };
+    tokio::time::timeout(timeout * 4, work)
+        .await
+        .map_err(|_| "no answer from Redis in time".to_owned())?
 }
 
 /// The shared-state series at one scrape.

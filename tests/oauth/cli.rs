@@ -268,8 +268,8 @@ async fn import_of_the_original_tables() {
         assert!(body.contains("oauth_problem=token_rejected"), "{body}");
     }
     // A tab escaped in a name is a tab again.
-    let store = storegate::auth::oauth::store::SqliteStore::open(&stack.data_dir).unwrap();
-    let second = storegate::auth::oauth::store::TokenStore::consumer_by_key(
+    let store = storegate::auth::oauth::sqlite::SqliteStore::open(&stack.data_dir).unwrap();
+    let second = storegate::auth::oauth::sqlite::SqliteStore::consumer_by_key(
         &store,
         "c0nsumerkey000000000000000000002",
     )

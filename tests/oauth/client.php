@@ -183,6 +183,17 @@ function calls(string $base, string $key, string $secret, string $user, string $
     [$status, $body] = call(client($key, $secret, $token, $tokenSecret, OAUTH_SIG_METHOD_PLAINTEXT), "$rest/products");
     expect_status($status, 200, 'PLAINTEXT', $body);
 
+    // Signed in the query string (OAUTH_AUTH_TYPE_URI): served as the signer, not as Guest
+    // (the original's Guest answer: 403 for stock items, a customer's record refused).
+    $uri = client($key, $secret, $token, $tokenSecret);
+    $uri->setAuthType(OAUTH_AUTH_TYPE_URI);
+    $signed = $user === 'customer' ? "$rest/customers/$customerId" : "$rest/stockitems";
+    [$status, $body] = call($uri, $signed);
+    expect_status($status, 200, 'signed in the query string', $body);
+    $forged = client($key, str_repeat('f', 32), $token, $tokenSecret);
+    $forged->setAuthType(OAUTH_AUTH_TYPE_URI);
+    expect_problem(call($forged, "$rest/products"), 'signature_invalid', 'forged signature in the query');
+
     // A forged signature.
     expect_problem(call(client($key, str_repeat('f', 32), $token, $tokenSecret), "$rest/products"), 'signature_invalid', 'forged signature');
     // A replay: the same nonce and timestamp twice.

@@ -6,8 +6,11 @@ Driven by tests/oauth_clients.rs against a running gateway. Modes:
   dance  --user customer|admin  : initiate, sign in on the authorize page (fetch it, take
                                   the form_key, post login[username]/login[password], press
                                   Authorize), follow the callback, exchange for an access
-                                  token; prints {"token", "secret"} as JSON.
-  calls  --token T --secret S   : signed reads and writes, then the refusals: a forged
+                                  token; prints {"token", "secret"} as JSON. With --other
+                                  URL the authorize pages are another gateway's (a fleet
+                                  behind a load balancer).
+  calls  --token T --secret S   : signed reads and writes (in the header and in the query
+                                  string), then the refusals: a forged
                                   signature, a replayed nonce and an expired timestamp must
                                   each be refused with the original's oauth_problem.
   rejected --token T --secret S : a signed read must be refused with token_rejected.
@@ -57,14 +60,15 @@ def dance(args):
 
     # The user's browser: a plain session with cookies, no JavaScript.
     browser = requests.Session()
+    pages = args.other or args.base
     if args.user == "customer":
-        page_url = f"{args.base}/oauth/authorize"
+        page_url = f"{pages}/oauth/authorize"
         login = {"login[username]": args.email, "login[password]": args.password}
-        confirm_url = f"{args.base}/oauth/authorize/confirm"
+        confirm_url = f"{pages}/oauth/authorize/confirm"
     else:
-        page_url = f"{args.base}/admin/oauth_authorize"
+        page_url = f"{pages}/admin/oauth_authorize"
         login = {"login[username]": "operator", "login[password]": args.admin_key}
-        confirm_url = f"{args.base}/admin/oauth_authorize/confirm"
+        confirm_url = f"{pages}/admin/oauth_authorize/confirm"
     page = expect(browser.get(page_url, params={"oauth_token": request_token}), 200, "authorize page")
     if 'name="login[password]"' not in page.text:
         fail("authorize page: no login[password] field")
@@ -205,6 +209,30 @@ def calls(args):
     if not listed.json():
         fail("filtered list: empty")
 
+    # Signed in the query string (RFC 5849 3.5.3, as rauth signs GETs): served as the signer,
+    # not as Guest (the original's Guest answer: 403 here, or an empty order list).
+    query = api(args, signature_type="query")
+    if args.user == "customer":
+        mine = expect(
+            requests.get(f"{rest}/customers/{args.customer_id}", auth=query, headers=JSON),
+            200,
+            "own record, signed in the query",
+        )
+        if mine.json().get("email") != args.email:
+            fail(f"query-signed own record: {mine.text[:200]}")
+    else:
+        expect(
+            requests.get(f"{rest}/stockitems", params={"limit": "1"}, auth=query, headers=JSON),
+            200,
+            "stock items, signed in the query",
+        )
+    problem(
+        requests.get(f"{rest}/products", auth=api(args, secret="f" * 32, signature_type="query"), headers=JSON),
+        401,
+        "signature_invalid",
+        "forged signature in the query",
+    )
+
     # HMAC-SHA256 and PLAINTEXT are accepted too.
     expect(
         requests.get(f"{rest}/products", auth=api(args, signature_method="HMAC-SHA256"), headers=JSON),
@@ -271,6 +299,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("mode", choices=["dance", "calls", "rejected"])
     parser.add_argument("--base", required=True)
+    parser.add_argument("--other")
     parser.add_argument("--key", required=True)
     parser.add_argument("--secret", required=True)
     parser.add_argument("--user", choices=["customer", "admin"], default="customer")

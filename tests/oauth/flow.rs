@@ -730,12 +730,12 @@ async fn rejecting_uses_the_token_up() {
     let stack = Stack::start().await;
     let consumer = stack.consumer("app");
     // A consumer with a rejected-callback URL, as the original's form had.
-    let store = storegate::auth::oauth::store::SqliteStore::open(&stack.data_dir).unwrap();
+    let store = storegate::auth::oauth::sqlite::SqliteStore::open(&stack.data_dir).unwrap();
     let with_url = Consumer {
         key: storegate::auth::oauth::store::random_hex32(),
         secret: storegate::auth::oauth::store::random_hex32(),
     };
-    storegate::auth::oauth::store::TokenStore::upsert_consumer(
+    storegate::auth::oauth::sqlite::SqliteStore::upsert_consumer(
         &store,
         &storegate::auth::oauth::store::NewConsumer {
             name: "with rejected url".into(),

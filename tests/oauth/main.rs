@@ -9,6 +9,8 @@
 mod cli;
 mod clients;
 mod flow;
+mod query_signed;
+mod store_lock;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -125,10 +127,10 @@ impl Stack {
         name: &str,
         profile: Option<storegate::context::profile::Profile>,
     ) -> Consumer {
-        let store = storegate::auth::oauth::store::SqliteStore::open(&self.data_dir).unwrap();
+        let store = storegate::auth::oauth::sqlite::SqliteStore::open(&self.data_dir).unwrap();
         let key = storegate::auth::oauth::store::random_hex32();
         let secret = storegate::auth::oauth::store::random_hex32();
-        storegate::auth::oauth::store::TokenStore::upsert_consumer(
+        storegate::auth::oauth::sqlite::SqliteStore::upsert_consumer(
             &store,
             &storegate::auth::oauth::store::NewConsumer {
                 name: name.to_owned(),

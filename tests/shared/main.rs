@@ -446,6 +446,7 @@ async fn an_oauth_nonce_used_on_one_instance_is_refused_on_the_other() {
             rejected_callback_url: None,
             profile: None,
         })
+        .await
         .unwrap();
     let (token, token_secret) = (random_hex32(), random_hex32());
     store
@@ -455,6 +456,7 @@ async fn an_oauth_nonce_used_on_one_instance_is_refused_on_the_other() {
             secret: token_secret.clone(),
             owner: Owner::Admin,
         })
+        .await
         .unwrap();
     let nonce = random_hex32();
     let send = |gw: &Running| {

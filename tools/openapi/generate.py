@@ -135,7 +135,7 @@ schemas["ProductWebsiteLink"] = {"type": "object", "additionalProperties": False
 schemas["ProductCategoryAssign"] = {"type": "object", "required": ["category_id"], "properties": {"category_id": {"type": ["integer", "string"], "description": "digits only"}}}
 schemas["ProductWebsiteAssign"] = {"type": "object", "required": ["website_id"], "properties": {"website_id": {"type": ["integer", "string"], "description": "digits only"}, "copy_to_stores": {"type": "array", "description": "refused: 400 (Magento 2 has no copy of store view values)"}}}
 schemas["OrderCommentCreate"] = {"type": "object", "properties": {"comment": {"type": "string"}, "status": {"type": "string", "description": "the order's new status; empty or absent keeps it"}, "is_customer_notified": {"type": ["integer", "string", "boolean"], "description": "0 or 1"}, "is_visible_on_front": {"type": ["integer", "string", "boolean"], "description": "0 or 1; customers see only these"}}}
-schemas["Readiness"] = {"type": "object", "additionalProperties": False, "required": ["status", "upstream", "circuit"], "properties": {"status": {"enum": ["ready", "not_ready"]}, "upstream": {"enum": ["up", "down"]}, "circuit": {"enum": ["closed", "open", "half_open"]}, "redis": {"enum": ["up", "down"], "description": "only with STOREGATE_REDIS_URL; Redis down does not make the instance unready"}}}
+schemas["Readiness"] = {"type": "object", "additionalProperties": False, "required": ["status", "upstream", "circuit"], "properties": {"status": {"enum": ["ready", "not_ready"]}, "upstream": {"enum": ["up", "down", "refused"], "description": "refused: Magento answers but refuses the integration token (401/403); the instance is not ready"}, "reason": {"type": "string", "description": "with upstream refused: Magento's refusal and what to check"}, "circuit": {"enum": ["closed", "open", "half_open"]}, "redis": {"enum": ["up", "down"], "description": "only with STOREGATE_REDIS_URL; Redis down does not make the instance unready"}, "oauth_store": {"enum": ["up", "down"], "description": "the OAuth store (STOREGATE_DATABASE_URL, or the SQLite file); down does not make the instance unready"}, "oauth_store_error": {"type": "string", "description": "with oauth_store down: why, naming the store (never its password)"}}}
 
 def ref(n): return {"$ref": f"#/components/schemas/{n}"}
 def keyed(n): return {"type": "object", "additionalProperties": ref(n), "description": "JSON: an object keyed by id, in the list's order. XML: one `<data_item>` per record."}
@@ -144,7 +144,7 @@ def orders_keyed(n): return {"type": "object", "additionalProperties": ref(n), "
 
 # ---------------- messages ----------------
 COMMON = {
- "400": ["Invalid request method", "Invalid version \"<v>\" requested.", "Only one Authorization header may be sent.", "The request head could not be read."],
+ "400": ["Invalid request method", "Invalid version \"<v>\" requested.", "Only one Authorization header may be sent.", "The request head could not be read.", "Send one credential: an Authorization header or OAuth parameters, not both."],
  "408": ["The request body did not arrive in time."],
  "414": ["Request-URI too long."],
  "431": ["Request header fields too large."],
@@ -154,7 +154,7 @@ COMMON = {
  "406": ["Server can not understand Accept HTTP header media type."],
  "500": ["Resource internal error."],
  "502": ["The store back end sent an invalid response."],
- "503": ["The store back end is unavailable. Try again later.", "The service is overloaded. Try again later.", "The service is temporarily unavailable. Try again later."],
+ "503": ["The store back end is unavailable. Try again later.", "The service is overloaded. Try again later.", "The service is temporarily unavailable. Try again later.", "The OAuth sign-in store is unavailable. Try again later."],
  "504": ["The store back end did not answer in time.", "The change may or may not have been made: read the record again before sending it again."],
 }
 BODY = ["Invalid Content-Type header", "Server can not understand Content-Type HTTP header media type \"<type>\"", "UTF-8 is the only supported charset", "Decoding error.", "Expected a JSON body: <where decoding failed>", "Expected an XML body: <where decoding failed>", "The request data is invalid.", "Resource data pre-validation error."]

@@ -152,7 +152,7 @@ fn id(row: &HashMap<String, Option<String>>, column: &str) -> Option<u64> {
 }
 
 /// Imports consumers, then (when given) their tokens.
-pub fn import(
+pub async fn import(
     store: &dyn TokenStore,
     consumers: &Table,
     tokens: Option<&Table>,
@@ -168,15 +168,17 @@ pub fn import(
         };
         let key = text(row, "key").ok_or_else(|| fail("empty key"))?;
         let secret = text(row, "secret").ok_or_else(|| fail("empty secret"))?;
-        let consumer = store.upsert_consumer(&NewConsumer {
-            name: text(row, "name").unwrap_or_else(|| key.clone()),
-            key,
-            secret,
-            callback_url: text(row, "callback_url"),
-            rejected_callback_url: text(row, "rejected_callback_url"),
-            // An app of the original: signed calls get the original's formats.
-            profile: Some(crate::context::profile::Profile::Original),
-        })?;
+        let consumer = store
+            .upsert_consumer(&NewConsumer {
+                name: text(row, "name").unwrap_or_else(|| key.clone()),
+                key,
+                secret,
+                callback_url: text(row, "callback_url"),
+                rejected_callback_url: text(row, "rejected_callback_url"),
+                // An app of the original: signed calls get the original's formats.
+                profile: Some(crate::context::profile::Profile::Original),
+            })
+            .await?;
         if let Some(original) = text(row, "entity_id") {
             ids.insert(original, consumer.id);
         }
@@ -215,12 +217,15 @@ pub fn import(
             summary.skipped_no_owner += 1;
             continue;
         };
-        if store.import_access_token(&ImportedToken {
-            consumer_id,
-            token,
-            secret,
-            owner,
-        })? {
+        if store
+            .import_access_token(&ImportedToken {
+                consumer_id,
+                token,
+                secret,
+                owner,
+            })
+            .await?
+        {
             summary.tokens += 1;
         } else {
             summary.already_there += 1;

@@ -8,17 +8,24 @@
 //!   ([`OAuth::authenticate_api`], hooked into `auth::authenticate`).
 //! - [`params`], [`signature`]: RFC 5849's parameter sources, base string and methods.
 //! - [`nonce`]: replay protection behind [`nonce::NonceGuard`].
-//! - [`store`]: consumers and tokens behind [`store::TokenStore`], embedded in SQLite.
+//! - [`store`]: consumers and tokens behind [`store::TokenStore`]: the embedded SQLite file
+//!   ([`sqlite`]) or a MariaDB/MySQL database a fleet shares ([`mysql`]), as
+//!   `STOREGATE_DATABASE_URL` ([`database`]) says; [`open_store`] opens it.
+//! - [`verified`]: consumers and access tokens kept in-process for the signed-call path.
 //! - [`problem`]: the original's `oauth_problem` answers.
 //! - [`import`]: reading the original's `oauth_consumer` / `oauth_token` tables; [`cli`]:
 //!   `storegate oauth consumer add` and `storegate oauth import`.
 
+pub mod database;
 pub mod import;
+pub mod mysql;
 pub mod nonce;
 pub mod params;
 pub mod problem;
 pub mod signature;
+pub mod sqlite;
 pub mod store;
+pub mod verified;
 pub mod verify;
 
 use std::sync::Arc;
@@ -35,15 +42,56 @@ use crate::config::Config;
 use crate::http::ApiError;
 use nonce::NonceGuard;
 use problem::Problem;
-use store::{Owner, SqliteStore, TokenStore};
+use store::{Owner, StoreError, TokenStore};
 
 use crate::context::profile::Profile;
 use verify::Expect;
 pub use verify::SignedRequest;
 
+/// What [`OAuth::authenticate_api`] made of a request.
+#[derive(Debug)]
+pub enum ApiSigned {
+    /// Verified: who signed it, and the request with its `oauth_*` query parameters gone.
+    Principal(Principal, Request),
+    /// No OAuth parameters anywhere: for the other credentials.
+    Unsigned(Request),
+}
+
+/// Whether a request may carry OAuth parameters, judged from its head alone: the
+/// `OAuth` scheme, `oauth_*` in the query, or a form body (read only then).
+pub fn may_be_signed(headers: &http::HeaderMap, query: Option<&str>) -> bool {
+    params::oauth_header(headers).is_some()
+        || params::query_has_oauth(query)
+        || params::is_form(headers)
+}
+
+/// The request with its `oauth_*` query parameters removed (the others byte for byte).
+fn without_oauth_query(mut request: Request) -> Request {
+    let uri = request.uri();
+    let Some(query) = uri.query().filter(|q| params::query_has_oauth(Some(q))) else {
+        return request;
+    };
+    let kept = params::strip_oauth_query(query);
+    let path_and_query = if kept.is_empty() {
+        uri.path().to_owned()
+    } else {
+        format!("{}?{kept}", uri.path())
+    };
+    let mut parts = uri.clone().into_parts();
+    if let Ok(value) = path_and_query.parse() {
+        parts.path_and_query = Some(value);
+        if let Ok(stripped) = http::Uri::from_parts(parts) {
+            *request.uri_mut() = stripped;
+        }
+    }
+    request
+}
+
 /// The provider: its store, its nonce guard and its settings.
 pub struct OAuth {
     pub(crate) store: Arc<dyn TokenStore>,
+    pub(crate) verified: Arc<verified::VerifiedCache>,
+    cache_fresh: Option<Duration>,
     nonces: Arc<dyn NonceGuard>,
     token_ttl: Option<Duration>,
     pub(crate) trusted_proxies: Vec<IpNet>,
@@ -63,14 +111,16 @@ impl std::fmt::Debug for OAuth {
 }
 
 impl OAuth {
-    /// The provider on the embedded store in `STOREGATE_DATA_DIR`. `secret` keys the pages'
-    /// cookies (the customer-token secret, so instances sharing it accept each other's).
+    /// The provider on the configured store (`STOREGATE_DATABASE_URL`, by default the
+    /// SQLite file in `STOREGATE_DATA_DIR`). `secret` keys the pages' cookies (the
+    /// customer-token secret, so instances sharing it accept each other's). Without Redis
+    /// the nonces are claimed in the store, which every instance sharing it sees.
     pub fn open(config: &Config, secret: &[u8]) -> Result<OAuth, String> {
-        let store = Arc::new(SqliteStore::open(&config.data_dir).map_err(|e| e.to_string())?);
-        tracing::info!(path = %store.path().display(), "OAuth 1.0a token store");
+        let store = open_store(config).map_err(|e| e.to_string())?;
+        tracing::info!(store = %store.describe(), "OAuth 1.0a token store");
         Ok(OAuth::new(
             store.clone(),
-            Arc::new(nonce::SqliteNonces(store)),
+            Arc::new(nonce::StoreNonces(store)),
             config,
             secret,
         ))
@@ -86,12 +136,51 @@ impl OAuth {
         mac.update(b"storegate oauth pages");
         OAuth {
             store,
+            verified: Arc::new(verified::VerifiedCache::new(None, config.oauth_cache_fresh)),
+            cache_fresh: config.oauth_cache_fresh,
             nonces,
             token_ttl: config.oauth_token_ttl,
             trusted_proxies: config.trusted_proxies.clone(),
             body_limit: config.body_limit,
             page_key: mac.finalize().into_bytes().to_vec(),
         }
+    }
+
+    /// Shares revocations with the other instances through `channel` (the shared state's
+    /// Redis), which lets verified credentials stay fresh longer (`verified`).
+    pub fn with_revocations(mut self, channel: Arc<dyn verified::RevocationChannel>) -> OAuth {
+        self.verified = Arc::new(verified::VerifiedCache::new(
+            Some(channel),
+            self.cache_fresh,
+        ));
+        self
+    }
+
+    /// The in-process cache of verified credentials and the store's health.
+    pub fn verified(&self) -> &Arc<verified::VerifiedCache> {
+        &self.verified
+    }
+
+    /// Reaches the store once, without a deadline: at start, so that a shared store's
+    /// schema is brought up to date then (which may wait for another instance's migration)
+    /// rather than by the first sign-in.
+    pub async fn prepare_store(&self) -> Result<(), StoreError> {
+        let result = self.store.ping().await;
+        self.verified.observe(&result);
+        result
+    }
+
+    /// Is the store answering? (`/readyz`; a second at most.)
+    pub async fn store_reachable(&self) -> Result<(), StoreError> {
+        let result = match tokio::time::timeout(Duration::from_secs(1), self.store.ping()).await {
+            Ok(result) => result,
+            Err(_) => Err(StoreError(format!(
+                "{}: no answer within a second",
+                self.store.describe()
+            ))),
+        };
+        self.verified.observe(&result);
+        result
     }
 
     /// Replaces the replay guard, e.g. with one shared by several machines (Redis).
@@ -144,13 +233,25 @@ impl OAuth {
         Ok(self.signed_request(&request, form.as_deref()))
     }
 
-    /// The principal of an `/api/rest` call signed with `Authorization: OAuth ...`.
-    pub async fn authenticate_api(
-        &self,
-        request: Request,
-    ) -> Result<(Principal, Request), ApiError> {
+    /// The principal of an `/api/rest` call signed with OAuth 1.0a parameters, wherever
+    /// RFC 5849 §3.5 lets them travel: the `Authorization: OAuth ...` header, a form body
+    /// or the query string. A request carrying none (a form body of other fields) is
+    /// handed back [`ApiSigned::Unsigned`], for the Bearer/Guest path. Parameters that do
+    /// not verify are the 401 of their `oauth_problem`: a call the client meant to sign is
+    /// never served as Guest.
+    pub async fn authenticate_api(&self, request: Request) -> Result<ApiSigned, ApiError> {
         let (request, form) = self.with_form(request).await?;
+        let in_header = params::oauth_header(request.headers()).is_some();
         let signed = self.signed_request(&request, form.as_deref());
+        if !in_header && signed.params.protocol.is_empty() {
+            return Ok(ApiSigned::Unsigned(request));
+        }
+        if !in_header && request.headers().contains_key(http::header::AUTHORIZATION) {
+            // Which credential the client meant is anyone's guess, as with two headers.
+            return Err(ApiError::bad_request(
+                "Send one credential: an Authorization header or OAuth parameters, not both.",
+            ));
+        }
         let verified = self
             .verify(&signed, Expect::AccessToken)
             .await
@@ -160,7 +261,10 @@ impl OAuth {
             Some(Owner::Customer(id)) => Principal::Customer(id),
             None => return Err(Problem::TokenRejected.api_error()),
         };
-        Ok((principal, request))
+        Ok(ApiSigned::Principal(
+            principal,
+            without_oauth_query(request),
+        ))
     }
 
     /// The profile a signed request's consumer is answered in, by the `oauth_consumer_key`
@@ -168,13 +272,13 @@ impl OAuth {
     /// consumer, or one that follows the gateway's profile. Read before the signature is
     /// checked, so that even the refusal of a bad signature is in the app's formats: a
     /// profile changes how an answer is written, never what a caller may see.
-    pub fn consumer_profile(&self, headers: &http::HeaderMap) -> Option<Profile> {
+    pub async fn consumer_profile(&self, headers: &http::HeaderMap) -> Option<Profile> {
         let header = params::oauth_header(headers)?;
         let key = params::parse_header(header)
             .into_iter()
             .find(|(name, _)| name == "oauth_consumer_key")?
             .1;
-        match self.store.consumer_by_key(&key) {
+        match self.store.consumer_by_key(&key).await {
             Ok(consumer) => consumer?.profile,
             Err(error) => {
                 // The verification that follows reports the store's trouble.
@@ -184,8 +288,36 @@ impl OAuth {
         }
     }
 
-    /// A deleted customer's tokens stop working at once.
-    pub fn revoke_customer(&self, customer_id: u64) -> Result<usize, store::StoreError> {
-        self.store.revoke_customer(customer_id)
+    /// A deleted customer's tokens stop working at once, on every instance.
+    pub async fn revoke_customer(&self, customer_id: u64) -> Result<usize, StoreError> {
+        let revoked = self.store.revoke_customer(customer_id).await;
+        self.verified.observe(&revoked);
+        self.verified.forget_everywhere();
+        revoked
     }
+
+    /// Revokes one access token by id (the Admin's endpoint), on every instance.
+    pub async fn revoke_token(&self, id: i64) -> Result<bool, StoreError> {
+        let revoked = self.store.revoke_token(id).await;
+        self.verified.observe(&revoked);
+        if matches!(revoked, Ok(true)) {
+            self.verified.forget_everywhere();
+        }
+        revoked
+    }
+}
+
+/// The store `STOREGATE_DATABASE_URL` names (by default the data folder's SQLite file),
+/// its schema brought up to date where that needs no network (SQLite; MariaDB's is
+/// brought up by the first call, see [`mysql`]).
+pub fn open_store(config: &Config) -> Result<Arc<dyn TokenStore>, StoreError> {
+    let url = config.database_url.as_ref().map(|s| s.expose());
+    let location = database::Location::resolve(url, &config.data_dir).map_err(StoreError)?;
+    let place = location.describe();
+    Ok(match location {
+        database::Location::Sqlite(path) => Arc::new(sqlite::EmbeddedStore(Arc::new(
+            sqlite::SqliteStore::open_file(&path)?,
+        ))),
+        database::Location::MySql(url) => Arc::new(mysql::MySqlStore::connect(&url, place)?),
+    })
 }

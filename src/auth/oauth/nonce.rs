@@ -1,34 +1,40 @@
 //! Replay protection: a nonce is accepted once per consumer for the whole timestamp window.
 //!
 //! The seam is [`NonceGuard::claim_once`]: true the first time a key is claimed within its
-//! time to live, false after. The embedded implementation is the token store's SQLite file
-//! (so a restart does not reopen the window, and processes sharing the data folder share
-//! it); a Redis `SET key 1 NX EX ttl` implements the same call for several machines.
+//! time to live, false after. Without Redis it is the OAuth store's table (so a restart does
+//! not reopen the window, and every instance sharing the store shares it: the SQLite file
+//! of a data folder, or the fleet's MariaDB); a Redis `SET key 1 NX EX ttl` implements the
+//! same call for several machines without a database write per signed call.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use super::store::SqliteStore;
+use super::problem::Problem;
+use super::store::TokenStore;
 
 pub trait NonceGuard: Send + Sync + std::fmt::Debug {
     /// True when `key` was not claimed in the last `ttl`; it is claimed from now on.
-    fn claim_once<'a>(&'a self, key: &'a str, ttl: Duration)
-    -> BoxFuture<'a, Result<bool, String>>;
-}
-
-/// Nonces in the embedded database.
-#[derive(Debug, Clone)]
-pub struct SqliteNonces(pub Arc<SqliteStore>);
-
-impl NonceGuard for SqliteNonces {
+    /// Its failure is the [`Problem`] to answer (which says whose failure it was).
     fn claim_once<'a>(
         &'a self,
         key: &'a str,
         ttl: Duration,
-    ) -> BoxFuture<'a, Result<bool, String>> {
-        Box::pin(async move { self.0.claim(key, ttl).map_err(|e| e.to_string()) })
+    ) -> BoxFuture<'a, Result<bool, Problem>>;
+}
+
+/// Nonces in the OAuth store's database.
+#[derive(Debug, Clone)]
+pub struct StoreNonces(pub Arc<dyn TokenStore>);
+
+impl NonceGuard for StoreNonces {
+    fn claim_once<'a>(
+        &'a self,
+        key: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, Problem>> {
+        Box::pin(async move { Ok(self.0.claim_nonce(key, ttl).await?) })
     }
 }
 

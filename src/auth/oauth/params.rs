@@ -48,6 +48,32 @@ pub fn is_form(headers: &HeaderMap) -> bool {
         })
 }
 
+/// Whether a query string names an `oauth_*` parameter: a call signed in the query
+/// (RFC 5849 §3.5.3), which must be verified rather than served as Guest. The substring
+/// test first keeps the common case (no `oauth` anywhere) to one scan without decoding.
+pub fn query_has_oauth(query: Option<&str>) -> bool {
+    query.is_some_and(|q| {
+        q.contains("oauth")
+            && form_urlencoded::parse(q.as_bytes()).any(|(name, _)| name.starts_with("oauth_"))
+    })
+}
+
+/// The query without its `oauth_*` parameters, the others kept byte for byte: once a
+/// call is verified, the protocol parameters are no business of the resource (a list
+/// would see unknown parameters, a cache one key per nonce).
+pub fn strip_oauth_query(query: &str) -> String {
+    query
+        .split('&')
+        .filter(|segment| {
+            let name = segment.split('=').next().unwrap_or("");
+            !form_urlencoded::parse(name.as_bytes())
+                .next()
+                .is_some_and(|(name, _)| name.starts_with("oauth_"))
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
 /// `OAuth realm="x", oauth_consumer_key="k", ...`: the pairs, percent-decoded. Quoted
 /// values are the norm; bare ones are accepted as some clients send them.
 pub fn parse_header(value: &str) -> Vec<(String, String)> {
@@ -187,6 +213,21 @@ mod tests {
         );
         assert_eq!(mixed.get("oauth_nonce"), Some("h"));
         assert_eq!(mixed.get("oauth_callback"), Some("oob"));
+    }
+
+    #[test]
+    fn oauth_parameters_in_the_query() {
+        assert!(!query_has_oauth(None));
+        assert!(!query_has_oauth(Some("limit=2&page=1")));
+        // A value naming oauth is not a parameter.
+        assert!(!query_has_oauth(Some("filter[1][like]=oauth_x")));
+        assert!(query_has_oauth(Some("a=1&oauth_token=t")));
+        assert!(query_has_oauth(Some("oauth%5Fnonce=n")));
+        assert_eq!(
+            strip_oauth_query("x=a%20b&oauth_nonce=n&filter%5B1%5D=2&oauth%5Ftoken=t"),
+            "x=a%20b&filter%5B1%5D=2"
+        );
+        assert_eq!(strip_oauth_query("oauth_nonce=n"), "");
     }
 
     #[test]

@@ -29,8 +29,11 @@ pub enum Problem {
     ConsumerKeyRejected,
     TokenRejected,
     TokenExpired,
-    /// The token store could not be read: not the client's fault.
+    /// The replay guard could not check (Redis down): not the client's fault.
     Internal(String),
+    /// The OAuth store failed (database down, locked past its wait): not the client's
+    /// fault, and not the Magento back end's either, which the answer says.
+    StoreUnavailable(String),
 }
 
 impl Problem {
@@ -46,7 +49,7 @@ impl Problem {
             Problem::ConsumerKeyRejected => "consumer_key_rejected",
             Problem::TokenRejected => "token_rejected",
             Problem::TokenExpired => "token_expired",
-            Problem::Internal(_) => "internal_error",
+            Problem::Internal(_) | Problem::StoreUnavailable(_) => "internal_error",
         }
     }
 
@@ -70,13 +73,14 @@ impl Problem {
             | Problem::TimestampRefused
             | Problem::SignatureMethodRejected { known: false } => StatusCode::BAD_REQUEST,
             Problem::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Problem::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::UNAUTHORIZED,
         }
     }
 
     /// The answer of an `/oauth/*` endpoint.
     pub fn endpoint_response(&self) -> Response {
-        if let Problem::Internal(cause) = self {
+        if let Problem::Internal(cause) | Problem::StoreUnavailable(cause) = self {
             tracing::error!(cause, "oauth endpoint failed");
         }
         let mut response = (self.endpoint_status(), self.report()).into_response();
@@ -93,6 +97,7 @@ impl Problem {
     pub fn api_error(self) -> ApiError {
         match self {
             Problem::Internal(cause) => ApiError::unavailable().with_cause(cause),
+            Problem::StoreUnavailable(cause) => store_unavailable(cause),
             problem => ApiError::new(StatusCode::UNAUTHORIZED, problem.report()).with_header(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("OAuth realm=\"storegate\""),
@@ -103,8 +108,19 @@ impl Problem {
 
 impl From<super::store::StoreError> for Problem {
     fn from(error: super::store::StoreError) -> Self {
-        Problem::Internal(error.to_string())
+        Problem::StoreUnavailable(error.to_string())
     }
+}
+
+/// The API's answer when the OAuth store fails: 503 naming the OAuth store (not "the store
+/// back end", which is Magento), `Retry-After: 1`, the cause in the log only.
+pub fn store_unavailable(cause: impl std::fmt::Display) -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "The OAuth sign-in store is unavailable. Try again later.",
+    )
+    .with_header(header::RETRY_AFTER, HeaderValue::from_static("1"))
+    .with_cause(cause.to_string())
 }
 
 #[cfg(test)]

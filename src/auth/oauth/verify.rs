@@ -156,8 +156,9 @@ impl OAuth {
         }
 
         let consumer = self
-            .store
-            .consumer_by_key(consumer_key)?
+            .verified
+            .consumer(&*self.store, consumer_key)
+            .await?
             .ok_or(Problem::ConsumerKeyRejected)?;
 
         let token = match expect {
@@ -165,9 +166,9 @@ impl OAuth {
             Expect::RequestToken => {
                 let value = request.required("oauth_token")?;
                 let verifier = request.required("oauth_verifier")?;
-                let token = self
-                    .store
-                    .token(value)?
+                let read = self.store.token(value).await;
+                self.verified.observe(&read);
+                let token = read?
                     .filter(|t| {
                         t.kind == Kind::Request
                             && t.consumer_id == consumer.id
@@ -187,8 +188,9 @@ impl OAuth {
             Expect::AccessToken => {
                 let value = request.required("oauth_token")?;
                 let token = self
-                    .store
-                    .token(value)?
+                    .verified
+                    .access_token(&*self.store, value)
+                    .await?
                     .filter(|t| {
                         t.kind == Kind::Access
                             && t.consumer_id == consumer.id
@@ -222,8 +224,7 @@ impl OAuth {
                     &nonce::nonce_key(&consumer.key, nonce),
                     FUTURE_SKEW + PAST_WINDOW,
                 )
-                .await
-                .map_err(Problem::Internal)?;
+                .await?;
             if !claimed {
                 return Err(Problem::NonceUsed);
             }

@@ -29,6 +29,10 @@ impl Backend for Magento {
         Box::pin(Magento::ping(self))
     }
 
+    fn credentials_refused(&self) -> futures_util::future::BoxFuture<'_, Option<String>> {
+        Box::pin(Magento::credentials_refused(self))
+    }
+
     fn store_views(&self) -> Answer<'_, Bytes> {
         Box::pin(Magento::store_views(self))
     }

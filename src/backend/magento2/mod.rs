@@ -342,6 +342,29 @@ impl Magento {
             .await
             .map(|_| ())
     }
+
+    /// Does the back end accept the gateway's credentials? `ping`'s call is anonymous in
+    /// Magento 2, so a wrong or under-privileged integration token passes it while every
+    /// API call fails; this one needs the token and the catalog permission every product
+    /// read needs (one product, the smallest page). Some(reason) when the back end
+    /// refuses (401/403); None when it accepts, or fails in a way that says nothing of
+    /// the credentials (that is `ping`'s and the circuit's to report).
+    pub async fn credentials_refused(&self) -> Option<String> {
+        let query = [
+            ("searchCriteria[pageSize]".to_owned(), "1".to_owned()),
+            ("searchCriteria[currentPage]".to_owned(), "1".to_owned()),
+        ];
+        match self.get(Scope::Default, "/V1/products", &query).await {
+            Err(UpstreamError::Status { status, error }) if status == 401 || status == 403 => {
+                Some(format!(
+                    "the back end refuses the gateway's credentials ({status}: {}); check \
+                     STOREGATE_UPSTREAM_TOKEN and the integration's resources",
+                    error.text()
+                ))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A request body as JSON, in a buffer sized up front: grown by doubling, a large image

@@ -31,7 +31,7 @@ fn admin_only(caller: &Caller) -> Result<(), ApiError> {
 }
 
 fn store_failed(error: impl std::fmt::Display) -> ApiError {
-    ApiError::unavailable().with_cause(format!("oauth token store: {error}"))
+    crate::auth::oauth::problem::store_unavailable(error)
 }
 
 fn entry(info: &AccessTokenInfo) -> Value {
@@ -97,6 +97,7 @@ pub async fn collection(
         .oauth
         .store()
         .list_access_tokens(customer_id, limit, (page - 1) * u64::from(limit))
+        .await
         .map_err(store_failed)?;
     let list: Vec<Value> = tokens.iter().map(entry).collect();
     let mut response = ok(caller.format, &Doc::new(Value::Array(list)));
@@ -122,7 +123,7 @@ pub async fn entity(
         .ok()
         .filter(|&id| id > 0)
         .ok_or_else(ApiError::not_found)?;
-    if app.oauth.store().revoke_token(id).map_err(store_failed)? {
+    if app.oauth.revoke_token(id).await.map_err(store_failed)? {
         tracing::info!(token_id = id, "oauth access token revoked");
         Ok(empty_ok())
     } else {

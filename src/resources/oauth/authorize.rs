@@ -247,7 +247,7 @@ async fn start(
     if oauth_token.is_empty() {
         return Err(invalid());
     }
-    let stored = oauth.store.token(oauth_token).map_err(|error| {
+    let stored = oauth.store.token(oauth_token).await.map_err(|error| {
         tracing::error!(%error, "token store failed");
         message_page(
             simple,
@@ -264,7 +264,7 @@ async fn start(
     let Some(request_token) = stored.filter(fresh) else {
         return Err(invalid());
     };
-    let consumer = match oauth.store.consumer_by_id(request_token.consumer_id) {
+    let consumer = match oauth.store.consumer_by_id(request_token.consumer_id).await {
         Ok(Some(consumer)) => consumer,
         _ => return Err(invalid()),
     };
@@ -460,7 +460,7 @@ async fn decide(app: AppState, request: Request, audience: Audience, authorize: 
     let clear = cookie(SIGNIN_COOKIE, "", Some(0), flow.input.secure);
     let token = &flow.request_token;
     if !authorize {
-        if let Err(error) = oauth.store.delete_request_token(&token.token) {
+        if let Err(error) = oauth.store.delete_request_token(&token.token).await {
             tracing::error!(%error, "token store failed");
         }
         let mut response = match flow.consumer.rejected_callback_url.as_deref() {
@@ -475,7 +475,11 @@ async fn decide(app: AppState, request: Request, audience: Audience, authorize: 
         response.headers_mut().append(header::SET_COOKIE, clear);
         return response;
     }
-    let verifier = match oauth.store.authorize_request_token(&token.token, owner) {
+    let verifier = match oauth
+        .store
+        .authorize_request_token(&token.token, owner)
+        .await
+    {
         Ok(Some(verifier)) => verifier,
         Ok(None) => {
             return message_page(

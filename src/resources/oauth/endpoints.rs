@@ -86,7 +86,8 @@ async fn initiate(State(app): State<AppState>, request: Request) -> Response {
         let verified = oauth.verify(&signed, Expect::Consumer).await?;
         let token = oauth
             .store
-            .create_request_token(verified.consumer.id, &callback)?;
+            .create_request_token(verified.consumer.id, &callback)
+            .await?;
         Ok(form_response(format!(
             "oauth_token={}&oauth_token_secret={}&oauth_callback_confirmed=true",
             token.token, token.secret
@@ -100,12 +101,19 @@ async fn token(State(app): State<AppState>, request: Request) -> Response {
     token_endpoint(request, oauth, |signed| async move {
         let verified = oauth.verify(&signed, Expect::RequestToken).await?;
         let request_token = verified.token.ok_or(Problem::TokenRejected)?;
-        let access = oauth.store.exchange(&request_token).map_err(|error| {
-            // Used up by a concurrent exchange, or the store failed: either way this
-            // request token buys nothing more.
-            tracing::warn!(%error, "request token exchange refused");
-            Problem::TokenRejected
-        })?;
+        let access = oauth
+            .store
+            .exchange(&request_token)
+            .await
+            .map_err(|error| {
+                // Used up by a concurrent exchange, or the store failed: either way this
+                // request token buys nothing more.
+                tracing::warn!(%error, "request token exchange refused");
+                Problem::TokenRejected
+            })?;
+        // The owner's earlier access tokens for this consumer were replaced: no instance
+        // may go on accepting them from its cache.
+        oauth.verified.forget_everywhere();
         Ok(form_response(format!(
             "oauth_token={}&oauth_token_secret={}",
             access.token, access.secret

@@ -1,0 +1,2 @@
+-- A consumer's compatibility profile (spec, original); NULL: the gateway's own.
+ALTER TABLE oauth_consumer ADD COLUMN profile TEXT;

@@ -1,0 +1,665 @@
+//! The OAuth store shared by a fleet: a MariaDB or MySQL database
+//! (`STOREGATE_DATABASE_URL=mysql://user:password@host:port/database`).
+//!
+//! Why MariaDB/MySQL: it is the engine a Magento shop already runs and backs up, so a fleet
+//! of gateways needs no new kind of server to share its consumers, tokens and revocations.
+//! Why sqlx: an asynchronous, pooled client maintained for years, with MySQL's wire protocol
+//! in Rust (no C client library to build), rustls for TLS like the rest of the gateway.
+//!
+//! The pool connects lazily and reconnects by itself: a database down at start or later
+//! fails the calls that need it (named "OAuth store: ..."), never the start or the
+//! requests that do not. The schema is versioned ([`MIGRATIONS`],
+//! `migrations/oauth/mysql/`) and applied by the first call that needs it, under a named
+//! lock (`GET_LOCK`) so that instances starting together apply each version once.
+
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use sqlx::mysql::{MySqlPool, MySqlPoolOptions, MySqlRow};
+use sqlx::{Acquire, Row};
+use tokio::sync::OnceCell;
+
+use super::store::{
+    AccessTokenInfo, Consumer, Export, ImportedToken, Kind, NewConsumer, Owner,
+    REQUEST_TOKEN_LIFETIME, StoreError, StoreFuture, Token, TokenStore, now_secs, owner_columns,
+    owner_from, random_hex32,
+};
+
+/// The schema's versions, oldest first: (version, description, SQL).
+pub const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "consumers, tokens, nonces",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/oauth/mysql/0001_tables.sql"
+        )),
+    ),
+    (
+        2,
+        "consumer profiles",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/oauth/mysql/0002_consumer_profile.sql"
+        )),
+    ),
+];
+
+/// How long a call waits for a pooled connection (the database unreachable or saturated)
+/// before it fails: short, so a sign-in gets its 503 while the client still waits.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+
+const TOKEN_COLUMNS: &str = "id, consumer_id, kind, token, secret, verifier, callback_url, admin, customer_id, authorized, revoked, created_at";
+const CONSUMER_COLUMNS: &str =
+    "id, name, `key`, secret, callback_url, rejected_callback_url, profile";
+
+#[derive(Debug)]
+pub struct MySqlStore {
+    pool: MySqlPool,
+    /// `mysql://host:port/database`, for messages.
+    place: String,
+    schema: OnceCell<()>,
+}
+
+impl MySqlStore {
+    /// The store at `url` (`mysql://...`); connects on first use.
+    pub fn connect(url: &str, place: String) -> Result<MySqlStore, StoreError> {
+        let pool = MySqlPoolOptions::new()
+            .max_connections(16)
+            .min_connections(0)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .idle_timeout(Duration::from_secs(300))
+            .connect_lazy(url)
+            .map_err(|e| StoreError(format!("{place}: {e}")))?;
+        Ok(MySqlStore {
+            pool,
+            place,
+            schema: OnceCell::new(),
+        })
+    }
+
+    fn fail(&self, error: sqlx::Error) -> StoreError {
+        StoreError(format!("{}: {error}", self.place))
+    }
+
+    /// Applies the versions the database does not have yet (once per process; retried by
+    /// the next call after a failure).
+    pub async fn ensure_schema(&self) -> Result<(), StoreError> {
+        self.schema
+            .get_or_try_init(|| async { self.migrate().await.map_err(|e| self.fail(e)) })
+            .await
+            .map(|_| ())
+    }
+
+    async fn migrate(&self) -> Result<(), sqlx::Error> {
+        let mut connection = self.pool.acquire().await?;
+        // One instance migrates at a time; the others wait, then find the work done.
+        let locked: Option<i64> =
+            sqlx::query_scalar("SELECT GET_LOCK('storegate_oauth_migrate', 60)")
+                .fetch_one(&mut *connection)
+                .await?;
+        if locked != Some(1) {
+            return Err(sqlx::Error::Protocol(
+                "another instance held the migration lock for 60 s".into(),
+            ));
+        }
+        let result = async {
+            sqlx::query(
+                "CREATE TABLE IF NOT EXISTS storegate_oauth_migrations (
+                     version BIGINT NOT NULL PRIMARY KEY,
+                     description VARCHAR(255) NOT NULL,
+                     applied_at BIGINT NOT NULL
+                 ) ENGINE=InnoDB",
+            )
+            .execute(&mut *connection)
+            .await?;
+            let done: i64 = sqlx::query_scalar(
+                "SELECT CAST(COALESCE(MAX(version), 0) AS SIGNED) FROM storegate_oauth_migrations",
+            )
+            .fetch_one(&mut *connection)
+            .await?;
+            let known = MIGRATIONS.last().map_or(0, |m| m.0);
+            if done > known {
+                return Err(sqlx::Error::Protocol(format!(
+                    "the database has schema version {done}, newer than this build's {known}: \
+                     run the newer storegate"
+                )));
+            }
+            for (version, description, sql) in MIGRATIONS {
+                if *version <= done {
+                    continue;
+                }
+                // MySQL commits DDL as it goes: statements one by one, the version
+                // recorded after the last (each is IF NOT EXISTS, so a retry is safe).
+                for statement in statements(sql) {
+                    sqlx::query(&statement).execute(&mut *connection).await?;
+                }
+                sqlx::query(
+                    "INSERT INTO storegate_oauth_migrations (version, description, applied_at)
+                     VALUES (?, ?, ?)",
+                )
+                .bind(version)
+                .bind(description)
+                .bind(now_secs())
+                .execute(&mut *connection)
+                .await?;
+                tracing::info!(version, description, store = %self.place, "OAuth store migrated");
+            }
+            Ok(())
+        }
+        .await;
+        let _ = sqlx::query("SELECT RELEASE_LOCK('storegate_oauth_migrate')")
+            .execute(&mut *connection)
+            .await;
+        result
+    }
+
+    /// The pool, once the schema is there.
+    async fn pool(&self) -> Result<&MySqlPool, StoreError> {
+        self.ensure_schema().await?;
+        Ok(&self.pool)
+    }
+}
+
+/// A migration file's statements: split at `;` ending a line, comments dropped.
+fn statements(sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for line in sql.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("--") || trimmed.is_empty() {
+            continue;
+        }
+        current.push_str(line);
+        current.push('\n');
+        if trimmed.ends_with(';') {
+            out.push(current.trim().trim_end_matches(';').to_owned());
+            current.clear();
+        }
+    }
+    if !current.trim().is_empty() {
+        out.push(current.trim().to_owned());
+    }
+    out
+}
+
+/// A text column. Keys, secrets and tokens are `ascii_bin` (compared byte for byte), which
+/// the driver reports as binary: those are read as bytes.
+fn text(row: &MySqlRow, column: &str) -> Result<String, sqlx::Error> {
+    match row.try_get::<String, _>(column) {
+        Ok(text) => Ok(text),
+        Err(_) => {
+            let bytes: Vec<u8> = row.try_get(column)?;
+            String::from_utf8(bytes).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+        }
+    }
+}
+
+fn optional_text(row: &MySqlRow, column: &str) -> Result<Option<String>, sqlx::Error> {
+    match row.try_get::<Option<String>, _>(column) {
+        Ok(text) => Ok(text),
+        Err(_) => row
+            .try_get::<Option<Vec<u8>>, _>(column)?
+            .map(|bytes| String::from_utf8(bytes).map_err(|e| sqlx::Error::Decode(Box::new(e))))
+            .transpose(),
+    }
+}
+
+fn flag(row: &MySqlRow, column: &str) -> Result<bool, sqlx::Error> {
+    Ok(row.try_get::<i8, _>(column)? != 0)
+}
+
+fn token_row(row: &MySqlRow) -> Result<Token, sqlx::Error> {
+    let kind = text(row, "kind")?;
+    Ok(Token {
+        id: row.try_get("id")?,
+        consumer_id: row.try_get("consumer_id")?,
+        kind: if kind == "access" {
+            Kind::Access
+        } else {
+            Kind::Request
+        },
+        token: text(row, "token")?,
+        secret: text(row, "secret")?,
+        verifier: optional_text(row, "verifier")?,
+        callback_url: optional_text(row, "callback_url")?,
+        owner: owner_from(flag(row, "admin")?, row.try_get("customer_id")?),
+        authorized: flag(row, "authorized")?,
+        revoked: flag(row, "revoked")?,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+fn consumer_row(row: &MySqlRow) -> Result<Consumer, sqlx::Error> {
+    Ok(Consumer {
+        id: row.try_get("id")?,
+        name: text(row, "name")?,
+        key: text(row, "key")?,
+        secret: text(row, "secret")?,
+        callback_url: optional_text(row, "callback_url")?,
+        rejected_callback_url: optional_text(row, "rejected_callback_url")?,
+        profile: optional_text(row, "profile")?
+            .as_deref()
+            .and_then(crate::context::profile::Profile::parse),
+    })
+}
+
+/// The nonce table's key: fixed-size whatever the client's nonce.
+fn nonce_digest(key: &str) -> String {
+    Sha256::digest(key.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl MySqlStore {
+    async fn token_by(&self, token: &str) -> Result<Option<Token>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {TOKEN_COLUMNS} FROM oauth_token WHERE token = ?"
+        ))
+        .bind(token)
+        .fetch_optional(self.pool().await?)
+        .await
+        .map_err(|e| self.fail(e))?;
+        row.as_ref()
+            .map(token_row)
+            .transpose()
+            .map_err(|e| self.fail(e))
+    }
+
+    async fn consumer_where(
+        &self,
+        condition: &str,
+        value: impl for<'q> sqlx::Encode<'q, sqlx::MySql> + sqlx::Type<sqlx::MySql> + Send,
+    ) -> Result<Option<Consumer>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {CONSUMER_COLUMNS} FROM oauth_consumer WHERE {condition}"
+        ))
+        .bind(value)
+        .fetch_optional(self.pool().await?)
+        .await
+        .map_err(|e| self.fail(e))?;
+        row.as_ref()
+            .map(consumer_row)
+            .transpose()
+            .map_err(|e| self.fail(e))
+    }
+
+    async fn do_exchange(&self, request: &Token) -> Result<Token, StoreError> {
+        let owner = request
+            .owner
+            .ok_or_else(|| StoreError("request token has no owner".into()))?;
+        let (admin, customer) = owner_columns(owner);
+        let mut connection = self
+            .pool()
+            .await?
+            .acquire()
+            .await
+            .map_err(|e| self.fail(e))?;
+        let mut tx = connection.begin().await.map_err(|e| self.fail(e))?;
+        let used = sqlx::query(
+            "DELETE FROM oauth_token WHERE id = ? AND kind = 'request' AND authorized = 1",
+        )
+        .bind(request.id)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.fail(e))?;
+        if used.rows_affected() != 1 {
+            return Err(StoreError("the request token was used already".into()));
+        }
+        sqlx::query(
+            "DELETE FROM oauth_token WHERE kind = 'access' AND consumer_id = ?
+             AND admin = ? AND customer_id <=> ?",
+        )
+        .bind(request.consumer_id)
+        .bind(admin)
+        .bind(customer)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.fail(e))?;
+        let token = random_hex32();
+        sqlx::query(
+            "INSERT INTO oauth_token
+                 (consumer_id, kind, token, secret, admin, customer_id, authorized, created_at)
+             VALUES (?, 'access', ?, ?, ?, ?, 1, ?)",
+        )
+        .bind(request.consumer_id)
+        .bind(&token)
+        .bind(random_hex32())
+        .bind(admin)
+        .bind(customer)
+        .bind(now_secs())
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.fail(e))?;
+        let row = sqlx::query(&format!(
+            "SELECT {TOKEN_COLUMNS} FROM oauth_token WHERE token = ?"
+        ))
+        .bind(&token)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(|e| self.fail(e))?;
+        let access = token_row(&row).map_err(|e| self.fail(e))?;
+        tx.commit().await.map_err(|e| self.fail(e))?;
+        Ok(access)
+    }
+}
+
+impl TokenStore for MySqlStore {
+    fn describe(&self) -> String {
+        self.place.clone()
+    }
+
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            sqlx::query("SELECT 1")
+                .execute(self.pool().await?)
+                .await
+                .map(drop)
+                .map_err(|e| self.fail(e))
+        })
+    }
+
+    fn consumer_by_key<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<Consumer>> {
+        Box::pin(self.consumer_where("`key` = ?", key))
+    }
+
+    fn consumer_by_id(&self, id: i64) -> StoreFuture<'_, Option<Consumer>> {
+        Box::pin(self.consumer_where("id = ?", id))
+    }
+
+    fn consumers(&self) -> StoreFuture<'_, Vec<Consumer>> {
+        Box::pin(async move {
+            let rows = sqlx::query(&format!(
+                "SELECT {CONSUMER_COLUMNS} FROM oauth_consumer ORDER BY id"
+            ))
+            .fetch_all(self.pool().await?)
+            .await
+            .map_err(|e| self.fail(e))?;
+            rows.iter()
+                .map(consumer_row)
+                .collect::<Result<_, _>>()
+                .map_err(|e| self.fail(e))
+        })
+    }
+
+    fn upsert_consumer<'a>(&'a self, consumer: &'a NewConsumer) -> StoreFuture<'a, Consumer> {
+        Box::pin(async move {
+            sqlx::query(
+                "INSERT INTO oauth_consumer
+                     (name, `key`, secret, callback_url, rejected_callback_url, created_at,
+                      profile)
+                 VALUES (?, ?, ?, ?, ?, ?, ?)
+                 ON DUPLICATE KEY UPDATE name = VALUES(name), secret = VALUES(secret),
+                     callback_url = VALUES(callback_url),
+                     rejected_callback_url = VALUES(rejected_callback_url),
+                     profile = VALUES(profile)",
+            )
+            .bind(&consumer.name)
+            .bind(&consumer.key)
+            .bind(&consumer.secret)
+            .bind(&consumer.callback_url)
+            .bind(&consumer.rejected_callback_url)
+            .bind(now_secs())
+            .bind(
+                consumer
+                    .profile
+                    .map(crate::context::profile::Profile::as_str),
+            )
+            .execute(self.pool().await?)
+            .await
+            .map_err(|e| self.fail(e))?;
+            self.consumer_where("`key` = ?", consumer.key.as_str())
+                .await?
+                .ok_or_else(|| StoreError("the consumer just written is not there".into()))
+        })
+    }
+
+    fn token<'a>(&'a self, token: &'a str) -> StoreFuture<'a, Option<Token>> {
+        Box::pin(self.token_by(token))
+    }
+
+    fn create_request_token<'a>(
+        &'a self,
+        consumer_id: i64,
+        callback: &'a str,
+    ) -> StoreFuture<'a, Token> {
+        Box::pin(async move {
+            let pool = self.pool().await?;
+            let now = now_secs();
+            // Unused request tokens past their lifetime go when new ones come.
+            sqlx::query("DELETE FROM oauth_token WHERE kind = 'request' AND created_at < ?")
+                .bind(now - REQUEST_TOKEN_LIFETIME.as_secs() as i64)
+                .execute(pool)
+                .await
+                .map_err(|e| self.fail(e))?;
+            let token = random_hex32();
+            sqlx::query(
+                "INSERT INTO oauth_token (consumer_id, kind, token, secret, callback_url, created_at)
+                 VALUES (?, 'request', ?, ?, ?, ?)",
+            )
+            .bind(consumer_id)
+            .bind(&token)
+            .bind(random_hex32())
+            .bind(callback)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map_err(|e| self.fail(e))?;
+            self.token_by(&token)
+                .await?
+                .ok_or_else(|| StoreError("the request token just written is not there".into()))
+        })
+    }
+
+    fn authorize_request_token<'a>(
+        &'a self,
+        token: &'a str,
+        owner: Owner,
+    ) -> StoreFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let verifier = random_hex32();
+            let (admin, customer) = owner_columns(owner);
+            let changed = sqlx::query(
+                "UPDATE oauth_token SET authorized = 1, verifier = ?, admin = ?, customer_id = ?
+                 WHERE token = ? AND kind = 'request' AND authorized = 0 AND created_at >= ?",
+            )
+            .bind(&verifier)
+            .bind(admin)
+            .bind(customer)
+            .bind(token)
+            .bind(now_secs() - REQUEST_TOKEN_LIFETIME.as_secs() as i64)
+            .execute(self.pool().await?)
+            .await
+            .map_err(|e| self.fail(e))?;
+            Ok((changed.rows_affected() == 1).then_some(verifier))
+        })
+    }
+
+    fn delete_request_token<'a>(&'a self, token: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            sqlx::query("DELETE FROM oauth_token WHERE token = ? AND kind = 'request'")
+                .bind(token)
+                .execute(self.pool().await?)
+                .await
+                .map(drop)
+                .map_err(|e| self.fail(e))
+        })
+    }
+
+    fn exchange<'a>(&'a self, request: &'a Token) -> StoreFuture<'a, Token> {
+        Box::pin(self.do_exchange(request))
+    }
+
+    fn import_access_token<'a>(&'a self, token: &'a ImportedToken) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let (admin, customer) = owner_columns(token.owner);
+            let inserted = sqlx::query(
+                "INSERT IGNORE INTO oauth_token
+                     (consumer_id, kind, token, secret, admin, customer_id, authorized, created_at)
+                 VALUES (?, 'access', ?, ?, ?, ?, 1, ?)",
+            )
+            .bind(token.consumer_id)
+            .bind(&token.token)
+            .bind(&token.secret)
+            .bind(admin)
+            .bind(customer)
+            .bind(now_secs())
+            .execute(self.pool().await?)
+            .await
+            .map_err(|e| self.fail(e))?;
+            Ok(inserted.rows_affected() == 1)
+        })
+    }
+
+    fn list_access_tokens(
+        &self,
+        customer_id: Option<u64>,
+        limit: u32,
+        offset: u64,
+    ) -> StoreFuture<'_, Vec<AccessTokenInfo>> {
+        Box::pin(async move {
+            let filter = customer_id.map(|id| id as i64);
+            let rows = sqlx::query(
+                "SELECT t.id, k.`key`, k.name, t.admin, t.customer_id, t.revoked, t.created_at
+                 FROM oauth_token t JOIN oauth_consumer k ON k.id = t.consumer_id
+                 WHERE t.kind = 'access' AND (? IS NULL OR t.customer_id = ?)
+                 ORDER BY t.id LIMIT ? OFFSET ?",
+            )
+            .bind(filter)
+            .bind(filter)
+            .bind(i64::from(limit))
+            .bind(i64::try_from(offset).unwrap_or(i64::MAX))
+            .fetch_all(self.pool().await?)
+            .await
+            .map_err(|e| self.fail(e))?;
+            rows.iter()
+                .map(|row| {
+                    Ok(AccessTokenInfo {
+                        id: row.try_get("id")?,
+                        consumer_key: text(row, "key")?,
+                        consumer_name: text(row, "name")?,
+                        owner: owner_from(flag(row, "admin")?, row.try_get("customer_id")?)
+                            .unwrap_or(Owner::Admin),
+                        revoked: flag(row, "revoked")?,
+                        created_at: row.try_get("created_at")?,
+                    })
+                })
+                .collect::<Result<_, sqlx::Error>>()
+                .map_err(|e| self.fail(e))
+        })
+    }
+
+    fn revoke_token(&self, id: i64) -> StoreFuture<'_, bool> {
+        Box::pin(async move {
+            let changed =
+                sqlx::query("UPDATE oauth_token SET revoked = 1 WHERE id = ? AND kind = 'access'")
+                    .bind(id)
+                    .execute(self.pool().await?)
+                    .await
+                    .map_err(|e| self.fail(e))?;
+            // A token revoked already matches without changing: still there, still revoked.
+            if changed.rows_affected() == 1 {
+                return Ok(true);
+            }
+            let exists: Option<i64> =
+                sqlx::query_scalar("SELECT id FROM oauth_token WHERE id = ? AND kind = 'access'")
+                    .bind(id)
+                    .fetch_optional(self.pool().await?)
+                    .await
+                    .map_err(|e| self.fail(e))?;
+            Ok(exists.is_some())
+        })
+    }
+
+    fn revoke_customer(&self, customer_id: u64) -> StoreFuture<'_, usize> {
+        Box::pin(async move {
+            let mut connection = self
+                .pool()
+                .await?
+                .acquire()
+                .await
+                .map_err(|e| self.fail(e))?;
+            let mut tx = connection.begin().await.map_err(|e| self.fail(e))?;
+            let access = sqlx::query(
+                "UPDATE oauth_token SET revoked = 1 WHERE customer_id = ? AND kind = 'access'",
+            )
+            .bind(customer_id as i64)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.fail(e))?;
+            sqlx::query("DELETE FROM oauth_token WHERE customer_id = ? AND kind = 'request'")
+                .bind(customer_id as i64)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.fail(e))?;
+            tx.commit().await.map_err(|e| self.fail(e))?;
+            Ok(access.rows_affected() as usize)
+        })
+    }
+
+    fn claim_nonce<'a>(&'a self, key: &'a str, ttl: Duration) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let pool = self.pool().await?;
+            let now = now_secs();
+            let digest = nonce_digest(key);
+            // An expired claim gives way; then exactly one of the racing inserts wins.
+            sqlx::query("DELETE FROM oauth_nonce WHERE digest = ? AND expires_at <= ?")
+                .bind(&digest)
+                .bind(now)
+                .execute(pool)
+                .await
+                .map_err(|e| self.fail(e))?;
+            let inserted =
+                sqlx::query("INSERT IGNORE INTO oauth_nonce (digest, expires_at) VALUES (?, ?)")
+                    .bind(&digest)
+                    .bind(now + ttl.as_secs() as i64)
+                    .execute(pool)
+                    .await
+                    .map_err(|e| self.fail(e))?;
+            // Expired nonces are dropped now and then, not on every call.
+            if getrandom::u32().unwrap_or(1).is_multiple_of(256) {
+                let _ = sqlx::query("DELETE FROM oauth_nonce WHERE expires_at <= ? LIMIT 1000")
+                    .bind(now)
+                    .execute(pool)
+                    .await;
+            }
+            Ok(inserted.rows_affected() == 1)
+        })
+    }
+
+    fn export(&self) -> StoreFuture<'_, Export> {
+        Box::pin(async move {
+            let consumers = self.consumers().await?;
+            let rows = sqlx::query(&format!(
+                "SELECT {TOKEN_COLUMNS} FROM oauth_token WHERE kind = 'access' ORDER BY id"
+            ))
+            .fetch_all(self.pool().await?)
+            .await
+            .map_err(|e| self.fail(e))?;
+            let access_tokens = rows
+                .iter()
+                .map(token_row)
+                .collect::<Result<_, _>>()
+                .map_err(|e| self.fail(e))?;
+            Ok(Export {
+                consumers,
+                access_tokens,
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migration_statements() {
+        let parts = statements(MIGRATIONS[0].2);
+        assert_eq!(parts.len(), 3, "{parts:?}");
+        assert!(parts.iter().all(|p| p.starts_with("CREATE TABLE")));
+        assert!(parts.iter().all(|p| !p.ends_with(';')));
+        assert_eq!(nonce_digest("k").len(), 64);
+    }
+}

@@ -1,0 +1,218 @@
+//! A real MariaDB server (the Debian package `mariadb-server`, which `.ci/run` installs) on
+//! a free loopback port, with its own data folder under the temp folder, killed and removed
+//! when dropped (and killed with the test process if that dies first). Without the binaries
+//! a test fails under CI and skips loudly outside.
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct MariaDb {
+    pub port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+fn installed() -> bool {
+    let found = ["mariadb-install-db", "mariadb"].iter().all(|tool| {
+        Command::new(tool)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }) && server_binary().is_some();
+    if !found {
+        if std::env::var_os("CI").is_some() {
+            panic!("MariaDB is missing: .ci/run installs it (apt-get install mariadb-server)");
+        }
+        eprintln!(
+            "\n*** SKIPPED: MariaDB is not installed (apt-get install -y mariadb-server); \
+             the fleet tests did not run ***\n"
+        );
+    }
+    found
+}
+
+/// `mariadbd` lives in /usr/sbin, which is not on every PATH.
+fn server_binary() -> Option<PathBuf> {
+    [
+        "/usr/sbin/mariadbd",
+        "/usr/sbin/mysqld",
+        "/usr/bin/mariadbd",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.exists())
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+impl MariaDb {
+    /// A fresh server with a database `storegate` and a user `storegate` / `storegate-pw`
+    /// allowed on it from 127.0.0.1. None when MariaDB is missing outside CI.
+    pub async fn start() -> Option<MariaDb> {
+        if !installed() {
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!(
+            "storegate-mariadb-{}-{}",
+            std::process::id(),
+            storegate::auth::oauth::store::random_hex32()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut install = Command::new("mariadb-install-db");
+        install.args([
+            "--no-defaults",
+            &format!("--datadir={}", dir.join("data").display()),
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+        ]);
+        if is_root() {
+            install.arg("--user=root");
+        }
+        let output = tokio::task::spawn_blocking(move || install.output())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "mariadb-install-db failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let mut server = MariaDb {
+            port: free_port(),
+            dir,
+            child: None,
+        };
+        server.restart().await;
+        server.sql(
+            "CREATE DATABASE storegate; \
+             CREATE USER 'storegate'@'127.0.0.1' IDENTIFIED BY 'storegate-pw'; \
+             GRANT ALL ON storegate.* TO 'storegate'@'127.0.0.1';",
+        );
+        Some(server)
+    }
+
+    pub fn url(&self) -> String {
+        format!(
+            "mysql://storegate:storegate-pw@127.0.0.1:{}/storegate",
+            self.port
+        )
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.join("mysqld.sock")
+    }
+
+    /// Runs SQL as root over the socket; its output.
+    pub fn sql(&self, statements: &str) -> String {
+        let output = Command::new("mariadb")
+            .args([
+                "--no-defaults",
+                &format!("--socket={}", self.socket().display()),
+                "-u",
+                "root",
+                "--batch",
+                "--skip-column-names",
+                "-e",
+                statements,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{statements}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Kills the server at once (SIGKILL), as a crash or a lost network would.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts (again) on the same port and data, and waits until it answers.
+    pub async fn restart(&mut self) {
+        self.kill();
+        let mut command = Command::new(server_binary().unwrap());
+        command.args([
+            "--no-defaults",
+            &format!("--datadir={}", self.dir.join("data").display()),
+            &format!("--port={}", self.port),
+            "--bind-address=127.0.0.1",
+            &format!("--socket={}", self.socket().display()),
+            &format!("--pid-file={}", self.dir.join("mysqld.pid").display()),
+            "--skip-name-resolve",
+            "--skip-log-bin",
+            "--innodb-buffer-pool-size=16M",
+        ]);
+        if is_root() {
+            command.arg("--user=root");
+        }
+        // SAFETY: prctl only asks the kernel to signal the child when this process dies;
+        // it touches no memory of the parent.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(
+                std::fs::File::create(self.dir.join("server.log")).unwrap(),
+            ))
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        let started = Instant::now();
+        loop {
+            let ok = Command::new("mariadb")
+                .args([
+                    "--no-defaults",
+                    &format!("--socket={}", self.socket().display()),
+                    "-u",
+                    "root",
+                    "-e",
+                    "SELECT 1",
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if ok && std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "MariaDB did not start: {}",
+                std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for MariaDb {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
