@@ -17,7 +17,6 @@ pub mod cors;
 pub mod fallback;
 pub mod fast_path;
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -269,23 +268,17 @@ pub fn service(router: Router) -> crate::server::Served {
 /// cache hit's 26,000 (`bench/instructions.py`). And steps as plain calls in one `async fn`
 /// rather than `async fn`s wrapping each other: each would keep its own copy of the request
 /// in a future that axum then copies whole into the heap.
-fn front(
-    State(app): State<AppState>,
-    request: Request,
-    next: Next,
-) -> impl Future<Output = Response> {
+async fn front(State(app): State<AppState>, request: Request, next: Next) -> Response {
     // Everything a request does is in one compatibility profile (`profile`): the signed
     // request of an OAuth consumer registered with one is in its consumer's (an app of the
-    // original keeps the original's formats), every other in the configured one.
-    async move {
-        // Only a request with an `Authorization: OAuth` header waits for the store.
-        let profile = match crate::auth::oauth::params::oauth_header(request.headers()) {
-            Some(_) => app.oauth.consumer_profile(request.headers()).await,
-            None => None,
-        }
-        .unwrap_or(app.config.profile);
-        crate::context::profile::scope(profile, front_steps(app, request, next)).await
+    // original keeps the original's formats), every other in the configured one. Only a
+    // request with an `Authorization: OAuth` header waits for the store.
+    let profile = match crate::auth::oauth::params::oauth_header(request.headers()) {
+        Some(_) => app.oauth.consumer_profile(request.headers()).await,
+        None => None,
     }
+    .unwrap_or(app.config.profile);
+    crate::context::profile::scope(profile, front_steps(app, request, next)).await
 }
 
 async fn front_steps(app: AppState, mut request: Request, next: Next) -> Response {
