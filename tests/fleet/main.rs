@@ -471,6 +471,47 @@ async fn without_redis_the_database_carries_nonces_and_revocations() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_redis_a_database_outage_keeps_verified_tokens_and_still_refuses_replays() {
+    let Some(mut fleet) = Fleet::start(false, Some(Duration::from_millis(200))).await else {
+        return;
+    };
+    let consumer = fleet.register_consumer("outage app without redis");
+    let token = fleet.dance(&consumer).await;
+    let url = format!("http://{}/api/rest/customers/1", fleet.a.addr);
+    let signed = |nonce: &str| oauth_header("GET", &url, &consumer, Some(&token), &[], nonce);
+    let send = |header: String| {
+        let (http, url) = (fleet.http.clone(), url.clone());
+        async move {
+            let response = http
+                .get(url)
+                .header("Authorization", header)
+                .header("Accept", "application/json")
+                .send()
+                .await
+                .unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    let before = signed(&storegate::auth::oauth::store::random_hex32());
+    assert_eq!(send(before.clone()).await.0, 200);
+
+    fleet.database.kill();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The nonces live in the database, which is down: this instance claims them itself, so
+    // the calls of a token it verified go on...
+    let during = signed(&storegate::auth::oauth::store::random_hex32());
+    let (status, body) = send(during.clone()).await;
+    assert_eq!(status, 200, "{body}");
+    // ...and what it has seen, before the outage or during it, is still refused once used.
+    for replay in [during, before] {
+        let (status, body) = send(replay).await;
+        assert_eq!(status, 401, "{body}");
+        assert!(body.contains("nonce_used"), "{body}");
+    }
+    fleet.database.restart().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_database_failing_keeps_verified_tokens_and_refuses_new_sign_ins() {
     // Fresh for a moment only, so that the calls below are past it and go to the store.
     let Some(mut fleet) = Fleet::start(true, Some(Duration::from_millis(200))).await else {

@@ -120,7 +120,7 @@ impl OAuth {
         tracing::info!(store = %store.describe(), "OAuth 1.0a token store");
         Ok(OAuth::new(
             store.clone(),
-            Arc::new(nonce::StoreNonces(store)),
+            Arc::new(nonce::StoreNonces::new(store)),
             config,
             secret,
         ))

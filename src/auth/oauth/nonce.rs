@@ -24,9 +24,27 @@ pub trait NonceGuard: Send + Sync + std::fmt::Debug {
     ) -> BoxFuture<'a, Result<bool, Problem>>;
 }
 
-/// Nonces in the OAuth store's database.
+/// Nonces in the OAuth store's database, and in this process too. While the store fails
+/// (a database outage without Redis), a nonce is claimed in this process alone, so that the
+/// calls of tokens already verified go on (their credentials are served from the cache of
+/// verified ones) instead of all failing: every nonce this process has seen, before the
+/// outage or during it, is still refused a second time. What it cannot refuse during an
+/// outage is a nonce another instance of a fleet without Redis saw, or one seen before this
+/// process started (docs/decisions/oauth-store.md weighs that).
 #[derive(Debug, Clone)]
-pub struct StoreNonces(pub Arc<dyn TokenStore>);
+pub struct StoreNonces {
+    store: Arc<dyn TokenStore>,
+    local: LocalNonces,
+}
+
+impl StoreNonces {
+    pub fn new(store: Arc<dyn TokenStore>) -> StoreNonces {
+        StoreNonces {
+            store,
+            local: LocalNonces::new(),
+        }
+    }
+}
 
 impl NonceGuard for StoreNonces {
     fn claim_once<'a>(
@@ -34,7 +52,50 @@ impl NonceGuard for StoreNonces {
         key: &'a str,
         ttl: Duration,
     ) -> BoxFuture<'a, Result<bool, Problem>> {
-        Box::pin(async move { Ok(self.0.claim_nonce(key, ttl).await?) })
+        Box::pin(async move {
+            let stored = self.store.claim_nonce(key, ttl).await;
+            Ok(self.local.decide(key, stored.map_err(|e| e.to_string())))
+        })
+    }
+}
+
+/// The nonces this process has seen, for as long as a timestamp may be accepted.
+#[derive(Clone)]
+struct LocalNonces(moka::sync::Cache<String, ()>);
+
+impl std::fmt::Debug for LocalNonces {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalNonces").finish_non_exhaustive()
+    }
+}
+
+/// At most this many nonces are remembered in the process (about 30 MB); past it the oldest
+/// go first, which only matters during an outage.
+const LOCAL_NONCES: u64 = 200_000;
+
+impl LocalNonces {
+    fn new() -> LocalNonces {
+        LocalNonces(
+            moka::sync::Cache::builder()
+                .max_capacity(LOCAL_NONCES)
+                .time_to_live(FUTURE_SKEW + PAST_WINDOW)
+                .build(),
+        )
+    }
+
+    /// The answer for `key` given the store's: the store's when it answered (remembered
+    /// here), this process's own when it failed.
+    fn decide(&self, key: &str, stored: Result<bool, String>) -> bool {
+        match stored {
+            Ok(fresh) => {
+                self.0.insert(key.to_owned(), ());
+                fresh
+            }
+            Err(error) => {
+                tracing::warn!(%error, "OAuth store: nonce claimed in this process only");
+                self.0.entry(key.to_owned()).or_insert(()).is_fresh()
+            }
+        }
     }
 }
 
@@ -63,6 +124,20 @@ pub fn timestamp_ok(timestamp: i64, now: i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_outage_falls_back_to_the_nonces_this_process_has_seen() {
+        let local = LocalNonces::new();
+        // The store answers: its word stands, and the nonce is remembered here too.
+        assert!(local.decide("k:before", Ok(true)));
+        assert!(!local.decide("k:used-elsewhere", Ok(false)));
+        // The store fails: a new nonce passes once, a replay does not, and neither does a
+        // nonce claimed in the store before the outage.
+        let down = || Err("connection refused".to_owned());
+        assert!(local.decide("k:new", down()));
+        assert!(!local.decide("k:new", down()));
+        assert!(!local.decide("k:before", down()));
+    }
 
     #[test]
     fn window() {
