@@ -1,6 +1,6 @@
 //! The embedded OAuth store locked by another process (an operator's `sqlite3` session, a
-//! VACUUM, a slow disk) for 7 s: the requests that need the store wait for it (and get a
-//! 503 naming the OAuth store past SQLite's 5 s wait); no other request waits at all:
+//! VACUUM, a slow disk) for 7 s: the requests that need the store wait for it (past
+//! SQLite's 5 s wait, a token verified before is still served); no other request waits at all:
 //! cached product reads and `/healthz` keep answering at once. Before the store ran off
 //! the serving threads, 5 of 8 such connections stalled 5 s.
 
@@ -98,11 +98,11 @@ async fn the_store_locked_for_seven_seconds_stalls_only_what_needs_it() {
         took >= Duration::from_secs(4),
         "{status} after {took:?}: {body}"
     );
-    assert_eq!(status, 503, "{body}");
-    assert!(
-        body.contains("The OAuth sign-in store is unavailable"),
-        "the answer names the OAuth store, not the back end: {body}"
-    );
+    // Past SQLite's wait the store has failed; the token was verified before, so the call
+    // is served, its nonce claimed in this process (decisions/oauth-store.md). A new
+    // sign-in would be the 503 naming the OAuth store (tests/fleet covers it).
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("roni_cost@example.com"), "{body}");
     holder.join().unwrap();
 
     // The lock gone, signed calls are served again.
