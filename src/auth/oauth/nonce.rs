@@ -92,7 +92,13 @@ impl LocalNonces {
                 fresh
             }
             Err(error) => {
-                tracing::warn!(%error, "OAuth store: nonce claimed in this process only");
+                // One line per interval, not one per signed call, while the store is down.
+                crate::observe::log_limit::warn(
+                    "oauth_store_nonce_fallback",
+                    format_args!(
+                        "OAuth store failing ({error}): nonces claimed in this process only"
+                    ),
+                );
                 self.0.entry(key.to_owned()).or_insert(()).is_fresh()
             }
         }
