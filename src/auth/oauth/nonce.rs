@@ -96,7 +96,7 @@ impl LocalNonces {
                 crate::observe::log_limit::warn(
                     "oauth_store_nonce_fallback",
                     format_args!(
-                        "OAuth store failing ({error}): nonces claimed in this process only"
+                        "the OAuth store is failing ({error}): nonces claimed in this process only"
                     ),
                 );
                 self.0.entry(key.to_owned()).or_insert(()).is_fresh()
