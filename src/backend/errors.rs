@@ -4,7 +4,7 @@
 //! Resources that know better (a 404 that means "Category not found.", a 400 that means a
 //! duplicate e-mail) look at the [`UpstreamError`] first and fall back to [`to_api`].
 
-use crate::backend::magento2::UpstreamError;
+use crate::backend::error::UpstreamError;
 use crate::http::ApiError;
 
 /// The client-facing error for an upstream failure.
@@ -60,7 +60,7 @@ pub fn to_api(error: UpstreamError) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::magento2::StoreMessage;
+    use crate::backend::error::StoreMessage;
 
     fn status(status: u16, body: &str) -> UpstreamError {
         UpstreamError::Status {

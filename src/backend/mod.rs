@@ -16,4 +16,5 @@ pub mod query;
 pub mod recording;
 pub mod resilience;
 pub mod transport;
+pub mod values;
 pub mod write_outcome;

@@ -123,6 +123,75 @@ pub struct Assignments {
     pub website_ids: Vec<u64>,
 }
 
+/// An image of a product's gallery, as one store view (or the default values) holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Image {
+    pub id: u64,
+    /// The file's path in the store's media folder; its name tells the next default name.
+    pub file: String,
+    /// A string, or null when the image has none.
+    pub label: Value,
+    pub position: Option<i64>,
+    /// Hidden from shoppers.
+    pub exclude: bool,
+    /// The roles it has (`image`, `small_image`, `thumbnail`).
+    pub types: Vec<String>,
+    /// The store's entry, which the image mapping files read.
+    pub record: Value,
+}
+
+/// An image file checked by the gateway, its bytes in base64.
+#[derive(Debug, Clone)]
+pub struct ImageFile {
+    pub base64: String,
+    pub mime: &'static str,
+    /// The file name the store should keep it under (`image_2.png`).
+    pub name: String,
+}
+
+/// A new image: its file and values.
+#[derive(Debug, Clone)]
+pub struct NewImage {
+    pub file: ImageFile,
+    pub label: Option<Value>,
+    pub position: i64,
+    pub exclude: bool,
+    pub types: Vec<String>,
+}
+
+/// What an image update sets; `None` keeps the image's value.
+#[derive(Debug, Clone, Default)]
+pub struct ImageChange {
+    pub file: Option<ImageFile>,
+    pub label: Option<Value>,
+    pub position: Option<i64>,
+    pub exclude: Option<bool>,
+    pub types: Option<Vec<String>>,
+}
+
+/// A store's refusal of an image write that is the request's fault, in the gateway's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageRefusal {
+    NotFound,
+    BadBase64,
+    BadMime,
+}
+
+/// What the layers above read of an order besides its own fields, worked out by the
+/// adapter from the store's record.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OrderParts {
+    /// The applied taxes' names, joined with ", ".
+    pub tax_name: Option<String>,
+    /// The applied taxes' rates, summed.
+    pub tax_rate: Option<f64>,
+    /// Billing then shipping, each with its type (`billing`, `shipping`), as the store
+    /// holds them (a street may be a list of lines or one string).
+    pub addresses: Vec<(String, Value)>,
+    /// The order's comments (its status history), oldest first.
+    pub comments: Vec<Value>,
+}
+
 /// Stores send some integers as strings (category ids, EAV values): accept both.
 pub fn lenient_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     let value = Value::deserialize(d)?;
@@ -211,17 +280,33 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
         sku: &'a str,
         store_id: Option<u64>,
     ) -> Answer<'a, Bytes>;
-    fn add_media<'a>(&'a self, scope: Scope<'a>, sku: &'a str, entry: Value) -> Answer<'a, u64>;
-    fn update_media<'a>(
+    /// The images of a product record (as [`Backend::product_in`] gave it), videos left out.
+    fn read_images(&self, product: &Value) -> Vec<Image>;
+    /// Adds an image; its id. Through a store view the values are that view's.
+    fn add_image<'a>(&'a self, scope: Scope<'a>, sku: &'a str, image: NewImage) -> Answer<'a, u64>;
+    /// Changes an image (`existing`, as [`Backend::read_images`] gave it in that scope).
+    fn update_image<'a>(
         &'a self,
         scope: Scope<'a>,
         sku: &'a str,
-        id: u64,
-        entry: Value,
+        existing: &'a Image,
+        change: ImageChange,
     ) -> Answer<'a, ()>;
-    fn delete_media<'a>(&'a self, sku: &'a str, id: u64) -> Answer<'a, ()>;
-    /// The attributes of an attribute set (which image roles a product may take).
+    /// Removes an image: from the product through [`Scope::All`], from one store view's
+    /// showing through [`Scope::Store`] (excluded there, in no role).
+    fn remove_image<'a>(
+        &'a self,
+        scope: Scope<'a>,
+        sku: &'a str,
+        existing: &'a Image,
+    ) -> Answer<'a, ()>;
+    /// When a failed image write was the request's fault, which fault.
+    fn image_refusal(&self, error: &UpstreamError) -> Option<ImageRefusal>;
+    /// The attributes of an attribute set, raw for the cache.
     fn attribute_set_attributes(&self, set_id: u64) -> Answer<'_, Bytes>;
+    /// Can products of this attribute set (as [`Backend::attribute_set_attributes`] gave
+    /// it) hold images at all?
+    fn read_takes_images(&self, raw: &[u8]) -> Result<bool, UpstreamError>;
 
     // Stock items.
     fn stock_item<'a>(&'a self, sku: &'a str) -> Answer<'a, Bytes>;
@@ -259,6 +344,9 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn search_orders<'a>(&'a self, criteria: &'a SearchCriteria)
     -> Answer<'a, SearchResult<Value>>;
     fn order(&self, id: u64) -> Answer<'_, Value>;
+    /// The taxes, addresses and comments of an order record (as [`Backend::order`] or
+    /// [`Backend::search_orders`] gave it).
+    fn order_parts(&self, order: &Value) -> OrderParts;
     /// An order's comments (its status history), oldest first.
     fn order_comments(&self, order_id: u64) -> Answer<'_, Vec<Value>>;
     /// Adds a comment to an order; the new comment's id.

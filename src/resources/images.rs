@@ -21,12 +21,12 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use http::{HeaderMap, Method, StatusCode};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::app::AppState;
 use crate::auth::UserType;
 use crate::backend::port::StoreView;
-use crate::backend::port::{Scope, UpstreamError};
+use crate::backend::port::{Image, ImageChange, ImageRefusal, NewImage, Scope, UpstreamError};
 use crate::cache::{self, Fetched};
 use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
@@ -216,35 +216,6 @@ fn image_id(text: &str) -> Result<u64, ApiError> {
 // Galleries
 // ---------------------------------------------------------------------------------------
 
-fn entry_id(entry: &Value) -> Option<u64> {
-    crate::records::positive_id(entry, "id")
-}
-
-/// Videos (`external-video`) are gallery entries too, but not images.
-fn is_image(entry: &Value) -> bool {
-    entry
-        .get("media_type")
-        .and_then(Value::as_str)
-        .is_none_or(|kind| kind == "image")
-}
-
-fn is_disabled(entry: &Value) -> bool {
-    match entry.get("disabled") {
-        Some(Value::Bool(b)) => *b,
-        Some(other) => as_i64(other).is_some_and(|v| v != 0),
-        None => false,
-    }
-}
-
-/// The gallery entries of a product record.
-fn entries_of(product: &Value) -> Vec<Value> {
-    product
-        .get("media_gallery_entries")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
-}
-
 /// A product record in another store view than the default, through the cache.
 /// `label` names the values in the key: a store code, or `admin` for store id 0.
 async fn store_record(
@@ -301,7 +272,7 @@ async fn gallery(
     product_id: u64,
     place: &Place,
     user: UserType,
-) -> Result<(Vec<Value>, String, Vec<String>), ApiError> {
+) -> Result<(Vec<Image>, String, Vec<String>), ApiError> {
     let sku = product_index::sku_of(app, product_id).await?;
     let product = product_for_read(app, product_id, &sku, place, user).await?;
     let shopper = user != UserType::Admin;
@@ -314,9 +285,11 @@ async fn gallery(
         Place::Store(view) => view.code.clone(),
     };
     let media_base = stores::config(app, &code).await?.base_media_url;
-    let images = entries_of(&product)
+    let images = app
+        .backend
+        .read_images(&product)
         .into_iter()
-        .filter(|e| is_image(e) && !(shopper && is_disabled(e)))
+        .filter(|image| !(shopper && image.exclude))
         .collect();
     let tags = vec![
         tag::product(product_id),
@@ -341,11 +314,18 @@ async fn current_product(app: &AppState, sku: &str, place: &Place) -> Result<Val
     json(&bytes)
 }
 
-fn find_image(entries: &[Value], image_id: u64) -> Result<&Value, ApiError> {
-    entries
+fn find_image(images: &[Image], image_id: u64) -> Result<&Image, ApiError> {
+    images
         .iter()
-        .find(|e| is_image(e) && entry_id(e) == Some(image_id))
+        .find(|image| image.id == image_id)
         .ok_or_else(image_not_found)
+}
+
+/// The images of the product at a place, as they are now.
+async fn current_images(app: &AppState, sku: &str, place: &Place) -> Result<Vec<Image>, ApiError> {
+    Ok(app
+        .backend
+        .read_images(&current_product(app, sku, place).await?))
 }
 
 /// After any image write, whatever it did: the product's images and the views that show
@@ -385,7 +365,9 @@ async fn list(
         let fields = state.mappings.get("image").view(user, View::List);
         let out: Vec<Value> = images
             .iter()
-            .map(|e| Value::Object(ResourceMapping::render(&fields, e, &media_base)))
+            .map(|image| {
+                Value::Object(ResourceMapping::render(&fields, &image.record, &media_base))
+            })
             .collect();
         Ok((Doc::new(Value::Array(out)), tags))
     })
@@ -410,7 +392,7 @@ async fn get_one(
         let (images, media_base, tags) = gallery(&state, product_id, &place, user).await?;
         let entry = find_image(&images, image_id)?;
         let fields = state.mappings.get("image").view(user, View::Single);
-        let out = ResourceMapping::render(&fields, entry, &media_base);
+        let out = ResourceMapping::render(&fields, &entry.record, &media_base);
         Ok((Doc::new(Value::Object(out)), tags))
     })
     .await
@@ -443,10 +425,10 @@ async fn object_body(
 /// The next default file name: `image`, then `image_2`, `image_3`, ... after the highest
 /// the gallery holds. Magento renames a taken `image` to `image_1`, which counts as the
 /// first.
-fn next_default_stem(entries: &[Value]) -> String {
-    let highest = entries
+fn next_default_stem(images: &[Image]) -> String {
+    let highest = images
         .iter()
-        .filter_map(|e| e.get("file").and_then(Value::as_str))
+        .map(|image| image.file.as_str())
         .filter_map(|file| {
             let base = file.rsplit('/').next().unwrap_or(file);
             let stem = base.rsplit_once('.').map_or(base, |(stem, _)| stem);
@@ -470,10 +452,10 @@ fn next_default_stem(entries: &[Value]) -> String {
 }
 
 /// After the last image, as the original placed new images.
-fn next_position(entries: &[Value]) -> i64 {
-    entries
+fn next_position(images: &[Image]) -> i64 {
+    images
         .iter()
-        .filter_map(|e| e.get("position").and_then(as_i64))
+        .filter_map(|image| image.position)
         .max()
         .unwrap_or(0)
         + 1
@@ -518,35 +500,22 @@ async fn ensure_supports_images(app: &AppState, product: &Value) -> Result<(), A
     let cache::Value::Bytes(bytes) = &entry.value else {
         return Err(ApiError::internal().with_cause("attribute set entry holds no bytes"));
     };
-    match crate::backend::magento2::media::has_attribute(bytes, "media_gallery") {
+    match app.backend.read_takes_images(bytes) {
         Ok(true) => Ok(()),
         Ok(false) => Err(ApiError::bad_request(NO_IMAGES)),
         Err(e) => Err(errors::to_api(e)),
     }
 }
 
-/// Magento's media refusals in the spec's words; anything else as every upstream error.
-fn media_error(error: UpstreamError) -> ApiError {
-    if let UpstreamError::Status { status, error: m2 } = &error {
-        let text = m2.text();
-        let mapped = match (*status, text.as_str()) {
-            (404, t)
-                if t.starts_with("No image with the provided ID")
-                    || t.starts_with("The image doesn't exist") =>
-            {
-                Some(image_not_found())
-            }
-            (400, "The image content must be valid base64 encoded data.") => {
-                Some(ApiError::bad_request(BAD_BASE64))
-            }
-            (400, "The image MIME type is not valid or not supported.") => Some(bad_mime()),
-            _ => None,
-        };
-        if let Some(mapped) = mapped {
-            return mapped.with_cause(&error);
-        }
-    }
-    errors::to_api(error)
+/// The store's image refusals in the spec's words; anything else as every upstream error.
+fn media_error(app: &AppState, error: UpstreamError) -> ApiError {
+    let mapped = match app.backend.image_refusal(&error) {
+        Some(ImageRefusal::NotFound) => image_not_found(),
+        Some(ImageRefusal::BadBase64) => ApiError::bad_request(BAD_BASE64),
+        Some(ImageRefusal::BadMime) => bad_mime(),
+        None => return errors::to_api(error),
+    };
+    mapped.with_cause(&error)
 }
 
 fn location(product_id: u64, image_id: u64) -> String {
@@ -570,29 +539,26 @@ async fn create(
     let sku = product_index::sku_of(&app, product_id).await?;
     let current = current_product(&app, &sku, &place).await?;
     ensure_supports_images(&app, &current).await?;
-    let entries = entries_of(&current);
+    let images = app.backend.read_images(&current);
     let stem = file
         .stem
         .clone()
-        .unwrap_or_else(|| next_default_stem(&entries));
-    let mut entry = json!({
-        "media_type": "image",
-        "position": input.position.unwrap_or_else(|| next_position(&entries)),
-        "disabled": input.exclude.unwrap_or(false),
-        "types": input.types.unwrap_or_default(),
-        "content": file.content(&stem),
-    });
-    if let Some(label) = input.label {
-        entry["label"] = label;
-    }
-    // Through a store code Magento adds the entry to the product (every store has it) with
-    // the given values as that store view's: SPEC 4.3's per-store create.
+        .unwrap_or_else(|| next_default_stem(&images));
+    let image = NewImage {
+        file: file.into_file(&stem),
+        label: input.label,
+        position: input.position.unwrap_or_else(|| next_position(&images)),
+        exclude: input.exclude.unwrap_or(false),
+        types: input.types.unwrap_or_default(),
+    };
+    // Through a store code the store adds the image to the product (every store has it)
+    // with the given values as that store view's: SPEC 4.3's per-store create.
     let result = app
         .backend
-        .add_media(place.write_scope(), &sku, entry)
+        .add_image(place.write_scope(), &sku, image)
         .await;
     invalidate(&app, product_id, &sku, &result);
-    let image_id = result.map_err(|e| write_outcome::answer(e, media_error))?;
+    let image_id = result.map_err(|e| write_outcome::answer(e, |e| media_error(&app, e)))?;
     Ok(created(&location(product_id, image_id)))
 }
 
@@ -613,47 +579,42 @@ async fn update(
     }
     let place = place(&app, store).await?;
     let sku = product_index::sku_of(&app, product_id).await?;
-    let entries = entries_of(&current_product(&app, &sku, &place).await?);
-    let existing = find_image(&entries, image_id)?;
-    // Magento replaces the whole entry: what the client did not send keeps its value.
-    let keep = |field: &str| existing.get(field).cloned().unwrap_or(Value::Null);
-    let mut entry = json!({
-        "media_type": "image",
-        "label": input.label.clone().unwrap_or_else(|| keep("label")),
-        "position": input.position.map_or_else(|| keep("position"), |p| json!(p)),
-        "disabled": input.exclude.unwrap_or_else(|| is_disabled(existing)),
-        "types": input.types.clone().map_or_else(|| keep("types"), |t| json!(t)),
-    });
+    let images = current_images(&app, &sku, &place).await?;
+    let existing = find_image(&images, image_id)?;
     let replaced = input.file.is_some();
-    if let Some(file) = input.file.take() {
+    let file = input.file.take().map(|file| {
         let stem = file.stem.clone().unwrap_or_else(|| {
-            existing
-                .get("file")
-                .and_then(Value::as_str)
-                .map(|f| {
-                    let base = f.rsplit('/').next().unwrap_or(f);
-                    clean_stem(base.rsplit_once('.').map_or(base, |(s, _)| s), file.kind)
-                })
-                .unwrap_or_else(|| next_default_stem(&entries))
+            let f = existing.file.as_str();
+            if f.is_empty() {
+                return next_default_stem(&images);
+            }
+            let base = f.rsplit('/').next().unwrap_or(f);
+            clean_stem(base.rsplit_once('.').map_or(base, |(s, _)| s), file.kind)
         });
-        entry["content"] = file.content(&stem);
-    }
+        file.into_file(&stem)
+    });
+    let change = ImageChange {
+        file,
+        label: input.label.clone(),
+        position: input.position,
+        exclude: input.exclude,
+        types: input.types.clone(),
+    };
     let result = app
         .backend
-        .update_media(place.write_scope(), &sku, image_id, entry)
+        .update_image(place.write_scope(), &sku, existing, change)
         .await;
     invalidate(&app, product_id, &sku, &result);
-    result.map_err(|e| write_outcome::answer(e, media_error))?;
+    result.map_err(|e| write_outcome::answer(e, |e| media_error(&app, e)))?;
     if replaced {
-        // Magento keeps a new file as a new gallery entry, with a new id: say where the
-        // image is now. A failure to find out does not undo the update.
-        let before: HashSet<u64> = entries.iter().filter_map(entry_id).collect();
-        match current_product(&app, &sku, &place).await {
+        // A store may keep a new file as a new gallery entry, with a new id (Magento 2
+        // does): say where the image is now. A failure to find out does not undo the update.
+        let before: HashSet<u64> = images.iter().map(|image| image.id).collect();
+        match current_images(&app, &sku, &place).await {
             Ok(after) => {
-                let new_id = entries_of(&after)
+                let new_id = after
                     .iter()
-                    .filter(|e| is_image(e))
-                    .filter_map(entry_id)
+                    .map(|image| image.id)
                     .find(|id| !before.contains(id));
                 if let Some(new_id) = new_id {
                     return Ok(created(&location(product_id, new_id)));
@@ -675,27 +636,15 @@ async fn delete(
     let image_id = image_id(image)?;
     let place = place(&app, store).await?;
     let sku = product_index::sku_of(&app, product_id).await?;
-    let entries = entries_of(&current_product(&app, &sku, &place).await?);
-    let existing = find_image(&entries, image_id)?;
-    let result = match &place {
-        Place::Global => app.backend.delete_media(&sku, image_id).await,
-        // In one store view only: the image stays in the gallery, excluded and in no role
-        // there (SPEC 2.3 "set to No Image for the store").
-        Place::Store(view) => {
-            let entry = json!({
-                "media_type": "image",
-                "label": existing.get("label").cloned().unwrap_or(Value::Null),
-                "position": existing.get("position").cloned().unwrap_or(Value::Null),
-                "disabled": true,
-                "types": [],
-            });
-            app.backend
-                .update_media(Scope::Store(&view.code), &sku, image_id, entry)
-                .await
-        }
-    };
+    let images = current_images(&app, &sku, &place).await?;
+    let existing = find_image(&images, image_id)?;
+    // Globally the image goes; in one store view it is only no longer shown there.
+    let result = app
+        .backend
+        .remove_image(place.write_scope(), &sku, existing)
+        .await;
     invalidate(&app, product_id, &sku, &result);
-    result.map_err(|e| write_outcome::answer(e, media_error))?;
+    result.map_err(|e| write_outcome::answer(e, |e| media_error(&app, e)))?;
     Ok(empty_ok())
 }
 
@@ -705,8 +654,17 @@ mod tests {
 
     #[test]
     fn default_names_follow_the_gallery() {
+        let image = |file: &str, position: Option<i64>| Image {
+            id: 1,
+            file: file.to_owned(),
+            label: Value::Null,
+            position,
+            exclude: false,
+            types: Vec::new(),
+            record: Value::Null,
+        };
         let files =
-            |names: &[&str]| -> Vec<Value> { names.iter().map(|f| json!({"file": f})).collect() };
+            |names: &[&str]| -> Vec<Image> { names.iter().map(|f| image(f, None)).collect() };
         assert_eq!(next_default_stem(&[]), "image");
         assert_eq!(next_default_stem(&files(&["/h/a/harbor.png"])), "image");
         assert_eq!(next_default_stem(&files(&["/i/m/image.png"])), "image_2");
@@ -719,10 +677,7 @@ mod tests {
             ])),
             "image_4"
         );
-        assert_eq!(
-            next_position(&[json!({"position": 2}), json!({"position": null})]),
-            3
-        );
+        assert_eq!(next_position(&[image("a", Some(2)), image("b", None)]), 3);
         assert_eq!(next_position(&[]), 1);
     }
 }

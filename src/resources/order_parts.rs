@@ -155,7 +155,7 @@ async fn rendered_addresses(
     id: &str,
 ) -> Result<Vec<(String, Map<String, Value>)>, ApiError> {
     let order = visible_order(app, caller.principal, id).await?;
-    let source = order_source(order);
+    let source = order_source(&*app.backend, order);
     let view = app
         .mappings
         .get("order_address")

@@ -1,11 +1,10 @@
 //! Sales orders (SPEC 2.6, 4.6), read-only: the list (Admin: every order; a customer: their
 //! own; a guest, who has none: an empty list) and one order (Admin, or its customer).
 //!
-//! Each order is rendered from one record: the Magento 2 order plus what the gateway works
-//! out of it (`derived`): the tax name and rate from `extension_attributes.applied_taxes`,
-//! and the addresses, billing from `billing_address` and shipping from
-//! `extension_attributes.shipping_assignments[0].shipping.address`, each with its
-//! `address_type` and the street as one string. The list is keyed by order id: a JSON
+//! Each order is rendered from one record: the store's order plus what the back end works
+//! out of it (`derived`, [`Backend::order_parts`]): the tax name and rate, the billing and
+//! shipping addresses, each with its `address_type` and the street as one string, and the
+//! comments oldest first. The list is keyed by order id: a JSON
 //! object, and `<data_item_<id>>` elements in XML (DESIGN.md).
 //!
 //! Orders are one customer's data: never cached in a shared entry, marked `private,
@@ -18,11 +17,10 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
-use crate::backend::port::SearchCriteria;
+use crate::backend::port::{Backend, SearchCriteria};
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, ok};
 use crate::rules::mapping::View;
-use crate::rules::mapping::convert::as_f64;
 use crate::rules::mapping::{Field, ResourceMapping};
 use crate::rules::policy::{Operation, Route, authorize};
 
@@ -105,53 +103,17 @@ fn order_address(address: &Value, address_type: &str) -> Value {
     address
 }
 
-/// The record an order is rendered from (see the module doc).
-pub fn order_source(order: Value) -> Value {
-    let taxes: Vec<&Value> = order
-        .pointer("/extension_attributes/applied_taxes")
-        .and_then(Value::as_array)
-        .map(|list| list.iter().collect())
-        .unwrap_or_default();
-    let names: Vec<String> = taxes
+/// The record an order is rendered from (see the module doc): the store's order, and
+/// what the back end works out of it, with the spec's street and address types.
+pub fn order_source(backend: &dyn Backend, order: Value) -> Value {
+    let parts = backend.order_parts(&order);
+    let addresses: Vec<Value> = parts
+        .addresses
         .iter()
-        .filter_map(|t| {
-            ["title", "code"]
-                .iter()
-                .filter_map(|k| t.get(*k).and_then(Value::as_str))
-                .find(|s| !s.is_empty())
-                .map(str::to_owned)
-        })
+        .map(|(kind, address)| order_address(address, kind.as_str()))
         .collect();
-    let rates: Vec<f64> = taxes
-        .iter()
-        .filter_map(|t| t.get("percent").and_then(as_f64))
-        .collect();
-    let tax = json!({
-        "name": (!names.is_empty()).then(|| names.join(", ")),
-        "rate": (!rates.is_empty()).then(|| rates.iter().sum::<f64>()),
-    });
-    let mut addresses = Vec::new();
-    if let Some(billing) = order.get("billing_address").filter(|a| a.is_object()) {
-        addresses.push(order_address(billing, "billing"));
-    }
-    if let Some(shipping) = order
-        .pointer("/extension_attributes/shipping_assignments/0/shipping/address")
-        .filter(|a| a.is_object())
-    {
-        addresses.push(order_address(shipping, "shipping"));
-    }
-    // The comments (status history) oldest first, as the original listed them.
-    let mut comments: Vec<Value> = order
-        .get("status_histories")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    comments.sort_by_key(|c| {
-        c.get("entity_id")
-            .and_then(crate::rules::mapping::convert::as_i64)
-            .unwrap_or(0)
-    });
-    json!({ "order": order, "derived": { "tax": tax, "addresses": addresses, "comments": comments } })
+    let tax = json!({ "name": parts.tax_name, "rate": parts.tax_rate });
+    json!({ "order": order, "derived": { "tax": tax, "addresses": addresses, "comments": parts.comments } })
 }
 
 /// Order fields that hold lists of records, and the mapping each record is rendered with
@@ -237,7 +199,12 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
         };
         out.insert(
             id.to_string(),
-            Value::Object(render(&app, user, &fields, &order_source(order))),
+            Value::Object(render(
+                &app,
+                user,
+                &fields,
+                &order_source(&*app.backend, order),
+            )),
         );
     }
     Ok(private(ok(
@@ -254,7 +221,7 @@ async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, Ap
     }
     let user = caller.user_type();
     let fields = app.mappings.get("order").view(user, View::Single);
-    let record = render(&app, user, &fields, &order_source(order));
+    let record = render(&app, user, &fields, &order_source(&*app.backend, order));
     Ok(private(ok(caller.format, &Doc::new(Value::Object(record)))))
 }
 
@@ -263,27 +230,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tax_and_addresses_are_derived() {
-        let order = json!({
-            "entity_id": 9,
-            "billing_address": {"street": ["a", "b"], "city": "X"},
-            "extension_attributes": {
-                "applied_taxes": [{"title": "T1", "percent": 5}, {"code": "T2", "percent": 2.5}],
-                "shipping_assignments": [{"shipping": {"address": {"street": ["c"], "address_type": "shipping"}}}]
-            }
-        });
-        let source = order_source(order);
-        assert_eq!(
-            source["derived"]["tax"],
-            json!({"name": "T1, T2", "rate": 7.5})
+    fn order_addresses_show_one_street_and_their_type() {
+        let billing = order_address(&json!({"street": ["a", " ", "b"], "city": "X"}), "billing");
+        assert_eq!(billing["street"], "a\nb");
+        assert_eq!(billing["address_type"], "billing");
+        let kept = order_address(
+            &json!({"street": "c\nd", "address_type": "shipping"}),
+            "billing",
         );
-        let addresses = source["derived"]["addresses"].as_array().unwrap();
-        assert_eq!(addresses[0]["street"], "a\nb");
-        assert_eq!(addresses[0]["address_type"], "billing");
-        assert_eq!(addresses[1]["address_type"], "shipping");
-        let none =
-            order_source(json!({"entity_id": 1, "extension_attributes": {"applied_taxes": []}}));
-        assert_eq!(none["derived"]["tax"], json!({"name": null, "rate": null}));
-        assert_eq!(none["derived"]["addresses"], json!([]));
+        assert_eq!(
+            (kept["street"].as_str(), kept["address_type"].as_str()),
+            (Some("c\nd"), Some("shipping"))
+        );
     }
 }

@@ -4,8 +4,9 @@
 //! The file's bytes are checked by [`crate::rules::image_bytes`] without being decoded whole, and
 //! [`upload_permit`] bounds the uploads whose body is in memory at once.
 
+use crate::backend::port::ImageFile;
 use http::{HeaderValue, StatusCode};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::app::AppState;
@@ -135,12 +136,12 @@ pub struct NewFile {
 
 impl NewFile {
     /// Consumes the file: its base64 text moves into the request, it is not copied.
-    pub fn content(self, stem: &str) -> Value {
-        json!({
-            "base64_encoded_data": self.base64,
-            "type": self.kind.mime(),
-            "name": format!("{stem}.{}", self.kind.extension()),
-        })
+    pub fn into_file(self, stem: &str) -> ImageFile {
+        ImageFile {
+            base64: self.base64,
+            mime: self.kind.mime(),
+            name: format!("{stem}.{}", self.kind.extension()),
+        }
     }
 }
 

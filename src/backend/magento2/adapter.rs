@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use super::{Magento, parse};
 use crate::backend::port::{
-    Answer, Assignments, Backend, Category, CategoryLink, CircuitState, Country, IdSku, Scope,
-    SearchCriteria, SearchResult, StoreConfig, StoreView, UpstreamError,
+    Answer, Assignments, Backend, Category, CategoryLink, CircuitState, Country, IdSku, Image,
+    ImageChange, ImageRefusal, NewImage, OrderParts, Scope, SearchCriteria, SearchResult,
+    StoreConfig, StoreView, UpstreamError,
 };
 
 impl Backend for Magento {
@@ -125,22 +126,58 @@ impl Backend for Magento {
         Box::pin(Magento::product_in(self, scope, sku, store_id))
     }
 
-    fn add_media<'a>(&'a self, scope: Scope<'a>, sku: &'a str, entry: Value) -> Answer<'a, u64> {
-        Box::pin(Magento::add_media(self, scope, sku, entry))
+    fn read_images(&self, product: &Value) -> Vec<Image> {
+        super::media::images(product)
     }
 
-    fn update_media<'a>(
+    fn add_image<'a>(&'a self, scope: Scope<'a>, sku: &'a str, image: NewImage) -> Answer<'a, u64> {
+        Box::pin(Magento::add_media(
+            self,
+            scope,
+            sku,
+            super::media::new_entry(image),
+        ))
+    }
+
+    fn update_image<'a>(
         &'a self,
         scope: Scope<'a>,
         sku: &'a str,
-        id: u64,
-        entry: Value,
+        existing: &'a Image,
+        change: ImageChange,
     ) -> Answer<'a, ()> {
-        Box::pin(Magento::update_media(self, scope, sku, id, entry))
+        let entry = super::media::changed_entry(existing, change);
+        Box::pin(Magento::update_media(self, scope, sku, existing.id, entry))
     }
 
-    fn delete_media<'a>(&'a self, sku: &'a str, id: u64) -> Answer<'a, ()> {
-        Box::pin(Magento::delete_media(self, sku, id))
+    fn remove_image<'a>(
+        &'a self,
+        scope: Scope<'a>,
+        sku: &'a str,
+        existing: &'a Image,
+    ) -> Answer<'a, ()> {
+        match scope {
+            Scope::Store(_) => {
+                // Magento keeps one gallery per product: in one store view the image stays,
+                // excluded there and in no role (SPEC 2.3 "set to No Image for the store").
+                let hidden = ImageChange {
+                    exclude: Some(true),
+                    types: Some(Vec::new()),
+                    ..ImageChange::default()
+                };
+                let entry = super::media::changed_entry(existing, hidden);
+                Box::pin(Magento::update_media(self, scope, sku, existing.id, entry))
+            }
+            Scope::Default | Scope::All => Box::pin(Magento::delete_media(self, sku, existing.id)),
+        }
+    }
+
+    fn image_refusal(&self, error: &UpstreamError) -> Option<ImageRefusal> {
+        super::media::refusal(error)
+    }
+
+    fn read_takes_images(&self, raw: &[u8]) -> Result<bool, UpstreamError> {
+        super::media::has_attribute(raw, "media_gallery")
     }
 
     fn attribute_set_attributes(&self, set_id: u64) -> Answer<'_, Bytes> {
@@ -220,6 +257,10 @@ impl Backend for Magento {
 
     fn order(&self, id: u64) -> Answer<'_, Value> {
         Box::pin(Magento::order(self, id))
+    }
+
+    fn order_parts(&self, order: &Value) -> OrderParts {
+        super::orders::parts(order)
     }
 
     fn order_comments(&self, order_id: u64) -> Answer<'_, Vec<Value>> {

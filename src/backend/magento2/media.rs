@@ -11,6 +11,8 @@ use http::Method;
 use serde_json::{Value, json};
 
 use super::{Magento, Scope, UpstreamError, parse, segment};
+use crate::backend::port::{Image, ImageChange, ImageFile, ImageRefusal, NewImage};
+use crate::backend::values::as_i64;
 
 impl Magento {
     /// `GET /V1/products/{sku}` in `scope`; with `store_id`, the values of that store id
@@ -111,6 +113,109 @@ pub fn has_attribute(attributes: &[u8], code: &str) -> Result<bool, UpstreamErro
         .any(|a| a.get("attribute_code").and_then(Value::as_str) == Some(code)))
 }
 
+/// The images of a product record's `media_gallery_entries` (videos, `external-video`,
+/// are gallery entries too, but not images).
+pub fn images(product: &Value) -> Vec<Image> {
+    let Some(entries) = product
+        .get("media_gallery_entries")
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter(|e| {
+            e.get("media_type")
+                .and_then(Value::as_str)
+                .is_none_or(|kind| kind == "image")
+        })
+        .filter_map(|e| {
+            let id = e.get("id").and_then(as_i64).filter(|&id| id > 0)? as u64;
+            Some(Image {
+                id,
+                file: e
+                    .get("file")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                label: e.get("label").cloned().unwrap_or(Value::Null),
+                position: e.get("position").and_then(as_i64),
+                exclude: match e.get("disabled") {
+                    Some(Value::Bool(b)) => *b,
+                    Some(other) => as_i64(other).is_some_and(|v| v != 0),
+                    None => false,
+                },
+                types: e
+                    .get("types")
+                    .and_then(Value::as_array)
+                    .map(|t| {
+                        t.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                record: e.clone(),
+            })
+        })
+        .collect()
+}
+
+fn content(file: ImageFile) -> Value {
+    json!({ "base64_encoded_data": file.base64, "type": file.mime, "name": file.name })
+}
+
+/// A new gallery entry.
+pub fn new_entry(image: NewImage) -> Value {
+    let mut entry = json!({
+        "media_type": "image",
+        "position": image.position,
+        "disabled": image.exclude,
+        "types": image.types,
+        "content": content(image.file),
+    });
+    if let Some(label) = image.label {
+        entry["label"] = label;
+    }
+    entry
+}
+
+/// Magento replaces a whole entry on update: what the change leaves out keeps its value.
+pub fn changed_entry(existing: &Image, change: ImageChange) -> Value {
+    let mut entry = json!({
+        "media_type": "image",
+        "label": change.label.unwrap_or_else(|| existing.label.clone()),
+        "position": change.position.or(existing.position),
+        "disabled": change.exclude.unwrap_or(existing.exclude),
+        "types": change.types.unwrap_or_else(|| existing.types.clone()),
+    });
+    if let Some(file) = change.file {
+        entry["content"] = content(file);
+    }
+    entry
+}
+
+/// Magento's media refusals that are the request's fault.
+pub fn refusal(error: &UpstreamError) -> Option<ImageRefusal> {
+    let UpstreamError::Status { status, error } = error else {
+        return None;
+    };
+    let text = error.text();
+    match (*status, text.as_str()) {
+        (404, t)
+            if t.starts_with("No image with the provided ID")
+                || t.starts_with("The image doesn't exist") =>
+        {
+            Some(ImageRefusal::NotFound)
+        }
+        (400, "The image content must be valid base64 encoded data.") => {
+            Some(ImageRefusal::BadBase64)
+        }
+        (400, "The image MIME type is not valid or not supported.") => Some(ImageRefusal::BadMime),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +226,31 @@ mod tests {
         assert!(has_attribute(list, "media_gallery").unwrap());
         assert!(!has_attribute(list, "image").unwrap());
         assert!(has_attribute(b"{}", "x").is_err());
+    }
+
+    #[test]
+    fn gallery_entries_become_images_and_back() {
+        let product = json!({"media_gallery_entries": [
+            {"id": 3, "media_type": "image", "file": "/a/b/x.png", "label": null, "position": 2,
+             "disabled": "1", "types": ["image"]},
+            {"id": 4, "media_type": "external-video", "file": "/v.png"},
+            {"id": 5, "file": "/c.png", "disabled": false}
+        ]});
+        let found = images(&product);
+        assert_eq!(found.iter().map(|i| i.id).collect::<Vec<_>>(), [3, 5]);
+        assert!(found[0].exclude && !found[1].exclude);
+        let kept = changed_entry(
+            &found[0],
+            ImageChange {
+                position: Some(9),
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            kept,
+            json!({"media_type": "image", "label": null, "position": 9,
+                                "disabled": true, "types": ["image"]})
+        );
+        assert!(images(&json!({})).is_empty());
     }
 }

@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use super::{Magento, Scope, SearchCriteria, UpstreamError};
 use crate::backend::port::Direction;
-use crate::backend::port::SearchResult;
+use crate::backend::port::{OrderParts, SearchResult};
+use crate::backend::values::{as_f64, as_i64};
 
 impl Magento {
     /// `GET /V1/orders?searchCriteria...`.
@@ -107,4 +108,82 @@ fn history_id(entry: &Value) -> u64 {
         .get("entity_id")
         .and_then(|v| v.as_u64().or_else(|| v.as_str()?.trim().parse().ok()))
         .unwrap_or(0)
+}
+
+/// What an order record holds beside its fields: the tax name and rate from
+/// `extension_attributes.applied_taxes`; billing from `billing_address` and shipping from
+/// `extension_attributes.shipping_assignments[0].shipping.address`; the status history.
+pub fn parts(order: &Value) -> OrderParts {
+    let taxes: Vec<&Value> = order
+        .pointer("/extension_attributes/applied_taxes")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().collect())
+        .unwrap_or_default();
+    let names: Vec<String> = taxes
+        .iter()
+        .filter_map(|t| {
+            ["title", "code"]
+                .iter()
+                .filter_map(|k| t.get(*k).and_then(Value::as_str))
+                .find(|s| !s.is_empty())
+                .map(str::to_owned)
+        })
+        .collect();
+    let rates: Vec<f64> = taxes
+        .iter()
+        .filter_map(|t| t.get("percent").and_then(as_f64))
+        .collect();
+    let mut addresses = Vec::new();
+    if let Some(billing) = order.get("billing_address").filter(|a| a.is_object()) {
+        addresses.push(("billing".to_owned(), billing.clone()));
+    }
+    if let Some(shipping) = order
+        .pointer("/extension_attributes/shipping_assignments/0/shipping/address")
+        .filter(|a| a.is_object())
+    {
+        addresses.push(("shipping".to_owned(), shipping.clone()));
+    }
+    let mut comments: Vec<Value> = order
+        .get("status_histories")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    comments.sort_by_key(|c| c.get("entity_id").and_then(as_i64).unwrap_or(0));
+    OrderParts {
+        tax_name: (!names.is_empty()).then(|| names.join(", ")),
+        tax_rate: (!rates.is_empty()).then(|| rates.iter().sum::<f64>()),
+        addresses,
+        comments,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn taxes_addresses_and_comments_come_out_of_the_order() {
+        let order = json!({
+            "entity_id": 9,
+            "billing_address": {"street": ["a", "b"], "city": "X"},
+            "status_histories": [{"entity_id": 3}, {"entity_id": 1}],
+            "extension_attributes": {
+                "applied_taxes": [{"title": "T1", "percent": 5}, {"code": "T2", "percent": 2.5}],
+                "shipping_assignments": [{"shipping": {"address": {"street": ["c"], "address_type": "shipping"}}}]
+            }
+        });
+        let parts = parts(&order);
+        assert_eq!(
+            (parts.tax_name.as_deref(), parts.tax_rate),
+            (Some("T1, T2"), Some(7.5))
+        );
+        let kinds: Vec<&str> = parts.addresses.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(kinds, ["billing", "shipping"]);
+        assert_eq!(parts.addresses[0].1["street"], json!(["a", "b"]));
+        assert_eq!(parts.comments[0]["entity_id"], 1);
+        let none =
+            super::parts(&json!({"entity_id": 1, "extension_attributes": {"applied_taxes": []}}));
+        assert_eq!(none, OrderParts::default());
+    }
 }

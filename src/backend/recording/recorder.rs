@@ -10,7 +10,7 @@ use super::cassette::{Body, Interaction, Response};
 use super::library::Library;
 use super::scrub::Scrubber;
 use super::wire_form::{header_map, to_request};
-use crate::backend::magento2::UpstreamError;
+use crate::backend::error::UpstreamError;
 use crate::backend::transport::{Answer, Outgoing, Transport};
 
 #[derive(Debug)]

@@ -16,7 +16,7 @@ use super::library::Library;
 use super::matching::Ignore;
 use super::scrub::Scrubber;
 use super::wire_form::{to_answer, to_request};
-use crate::backend::magento2::UpstreamError;
+use crate::backend::error::UpstreamError;
 use crate::backend::transport::{Answer, Outgoing, Transport};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use http::StatusCode;
 
-use crate::backend::magento2::UpstreamError;
+use crate::backend::error::UpstreamError;
 use crate::backend::transport::{Outgoing, Transport};
 
 /// Largest request body accepted (image uploads travel base64 in JSON).
