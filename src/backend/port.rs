@@ -177,6 +177,25 @@ pub enum ImageRefusal {
     BadMime,
 }
 
+/// A price of a product for a customer group from a quantity on (quantity 1: the group's
+/// price).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierPrice {
+    /// The customer group (32000: every group); `None` when the store names none.
+    pub group: Option<u64>,
+    /// 0: every website.
+    pub website_id: u64,
+    pub qty: f64,
+    pub value: f64,
+}
+
+/// Which price lists a product update sends.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SentPrices {
+    pub group: bool,
+    pub tier: bool,
+}
+
 /// What the layers above read of an order besides its own fields, worked out by the
 /// adapter from the store's record.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -262,14 +281,30 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     ) -> Answer<'a, Bytes>;
     /// The products of a [`Backend::render_info`] answer, one record each.
     fn read_render_items(&self, raw: &[u8]) -> Result<Vec<Value>, UpstreamError>;
+    /// The group and tier prices of a product record.
+    fn read_tier_prices(&self, product: &Value) -> Vec<TierPrice>;
+    /// Removes from a product record every group or tier price `keep` refuses, wherever the
+    /// store holds them (a shopper's record must hold no other group's price).
+    fn keep_tier_prices(&self, product: &mut Value, keep: &dyn Fn(&TierPrice) -> bool);
+    /// The final price without and with tax of a storefront rendering (as
+    /// [`Backend::read_render_items`] gave it).
+    fn read_final_prices(&self, render: &Value) -> (Option<f64>, Option<f64>);
     fn category_products(&self, category_id: u64) -> Answer<'_, Vec<CategoryLink>>;
     fn create_product(&self, product: Value) -> Answer<'_, Value>;
+    /// Changes a product. `prices` says which price lists the client sent: a list it did
+    /// not send keeps its entries (where a store keeps both in one list, the adapter reads
+    /// the other's entries first).
     fn update_product<'a>(
         &'a self,
         scope: Scope<'a>,
         sku: &'a str,
         product: Value,
+        prices: SentPrices,
     ) -> Answer<'a, Value>;
+    /// Is a product record on a website? True when the record does not say.
+    fn on_website(&self, product: &Value, website_id: u64) -> bool;
+    /// Puts a new product record (before [`Backend::create_product`]) on a website.
+    fn place_on_website(&self, product: &mut Value, website_id: u64);
     fn delete_product<'a>(&'a self, sku: &'a str) -> Answer<'a, ()>;
 
     // Images.

@@ -17,8 +17,8 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::UserType;
+use crate::backend::port::{Backend, SearchResult, SentPrices, StoreConfig, StoreView};
 use crate::backend::port::{Scope, SearchCriteria, UpstreamError};
-use crate::backend::port::{SearchResult, StoreConfig, StoreView};
 use crate::context::profile::{Message, Profile};
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
@@ -38,7 +38,6 @@ use crate::records::catalog::product_index::sku_of;
 use crate::records::catalog::product_records::{
     product_record, product_record_in, render_many, render_record,
 };
-use crate::records::json;
 use crate::records::listing::search_criteria;
 use crate::records::lookups::{customer_group, stores};
 use crate::resources::parse_id;
@@ -255,17 +254,6 @@ fn shopper_filters(criteria: SearchCriteria) -> SearchCriteria {
         .filter("visibility", "2,3,4", "in")
 }
 
-/// A product a shopper may see in a store of `website`: assigned to it, when Magento says
-/// which websites the product is on.
-fn on_website(product: &Value, website: u64) -> bool {
-    match product.pointer("/extension_attributes/website_ids") {
-        Some(Value::Array(ids)) => ids
-            .iter()
-            .any(|id| as_i64(id).is_some_and(|id| id as u64 == website)),
-        _ => true,
-    }
-}
-
 /// Does a view show prices that depend on the customer group (tier and group prices)?
 fn shows_group_prices(fields: &[Field]) -> bool {
     fields.iter().any(|field| {
@@ -299,6 +287,7 @@ async fn priced_caller(
 /// Renders one product for a caller. A shopper's record first loses every tier price that
 /// is not for `group` (see [`pricing::prepare_shopper_source`]).
 fn render_product(
+    backend: &dyn Backend,
     fields: &[Field],
     user: UserType,
     mut source: Value,
@@ -306,7 +295,7 @@ fn render_product(
     store: &StoreConfig,
 ) -> Value {
     if user != UserType::Admin {
-        pricing::prepare_shopper_source(&mut source, group, store.website_id);
+        pricing::prepare_shopper_source(backend, &mut source, group, store.website_id);
     }
     Value::Object(ResourceMapping::render(
         fields,
@@ -367,13 +356,13 @@ async fn get_one(
             let mut source = json!({ "product": product });
             if shopper {
                 if !shopper_visible(&source["product"])
-                    || !on_website(&source["product"], store.website_id)
+                    || !app.backend.on_website(&source["product"], store.website_id)
                 {
                     return Err(ApiError::not_found());
                 }
                 source["render"] = render.unwrap_or(Value::Null);
             }
-            let record = render_product(&fields, user, source, group, &store);
+            let record = render_product(&*app.backend, &fields, user, source, group, &store);
             Ok((
                 Doc::new(record),
                 vec![tag::product(id), tag::sku(&sku), tag::STORES.to_owned()],
@@ -433,7 +422,7 @@ async fn list(
             let source = json!({ "product": product, "render": render });
             out.insert(
                 id.to_string(),
-                render_product(&fields, user, source, group, &store),
+                render_product(&*app.backend, &fields, user, source, group, &store),
             );
             tags.push(tag::product(id));
         }
@@ -549,7 +538,7 @@ async fn category_list(
                 let source = json!({ "product": product, "render": render });
                 out.insert(
                     id.to_string(),
-                    render_product(&fields, user, source, group, &store),
+                    render_product(&*app.backend, &fields, user, source, group, &store),
                 );
             }
             return Ok((Doc::keyed_list(Value::Object(out)), tags));
@@ -560,7 +549,14 @@ async fn category_list(
                 tags.push(tag::product(id));
             }
             let source = json!({ "product": product });
-            out.push(render_product(&fields, user, source, group, &store));
+            out.push(render_product(
+                &*app.backend,
+                &fields,
+                user,
+                source,
+                group,
+                &store,
+            ));
         }
         Ok((Doc::new(Value::Array(out)), tags))
     })
@@ -691,7 +687,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     let product = &mut root["product"];
     product["sku"] = Value::String(sku.clone());
     product["type_id"] = Value::String(type_id);
-    product["extension_attributes"]["website_ids"] = json!([website]);
+    app.backend.place_on_website(product, website);
     let saved = app.backend.create_product(root["product"].take()).await;
     if saved.is_err() {
         // A create whose outcome is unknown may have made the product: its SKU and the
@@ -774,40 +770,14 @@ async fn update(
         return Err(ApiError::request_data_invalid());
     }
 
-    // Magento replaces arrays it is sent: group and tier prices share `tier_prices`, so
-    // keep the kind the client did not send.
-    let group = written.iter().any(|w| w == "group_price");
-    let tier = written.iter().any(|w| w == "tier_price");
-    if group != tier {
-        let current = app
-            .backend
-            .product(Scope::Default, &sku)
-            .await
-            .map_err(errors::to_api)?;
-        let current = json(&current)?;
-        let keep: Vec<Value> = current
-            .get("tier_prices")
-            .and_then(Value::as_array)
-            .map(|list| {
-                list.iter()
-                    .filter(|entry| {
-                        let qty = entry.get("qty").and_then(as_f64).unwrap_or(1.0);
-                        // Sent group prices: keep the quantity tiers, and the other way round.
-                        if group { qty > 1.0 } else { qty <= 1.0 }
-                    })
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Some(list) = root["product"]["tier_prices"].as_array_mut() {
-            list.extend(keep);
-        }
-    }
-
+    let prices = SentPrices {
+        group: written.iter().any(|w| w == "group_price"),
+        tier: written.iter().any(|w| w == "tier_price"),
+    };
     root["product"]["sku"] = Value::String(sku.to_string());
     let result = app
         .backend
-        .update_product(Scope::All, &sku, root["product"].take())
+        .update_product(Scope::All, &sku, root["product"].take(), prices)
         .await;
     // Whatever happened, what we had cached about this product is suspect now; held off
     // for a while if Magento may still apply the change (`write_outcome`).

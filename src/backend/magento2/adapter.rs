@@ -10,7 +10,7 @@ use super::{Magento, parse};
 use crate::backend::port::{
     Answer, Assignments, Backend, Category, CategoryLink, CircuitState, Country, IdSku, Image,
     ImageChange, ImageRefusal, NewImage, OrderParts, Scope, SearchCriteria, SearchResult,
-    StoreConfig, StoreView, UpstreamError,
+    SentPrices, StoreConfig, StoreView, TierPrice, UpstreamError,
 };
 
 impl Backend for Magento {
@@ -96,6 +96,18 @@ impl Backend for Magento {
         Box::pin(Magento::render_info(self, store_id, currency, criteria))
     }
 
+    fn read_tier_prices(&self, product: &Value) -> Vec<TierPrice> {
+        super::catalog::tier_prices(product)
+    }
+
+    fn keep_tier_prices(&self, product: &mut Value, keep: &dyn Fn(&TierPrice) -> bool) {
+        super::catalog::keep_tier_prices(product, keep)
+    }
+
+    fn read_final_prices(&self, render: &Value) -> (Option<f64>, Option<f64>) {
+        super::catalog::final_prices(render)
+    }
+
     fn category_products(&self, category_id: u64) -> Answer<'_, Vec<CategoryLink>> {
         Box::pin(Magento::category_products(self, category_id))
     }
@@ -109,8 +121,27 @@ impl Backend for Magento {
         scope: Scope<'a>,
         sku: &'a str,
         product: Value,
+        prices: SentPrices,
     ) -> Answer<'a, Value> {
-        Box::pin(Magento::update_product(self, scope, sku, product))
+        Box::pin(async move {
+            let mut product = product;
+            if prices.group != prices.tier {
+                // Magento replaces arrays it is sent, and group and tier prices share
+                // `tier_prices`: keep the kind the client did not send.
+                let current = Magento::product(self, Scope::Default, sku).await?;
+                let current: Value = super::parse(&current)?;
+                super::catalog::keep_unsent_prices(&mut product, &current, prices);
+            }
+            Magento::update_product(self, scope, sku, product).await
+        })
+    }
+
+    fn on_website(&self, product: &Value, website_id: u64) -> bool {
+        super::links::on_website(product, website_id)
+    }
+
+    fn place_on_website(&self, product: &mut Value, website_id: u64) {
+        product["extension_attributes"]["website_ids"] = serde_json::json!([website_id]);
     }
 
     fn delete_product<'a>(&'a self, sku: &'a str) -> Answer<'a, ()> {

@@ -4,6 +4,8 @@
 //! weight is then their real size) and the mapping reads them as JSON only when it has to
 //! render. Small, stable shapes (store views, id-to-SKU pairs) are typed.
 
+use crate::backend::port::{SentPrices, TierPrice};
+use crate::backend::values::{as_f64, as_i64};
 use bytes::Bytes;
 use http::Method;
 use serde_json::Value;
@@ -116,5 +118,101 @@ impl Magento {
         )
         .await
         .map(|_| ())
+    }
+}
+
+/// One entry of a product's `tier_prices` (Magento 2 has no group prices: they are tiers
+/// of quantity 1).
+fn tier_price(entry: &Value) -> Option<TierPrice> {
+    Some(TierPrice {
+        group: entry
+            .get("customer_group_id")
+            .and_then(as_i64)
+            .and_then(|g| u64::try_from(g).ok()),
+        website_id: entry
+            .pointer("/extension_attributes/website_id")
+            .and_then(as_i64)
+            .and_then(|w| u64::try_from(w).ok())
+            .unwrap_or(0),
+        qty: entry.get("qty").and_then(as_f64).unwrap_or(1.0),
+        value: entry.get("value").and_then(as_f64)?,
+    })
+}
+
+/// The tiers of a product record's `tier_prices`.
+pub fn tier_prices(product: &Value) -> Vec<TierPrice> {
+    product
+        .get("tier_prices")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(tier_price)
+        .collect()
+}
+
+/// Drops the entries of `tier_prices` that `keep` refuses (and those it cannot read).
+pub fn keep_tier_prices(product: &mut Value, keep: &dyn Fn(&TierPrice) -> bool) {
+    if let Some(list) = product.get_mut("tier_prices").and_then(Value::as_array_mut) {
+        list.retain(|entry| tier_price(entry).is_some_and(|tier| keep(&tier)));
+    }
+}
+
+/// Group prices are Magento's `tier_prices` of quantity 1: when an update sends one kind,
+/// the entries of the other kind are copied from the current record.
+pub fn keep_unsent_prices(changes: &mut Value, current: &Value, sent: SentPrices) {
+    let keep: Vec<Value> = current
+        .get("tier_prices")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|entry| {
+            let qty = entry.get("qty").and_then(as_f64).unwrap_or(1.0);
+            // Sent group prices: keep the quantity tiers, and the other way round.
+            if sent.group { qty > 1.0 } else { qty <= 1.0 }
+        })
+        .cloned()
+        .collect();
+    if let Some(list) = changes.get_mut("tier_prices").and_then(Value::as_array_mut) {
+        list.extend(keep);
+    }
+}
+
+/// A render-info entry's final price without tax, and with it (`tax_adjustments`).
+pub fn final_prices(render: &Value) -> (Option<f64>, Option<f64>) {
+    let info = &render["price_info"];
+    (
+        info.get("final_price").and_then(as_f64),
+        info.pointer("/extension_attributes/tax_adjustments/final_price")
+            .and_then(as_f64),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tiers_are_read_and_the_refused_ones_leave_the_record() {
+        let mut product = json!({"tier_prices": [
+            {"customer_group_id": 32000, "qty": 1, "value": 32, "extension_attributes": {"website_id": 0}},
+            {"customer_group_id": 2, "qty": 2, "value": 20, "extension_attributes": {"website_id": 1}},
+            {"qty": 6, "value": 1}
+        ]});
+        let tiers = tier_prices(&product);
+        assert_eq!(tiers.len(), 3);
+        assert_eq!(
+            (tiers[1].group, tiers[1].website_id, tiers[1].qty),
+            (Some(2), 1, 2.0)
+        );
+        assert_eq!(tiers[2].group, None);
+        keep_tier_prices(&mut product, &|tier| tier.group != Some(2));
+        let text = product.to_string();
+        assert!(!text.contains("\"value\":20"), "{text}");
+        assert_eq!(product["tier_prices"].as_array().unwrap().len(), 2);
+        let render = json!({"price_info": {"final_price": 34,
+            "extension_attributes": {"tax_adjustments": {"final_price": 36.85}}}});
+        assert_eq!(final_prices(&render), (Some(34.0), Some(36.85)));
+        assert_eq!(final_prices(&Value::Null), (None, None));
     }
 }

@@ -21,6 +21,15 @@ fn id_of(value: &Value) -> Option<u64> {
 
 /// Where a Magento 2 product record is assigned: `extension_attributes.category_links`
 /// (category ids as strings) and `website_ids`.
+/// Is a product on a website? True when the record has no `website_ids` (Magento leaves
+/// them out in some scopes).
+pub fn on_website(product: &Value, website: u64) -> bool {
+    match product.pointer("/extension_attributes/website_ids") {
+        Some(Value::Array(ids)) => ids.iter().any(|id| id_of(id) == Some(website)),
+        _ => true,
+    }
+}
+
 pub fn read_assignments(product: &Value) -> Assignments {
     let ids = |pointer: &str, field: Option<&str>| {
         let mut ids: Vec<u64> = product
