@@ -5,12 +5,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::keys::env_name;
 use super::parse::{
     number, parse_bytes, parse_listen, parse_origins, parse_proxies, parse_redis_url, parse_sha256,
     parse_url, positive,
 };
 use super::sources::RawValues;
-use super::keys::env_name;
 use super::{
     BackendKind, Config, ConfigError, LogFormat, REPLAY_SCHEME, Recording, Secret, Upstream,
     UpstreamOAuth,
@@ -104,7 +104,8 @@ pub(super) fn serving(raw: &RawValues, config: &mut Config) -> Result<(), Config
 /// recording and replay.
 pub(super) fn upstream(raw: &RawValues, config: &mut Config) -> Result<(), ConfigError> {
     if let Some(r) = raw.get("backend") {
-        config.backend = BackendKind::parse(&r.value).ok_or_else(|| r.fail("magento2 or openmage"))?;
+        config.backend =
+            BackendKind::parse(&r.value).ok_or_else(|| r.fail("magento2 or openmage"))?;
     }
     // Set but empty is a mistake (a shell variable that did not expand), not a request
     // for the demo sandbox: only an unset URL starts it.

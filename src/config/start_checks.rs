@@ -163,7 +163,10 @@ mod tests {
                 ..Config::default()
             };
             let error = sandbox_allowed(&config, names(&["STOREGATE_UPSTREM_URL"])).unwrap_err();
-            assert!(error.starts_with("STOREGATE_BACKEND=openmage needs STOREGATE_UPSTREAM_URL"), "{error}");
+            assert!(
+                error.starts_with("STOREGATE_BACKEND=openmage needs STOREGATE_UPSTREAM_URL"),
+                "{error}"
+            );
             assert!(error.contains("STOREGATE_UPSTREM_URL is set"), "{error}");
         }
     }

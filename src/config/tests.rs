@@ -412,7 +412,9 @@ fn recording_and_replay_keys() {
 fn the_backend_is_magento2_or_openmage_and_nothing_else() {
     assert_eq!(from_env(&[]).unwrap().backend, BackendKind::Magento2);
     assert_eq!(
-        from_env(&[("STOREGATE_BACKEND", "magento2")]).unwrap().backend,
+        from_env(&[("STOREGATE_BACKEND", "magento2")])
+            .unwrap()
+            .backend,
         BackendKind::Magento2
     );
     assert_eq!(
@@ -435,7 +437,10 @@ fn the_backend_is_magento2_or_openmage_and_nothing_else() {
 const OPENMAGE: &[(&str, &str)] = &[
     ("STOREGATE_BACKEND", "openmage"),
     ("STOREGATE_UPSTREAM_URL", "http://127.0.0.1/"),
-    ("STOREGATE_UPSTREAM_TOKEN", "token-tttttttttttttttttttttttttt"),
+    (
+        "STOREGATE_UPSTREAM_TOKEN",
+        "token-tttttttttttttttttttttttttt",
+    ),
     (
         "STOREGATE_UPSTREAM_CONSUMER_KEY",
         "consumer-key-kkkkkkkkkkkkkkkkkkk",
@@ -444,7 +449,10 @@ const OPENMAGE: &[(&str, &str)] = &[
         "STOREGATE_UPSTREAM_CONSUMER_SECRET",
         "consumer-secret-sssssssssssssss",
     ),
-    ("STOREGATE_UPSTREAM_TOKEN_SECRET", "token-secret-xxxxxxxxxxxxxxxxxx"),
+    (
+        "STOREGATE_UPSTREAM_TOKEN_SECRET",
+        "token-secret-xxxxxxxxxxxxxxxxxx",
+    ),
 ];
 
 #[test]
@@ -454,12 +462,18 @@ fn openmage_takes_four_oauth_credentials_and_hides_them() {
     assert_eq!(upstream.url, "http://127.0.0.1");
     assert_eq!(upstream.token.expose(), "token-tttttttttttttttttttttttttt");
     let oauth = upstream.oauth.as_ref().unwrap();
-    assert_eq!(oauth.consumer_key.expose(), "consumer-key-kkkkkkkkkkkkkkkkkkk");
+    assert_eq!(
+        oauth.consumer_key.expose(),
+        "consumer-key-kkkkkkkkkkkkkkkkkkk"
+    );
     assert_eq!(
         oauth.consumer_secret.expose(),
         "consumer-secret-sssssssssssssss"
     );
-    assert_eq!(oauth.token_secret.expose(), "token-secret-xxxxxxxxxxxxxxxxxx");
+    assert_eq!(
+        oauth.token_secret.expose(),
+        "token-secret-xxxxxxxxxxxxxxxxxx"
+    );
     let shown = format!("{c:?}");
     for (_, value) in &OPENMAGE[2..] {
         assert!(!shown.contains(value), "{value} in {shown}");
@@ -509,7 +523,14 @@ fn openmage_replay_needs_no_credentials_but_all_or_none() {
     assert_eq!(upstream.token.expose(), "");
     let mut replaying = OPENMAGE.to_vec();
     replaying[1].1 = "replay:cassettes/openmage";
-    assert!(from_env(&replaying).unwrap().upstream.unwrap().oauth.is_some());
+    assert!(
+        from_env(&replaying)
+            .unwrap()
+            .upstream
+            .unwrap()
+            .oauth
+            .is_some()
+    );
     let e = from_env(&replaying[..3]).unwrap_err();
     assert!(
         e.0.starts_with("missing STOREGATE_UPSTREAM_CONSUMER_KEY"),
