@@ -126,8 +126,10 @@ fn signatures_match_oauthlib() {
         1_700_000_000,
     );
     assert_eq!(signature_of(&header), "1hbT6kToxvXuDiBKtqyICF01lcE=");
+    let (scheme, parameters) = header.split_once(' ').unwrap();
+    assert_eq!(scheme, "OAuth");
     assert!(
-        header.starts_with("OAuth oauth_consumer_key=\"kkkk"),
+        parameters.starts_with("oauth_consumer_key=\"kkkk"),
         "{header}"
     );
     assert!(header.contains("oauth_signature=\"1hbT6kToxvXuDiBKtqyICF01lcE%3D\""));
