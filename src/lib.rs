@@ -91,19 +91,28 @@ pub fn give_back_freed_memory() {
 }
 pub use config::Config;
 
-/// Where the mappings come from: `STOREGATE_MAPPINGS`, else `mappings/magento2` when it
-/// exists (so edits apply on restart), else the copy built into the binary.
+/// Where the mappings come from: `STOREGATE_MAPPINGS`, else the back end's folder
+/// (`mappings/magento2`, or `mappings/openmage` with `STOREGATE_BACKEND=openmage`) when it
+/// holds the files (so edits apply on restart), else the copy built into the binary. Only
+/// Magento 2's files are built in so far: OpenMage's come with its adapter.
 pub fn load_mappings(
     config: &Config,
 ) -> Result<rules::mapping::Mappings, rules::mapping::MappingError> {
     match &config.mappings {
         Some(dir) => rules::mapping::Mappings::load_dir(dir),
         None => {
-            let default = std::path::Path::new("mappings/magento2");
+            let default = config.backend.default_mappings();
             if default.join("product.toml").is_file() {
                 rules::mapping::Mappings::load_dir(default)
-            } else {
+            } else if config.backend == config::BackendKind::Magento2 {
                 Ok(rules::mapping::Mappings::embedded())
+            } else {
+                Err(rules::mapping::MappingError(format!(
+                    "no mapping files for STOREGATE_BACKEND={}: {} holds none and none are built \
+                     in; set STOREGATE_MAPPINGS to a folder of them",
+                    config.backend.as_str(),
+                    default.display()
+                )))
             }
         }
     }

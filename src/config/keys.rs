@@ -76,14 +76,34 @@ pub const KEYS: &[Key] = &[
         "base URL clients reach the gateway at; media and storefront URLs in sandbox mode",
     ),
     key(
+        "backend",
+        "magento2",
+        "`magento2`, or `openmage`: an OpenMage / Magento 1.9 store through its REST API",
+    ),
+    key(
         "upstream_url",
         "unset: the embedded sandbox",
-        "Magento 2 base URL",
+        "the store's base URL (Magento 2, or OpenMage with STOREGATE_BACKEND=openmage)",
     ),
     secret(
         "upstream_token",
         "required with a URL",
-        "Magento 2 integration access token (Bearer)",
+        "Magento 2 integration access token (Bearer); openmage: the admin OAuth access token",
+    ),
+    secret(
+        "upstream_consumer_key",
+        "required with openmage and a URL",
+        "openmage only: the key of the OAuth consumer the gateway signs its calls as",
+    ),
+    secret(
+        "upstream_consumer_secret",
+        "required with openmage and a URL",
+        "openmage only: that consumer's secret",
+    ),
+    secret(
+        "upstream_token_secret",
+        "required with openmage and a URL",
+        "openmage only: the secret of the access token STOREGATE_UPSTREAM_TOKEN",
     ),
     key(
         "default_store",
@@ -108,7 +128,7 @@ pub const KEYS: &[Key] = &[
     key("token_ttl_secs", "3600", "lifetime of a customer token"),
     key(
         "mappings",
-        "mappings/magento2 if present, else built in",
+        "mappings/<backend> if present, else built in",
         "folder of mapping files",
     ),
     key(

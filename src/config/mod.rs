@@ -65,14 +65,65 @@ pub enum CorsOrigins {
     List(Vec<String>),
 }
 
-/// Where the gateway's Magento 2 lives.
+/// Which kind of store the gateway fronts (`STOREGATE_BACKEND`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackendKind {
+    /// Magento 2 through `/rest/{scope}/V1/...`, with an integration token (Bearer).
+    #[default]
+    Magento2,
+    /// OpenMage (Magento 1.9) through its own REST API, `/api/rest/...`, every call signed
+    /// with OAuth 1.0a (`crate::backend::openmage`).
+    OpenMage,
+}
+
+impl BackendKind {
+    /// `magento2` or `openmage`, as the variable takes it.
+    pub fn parse(text: &str) -> Option<BackendKind> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "magento2" | "" => Some(BackendKind::Magento2),
+            "openmage" => Some(BackendKind::OpenMage),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Magento2 => "magento2",
+            BackendKind::OpenMage => "openmage",
+        }
+    }
+
+    /// The folder of mapping files used when `STOREGATE_MAPPINGS` is not set.
+    pub fn default_mappings(self) -> &'static Path {
+        Path::new(match self {
+            BackendKind::Magento2 => "mappings/magento2",
+            BackendKind::OpenMage => "mappings/openmage",
+        })
+    }
+}
+
+/// Where the gateway's store lives.
 #[derive(Debug, Clone)]
 pub struct Upstream {
-    /// Base URL without a trailing slash; calls go to `{url}/rest/{scope}/V1/...`. Or
-    /// `replay:DIR`: answers come from the cassettes in DIR (`crate::backend::recording`).
+    /// Base URL without a trailing slash; calls go to `{url}/rest/{scope}/V1/...` (Magento 2)
+    /// or `{url}/api/rest/...` (OpenMage). Or `replay:DIR`: answers come from the cassettes
+    /// in DIR (`crate::backend::recording`).
     pub url: String,
-    /// Empty when replaying without a real store behind.
+    /// Magento 2: the integration token. OpenMage: the admin OAuth access token. Empty when
+    /// replaying without a real store behind.
     pub token: Secret,
+    /// OpenMage only: the rest of the OAuth 1.0a credentials the calls are signed with.
+    /// None for Magento 2, and when replaying OpenMage cassettes without a store behind.
+    pub oauth: Option<UpstreamOAuth>,
+}
+
+/// An OpenMage store's OAuth 1.0a credentials besides the access token
+/// ([`Upstream::token`]): the consumer the gateway is registered as, and the token's secret.
+#[derive(Debug, Clone)]
+pub struct UpstreamOAuth {
+    pub consumer_key: Secret,
+    pub consumer_secret: Secret,
+    pub token_secret: Secret,
 }
 
 impl Upstream {
@@ -125,6 +176,8 @@ pub struct Config {
     /// Not a key: the embedded sandbox's base URL, set by the binary in sandbox mode, so the
     /// gateway serves the sandbox's `/media/...` files under its own address.
     pub sandbox_media: Option<String>,
+    /// Which kind of store [`Config::upstream`] is.
+    pub backend: BackendKind,
     /// None: start the embedded sandbox and use it.
     pub upstream: Option<Upstream>,
     /// Store view code used for reads that name no store.
@@ -133,7 +186,8 @@ pub struct Config {
     pub admin_key_sha256: Vec<[u8; 32]>,
     pub token_secret: Option<Secret>,
     pub token_ttl: Duration,
-    /// None: the default folder if it exists, else the mappings built into the binary.
+    /// None: the back end's default folder ([`BackendKind::default_mappings`]) if it exists,
+    /// else the mappings built into the binary.
     pub mappings: Option<PathBuf>,
     pub upstream_timeout: Duration,
     /// Zero turns the read cache off (the benchmark's miss path).
@@ -211,6 +265,7 @@ impl Default for Config {
             access_log: true,
             cors_origins: CorsOrigins::Off,
             sandbox_media: None,
+            backend: BackendKind::Magento2,
             upstream: None,
             default_store: "default".to_owned(),
             admin_key: None,

@@ -5,12 +5,16 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::keys::env_name;
 use super::parse::{
     number, parse_bytes, parse_listen, parse_origins, parse_proxies, parse_redis_url, parse_sha256,
     parse_url, positive,
 };
 use super::sources::RawValues;
-use super::{Config, ConfigError, LogFormat, REPLAY_SCHEME, Recording, Secret, Upstream};
+use super::{
+    BackendKind, Config, ConfigError, LogFormat, REPLAY_SCHEME, Recording, Secret, Upstream,
+    UpstreamOAuth,
+};
 
 /// Where and how the gateway serves: addresses, limits, timeouts, formats, logs.
 pub(super) fn serving(raw: &RawValues, config: &mut Config) -> Result<(), ConfigError> {
@@ -96,9 +100,13 @@ pub(super) fn serving(raw: &RawValues, config: &mut Config) -> Result<(), Config
     Ok(())
 }
 
-/// The back end: its URL and credentials, the store view, the resilience settings,
+/// The back end: its kind, URL and credentials, the store view, the resilience settings,
 /// recording and replay.
 pub(super) fn upstream(raw: &RawValues, config: &mut Config) -> Result<(), ConfigError> {
+    if let Some(r) = raw.get("backend") {
+        config.backend =
+            BackendKind::parse(&r.value).ok_or_else(|| r.fail("magento2 or openmage"))?;
+    }
     // Set but empty is a mistake (a shell variable that did not expand), not a request
     // for the demo sandbox: only an unset URL starts it.
     let url = match raw.get("upstream_url") {
@@ -108,16 +116,20 @@ pub(super) fn upstream(raw: &RawValues, config: &mut Config) -> Result<(), Confi
         Some(r) => Some(parse_url(r)?),
         None => None,
     };
-    let token = raw
-        .get("upstream_token")
-        .filter(|r| !r.value.trim().is_empty())
-        .map(|r| Secret::new(r.value.trim()));
+    let secret = |key: &str| {
+        raw.get(key)
+            .filter(|r| !r.value.trim().is_empty())
+            .map(|r| Secret::new(r.value.trim()))
+    };
+    let token = secret("upstream_token");
+    let oauth = upstream_oauth(raw, config.backend, url.as_deref(), token.is_some())?;
     config.upstream = match (url, token) {
-        (Some(url), Some(token)) => Some(Upstream { url, token }),
+        (Some(url), Some(token)) => Some(Upstream { url, token, oauth }),
         // Cassettes hold no token; one is needed only to forward (record-missing).
         (Some(url), None) if url.starts_with(REPLAY_SCHEME) => Some(Upstream {
             url,
             token: Secret::new(""),
+            oauth,
         }),
         (Some(_), None) => {
             return Err(ConfigError(
@@ -157,6 +169,70 @@ pub(super) fn upstream(raw: &RawValues, config: &mut Config) -> Result<(), Confi
     }
     config.recording = recording(raw)?;
     Ok(())
+}
+
+/// The OAuth 1.0a keys of an OpenMage store (`STOREGATE_UPSTREAM_CONSUMER_KEY`,
+/// `_CONSUMER_SECRET`, `_TOKEN_SECRET`; the access token is `STOREGATE_UPSTREAM_TOKEN`).
+/// Magento 2 has no use for them: set there, they are a back end named wrong, refused
+/// rather than ignored (the token would go out as a Bearer token and every call fail).
+/// With OpenMage and a store URL the four are required; replaying cassettes needs none,
+/// but one set needs the others (forwarding what is missing signs with all four).
+fn upstream_oauth(
+    raw: &RawValues,
+    backend: BackendKind,
+    url: Option<&str>,
+    has_token: bool,
+) -> Result<Option<UpstreamOAuth>, ConfigError> {
+    const KEYS: [&str; 3] = [
+        "upstream_consumer_key",
+        "upstream_consumer_secret",
+        "upstream_token_secret",
+    ];
+    let given = |key: &str| raw.get(key).filter(|r| !r.value.trim().is_empty());
+    if backend == BackendKind::Magento2 {
+        if let Some(r) = KEYS.iter().find_map(|key| given(key)) {
+            return Err(ConfigError(format!(
+                "{} is read only with STOREGATE_BACKEND=openmage (an OpenMage store's OAuth \
+                 credentials): set STOREGATE_BACKEND=openmage, or unset it for Magento 2",
+                r.origin
+            )));
+        }
+        return Ok(None);
+    }
+    let Some(url) = url else {
+        return Ok(None);
+    };
+    let replaying = url.starts_with(REPLAY_SCHEME);
+    let mut missing: Vec<String> = KEYS
+        .iter()
+        .filter(|key| given(key).is_none())
+        .map(|key| env_name(key))
+        .collect();
+    if replaying && missing.len() == KEYS.len() && !has_token {
+        return Ok(None);
+    }
+    if !has_token {
+        missing.insert(0, env_name("upstream_token"));
+    }
+    if !missing.is_empty() {
+        let when = if replaying {
+            "the four OAuth credentials go together (STOREGATE_UPSTREAM_TOKEN and the \
+             consumer's key and secret, the token's secret): set all of them or none"
+        } else {
+            "required with STOREGATE_BACKEND=openmage when STOREGATE_UPSTREAM_URL is set \
+             (the OAuth 1.0a consumer and admin access token the calls are signed with)"
+        };
+        return Err(ConfigError(format!(
+            "missing {}: {when}",
+            missing.join(", ")
+        )));
+    }
+    let secret = |key: &str| Secret::new(given(key).map_or("", |r| r.value.trim()));
+    Ok(Some(UpstreamOAuth {
+        consumer_key: secret(KEYS[0]),
+        consumer_secret: secret(KEYS[1]),
+        token_secret: secret(KEYS[2]),
+    }))
 }
 
 /// Who may call: admin keys, customer tokens, the OAuth provider's settings and store.

@@ -8,7 +8,7 @@
 //! digest, Redis URL, database URL or token secret, or when `STOREGATE_SANDBOX=1` asks for
 //! it explicitly. Otherwise the start is refused (exit 2, one line naming what was seen).
 
-use super::Config;
+use super::{BackendKind, Config};
 
 /// Whether this configuration may serve, and with the sandbox or not: Ok(true) to start
 /// the sandbox, Ok(false) for the configured upstream, Err(one line) to refuse.
@@ -17,6 +17,13 @@ pub fn sandbox_allowed(
     config: &Config,
     env_names: impl IntoIterator<Item = String>,
 ) -> Result<bool, String> {
+    if config.upstream.is_none() && config.backend == BackendKind::OpenMage {
+        return Err(format!(
+            "STOREGATE_BACKEND=openmage needs STOREGATE_UPSTREAM_URL (the OpenMage store, or \
+             replay:DIR): the embedded sandbox is a Magento 2{}",
+            misspelt_hint(env_names)
+        ));
+    }
     match (config.upstream.is_some(), config.sandbox) {
         (true, Some(true)) => Err("STOREGATE_SANDBOX=1 asks for the embedded sandbox but \
              STOREGATE_UPSTREAM_URL is set: unset one of them"
@@ -140,9 +147,27 @@ mod tests {
             upstream: Some(crate::config::Upstream {
                 url: "https://shop.example".into(),
                 token: Secret::new("t"),
+                oauth: None,
             }),
             ..Config::default()
         };
         assert!(sandbox_allowed(&both, names(&[])).is_err());
+    }
+
+    #[test]
+    fn openmage_never_falls_back_to_the_sandbox() {
+        for sandbox in [None, Some(true)] {
+            let config = Config {
+                backend: BackendKind::OpenMage,
+                sandbox,
+                ..Config::default()
+            };
+            let error = sandbox_allowed(&config, names(&["STOREGATE_UPSTREM_URL"])).unwrap_err();
+            assert!(
+                error.starts_with("STOREGATE_BACKEND=openmage needs STOREGATE_UPSTREAM_URL"),
+                "{error}"
+            );
+            assert!(error.contains("STOREGATE_UPSTREM_URL is set"), "{error}");
+        }
     }
 }

@@ -407,3 +407,189 @@ fn recording_and_replay_keys() {
     assert_eq!(c.recording.scrub_headers, ["X-A", "X-B"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_backend_is_magento2_or_openmage_and_nothing_else() {
+    assert_eq!(from_env(&[]).unwrap().backend, BackendKind::Magento2);
+    assert_eq!(
+        from_env(&[("STOREGATE_BACKEND", "magento2")])
+            .unwrap()
+            .backend,
+        BackendKind::Magento2
+    );
+    assert_eq!(
+        from_env(&[("STOREGATE_BACKEND", " OpenMage ")])
+            .unwrap()
+            .backend,
+        BackendKind::OpenMage
+    );
+    for bad in ["magento1", "m1", "openmage,magento2"] {
+        let e = from_env(&[("STOREGATE_BACKEND", bad)]).unwrap_err();
+        assert_eq!(
+            e.0,
+            format!("invalid STOREGATE_BACKEND: expected magento2 or openmage, got {bad:?}")
+        );
+    }
+    check_names(vec!["STOREGATE_BACKEND".to_owned()]).unwrap();
+}
+
+/// The seeded store's credentials of docs/openmage (not secrets of anything real).
+const OPENMAGE: &[(&str, &str)] = &[
+    ("STOREGATE_BACKEND", "openmage"),
+    ("STOREGATE_UPSTREAM_URL", "http://127.0.0.1/"),
+    (
+        "STOREGATE_UPSTREAM_TOKEN",
+        "token-tttttttttttttttttttttttttt",
+    ),
+    (
+        "STOREGATE_UPSTREAM_CONSUMER_KEY",
+        "consumer-key-kkkkkkkkkkkkkkkkkkk",
+    ),
+    (
+        "STOREGATE_UPSTREAM_CONSUMER_SECRET",
+        "consumer-secret-sssssssssssssss",
+    ),
+    (
+        "STOREGATE_UPSTREAM_TOKEN_SECRET",
+        "token-secret-xxxxxxxxxxxxxxxxxx",
+    ),
+];
+
+#[test]
+fn openmage_takes_four_oauth_credentials_and_hides_them() {
+    let c = from_env(OPENMAGE).unwrap();
+    let upstream = c.upstream.as_ref().unwrap();
+    assert_eq!(upstream.url, "http://127.0.0.1");
+    assert_eq!(upstream.token.expose(), "token-tttttttttttttttttttttttttt");
+    let oauth = upstream.oauth.as_ref().unwrap();
+    assert_eq!(
+        oauth.consumer_key.expose(),
+        "consumer-key-kkkkkkkkkkkkkkkkkkk"
+    );
+    assert_eq!(
+        oauth.consumer_secret.expose(),
+        "consumer-secret-sssssssssssssss"
+    );
+    assert_eq!(
+        oauth.token_secret.expose(),
+        "token-secret-xxxxxxxxxxxxxxxxxx"
+    );
+    let shown = format!("{c:?}");
+    for (_, value) in &OPENMAGE[2..] {
+        assert!(!shown.contains(value), "{value} in {shown}");
+    }
+    // Every one of the four is required with a store URL; the error names what is
+    // missing, in one line, and echoes none of the others.
+    for left_out in 2..OPENMAGE.len() {
+        let pairs: Vec<(&str, &str)> = OPENMAGE
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != left_out)
+            .map(|(_, pair)| *pair)
+            .collect();
+        let e = from_env(&pairs).unwrap_err();
+        let name = OPENMAGE[left_out].0;
+        assert!(e.0.starts_with(&format!("missing {name}: required")), "{e}");
+        assert!(e.0.contains("STOREGATE_BACKEND=openmage"), "{e}");
+        assert!(!e.0.contains('\n'), "{e}");
+        for (_, value) in &OPENMAGE[2..] {
+            assert!(!e.0.contains(value), "{e}");
+        }
+        // Set but empty is missing too.
+        let mut blank = OPENMAGE.to_vec();
+        blank[left_out].1 = "  ";
+        let e = from_env(&blank).unwrap_err();
+        assert!(e.0.starts_with(&format!("missing {name}")), "{e}");
+    }
+    let e = from_env(&OPENMAGE[..2]).unwrap_err();
+    assert!(
+        e.0.starts_with(
+            "missing STOREGATE_UPSTREAM_TOKEN, STOREGATE_UPSTREAM_CONSUMER_KEY, \
+             STOREGATE_UPSTREAM_CONSUMER_SECRET, STOREGATE_UPSTREAM_TOKEN_SECRET: required"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn openmage_replay_needs_no_credentials_but_all_or_none() {
+    let c = from_env(&[
+        ("STOREGATE_BACKEND", "openmage"),
+        ("STOREGATE_UPSTREAM_URL", "replay:cassettes/openmage"),
+    ])
+    .unwrap();
+    let upstream = c.upstream.unwrap();
+    assert!(upstream.oauth.is_none());
+    assert_eq!(upstream.token.expose(), "");
+    let mut replaying = OPENMAGE.to_vec();
+    replaying[1].1 = "replay:cassettes/openmage";
+    assert!(
+        from_env(&replaying)
+            .unwrap()
+            .upstream
+            .unwrap()
+            .oauth
+            .is_some()
+    );
+    let e = from_env(&replaying[..3]).unwrap_err();
+    assert!(
+        e.0.starts_with("missing STOREGATE_UPSTREAM_CONSUMER_KEY"),
+        "{e}"
+    );
+    assert!(e.0.contains("set all of them or none"), "{e}");
+}
+
+#[test]
+fn oauth_credentials_with_magento2_are_a_back_end_named_wrong() {
+    for key in [
+        "STOREGATE_UPSTREAM_CONSUMER_KEY",
+        "STOREGATE_UPSTREAM_CONSUMER_SECRET",
+        "STOREGATE_UPSTREAM_TOKEN_SECRET",
+    ] {
+        let e = from_env(&[
+            ("STOREGATE_UPSTREAM_URL", "https://shop.example"),
+            ("STOREGATE_UPSTREAM_TOKEN", "t"),
+            (key, "value-not-to-echo"),
+        ])
+        .unwrap_err();
+        assert!(
+            e.0.starts_with(&format!(
+                "{key} is read only with STOREGATE_BACKEND=openmage"
+            )),
+            "{e}"
+        );
+        assert!(!e.0.contains("value-not-to-echo"), "{e}");
+        check_names(vec![key.to_owned()]).unwrap();
+    }
+    // Magento 2 keeps its token alone, and no OAuth part.
+    let c = from_env(&[
+        ("STOREGATE_UPSTREAM_URL", "https://shop.example"),
+        ("STOREGATE_UPSTREAM_TOKEN", "t"),
+    ])
+    .unwrap();
+    assert!(c.upstream.unwrap().oauth.is_none());
+}
+
+#[test]
+fn the_default_mappings_follow_the_backend() {
+    assert_eq!(
+        from_env(&[]).unwrap().backend.default_mappings(),
+        Path::new("mappings/magento2")
+    );
+    let c = from_env(OPENMAGE).unwrap();
+    assert_eq!(c.backend.default_mappings(), Path::new("mappings/openmage"));
+    // Only the default changes: a folder set is the folder used.
+    assert_eq!(c.mappings, None);
+    let mut with_folder = OPENMAGE.to_vec();
+    with_folder.push(("STOREGATE_MAPPINGS", "/etc/storegate/mappings"));
+    assert_eq!(
+        from_env(&with_folder).unwrap().mappings,
+        Some(PathBuf::from("/etc/storegate/mappings"))
+    );
+    // The folder is in the repository, so the default names something real.
+    assert!(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("mappings/openmage/README.md")
+            .is_file()
+    );
+}

@@ -369,7 +369,7 @@ impl Magento {
 
 /// A request body as JSON, in a buffer sized up front: grown by doubling, a large image
 /// upload would briefly need three times its size.
-fn to_json_bytes(body: &Value) -> Result<Vec<u8>, UpstreamError> {
+pub(crate) fn to_json_bytes(body: &Value) -> Result<Vec<u8>, UpstreamError> {
     fn size(value: &Value) -> usize {
         match value {
             Value::String(s) => s.len() + 2,

@@ -38,7 +38,8 @@ pub struct Interaction {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Request {
     pub method: String,
-    /// `/rest/<scope>/V1/...` without the query, as sent.
+    /// `/rest/<scope>/V1/...` (Magento 2) or `/api/rest/...` (OpenMage) without the query,
+    /// as sent.
     pub path: String,
     /// Decoded pairs by name; a name sent more than once holds a list.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -200,10 +201,11 @@ pub fn shorten(text: &str, max: usize) -> String {
     out
 }
 
-/// The file an exchange belongs in: `get.products.{}.json` for `GET /rest/x/V1/products/y`.
+/// The file an exchange belongs in: `get.products.{}.json` for `GET /rest/x/V1/products/y`
+/// (Magento 2: the scope and `V1` left out), `get.api.rest.products.{}.json` for
+/// `GET /api/rest/products/1` (OpenMage: the whole path, so the two never share a file).
 pub fn file_name(method: &str, path: &str) -> String {
-    let service = path.find("/V1/").map_or(path, |at| &path[at..]);
-    let template = crate::backend::magento2::endpoint::template(service);
+    let template = template(path);
     let mut name = method.to_ascii_lowercase();
     for segment in template.split('/').filter(|s| !s.is_empty() && *s != "V1") {
         name.push('.');
@@ -213,14 +215,19 @@ pub fn file_name(method: &str, path: &str) -> String {
     name
 }
 
-/// `GET /V1/products/{}`.
+/// `GET /V1/products/{}`, `GET /api/rest/products/{}`.
 pub fn endpoint(method: &str, path: &str) -> String {
+    format!("{} {}", method.to_ascii_uppercase(), template(path))
+}
+
+/// The template of a recorded path: OpenMage's from `/api/rest` on, Magento 2's from `/V1/`
+/// on (the store scope before it is left out).
+fn template(path: &str) -> String {
+    if crate::backend::openmage::endpoint::is_openmage(path) {
+        return crate::backend::openmage::endpoint::template(path);
+    }
     let service = path.find("/V1/").map_or(path, |at| &path[at..]);
-    format!(
-        "{} {}",
-        method.to_ascii_uppercase(),
-        crate::backend::magento2::endpoint::template(service)
-    )
+    crate::backend::magento2::endpoint::template(service)
 }
 
 /// Every cassette file under `dir` (sub-folders included, so a team can keep one folder
@@ -357,6 +364,27 @@ mod tests {
         assert_eq!(
             file_name("POST", "/rest/default/V1/integration/customer/token"),
             "post.integration.customer.token.json"
+        );
+        // OpenMage: ids and stores are placeholders; the file never is a Magento 2 one.
+        assert_eq!(
+            file_name("GET", "/api/rest/products/1"),
+            "get.api.rest.products.{}.json"
+        );
+        assert_eq!(
+            file_name("GET", "/api/rest/products/1/images/7/store/2"),
+            "get.api.rest.products.{}.images.{}.store.{}.json"
+        );
+        assert_eq!(
+            file_name("POST", "/api/rest/customers/1/addresses"),
+            "post.api.rest.customers.{}.addresses.json"
+        );
+        assert_eq!(
+            endpoint("put", "/api/rest/stockitems/3"),
+            "PUT /api/rest/stockitems/{}"
+        );
+        assert_eq!(
+            endpoint("get", "/rest/default/V1/products/24-MB01"),
+            "GET /V1/products/{}"
         );
     }
 

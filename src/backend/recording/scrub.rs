@@ -4,10 +4,12 @@
 //! before it is looked up (replay), so a scrubbed or masked value still matches: a
 //! password becomes `[scrubbed]` on both sides, an e-mail the same fake on both sides.
 //!
-//! Always scrubbed: the `Authorization` and cookie headers; the integration token and any
-//! customer or admin token Magento handed out during the recording, wherever they appear;
-//! password and token fields of JSON bodies (at any depth); the answer of
-//! `/V1/integration/{customer,admin}/token`. Operator rules add header names, JSON paths
+//! Always scrubbed: the `Authorization` and cookie headers (a Bearer token, an OAuth 1.0a
+//! signature with its consumer key and token); the values of `oauth_*` query parameters;
+//! the integration token and any customer or admin token Magento handed out during the
+//! recording, wherever they appear; password and token fields of JSON bodies (at any
+//! depth); the answer of `/V1/integration/{customer,admin}/token`, and the tokens and
+//! secrets in the answers of OpenMage's `/oauth/initiate` and `/oauth/token`. Operator rules add header names, JSON paths
 //! and regular expressions. PII masking ([`super::mask`]) replaces e-mails, names and
 //! telephones by consistent fakes.
 
@@ -63,6 +65,16 @@ const TOKEN_ENDPOINTS: &[&str] = &[
     "/V1/integration/customer/token",
     "/V1/integration/admin/token",
 ];
+
+/// OpenMage's OAuth endpoints, whose answer is a form holding a token and its secret.
+const OAUTH_ENDPOINTS: &[&str] = &["/oauth/initiate", "/oauth/token"];
+
+/// Query parameters of OAuth 1.0a (RFC 5849 §3.5.3: a request may be signed in its query):
+/// credentials, and a nonce, timestamp and signature that differ on every call. Their
+/// values are scrubbed, so a recorded call and its replay still match.
+fn oauth_parameter(name: &str) -> bool {
+    name.starts_with("oauth_")
+}
 
 /// The operator's rules, as configured.
 #[derive(Debug, Clone, Default)]
@@ -129,6 +141,9 @@ impl Scrubber {
             .query_pairs()
             .into_iter()
             .map(|(name, value)| {
+                if oauth_parameter(&name) {
+                    return (name, SCRUBBED.to_owned());
+                }
                 let mut value = self.text(&value);
                 if let Some(masker) = &self.masker {
                     value = masker.emails(&value);
@@ -153,6 +168,19 @@ impl Scrubber {
         {
             self.learn(token);
             response.body.body = Some(Value::String(SCRUBBED.to_owned()));
+        }
+        if OAUTH_ENDPOINTS.iter().any(|e| request.path.ends_with(e))
+            && let Some(text) = &response.body.body_text
+        {
+            // `oauth_token=...&oauth_token_secret=...`: every value learned, then replaced.
+            let pairs: Vec<(String, String)> = form_urlencoded::parse(text.as_bytes())
+                .map(|(name, value)| (name.into_owned(), value.into_owned()))
+                .collect();
+            for (name, value) in &pairs {
+                if oauth_parameter(name) && name != "oauth_callback_confirmed" {
+                    self.learn(value);
+                }
+            }
         }
         if let Some(body) = &mut response.body.body {
             self.json(body);
@@ -305,6 +333,67 @@ mod tests {
             later.body.body,
             Some(json!({"note": "t=[scrubbed] i=[scrubbed]"}))
         );
+    }
+
+    #[test]
+    fn oauth_signatures_never_stay_and_still_match() {
+        let scrubber =
+            Scrubber::new(&Rules::default(), &["admintokenaaaaaaaaaaaaaaaaaaaaaa"]).unwrap();
+        let signed = |nonce: &str| {
+            let mut req = request("/api/rest/products", json!({"sku": "x"}));
+            req.headers.insert(
+                "authorization".into(),
+                format!(
+                    "{} oauth_consumer_key=\"kkkk\", oauth_nonce=\"{nonce}\", \
+                     oauth_signature=\"abc%3D\", oauth_token=\"admintokenaaaaaaaaaaaaaaaaaaaaaa\"",
+                    "OAuth"
+                ),
+            );
+            req.set_query(&[
+                ("limit".into(), "2".into()),
+                ("oauth_nonce".into(), nonce.into()),
+                ("oauth_signature".into(), format!("sig-{nonce}")),
+                (
+                    "oauth_token".into(),
+                    "admintokenaaaaaaaaaaaaaaaaaaaaaa".into(),
+                ),
+            ]);
+            scrubber.request(&mut req);
+            req
+        };
+        let (first, second) = (signed("n1"), signed("n2"));
+        assert_eq!(first.headers["authorization"], SCRUBBED);
+        let text = serde_json::to_string(&first).unwrap();
+        for secret in ["kkkk", "admintoken", "n1", "sig-", "abc"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        assert!(text.contains("\"limit\":\"2\""), "{text}");
+        // A replay of the same call, signed anew, is the same request.
+        assert_eq!(first, second);
+
+        // The store's answer to the OAuth dance: its token and secret, learned and scrubbed.
+        let mut req = request("/oauth/token", json!(null));
+        req.body = Body::default();
+        scrubber.request(&mut req);
+        let mut answer = Response {
+            status: 200,
+            headers: BTreeMap::new(),
+            body: Body::from_bytes(
+                b"oauth_token=custtokencccccccccccccccccccccccc&oauth_token_secret=custsecretcccccccccccccccccccccc",
+            ),
+            elapsed_ms: 1,
+        };
+        scrubber.response(&req, &mut answer);
+        assert_eq!(
+            answer.body.body_text.as_deref(),
+            Some("oauth_token=[scrubbed]&oauth_token_secret=[scrubbed]")
+        );
+        let mut later = request(
+            "/api/rest/customers/1",
+            json!({"note": "custsecretcccccccccccccccccccccc"}),
+        );
+        scrubber.request(&mut later);
+        assert_eq!(later.body.body, Some(json!({"note": SCRUBBED})));
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! The seam between the Magento client and the wire: one request out, one answer back.
+//! The seam between a store's client and the wire: one request out, one answer back.
 //!
-//! [`crate::backend::magento2::Magento`] decides what to call (path, scope, credentials, deadline, retries,
+//! [`crate::backend::magento2::Magento`] (and [`crate::backend::openmage::OpenMage`]) decides what to call (path, scope, credentials, deadline, retries,
 //! breaker) and hands a finished [`Outgoing`] to a [`Transport`]. The default transport is
 //! [`HttpTransport`], the pooled `reqwest::Client`; `crate::backend::recording` puts its recorder
 //! and its cassette player here, so recording and replaying see exactly the calls Magento
@@ -21,7 +21,8 @@ use crate::backend::error::UpstreamError;
 #[derive(Debug, Clone)]
 pub struct Outgoing {
     pub method: Method,
-    /// `/rest/<scope>/V1/...`, segments already encoded; no base URL, no query.
+    /// `/rest/<scope>/V1/...` (Magento 2) or `/api/rest/...` (OpenMage), segments already
+    /// encoded; no base URL, no query.
     pub path: String,
     /// Decoded query pairs, in the order they are sent.
     pub query: Vec<(String, String)>,
@@ -69,10 +70,28 @@ pub struct HttpTransport {
 }
 
 impl HttpTransport {
-    /// `base` is the store's URL; a trailing slash is dropped.
+    /// `base` is the store's URL; a trailing slash is dropped. Redirects are followed
+    /// (reqwest's default, up to ten; a 301/302/303 turns the call into a GET).
     pub fn new(base: &str, timeout: Duration) -> Result<HttpTransport, String> {
+        HttpTransport::build(base, timeout, reqwest::redirect::Policy::default())
+    }
+
+    /// The same, but a redirect is handed back as the answer it is, never followed: for a
+    /// store that answers a create with `302` and a `Location` (OpenMage behind nginx and
+    /// php-fpm), where following would turn the write into a GET of the new record, signed
+    /// for another request. The dot-segment client never follows redirects either.
+    pub fn without_redirects(base: &str, timeout: Duration) -> Result<HttpTransport, String> {
+        HttpTransport::build(base, timeout, reqwest::redirect::Policy::none())
+    }
+
+    fn build(
+        base: &str,
+        timeout: Duration,
+        redirects: reqwest::redirect::Policy,
+    ) -> Result<HttpTransport, String> {
         install_crypto();
         let http = reqwest::Client::builder()
+            .redirect(redirects)
             .pool_max_idle_per_host(256)
             .pool_idle_timeout(Duration::from_secs(60))
             .tcp_nodelay(true)

@@ -1,0 +1,638 @@
+//! The OpenMage REST client: every call to `{url}/api/rest/...`, signed, guarded, counted.
+//!
+//! Built like [`crate::backend::magento2::Magento`]: one [`Transport`] (the pooled client,
+//! or the recorder or cassette player put in its place), the same resilience [`Guard`]
+//! (the request's deadline, reads retried once on a connection error or a 502/503/504,
+//! writes never, a circuit breaker, a bound on calls in flight), the request id passed on as
+//! `X-Request-Id`, `Accept: application/json`. What differs is the store's: OAuth 1.0a on
+//! every call instead of a Bearer token, creates answered with a `Location` (and a 302 behind
+//! nginx and php-fpm), and its error body. The decisions and their reasons are in
+//! docs/decisions/openmage-client.md.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use percent_encoding::percent_decode_str;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::endpoint::{self, PREFIX};
+use crate::auth::oauth::signature;
+use crate::backend::error::{StoreMessage, UpstreamError};
+use crate::backend::resilience::{self, CircuitState, Guard};
+use crate::backend::transport::{HttpTransport, Outgoing, Transport};
+use crate::config::{Secret, Upstream};
+use crate::context::request;
+use crate::observe::metrics::{Outcome, UpstreamMetrics};
+
+/// The OAuth 1.0a credentials the gateway signs its calls with: a consumer registered in
+/// the store, and an admin user's access token for it. Held as [`Secret`]s: `Debug` shows
+/// none of them.
+#[derive(Debug, Clone)]
+pub struct Credentials {
+    pub consumer_key: Secret,
+    pub consumer_secret: Secret,
+    pub token: Secret,
+    pub token_secret: Secret,
+}
+
+impl Credentials {
+    /// The configured ones (`STOREGATE_UPSTREAM_TOKEN` and the three `STOREGATE_UPSTREAM_*`
+    /// OAuth keys). None without them: a Magento 2 upstream, or OpenMage cassettes replayed
+    /// with no store behind (then sign with [`Credentials::none`]: nothing checks it).
+    pub fn from_upstream(upstream: &Upstream) -> Option<Credentials> {
+        let oauth = upstream.oauth.as_ref()?;
+        Some(Credentials {
+            consumer_key: oauth.consumer_key.clone(),
+            consumer_secret: oauth.consumer_secret.clone(),
+            token: upstream.token.clone(),
+            token_secret: oauth.token_secret.clone(),
+        })
+    }
+
+    /// Empty credentials, for replaying cassettes (their `Authorization` is scrubbed and
+    /// never matched).
+    pub fn none() -> Credentials {
+        Credentials {
+            consumer_key: Secret::new(""),
+            consumer_secret: Secret::new(""),
+            token: Secret::new(""),
+            token_secret: Secret::new(""),
+        }
+    }
+}
+
+/// What the store answered to a write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    /// 200 for most; 302 for a create behind nginx + php-fpm; 207 for a collection's
+    /// update, delete or multi-create.
+    pub status: u16,
+    /// The created record's address as the store sent it (`/api/rest/products/6`).
+    pub location: Option<String>,
+    /// Empty for one record's create, update or delete; a 207's
+    /// `{"messages": {"success": [...], "error": [...]}}`.
+    pub body: Bytes,
+}
+
+impl Written {
+    /// The created record's id: the last segment of the `Location`'s path, decoded.
+    pub fn created_id(&self) -> Option<String> {
+        self.location.as_deref().and_then(id_of_location)
+    }
+}
+
+/// Who a call is made as.
+#[derive(Clone, Copy)]
+enum Caller<'a> {
+    /// The configured admin token.
+    Admin,
+    /// Unsigned: the store answers as its Guest role.
+    Guest,
+    /// Another access token of the same consumer (a customer's).
+    Token { token: &'a str, secret: &'a str },
+}
+
+/// One answer the client accepts: a success, or a write's redirect with a `Location`.
+struct Reply {
+    status: StatusCode,
+    location: Option<String>,
+    body: Bytes,
+}
+
+#[derive(Debug, Clone)]
+pub struct OpenMage {
+    transport: Arc<dyn Transport>,
+    /// `scheme://host[/base path]`: what the store rebuilds from the request to check a
+    /// signature, without the port ([`signing_base`]).
+    signing_base: String,
+    credentials: Credentials,
+    timeout: Duration,
+    default_store: String,
+    guard: Arc<Guard>,
+}
+
+impl OpenMage {
+    /// `base` is the store's URL without trailing slash (calls go to `{base}/api/rest/...`);
+    /// `default_store` the store (id or code) for reads that name none.
+    pub fn new(
+        base: &str,
+        credentials: Credentials,
+        timeout: Duration,
+        default_store: &str,
+    ) -> Result<OpenMage, String> {
+        let transport = Arc::new(HttpTransport::without_redirects(base, timeout)?);
+        Ok(OpenMage {
+            transport,
+            signing_base: signing_base(base),
+            credentials,
+            timeout,
+            default_store: default_store.to_owned(),
+            guard: Arc::new(Guard::new(
+                &resilience::Options::default(),
+                UpstreamMetrics::default(),
+            )),
+        })
+    }
+
+    /// The same client with its own breaker, budget and bound, recording into `metrics`.
+    pub fn with_resilience(
+        mut self,
+        options: &resilience::Options,
+        metrics: UpstreamMetrics,
+    ) -> OpenMage {
+        self.guard = Arc::new(Guard::new(options, metrics));
+        self
+    }
+
+    /// The same client sending its calls through `transport` (recording, replaying). A
+    /// transport that follows redirects would turn a 302'd create into a GET: build yours
+    /// with [`HttpTransport::without_redirects`].
+    pub fn with_transport(mut self, transport: Arc<dyn Transport>) -> OpenMage {
+        self.transport = transport;
+        self
+    }
+
+    /// Where finished calls go now.
+    pub fn transport(&self) -> Arc<dyn Transport> {
+        self.transport.clone()
+    }
+
+    /// The circuit breaker's state now.
+    pub fn circuit_state(&self) -> CircuitState {
+        self.guard.breaker.state()
+    }
+
+    /// A reader of the breaker's state, for metrics.
+    pub fn circuit_probe(&self) -> Arc<dyn Fn() -> CircuitState + Send + Sync> {
+        let guard = self.guard.clone();
+        Arc::new(move || guard.breaker.state())
+    }
+
+    pub fn default_store(&self) -> &str {
+        &self.default_store
+    }
+
+    /// The URI a call to `path` (under `/api/rest`, segments encoded) is signed for.
+    pub fn signature_base_uri(&self, path: &str) -> String {
+        format!("{}{PREFIX}{path}", self.signing_base)
+    }
+
+    /// A read as the admin token. `path` is under `/api/rest` (`/products/1`), its
+    /// segments encoded with [`super::segment`]; `query` decoded pairs.
+    pub async fn get(
+        &self,
+        path: &str,
+        query: &[(String, String)],
+    ) -> Result<Bytes, UpstreamError> {
+        self.read(path, query, Caller::Admin).await
+    }
+
+    pub async fn get_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(String, String)],
+    ) -> Result<T, UpstreamError> {
+        crate::backend::magento2::parse(&self.get(path, query).await?)
+    }
+
+    /// A read with no credentials: the store answers as its Guest role (its guest
+    /// attribute lists, its guest permissions).
+    pub async fn get_as_guest(
+        &self,
+        path: &str,
+        query: &[(String, String)],
+    ) -> Result<Bytes, UpstreamError> {
+        self.read(path, query, Caller::Guest).await
+    }
+
+    /// A read signed with another access token of the gateway's consumer (a customer's):
+    /// the store answers as that user.
+    pub async fn get_signed_as(
+        &self,
+        path: &str,
+        query: &[(String, String)],
+        token: &str,
+        token_secret: &str,
+    ) -> Result<Bytes, UpstreamError> {
+        self.read(
+            path,
+            query,
+            Caller::Token {
+                token,
+                secret: token_secret,
+            },
+        )
+        .await
+    }
+
+    /// A create (or a collection's multi-create, answered 207). Never retried.
+    pub async fn post(&self, path: &str, body: &Value) -> Result<Written, UpstreamError> {
+        self.write(Method::POST, path, Some(body)).await
+    }
+
+    /// A create of one record: its id, from the answer's `Location` (200 or 302).
+    pub async fn create(&self, path: &str, body: &Value) -> Result<String, UpstreamError> {
+        let written = self.post(path, body).await?;
+        written.created_id().ok_or_else(|| {
+            UpstreamError::Protocol(format!(
+                "the store answered a create with {} and no Location",
+                written.status
+            ))
+        })
+    }
+
+    /// An update (a collection's answers 207 with its items' outcomes). Never retried.
+    pub async fn put(&self, path: &str, body: &Value) -> Result<Written, UpstreamError> {
+        self.write(Method::PUT, path, Some(body)).await
+    }
+
+    /// A delete: of one record without a body, of a collection's items with one. Never
+    /// retried.
+    pub async fn delete(&self, path: &str, body: Option<&Value>) -> Result<Written, UpstreamError> {
+        self.write(Method::DELETE, path, body).await
+    }
+
+    async fn read(
+        &self,
+        path: &str,
+        query: &[(String, String)],
+        caller: Caller<'_>,
+    ) -> Result<Bytes, UpstreamError> {
+        self.guard.called();
+        let first = self.attempt(&Method::GET, path, query, None, caller).await;
+        let reply = match first {
+            Err(error) if error.is_transient() => {
+                let wait = resilience::jitter();
+                // Not worth it when the wait and a useful try no longer fit the deadline.
+                let fits = request::remaining().is_none_or(|left| left > wait * 2);
+                if !fits || !self.guard.may_retry() {
+                    return Err(error);
+                }
+                // The status only: the store's message can carry a customer's values.
+                tracing::debug!(status = ?error.status(), "retrying an upstream read once");
+                tokio::time::sleep(wait).await;
+                // Signed again: a fresh nonce and timestamp (the store refuses a nonce twice).
+                self.attempt(&Method::GET, path, query, None, caller).await
+            }
+            other => other,
+        }?;
+        Ok(reply.body)
+    }
+
+    async fn write(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Written, UpstreamError> {
+        self.guard.called();
+        let reply = self
+            .attempt(&method, path, &[], body, Caller::Admin)
+            .await?;
+        Ok(Written {
+            status: reply.status.as_u16(),
+            location: reply.location,
+            body: reply.body,
+        })
+    }
+
+    /// One try, through the breaker, the bound on calls in flight and the deadline, timed
+    /// and counted.
+    async fn attempt(
+        &self,
+        method: &Method,
+        path: &str,
+        query: &[(String, String)],
+        body: Option<&Value>,
+        caller: Caller<'_>,
+    ) -> Result<Reply, UpstreamError> {
+        let started = Instant::now();
+        let metrics = &self.guard.metrics;
+        let full_path = format!("{PREFIX}{path}");
+        // The path's template names the call in metrics and logs: a path can hold a
+        // customer's id.
+        let endpoint = endpoint::template(&full_path);
+        let timeout = match request::remaining() {
+            Some(left) if left < Duration::from_millis(1) => {
+                metrics.call(method, &endpoint, Outcome::Timeout, Duration::ZERO);
+                return Err(UpstreamError::Timeout);
+            }
+            Some(left) => self.timeout.min(left),
+            None => self.timeout,
+        };
+        let Some(admission) = self.guard.breaker.admit() else {
+            metrics.call(method, &endpoint, Outcome::CircuitOpen, Duration::ZERO);
+            return Err(UpstreamError::Unavailable);
+        };
+        let Some(_slot) = self.guard.slot() else {
+            // Never sent: says nothing about the store's health.
+            drop(admission);
+            crate::observe::log_limit::warn(
+                "upstream call shed",
+                format_args!("upstream call shed: too many calls in flight ({endpoint})"),
+            );
+            metrics.call(method, &endpoint, Outcome::Shed, Duration::ZERO);
+            return Err(UpstreamError::Unavailable);
+        };
+        let result = self
+            .call_once(method.clone(), full_path, query, body, caller, timeout)
+            .await;
+        let outcome = outcome(&result);
+        let healthy = matches!(outcome, Outcome::Ok | Outcome::ClientError);
+        if admission.done(healthy) {
+            metrics.circuit_opened();
+            tracing::error!(
+                %endpoint,
+                "upstream circuit opened after repeated failures; calls fail fast until a probe succeeds"
+            );
+        }
+        metrics.call(method, &endpoint, outcome, started.elapsed());
+        result
+    }
+
+    async fn call_once(
+        &self,
+        method: Method,
+        path: String,
+        query: &[(String, String)],
+        body: Option<&Value>,
+        caller: Caller<'_>,
+        timeout: Duration,
+    ) -> Result<Reply, UpstreamError> {
+        let mut headers = HeaderMap::with_capacity(6);
+        let keys = match caller {
+            Caller::Admin => Some(Keys {
+                consumer_key: self.credentials.consumer_key.expose(),
+                consumer_secret: self.credentials.consumer_secret.expose(),
+                token: self.credentials.token.expose(),
+                token_secret: self.credentials.token_secret.expose(),
+            }),
+            Caller::Token { token, secret } => Some(Keys {
+                consumer_key: self.credentials.consumer_key.expose(),
+                consumer_secret: self.credentials.consumer_secret.expose(),
+                token,
+                token_secret: secret,
+            }),
+            Caller::Guest => None,
+        };
+        if let Some(keys) = keys {
+            let uri = format!("{}{path}", self.signing_base);
+            let value = authorization(&method, &uri, query, &keys, &nonce(), timestamp());
+            let mut value = HeaderValue::from_str(&value).map_err(|_| {
+                // Every part is percent-encoded: only a broken build gets here.
+                UpstreamError::Protocol("cannot write the OAuth header".to_owned())
+            })?;
+            value.set_sensitive(true);
+            headers.insert(http::header::AUTHORIZATION, value);
+        }
+        headers.insert(
+            http::header::ACCEPT,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Some(id) = request::request_id() {
+            headers.insert(request::X_REQUEST_ID, id);
+        }
+        if let Some(trace) = request::trace() {
+            headers.insert(crate::context::trace::TRACEPARENT, trace.traceparent());
+            if let Some(state) = trace.state {
+                headers.insert(crate::context::trace::TRACESTATE, state);
+            }
+        }
+        let write = method != Method::GET && method != Method::HEAD;
+        let body = match body {
+            Some(body) => {
+                headers.insert(
+                    http::header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                Some(Bytes::from(crate::backend::magento2::to_json_bytes(body)?))
+            }
+            None => None,
+        };
+        let answer = self
+            .transport
+            .send(Outgoing {
+                method,
+                path,
+                query: query.to_vec(),
+                headers,
+                body,
+                timeout,
+            })
+            .await?;
+        let status = answer.status;
+        let location = answer
+            .headers
+            .get(http::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if status.is_success() || (write && status.is_redirection() && location.is_some()) {
+            return Ok(Reply {
+                status,
+                location,
+                body: answer.body,
+            });
+        }
+        if status.is_redirection() {
+            // Never followed (a write's would become a GET signed for another request). A
+            // read that is redirected went to something other than the store's API.
+            return Err(UpstreamError::Protocol(format!(
+                "the store answered a {} with a redirect ({}); STOREGATE_UPSTREAM_URL must be \
+                 the URL the store serves its API at",
+                if write { "write" } else { "read" },
+                status.as_u16()
+            )));
+        }
+        Err(UpstreamError::Status {
+            status: status.as_u16(),
+            error: store_message(&answer.body),
+        })
+    }
+}
+
+/// The keys one call is signed with.
+pub(crate) struct Keys<'a> {
+    pub consumer_key: &'a str,
+    pub consumer_secret: &'a str,
+    pub token: &'a str,
+    pub token_secret: &'a str,
+}
+
+/// `scheme://host[/path]` of the store's base URL, without the port, lower case: what
+/// OpenMage signs with. It rebuilds the URL of a request from `getScheme()`, `getHttpHost()`
+/// (which in Magento 1 trims the port) and the request URI, so a store on port 8081 checks
+/// the signature of `http://host/api/rest/...`. On 80 and 443 that is RFC 5849's base URI
+/// too. A base that is not an http(s) URL (`replay:DIR`) is kept as it is: nothing checks it.
+fn signing_base(base: &str) -> String {
+    let base = base.trim_end_matches('/');
+    match reqwest::Url::parse(base) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => {
+            format!(
+                "{}://{}{}",
+                url.scheme(),
+                url.host_str().unwrap_or_default().to_ascii_lowercase(),
+                url.path().trim_end_matches('/')
+            )
+        }
+        _ => base.to_owned(),
+    }
+}
+
+/// The `Authorization: OAuth ...` value of one call: HMAC-SHA1 over the method, `uri` and
+/// the protocol and query parameters (RFC 5849 §3.4.1.3), the query read as the store
+/// reads it ([`as_the_store_reads`]).
+pub(crate) fn authorization(
+    method: &Method,
+    uri: &str,
+    query: &[(String, String)],
+    keys: &Keys<'_>,
+    nonce: &str,
+    timestamp: u64,
+) -> String {
+    let timestamp = timestamp.to_string();
+    let protocol = [
+        ("oauth_consumer_key", keys.consumer_key),
+        ("oauth_nonce", nonce),
+        ("oauth_signature_method", "HMAC-SHA1"),
+        ("oauth_timestamp", timestamp.as_str()),
+        ("oauth_token", keys.token),
+        ("oauth_version", "1.0"),
+    ];
+    let mut signed: Vec<(String, String)> = protocol
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    signed.extend(as_the_store_reads(query));
+    let base = signature::base_string(method.as_str(), uri, &signed);
+    let signature = signature::sign(
+        signature::Method::HmacSha1,
+        &base,
+        keys.consumer_secret,
+        keys.token_secret,
+    );
+    let mut header = String::from("OAuth ");
+    for (i, (name, value)) in protocol
+        .iter()
+        .copied()
+        .chain(std::iter::once(("oauth_signature", signature.as_str())))
+        .enumerate()
+    {
+        if i > 0 {
+            header.push_str(", ");
+        }
+        header.push_str(name);
+        header.push_str("=\"");
+        header.push_str(&signature::encode(value));
+        header.push('"');
+    }
+    header
+}
+
+/// The query parameters as OpenMage puts them in the base string. It splits the raw query
+/// on `&` and `=` and decodes each side with PHP's `rawurldecode`, which leaves `+` alone:
+/// a space, sent as `+` by the form encoding the transport uses, is signed as `+`. It
+/// keeps one value per name (the last), and leaves out names that look like protocol
+/// parameters (`oauth_...` anywhere in the name).
+fn as_the_store_reads(query: &[(String, String)]) -> Vec<(String, String)> {
+    fn reread(text: &str) -> String {
+        let sent: String = form_urlencoded::byte_serialize(text.as_bytes()).collect();
+        percent_decode_str(&sent).decode_utf8_lossy().into_owned()
+    }
+    fn protocol(name: &str) -> bool {
+        name.match_indices("oauth_").any(|(at, _)| {
+            name[at + 6..]
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_lowercase() || b == b'_' || b == b'-')
+        })
+    }
+    let mut by_name = BTreeMap::new();
+    for (name, value) in query {
+        let name = reread(name);
+        if !protocol(&name) {
+            by_name.insert(name, reread(value));
+        }
+    }
+    by_name.into_iter().collect()
+}
+
+/// 32 hex digits: the store keeps nonces in a `VARCHAR(32)`.
+fn nonce() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random generator");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn timestamp() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The id in a `Location` (`/api/rest/products/6`, or absolute): its path's last segment.
+fn id_of_location(location: &str) -> Option<String> {
+    let path = match location.find("://") {
+        Some(at) => {
+            let rest = &location[at + 3..];
+            rest.find('/').map_or("", |slash| &rest[slash..])
+        }
+        None => location,
+    };
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let last = path.split('/').rfind(|s| !s.is_empty())?;
+    Some(percent_decode_str(last).decode_utf8_lossy().into_owned())
+}
+
+/// OpenMage's error body, `{"messages":{"error":[{"code":404,"message":"Resource not
+/// found."}]}}`, as a [`StoreMessage`]: the first error's message, and every error in
+/// `errors` when there are several (a validation failure lists each field's, then
+/// `Resource data pre-validation error.`). Anything else (an HTML page from a proxy, PHP's
+/// fatal error) is an empty message: the status alone tells the caller.
+pub fn store_message(body: &[u8]) -> StoreMessage {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return StoreMessage::default();
+    };
+    let list: Vec<StoreMessage> = value
+        .pointer("/messages/error")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| item.get("message").and_then(Value::as_str))
+                .map(|message| StoreMessage {
+                    message: message.to_owned(),
+                    ..StoreMessage::default()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    match list.as_slice() {
+        [] => StoreMessage::default(),
+        [one] => one.clone(),
+        [first, ..] => StoreMessage {
+            message: first.message.clone(),
+            parameters: Value::Null,
+            errors: list.clone(),
+        },
+    }
+}
+
+fn outcome(result: &Result<Reply, UpstreamError>) -> Outcome {
+    match result {
+        Ok(_) => Outcome::Ok,
+        Err(UpstreamError::Status { status, .. }) if *status >= 500 => Outcome::ServerError,
+        Err(UpstreamError::Status { .. }) => Outcome::ClientError,
+        Err(UpstreamError::Timeout) => Outcome::Timeout,
+        Err(UpstreamError::Connect(_)) => Outcome::ConnectError,
+        Err(UpstreamError::Protocol(_)) => Outcome::ProtocolError,
+        Err(UpstreamError::Unavailable) => Outcome::CircuitOpen,
+    }
+}
+
+#[cfg(test)]
+mod tests;
