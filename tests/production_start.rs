@@ -219,3 +219,35 @@ async fn a_back_end_refusing_the_token_is_not_ready_with_the_reason() {
     );
     let _ = std::fs::remove_dir_all(&data_dir);
 }
+
+#[test]
+fn openmage_is_refused_until_its_adapter_lands_and_never_secrets_shown() {
+    let (code, stderr) = refused(
+        binary()
+            .env("STOREGATE_BACKEND", "openmage")
+            .env("STOREGATE_UPSTREAM_URL", "http://127.0.0.1:9")
+            .env("STOREGATE_UPSTREAM_TOKEN", "token-not-to-show-0123456789")
+            .env(
+                "STOREGATE_UPSTREAM_CONSUMER_KEY",
+                "key-not-to-show-0123456789",
+            )
+            .env(
+                "STOREGATE_UPSTREAM_CONSUMER_SECRET",
+                "secret-not-to-show-0123456789",
+            )
+            .env(
+                "STOREGATE_UPSTREAM_TOKEN_SECRET",
+                "tsecret-not-to-show-0123456789",
+            ),
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("STOREGATE_BACKEND=openmage"), "{stderr}");
+    assert!(!stderr.contains("not-to-show"), "{stderr}");
+    // A wrong back end name is one line naming the key and the values it takes.
+    let (code, stderr) = refused(binary().env("STOREGATE_BACKEND", "magento1"));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("invalid STOREGATE_BACKEND: expected magento2 or openmage"),
+        "{stderr}"
+    );
+}

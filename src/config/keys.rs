@@ -347,7 +347,11 @@ pub(super) fn env_name(key: &str) -> String {
 
 /// Where a raw value came from, so the error names what the user typed.
 /// `STOREGATE_*` names that are not the gateway's configuration: the test suite's switches.
-const NOT_CONFIGURATION: &[&str] = &["STOREGATE_RERECORD"];
+const NOT_CONFIGURATION: &[&str] = &[
+    "STOREGATE_RERECORD",
+    "STOREGATE_TEST_OPENMAGE_URL",
+    "STOREGATE_TEST_OPENMAGE_WRITES",
+];
 
 /// Checks the names of the `STOREGATE_*` variables: one that is not a key stops the start,
 /// with the nearest key as a suggestion. A typo in `STOREGATE_UPSTREAM_URL` would otherwise

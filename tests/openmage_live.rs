@@ -1,0 +1,184 @@
+//! The OpenMage client against a live OpenMage store, seeded as `../shared/openmage/`
+//! describes (consumer `k`x32 / `s`x32, the admin token `admintoken...a` / `adminsecret...a`,
+//! customer 1's `custtoken...c` / `custsecret...c`, products 1 to 5).
+//!
+//! Does nothing (and passes) unless `STOREGATE_TEST_OPENMAGE_URL` names the store:
+//!
+//! ```sh
+//! STOREGATE_TEST_OPENMAGE_URL=http://127.0.0.1 cargo test --test openmage_live
+//! ```
+//!
+//! The writes (a product created, read back, deleted) also need
+//! `STOREGATE_TEST_OPENMAGE_WRITES=1`: they change the store (its next product id).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use storegate::backend::error::UpstreamError;
+use storegate::backend::openmage::{Credentials, OpenMage};
+use storegate::config::Secret;
+
+fn padded(prefix: &str, fill: char) -> String {
+    let mut text = prefix.to_owned();
+    while text.len() < 32 {
+        text.push(fill);
+    }
+    text
+}
+
+/// The client for the store named by the variable, or None (the test is skipped).
+fn store() -> Option<OpenMage> {
+    let url = std::env::var("STOREGATE_TEST_OPENMAGE_URL").ok()?;
+    let url = url.trim().trim_end_matches('/');
+    if url.is_empty() {
+        return None;
+    }
+    let credentials = Credentials {
+        consumer_key: Secret::new("k".repeat(32)),
+        consumer_secret: Secret::new("s".repeat(32)),
+        token: Secret::new(padded("admintoken", 'a')),
+        token_secret: Secret::new(padded("adminsecret", 'a')),
+    };
+    // The original is slow (tens of milliseconds a call, more on a busy machine).
+    Some(OpenMage::new(url, credentials, Duration::from_secs(30), "default").unwrap())
+}
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+#[tokio::test]
+async fn admin_reads_a_product() {
+    let Some(store) = store() else { return };
+    let product: Value = store.get_json("/products/1", &[]).await.unwrap();
+    assert_eq!(product["entity_id"], "1", "{product}");
+    assert!(
+        product["sku"].as_str().is_some_and(|s| !s.is_empty()),
+        "{product}"
+    );
+}
+
+#[tokio::test]
+async fn a_guest_reads_a_product_unsigned() {
+    let Some(store) = store() else { return };
+    let body = store.get_as_guest("/products/1", &[]).await.unwrap();
+    let product: Value = serde_json::from_slice(&body).unwrap();
+    assert!(product["sku"].is_string(), "{product}");
+}
+
+#[tokio::test]
+async fn a_missing_product_is_the_stores_404() {
+    let Some(store) = store() else { return };
+    let error = store.get("/products/999999", &[]).await.unwrap_err();
+    let UpstreamError::Status { status, error } = &error else {
+        panic!("a status: {error:?}")
+    };
+    assert_eq!(*status, 404);
+    assert_eq!(error.text(), "Resource not found.");
+}
+
+#[tokio::test]
+async fn query_parameters_are_signed_as_the_store_reads_them() {
+    let Some(store) = store() else { return };
+    // Brackets, several parameters, and a space (sent as `+`, which the store signs as `+`).
+    let query = pairs(&[
+        ("filter[0][attribute]", "name"),
+        ("filter[0][like]", "Test Product%"),
+        ("order", "entity_id"),
+        ("dir", "asc"),
+        ("limit", "2"),
+        ("page", "1"),
+    ]);
+    let list: Value = store.get_json("/products", &query).await.unwrap();
+    let list = list.as_object().expect("products keyed by id");
+    assert!(!list.is_empty() && list.len() <= 2, "{list:?}");
+}
+
+#[tokio::test]
+async fn a_customer_reads_their_own_record_with_their_token() {
+    let Some(store) = store() else { return };
+    let body = store
+        .get_signed_as(
+            "/customers/1",
+            &[],
+            &padded("custtoken", 'c'),
+            &padded("custsecret", 'c'),
+        )
+        .await
+        .unwrap();
+    let customer: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(customer["email"], "john@example.com", "{customer}");
+    // Another customer's record is not theirs.
+    let error = store
+        .get_signed_as(
+            "/customers/2",
+            &[],
+            &padded("custtoken", 'c'),
+            &padded("custsecret", 'c'),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(error.status(), Some(403 | 404)), "{error:?}");
+}
+
+#[tokio::test]
+async fn a_wrong_secret_is_the_stores_401() {
+    let Some(store) = store() else { return };
+    let error = store
+        .get_signed_as(
+            "/products/1",
+            &[],
+            &padded("admintoken", 'a'),
+            "not-the-secret",
+        )
+        .await
+        .unwrap_err();
+    let UpstreamError::Status { status, error } = &error else {
+        panic!("a status: {error:?}")
+    };
+    assert_eq!(*status, 401);
+    assert!(
+        error.text().contains("signature_invalid"),
+        "{}",
+        error.text()
+    );
+}
+
+#[tokio::test]
+async fn a_product_is_created_read_and_deleted() {
+    let Some(store) = store() else { return };
+    if std::env::var_os("STOREGATE_TEST_OPENMAGE_WRITES").is_none_or(|v| v != "1") {
+        return;
+    }
+    let sku = format!("storegate-live-{}", std::process::id());
+    let id = store
+        .create(
+            "/products",
+            &json!({
+                "type_id": "simple", "attribute_set_id": 4, "sku": sku,
+                "name": "storegate live test", "price": 1.5, "status": 2, "visibility": 1,
+                "weight": 1, "tax_class_id": 0,
+                "description": "d", "short_description": "s"
+            }),
+        )
+        .await
+        .unwrap();
+    let product: Value = store
+        .get_json(&format!("/products/{id}"), &[])
+        .await
+        .unwrap();
+    assert_eq!(product["sku"], sku.as_str(), "{product}");
+    let written = store
+        .delete(&format!("/products/{id}"), None)
+        .await
+        .unwrap();
+    assert_eq!(written.status, 200);
+    let error = store
+        .get(&format!("/products/{id}"), &[])
+        .await
+        .unwrap_err();
+    assert!(error.is_not_found(), "{error:?}");
+}
