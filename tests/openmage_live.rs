@@ -182,3 +182,88 @@ async fn a_product_is_created_read_and_deleted() {
         .unwrap_err();
     assert!(error.is_not_found(), "{error:?}");
 }
+
+/// The adapter behind the port, on the seeded store (store view 2 is `de`).
+fn adapter() -> Option<storegate::backend::openmage::adapter::OpenMageBackend> {
+    use storegate::backend::openmage::adapter::{OpenMageBackend, View};
+    let client = store()?;
+    let url = std::env::var("STOREGATE_TEST_OPENMAGE_URL").ok()?;
+    let views = vec![
+        View {
+            id: 1,
+            code: "default".into(),
+            website_id: 1,
+        },
+        View {
+            id: 2,
+            code: "de".into(),
+            website_id: 1,
+        },
+    ];
+    Some(OpenMageBackend::new(client, &url, views))
+}
+
+#[tokio::test]
+async fn the_adapter_reads_products_pages_and_renderings() {
+    use storegate::backend::port::{Backend, Scope, SearchCriteria};
+    let Some(backend) = adapter() else { return };
+    let skus = backend.skus_of(&[1, 2]).await.unwrap();
+    assert_eq!(skus.len(), 2, "{skus:?}");
+    let sku = skus.iter().find(|p| p.id == 1).unwrap().sku.clone();
+    let raw = backend.product(Scope::Default, &sku).await.unwrap();
+    let product: Value = serde_json::from_slice(&raw).unwrap();
+    assert_eq!(product["id"], 1);
+    assert_eq!(backend.read_assignments(&product).website_ids, [1]);
+    assert!(backend.on_website(&product, 1) && !backend.on_website(&product, 9));
+    let german = backend.product(Scope::Store("de"), &sku).await.unwrap();
+    let german: Value = serde_json::from_slice(&german).unwrap();
+    assert_ne!(german["name"], product["name"], "store view values");
+    // Five products, two a page: page 3 holds one, page 4 is past the end.
+    let page = |n| SearchCriteria::new().page(2, n);
+    let read = |raw: bytes::Bytes| backend.read_list(&raw).unwrap();
+    let third = read(backend.search_products(Scope::All, &page(3)).await.unwrap());
+    assert_eq!((third.items.len(), third.total_count), (1, 5));
+    let fourth = read(backend.search_products(Scope::All, &page(4)).await.unwrap());
+    // Past the end the store repeats its last page; the page is empty here, its total no
+    // more than the offset (the store tells no count).
+    assert!(fourth.items.is_empty() && fourth.total_count <= 6, "{fourth:?}");
+    let one = SearchCriteria::new().filter("entity_id", "2", "eq");
+    let render = backend.render_info(1, "", &one).await.unwrap();
+    let items = backend.read_render_items(&render).unwrap();
+    assert_eq!(items[0]["id"], 2);
+    let (without, with) = backend.read_final_prices(&items[0]);
+    assert!(without.is_some() && with.is_some(), "{}", items[0]);
+    let images = backend.product_in(Scope::All, &sku, Some(0)).await.unwrap();
+    let images = backend.read_images(&serde_json::from_slice(&images).unwrap());
+    assert_eq!(images.len(), 2, "{images:?}");
+}
+
+#[tokio::test]
+async fn the_adapter_reads_stock_customers_and_orders() {
+    use storegate::backend::port::{Backend, SearchCriteria};
+    let Some(backend) = adapter() else { return };
+    let sku = backend.skus_of(&[1]).await.unwrap()[0].sku.clone();
+    let item: Value = serde_json::from_slice(&backend.stock_item(&sku).await.unwrap()).unwrap();
+    assert_eq!(item["product_id"], "1", "{item}");
+    let customer = backend.customer(1).await.unwrap();
+    assert_eq!(customer["id"], 1);
+    let addresses = customer["addresses"].as_array().unwrap();
+    assert!(
+        addresses.iter().all(|a| a["customer_id"] == 1),
+        "{customer}"
+    );
+    assert_eq!(customer["default_billing"], "1", "{customer}");
+    let orders = backend
+        .search_orders(
+            &SearchCriteria::new()
+                .filter("customer_id", "1", "eq")
+                .page(10, 1),
+        )
+        .await
+        .unwrap();
+    assert!(!orders.items.is_empty());
+    let order = backend.order(1).await.unwrap();
+    let parts = backend.order_parts(&order);
+    let kinds: Vec<&str> = parts.addresses.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(kinds, ["billing", "shipping"], "{order}");
+}

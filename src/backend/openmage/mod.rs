@@ -19,8 +19,11 @@
 //! followed, guest calls unsigned, the query signed as the store reads it) and their
 //! reasons: docs/decisions/openmage-client.md.
 
+pub mod adapter;
 pub mod client;
 pub mod endpoint;
+pub mod lists;
+pub mod search;
 
 pub use crate::backend::error::{StoreMessage, UpstreamError};
 /// Path segments are encoded as for Magento 2 (RFC 3986 unreserved kept; `.` and `..`
