@@ -297,15 +297,6 @@ fn random_hex(bytes: usize) -> String {
 }
 
 async fn serve(mut config: Config) -> Result<(), Failure> {
-    // The OpenMage client is here (`backend::openmage`), its adapter is not yet: serving with
-    // the Magento 2 adapter against an OpenMage store would fail every call.
-    if config.backend == storegate::config::BackendKind::OpenMage {
-        return Err(Failure::Config(
-            "STOREGATE_BACKEND=openmage: this build has the OpenMage client but not yet its \
-             adapter; use STOREGATE_BACKEND=magento2"
-                .into(),
-        ));
-    }
     let mappings = storegate::load_mappings(&config).map_err(|e| Failure::Config(e.to_string()))?;
 
     // A token without a URL is a URL that went missing (an unexported variable, a

@@ -226,7 +226,10 @@ async fn the_adapter_reads_products_pages_and_renderings() {
     let fourth = read(backend.search_products(Scope::All, &page(4)).await.unwrap());
     // Past the end the store repeats its last page; the page is empty here, its total no
     // more than the offset (the store tells no count).
-    assert!(fourth.items.is_empty() && fourth.total_count <= 6, "{fourth:?}");
+    assert!(
+        fourth.items.is_empty() && fourth.total_count <= 6,
+        "{fourth:?}"
+    );
     let one = SearchCriteria::new().filter("entity_id", "2", "eq");
     let render = backend.render_info(1, "", &one).await.unwrap();
     let items = backend.read_render_items(&render).unwrap();

@@ -81,6 +81,11 @@ pub const KEYS: &[Key] = &[
         "`magento2`, or `openmage`: an OpenMage / Magento 1.9 store through its REST API",
     ),
     key(
+        "openmage_store_views",
+        "STOREGATE_DEFAULT_STORE=1",
+        "openmage only: the store views as code=id pairs (`default=1,de=2`; `de=2@3` for website 3, else website 1): the store's REST API lists none",
+    ),
+    key(
         "upstream_url",
         "unset: the embedded sandbox",
         "the store's base URL (Magento 2, or OpenMage with STOREGATE_BACKEND=openmage)",

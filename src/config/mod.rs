@@ -178,6 +178,9 @@ pub struct Config {
     pub sandbox_media: Option<String>,
     /// Which kind of store [`Config::upstream`] is.
     pub backend: BackendKind,
+    /// OpenMage: the store views (code, id, website id); empty: the default store as 1 on
+    /// website 1.
+    pub openmage_store_views: Vec<(String, u64, u64)>,
     /// None: start the embedded sandbox and use it.
     pub upstream: Option<Upstream>,
     /// Store view code used for reads that name no store.
@@ -266,6 +269,7 @@ impl Default for Config {
             cors_origins: CorsOrigins::Off,
             sandbox_media: None,
             backend: BackendKind::Magento2,
+            openmage_store_views: Vec::new(),
             upstream: None,
             default_store: "default".to_owned(),
             admin_key: None,

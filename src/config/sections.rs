@@ -107,6 +107,10 @@ pub(super) fn upstream(raw: &RawValues, config: &mut Config) -> Result<(), Confi
         config.backend =
             BackendKind::parse(&r.value).ok_or_else(|| r.fail("magento2 or openmage"))?;
     }
+    if let Some(r) = raw.get("openmage_store_views") {
+        config.openmage_store_views = store_views(&r.value)
+            .ok_or_else(|| r.fail("code=id pairs such as default=1,de=2 (de=2@3: website 3)"))?;
+    }
     // Set but empty is a mistake (a shell variable that did not expand), not a request
     // for the demo sandbox: only an unset URL starts it.
     let url = match raw.get("upstream_url") {
@@ -169,6 +173,28 @@ pub(super) fn upstream(raw: &RawValues, config: &mut Config) -> Result<(), Confi
     }
     config.recording = recording(raw)?;
     Ok(())
+}
+
+/// `default=1,de=2@3`: store view codes with their ids (and websites, 1 unless named).
+fn store_views(text: &str) -> Option<Vec<(String, u64, u64)>> {
+    let mut views = Vec::new();
+    for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (code, rest) = pair.split_once('=')?;
+        let code = code.trim();
+        let (id, website) = match rest.split_once('@') {
+            Some((id, website)) => (id.trim().parse().ok()?, website.trim().parse().ok()?),
+            None => (rest.trim().parse().ok()?, 1),
+        };
+        let valid = !code.is_empty()
+            && code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && code != "admin"
+            && id > 0;
+        if !valid || views.iter().any(|(c, i, _)| c == code || *i == id) {
+            return None;
+        }
+        views.push((code.to_owned(), id, website));
+    }
+    (!views.is_empty()).then_some(views)
 }
 
 /// The OAuth 1.0a keys of an OpenMage store (`STOREGATE_UPSTREAM_CONSUMER_KEY`,

@@ -593,3 +593,22 @@ fn the_default_mappings_follow_the_backend() {
             .is_file()
     );
 }
+
+#[test]
+fn openmage_store_views_are_code_id_pairs() {
+    let config = from_env(&[("STOREGATE_OPENMAGE_STORE_VIEWS", "default=1, de=2@3")]).unwrap();
+    assert_eq!(
+        config.openmage_store_views,
+        [("default".to_owned(), 1, 1), ("de".to_owned(), 2, 3)]
+    );
+    for wrong in [
+        "de", "de=x", "=2", "admin=1", "a=1,b=1", "a=1,a=2", "de=0", " , ",
+    ] {
+        let e = from_env(&[("STOREGATE_OPENMAGE_STORE_VIEWS", wrong)]).unwrap_err();
+        assert!(
+            e.0.contains("STOREGATE_OPENMAGE_STORE_VIEWS"),
+            "{wrong}: {}",
+            e.0
+        );
+    }
+}

@@ -34,9 +34,12 @@ use tower_http::normalize_path::NormalizePath;
 use crate::auth::caller;
 use crate::auth::{self, Authenticator, TokenIssuer};
 use crate::backend::magento2::Magento;
+use crate::backend::openmage::adapter::{OpenMageBackend, View};
+use crate::backend::openmage::{Credentials, OpenMage};
 use crate::backend::port::Backend;
 use crate::backend::resilience;
 use crate::cache::Cache;
+use crate::config::BackendKind;
 use crate::config::Config;
 use crate::context::request;
 use crate::http::{ApiError, middleware::negotiate};
@@ -63,31 +66,90 @@ pub struct Parts {
     pub mappings: Mappings,
 }
 
+/// The configured store behind the port, its calls through the recorder or the cassettes
+/// when the configuration asks for them.
+fn back_end(
+    config: &Config,
+    parts: &Parts,
+    metrics: UpstreamMetrics,
+) -> Result<Arc<dyn Backend>, String> {
+    let options = resilience::Options {
+        failure_threshold: config.circuit_failure_threshold,
+        open_for: config.circuit_open,
+        max_in_flight: config.upstream_max_in_flight,
+    };
+    let wire = |transport| {
+        crate::backend::recording::wire(
+            transport,
+            &config.recording,
+            &parts.upstream_url,
+            &parts.upstream_token,
+            config.upstream_timeout,
+        )
+    };
+    match config.backend {
+        BackendKind::Magento2 => {
+            let magento = Magento::new(
+                &parts.upstream_url,
+                &parts.upstream_token,
+                config.upstream_timeout,
+                &config.default_store,
+            )?
+            .with_resilience(&options, metrics);
+            let transport = wire(magento.transport())?;
+            Ok(Arc::new(magento.with_transport(transport)))
+        }
+        BackendKind::OpenMage => {
+            let credentials = config
+                .upstream
+                .as_ref()
+                .and_then(Credentials::from_upstream)
+                .unwrap_or_else(Credentials::none);
+            let client = OpenMage::new(
+                &parts.upstream_url,
+                credentials,
+                config.upstream_timeout,
+                &config.default_store,
+            )?
+            .with_resilience(&options, metrics);
+            let transport = wire(client.transport())?;
+            let views = if config.openmage_store_views.is_empty() {
+                vec![View {
+                    id: 1,
+                    code: config.default_store.clone(),
+                    website_id: 1,
+                }]
+            } else {
+                config
+                    .openmage_store_views
+                    .iter()
+                    .map(|(code, id, website_id)| View {
+                        id: *id,
+                        code: code.clone(),
+                        website_id: *website_id,
+                    })
+                    .collect()
+            };
+            let base = config
+                .upstream
+                .as_ref()
+                .and_then(|u| {
+                    (!u.url.starts_with(crate::config::REPLAY_SCHEME)).then(|| u.url.clone())
+                })
+                .unwrap_or_else(|| parts.upstream_url.clone());
+            Ok(Arc::new(OpenMageBackend::new(
+                client.with_transport(transport),
+                &base,
+                views,
+            )))
+        }
+    }
+}
+
 /// Builds the state and the service.
 pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String> {
     let upstream_metrics = UpstreamMetrics::default();
-    let magento = Magento::new(
-        &parts.upstream_url,
-        &parts.upstream_token,
-        config.upstream_timeout,
-        &config.default_store,
-    )?
-    .with_resilience(
-        &resilience::Options {
-            failure_threshold: config.circuit_failure_threshold,
-            open_for: config.circuit_open,
-            max_in_flight: config.upstream_max_in_flight,
-        },
-        upstream_metrics.clone(),
-    );
-    let transport = crate::backend::recording::wire(
-        magento.transport(),
-        &config.recording,
-        &parts.upstream_url,
-        &parts.upstream_token,
-        config.upstream_timeout,
-    )?;
-    let backend: Arc<dyn Backend> = Arc::new(magento.with_transport(transport));
+    let backend = back_end(&config, &parts, upstream_metrics.clone())?;
     let cache = Arc::new(Cache::with_windows(
         config.cache_max_bytes,
         config.cache_ttl,

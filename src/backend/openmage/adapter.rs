@@ -139,18 +139,22 @@ impl OpenMageBackend {
         }
     }
 
-    /// A product as the admin sees it in `scope`, with its id, websites and categories.
+    /// A product as the admin sees it in `scope`, with its id, websites, categories and
+    /// gallery (`images`, as that store view shows it), read at once: a product record is
+    /// cached whole, and every resource of a product reads it.
     async fn product_record(&self, scope: Scope<'_>, id: u64) -> Result<Value, UpstreamError> {
         let suffix = self.store_suffix(scope);
-        let (one, websites, categories) = (
+        let (one, websites, categories, gallery) = (
             format!("/products/{id}{suffix}"),
             format!("/products/{id}/websites"),
             format!("/products/{id}/categories"),
+            format!("/products/{id}/images{suffix}"),
         );
-        let (product, websites, categories) = tokio::try_join!(
+        let (product, websites, categories, images) = tokio::try_join!(
             self.client.get(&one, &[]),
             self.client.get(&websites, &[]),
             self.client.get(&categories, &[]),
+            self.client.get(&gallery, &[]),
         )?;
         let mut product = parse(&product)?;
         let ids = |raw: &[u8], field: &str| -> Result<Vec<Value>, UpstreamError> {
@@ -162,6 +166,7 @@ impl OpenMageBackend {
         product["id"] = json!(id);
         product["website_ids"] = Value::Array(ids(&websites, "website_id")?);
         product["category_ids"] = Value::Array(ids(&categories, "category_id")?);
+        product["images"] = Value::Array(lists::items(&images)?);
         if let Some(sku) = product.get("sku").and_then(Value::as_str) {
             self.remember(sku, id);
         }
@@ -345,9 +350,30 @@ impl Backend for OpenMageBackend {
         })
     }
 
-    // The store's REST API lists no store views: they are the configured ones.
+    // The store's REST API lists no store views: they are the configured ones, each checked
+    // once here (the store answers 400 "Requested store is invalid" for one it lacks), so a
+    // wrong `STOREGATE_OPENMAGE_STORE_VIEWS` shows on the first read and in `/readyz`.
     fn store_views(&self) -> Answer<'_, Bytes> {
-        Box::pin(async move { Ok(bytes_of(&self.store_views_value())) })
+        Box::pin(async move {
+            let checks = self.views.iter().map(|view| async move {
+                let query = vec![
+                    ("limit".to_owned(), "1".to_owned()),
+                    ("attrs[]".to_owned(), "entity_id".to_owned()),
+                ];
+                match self.client.get(&format!("/products/store/{}", view.id), &query).await {
+                    Err(UpstreamError::Status { status: 400, .. }) => Err(UpstreamError::Protocol(
+                        format!(
+                            "STOREGATE_OPENMAGE_STORE_VIEWS names store view {} ({}), which the store does not have",
+                            view.id, view.code
+                        ),
+                    )),
+                    Err(e) => Err(e),
+                    Ok(_) => Ok(()),
+                }
+            });
+            futures_util::future::try_join_all(checks).await?;
+            Ok(bytes_of(&self.store_views_value()))
+        })
     }
 
     fn read_store_views(&self, raw: &[u8]) -> Result<Vec<StoreView>, UpstreamError> {
@@ -596,19 +622,14 @@ impl Backend for OpenMageBackend {
     ) -> Answer<'a, Bytes> {
         Box::pin(async move {
             let id = self.id_of_sku(sku).await?;
-            let (scope, suffix) = match (store_id, scope) {
-                (Some(0), _) | (_, Scope::All) => (Scope::All, String::new()),
-                (Some(store), _) => (scope, format!("/store/{store}")),
-                (None, Scope::Store(code)) => (scope, format!("/store/{}", segment(code))),
-                (None, Scope::Default) => (scope, self.store_suffix(Scope::Default)),
+            // `Some(0)`: the default values; another id: that store view's.
+            let store = store_id.map(|id| id.to_string());
+            let scope = match (store.as_deref(), scope) {
+                (Some("0"), _) | (_, Scope::All) => Scope::All,
+                (Some(store), _) => Scope::Store(store),
+                (None, scope) => scope,
             };
-            let gallery = format!("/products/{id}/images{suffix}");
-            let (product, images) = tokio::try_join!(
-                self.product_record(scope, id),
-                self.client.get(&gallery, &[]),
-            )?;
-            let mut product = product;
-            product["images"] = Value::Array(lists::items(&images)?);
+            let product = self.product_record(scope, id).await?;
             Ok(bytes_of(&product))
         })
     }
