@@ -180,6 +180,38 @@ fn openmage_has_every_field_and_view_of_magento2() {
     }
 }
 
+/// Lists sort and filter on the store's own field names; the values of the Guest rendering
+/// (prices with tax, URLs) are no field the store can search, as with Magento 2.
+#[test]
+fn lists_search_the_stores_own_field_names() {
+    let search = |resource: &str, user: UserType, name: &str| {
+        mapping(resource, SPEC)
+            .view(user, View::List)
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("{resource} {name}"))
+            .search_field()
+    };
+    for (resource, user, name, field) in [
+        ("product", UserType::Admin, "entity_id", Some("entity_id")),
+        ("product", UserType::Admin, "price", Some("price")),
+        ("product", UserType::Guest, "sku", Some("sku")),
+        ("product", UserType::Guest, "final_price_with_tax", None),
+        ("product", UserType::Guest, "image_url", None),
+        ("customer", UserType::Admin, "entity_id", Some("entity_id")),
+        ("customer", UserType::Admin, "email", Some("email")),
+        ("order", UserType::Admin, "entity_id", Some("entity_id")),
+        ("order", UserType::Admin, "status", Some("status")),
+        ("order", UserType::Admin, "addresses", None),
+    ] {
+        assert_eq!(
+            search(resource, user, name).as_deref(),
+            field,
+            "{resource} {name}"
+        );
+    }
+}
+
 // -----------------------------------------------------------------------------------------
 // Products
 // -----------------------------------------------------------------------------------------
