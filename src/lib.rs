@@ -92,30 +92,32 @@ pub fn give_back_freed_memory() {
 pub use config::Config;
 
 /// Where the mappings come from: `STOREGATE_MAPPINGS`, else the back end's folder
-/// (`mappings/magento2`, or `mappings/openmage` with `STOREGATE_BACKEND=openmage`) when it
-/// holds the files (so edits apply on restart), else the copy built into the binary. Only
-/// Magento 2's files are built in so far: OpenMage's come with its adapter.
+/// (`mappings/magento2`, or `mappings/openmage` with `STOREGATE_BACKEND=openmage`, relative
+/// to the working directory) when it holds the files (so edits apply on restart), else the
+/// back end's copy built into the binary (a gateway started outside a checkout).
 pub fn load_mappings(
     config: &Config,
 ) -> Result<rules::mapping::Mappings, rules::mapping::MappingError> {
     match &config.mappings {
         Some(dir) => rules::mapping::Mappings::load_dir(dir),
-        None => {
-            let default = config.backend.default_mappings();
-            if default.join("product.toml").is_file() {
-                rules::mapping::Mappings::load_dir(default)
-            } else if config.backend == config::BackendKind::Magento2 {
-                Ok(rules::mapping::Mappings::embedded())
-            } else {
-                Err(rules::mapping::MappingError(format!(
-                    "no mapping files for STOREGATE_BACKEND={}: {} holds none and none are built \
-                     in; set STOREGATE_MAPPINGS to a folder of them",
-                    config.backend.as_str(),
-                    default.display()
-                )))
-            }
-        }
+        None => default_mappings(config.backend, config.backend.default_mappings()),
     }
+}
+
+/// The mappings of `backend` without `STOREGATE_MAPPINGS`: `folder` when it holds the files,
+/// else the built-in copy.
+fn default_mappings(
+    backend: config::BackendKind,
+    folder: &std::path::Path,
+) -> Result<rules::mapping::Mappings, rules::mapping::MappingError> {
+    use rules::mapping::{Builtin, Mappings};
+    if folder.join("product.toml").is_file() {
+        return Mappings::load_dir(folder);
+    }
+    Ok(Mappings::builtin(match backend {
+        config::BackendKind::Magento2 => Builtin::Magento2,
+        config::BackendKind::OpenMage => Builtin::OpenMage,
+    }))
 }
 
 /// `http://ADDR` as a client can use it: an unspecified address (`0.0.0.0`, `::`) is
@@ -324,5 +326,41 @@ pub async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {}
         _ = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use config::BackendKind;
+
+    /// The source of the product's `entity_id`: `product.id` in Magento 2's files,
+    /// `product.entity_id` in OpenMage's.
+    fn entity_id_source(mappings: &rules::mapping::Mappings) -> String {
+        let product = mappings.get("product");
+        product.field("entity_id").unwrap().source.segments().join(".")
+    }
+
+    #[test]
+    fn each_back_end_falls_back_to_its_built_in_mappings() {
+        let nowhere = std::env::temp_dir().join(format!(
+            "storegate-no-mappings-{}/mappings/openmage",
+            std::process::id()
+        ));
+        let openmage = default_mappings(BackendKind::OpenMage, &nowhere).unwrap();
+        let magento2 = default_mappings(BackendKind::Magento2, &nowhere).unwrap();
+        assert_eq!(entity_id_source(&openmage), "product.entity_id");
+        assert_eq!(entity_id_source(&magento2), "product.id");
+        // The folder, when it is there, is what loads.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let folder = default_mappings(BackendKind::OpenMage, &root.join("mappings/openmage"));
+        assert_eq!(entity_id_source(&folder.unwrap()), "product.entity_id");
+        // A folder named by STOREGATE_MAPPINGS that is not there is an error, not a fallback.
+        let config = Config {
+            backend: BackendKind::OpenMage,
+            mappings: Some(nowhere),
+            ..Config::default()
+        };
+        assert!(load_mappings(&config).is_err());
     }
 }
