@@ -338,7 +338,12 @@ mod tests {
     /// `product.entity_id` in OpenMage's.
     fn entity_id_source(mappings: &rules::mapping::Mappings) -> String {
         let product = mappings.get("product");
-        product.field("entity_id").unwrap().source.segments().join(".")
+        product
+            .field("entity_id")
+            .unwrap()
+            .source
+            .segments()
+            .join(".")
     }
 
     #[test]

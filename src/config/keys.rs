@@ -356,6 +356,7 @@ const NOT_CONFIGURATION: &[&str] = &[
     "STOREGATE_RERECORD",
     "STOREGATE_TEST_OPENMAGE_URL",
     "STOREGATE_TEST_OPENMAGE_WRITES",
+    "STOREGATE_TEST_OPENMAGE_RECORD",
 ];
 
 /// Checks the names of the `STOREGATE_*` variables: one that is not a key stops the start,

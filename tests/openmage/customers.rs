@@ -1,0 +1,162 @@
+//! Customers and their addresses (SPEC 4.4, 4.5): the Admin reads everyone, customer 1
+//! their own record and addresses (another customer's are not there), a guest nothing.
+
+use super::*;
+
+// The differences are docs/openmage-mappings.md's: the gateway shows empty values as null
+// where the store leaves the field out, and folds an address's street lines past the
+// second into the second (SPEC 2.5).
+
+const ADMIN_LIST: Known = Known {
+    gateway_only: &["*.middlename", "*.prefix", "*.suffix", "*.taxvat"],
+    ..Known::NONE
+};
+
+const ADMIN_SINGLE: Known = Known {
+    gateway_only: &["last_logged_in", "middlename", "prefix", "suffix", "taxvat"],
+    ..Known::NONE
+};
+
+/// A customer's list of addresses: address 1 has three street lines, address 2 no company.
+const ADDRESSES: Known = Known {
+    store_only: &["*.street.[2]"],
+    gateway_only: &[
+        "*.company",
+        "*.fax",
+        "*.middlename",
+        "*.prefix",
+        "*.suffix",
+        "*.vat_id",
+    ],
+    differ: &["*.street.*"],
+    ..Known::NONE
+};
+
+/// Address 1 (three street lines) read by its customer.
+const OWN_ADDRESS_1: Known = Known {
+    store_only: &["street.[2]"],
+    gateway_only: &["fax", "middlename", "prefix", "suffix", "vat_id"],
+    // known gap: `created_at` is SPEC's `2026-11-26 09:51:27` in the original profile too;
+    // the store (and docs/openmage-mappings.md for the original profile) has ISO 8601.
+    differ: &["street.*", "created_at"],
+    ..Known::NONE
+};
+
+/// Address 2 (no company) read by its customer.
+const OWN_ADDRESS_2: Known = Known {
+    gateway_only: &["company", "fax", "middlename", "prefix", "suffix", "vat_id"],
+    // known gap: as for address 1.
+    differ: &["created_at"],
+    ..Known::NONE
+};
+
+#[tokio::test]
+async fn customers_for_every_user_type() {
+    let stack = Stack::start("customers").await;
+    let list = stack
+        .same_as_store(Who::Admin, "/customers", &ADMIN_LIST)
+        .await;
+    assert_eq!(list["1"]["email"], "john@example.com", "{list}");
+    assert_eq!(list["2"]["email"], "jane@example.com", "{list}");
+    let john = stack
+        .same_as_store(Who::Admin, "/customers/1", &ADMIN_SINGLE)
+        .await;
+    assert_eq!(
+        (&john["firstname"], &john["lastname"], &john["group_id"]),
+        (
+            &serde_json::json!("John"),
+            &serde_json::json!("Doe"),
+            &serde_json::json!("1")
+        )
+    );
+    let jane = stack
+        .same_as_store(Who::Admin, "/customers/2", &ADMIN_SINGLE)
+        .await;
+    assert_eq!(jane["firstname"], "Jane");
+    stack
+        .same_as_store(Who::Admin, "/customers/999", &Known::NONE)
+        .await;
+
+    // Customer 1: their own record, and only theirs.
+    let own = stack
+        .same_as_store(Who::Customer, "/customers/1", &Known::NONE)
+        .await;
+    assert_eq!(own["email"], "john@example.com");
+    let own_list = stack
+        .same_as_store(Who::Customer, "/customers", &Known::NONE)
+        .await;
+    assert_eq!(own_list.as_object().map(|o| o.len()), Some(1), "{own_list}");
+    let other = stack
+        .same_as_store(Who::Customer, "/customers/2", &Known::NONE)
+        .await;
+    let _ = other;
+    let reply = stack.get(Who::Customer, "/customers/2").await;
+    assert_eq!(reply.status, 404);
+    assert_eq!(reply.message(), "Resource not found.");
+
+    // A guest: no customers at all.
+    for path in ["/customers", "/customers/1"] {
+        stack.same_as_store(Who::Guest, path, &Known::NONE).await;
+        let reply = stack.get(Who::Guest, path).await;
+        assert_eq!(reply.status, 403, "{path}: {}", reply.body);
+        let xml = stack.get_xml(Who::Guest, path).await;
+        assert_eq!(xml.status, 403, "{path}: {}", xml.body);
+    }
+
+    let xml = stack.get_xml(Who::Customer, "/customers/1").await;
+    assert_eq!(xml.status, 200, "{}", xml.body);
+    assert!(xml.body.contains("<magento_api>"), "{}", xml.body);
+    assert_eq!(xml_text(&xml.body, "email"), Some("john@example.com"));
+    stack.stop().await;
+}
+
+#[tokio::test]
+async fn addresses_for_the_admin_and_their_customer() {
+    let stack = Stack::start("addresses").await;
+    for who in [Who::Admin, Who::Customer] {
+        let list = stack
+            .same_as_store(who, "/customers/1/addresses", &ADDRESSES)
+            .await;
+        let list = list.as_array().unwrap_or_else(|| panic!("{who:?}: {list}"));
+        assert_eq!(list.len(), 2, "{who:?}: {list:?}");
+        assert_eq!(list[0]["city"], "Berlin", "{who:?}: {list:?}");
+        assert_eq!(list[1]["city"], "Austin", "{who:?}: {list:?}");
+        assert_eq!(list[1]["is_default_billing"], 1, "{who:?}: {list:?}");
+    }
+    // known gap: one address is a 404 "Resource not found." for the Admin; the store answers
+    // 200 with the address (whose record names no customer).
+    for path in ["/customers/addresses/1", "/customers/addresses/2"] {
+        stack.gap(Who::Admin, path).await;
+    }
+    let one = stack
+        .same_as_store(Who::Customer, "/customers/addresses/1", &OWN_ADDRESS_1)
+        .await;
+    assert_eq!(one["city"], "Austin", "{one}");
+    assert_eq!(one["region"], "Texas", "{one}");
+    assert_eq!(
+        one["street"],
+        serde_json::json!(["Main St 1", "Building B; Floor 3"])
+    );
+    let two = stack
+        .same_as_store(Who::Customer, "/customers/addresses/2", &OWN_ADDRESS_2)
+        .await;
+    assert_eq!(two["country_id"], "DE", "{two}");
+    // Jane's address and list are not customer 1's.
+    for path in ["/customers/addresses/3", "/customers/2/addresses"] {
+        stack.same_as_store(Who::Customer, path, &Known::NONE).await;
+    }
+    for path in ["/customers/1/addresses", "/customers/addresses/1"] {
+        let refused = stack.get(Who::Guest, path).await;
+        assert_eq!(refused.status, 403, "{path}: {}", refused.body);
+    }
+    let xml = stack.get_xml(Who::Admin, "/customers/1/addresses").await;
+    assert_eq!(xml.status, 200, "{}", xml.body);
+    assert_eq!(xml_text(&xml.body, "city"), Some("Berlin"));
+    assert!(
+        xml.body
+            .contains("<street><data_item>Main St 1</data_item>"),
+        "{}",
+        xml.body
+    );
+    stack.stop().await;
+}
