@@ -62,6 +62,10 @@ fn no_secret_in_the_cassettes() {
                 file.display()
             );
         }
+        if file.extension().is_none_or(|e| e != "json") {
+            text_seen.push_str(&text);
+            continue;
+        }
         let cassette = storegate::backend::recording::cassette::read(file)
             .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         for interaction in &cassette.interactions {
