@@ -28,7 +28,8 @@ pub enum FieldType {
     Bool,
     /// True when the source is present and not empty (an array of custom options, say).
     Nonempty,
-    /// `YYYY-MM-DD HH:MM:SS`; `null` when unset.
+    /// `YYYY-MM-DD HH:MM:SS` (a date alone, or ISO 8601 in UTC, shown in that form); `null`
+    /// when unset.
     Datetime,
     /// ISO 8601 (`YYYY-MM-DDTHH:MM:SS+00:00`; Magento keeps UTC), as the original showed a
     /// single product's dates; `null` when unset.
@@ -112,6 +113,8 @@ pub fn decimal4(f: f64) -> String {
 }
 
 /// Magento dates are `YYYY-MM-DD HH:MM:SS` or `YYYY-MM-DD`; show them in the long form.
+/// OpenMage's REST API sends a single record's `created_at` in ISO 8601 in UTC
+/// (`2026-11-26T09:51:27+00:00`): the same instant in the long form.
 fn datetime_out(value: &Value) -> Value {
     match value {
         Value::String(s) if s.trim().is_empty() => Value::Null,
@@ -119,12 +122,30 @@ fn datetime_out(value: &Value) -> Value {
             let s = s.trim();
             if s.len() == 10 && parse_date_parts(s).is_some() {
                 Value::String(format!("{s} 00:00:00"))
+            } else if let Some(long) = iso_utc_to_long(s) {
+                Value::String(long)
             } else {
                 Value::String(s.to_owned())
             }
         }
         _ => Value::Null,
     }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS+00:00` (or `...Z`) as `YYYY-MM-DD HH:MM:SS`; `None` for any other
+/// form, other offsets included (they are shown as sent).
+fn iso_utc_to_long(s: &str) -> Option<String> {
+    let (date, rest) = s.split_once('T')?;
+    let time = rest
+        .strip_suffix("+00:00")
+        .or_else(|| rest.strip_suffix('Z'))?;
+    let clock = time.len() == 8
+        && time.bytes().enumerate().all(|(i, b)| match i {
+            2 | 5 => b == b':',
+            _ => b.is_ascii_digit(),
+        });
+    (date.len() == 10 && parse_date_parts(date).is_some() && clock)
+        .then(|| format!("{date} {time}"))
 }
 
 /// The value a spec field shows for an upstream value (`None` when the source is absent).
@@ -507,6 +528,40 @@ mod tests {
             json!("2024-01-02 00:00:00")
         );
         assert_eq!(read(FieldType::Datetime, Some(&json!("")), ""), Value::Null);
+        // OpenMage's single records: ISO 8601 in UTC.
+        assert_eq!(
+            read(
+                FieldType::Datetime,
+                Some(&json!("2026-11-26T09:51:27+00:00")),
+                ""
+            ),
+            json!("2026-11-26 09:51:27")
+        );
+        assert_eq!(
+            read(
+                FieldType::Datetime,
+                Some(&json!("2026-11-26T09:51:27Z")),
+                ""
+            ),
+            json!("2026-11-26 09:51:27")
+        );
+        assert_eq!(
+            read(
+                FieldType::DatetimeIso,
+                Some(&json!("2026-11-26T09:51:27+00:00")),
+                ""
+            ),
+            json!("2026-11-26T09:51:27+00:00")
+        );
+        // Another offset is not converted: shown as sent.
+        assert_eq!(
+            read(
+                FieldType::Datetime,
+                Some(&json!("2026-11-26T09:51:27+02:00")),
+                ""
+            ),
+            json!("2026-11-26T09:51:27+02:00")
+        );
         assert_eq!(
             read(
                 FieldType::MediaUrl,

@@ -36,72 +36,62 @@ use crate::context::profile::Profile;
 pub use convert::{FieldType, UpstreamType};
 pub use path::Path;
 
-/// The mapping files the gateway needs, built into the binary as the defaults.
-const EMBEDDED: &[(&str, &str)] = &[
-    (
-        "product.toml",
-        include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/mappings/magento2/product.toml"
-        )),
-    ),
-    (
-        "customer.toml",
-        include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/mappings/magento2/customer.toml"
-        )),
-    ),
-    (
-        "address.toml",
-        include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/mappings/magento2/address.toml"
-        )),
-    ),
-    (
-        "order.toml",
-        include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/mappings/magento2/order.toml"
-        )),
-    ),
-    (
-        "order_address.toml",
-        include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/mappings/magento2/order_address.toml"
-        )),
-    ),
-    (
-        "order_item.toml",
-        include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/mappings/magento2/order_item.toml"
-        )),
-    ),
-    (
-        "order_comment.toml",
-        include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/mappings/magento2/order_comment.toml"
-        )),
-    ),
-    (
-        "stock_item.toml",
-        include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/mappings/magento2/stock_item.toml"
-        )),
-    ),
-    (
-        "image.toml",
-        include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/mappings/magento2/image.toml"
-        )),
-    ),
-];
+/// The mapping files of a folder under `mappings/`, by name, with their text: every file
+/// the gateway needs (each folder has every one of them).
+macro_rules! embed_folder {
+    ($folder:literal) => {
+        embed_folder!(
+            $folder;
+            "product.toml",
+            "customer.toml",
+            "address.toml",
+            "order.toml",
+            "order_address.toml",
+            "order_item.toml",
+            "order_comment.toml",
+            "stock_item.toml",
+            "image.toml"
+        )
+    };
+    ($folder:literal; $($name:literal),+) => {
+        &[$((
+            $name,
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/mappings/", $folder, "/", $name)),
+        )),+]
+    };
+}
+
+/// Magento 2's mapping files, built into the binary as the defaults.
+const EMBEDDED: &[(&str, &str)] = embed_folder!("magento2");
+
+/// OpenMage's mapping files, built into the binary too.
+const EMBEDDED_OPENMAGE: &[(&str, &str)] = embed_folder!("openmage");
+
+/// The folders of mapping files built into the binary, one per kind of store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    /// `mappings/magento2/`: a Magento 2 store's REST records.
+    Magento2,
+    /// `mappings/openmage/`: an OpenMage (Magento 1.9) store's own REST answers.
+    OpenMage,
+}
+
+impl Builtin {
+    /// The folder, relative to the project root.
+    pub fn folder(self) -> &'static str {
+        match self {
+            Builtin::Magento2 => "mappings/magento2",
+            Builtin::OpenMage => "mappings/openmage",
+        }
+    }
+
+    fn files(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Builtin::Magento2 => EMBEDDED,
+            Builtin::OpenMage => EMBEDDED_OPENMAGE,
+        }
+    }
+}
 
 /// A mapping problem, naming the file and line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -595,10 +585,15 @@ impl Mappings {
         })
     }
 
-    /// The mappings built into the binary.
+    /// Magento 2's mappings built into the binary.
     pub fn embedded() -> Mappings {
+        Mappings::builtin(Builtin::Magento2)
+    }
+
+    /// A folder of mappings built into the binary.
+    pub fn builtin(folder: Builtin) -> Mappings {
         let (mut spec, mut original) = (Resources::new(), Resources::new());
-        for (name, text) in EMBEDDED {
+        for (name, text) in folder.files() {
             for (profile, into) in [
                 (Profile::Spec, &mut spec),
                 (Profile::Original, &mut original),
@@ -627,16 +622,25 @@ impl Mappings {
 }
 
 #[cfg(test)]
+mod openmage_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     #[test]
     fn embedded_mappings_are_valid_in_every_profile() {
-        let mappings = Mappings::embedded();
-        for profile in [Profile::Spec, Profile::Original] {
-            let product = crate::context::profile::sync_scope(profile, || mappings.get("product"));
-            assert!(!product.view(UserType::Admin, View::Single).is_empty());
+        for folder in [Builtin::Magento2, Builtin::OpenMage] {
+            let mappings = Mappings::builtin(folder);
+            for profile in [Profile::Spec, Profile::Original] {
+                let product =
+                    crate::context::profile::sync_scope(profile, || mappings.get("product"));
+                assert!(!product.view(UserType::Admin, View::Single).is_empty());
+            }
+            // The folder in the source tree loads too, every profile checked.
+            let dir = FsPath::new(env!("CARGO_MANIFEST_DIR")).join(folder.folder());
+            Mappings::load_dir(&dir).unwrap();
         }
     }
 
