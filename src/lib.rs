@@ -93,8 +93,7 @@ pub use config::Config;
 
 /// Where the mappings come from: `STOREGATE_MAPPINGS`, else the back end's folder
 /// (`mappings/magento2`, or `mappings/openmage` with `STOREGATE_BACKEND=openmage`) when it
-/// holds the files (so edits apply on restart), else the copy built into the binary. Only
-/// Magento 2's files are built in so far: OpenMage's come with its adapter.
+/// holds the files (so edits apply on restart), else the copy built into the binary.
 pub fn load_mappings(
     config: &Config,
 ) -> Result<rules::mapping::Mappings, rules::mapping::MappingError> {
@@ -104,15 +103,11 @@ pub fn load_mappings(
             let default = config.backend.default_mappings();
             if default.join("product.toml").is_file() {
                 rules::mapping::Mappings::load_dir(default)
-            } else if config.backend == config::BackendKind::Magento2 {
-                Ok(rules::mapping::Mappings::embedded())
             } else {
-                Err(rules::mapping::MappingError(format!(
-                    "no mapping files for STOREGATE_BACKEND={}: {} holds none and none are built \
-                     in; set STOREGATE_MAPPINGS to a folder of them",
-                    config.backend.as_str(),
-                    default.display()
-                )))
+                Ok(rules::mapping::Mappings::builtin(match config.backend {
+                    config::BackendKind::Magento2 => rules::mapping::Builtin::Magento2,
+                    config::BackendKind::OpenMage => rules::mapping::Builtin::OpenMage,
+                }))
             }
         }
     }

@@ -209,6 +209,8 @@ pub struct OrderParts {
     pub addresses: Vec<(String, Value)>,
     /// The order's comments (its status history), oldest first.
     pub comments: Vec<Value>,
+    /// The order's lines, as the store holds them.
+    pub items: Vec<Value>,
 }
 
 /// Stores send some integers as strings (category ids, EAV values): accept both.

@@ -787,12 +787,34 @@ impl Backend for OpenMageBackend {
         })
     }
 
-    fn customer_token<'a>(&'a self, _username: &'a str, _password: &'a str) -> Answer<'a, String> {
-        Box::pin(async { Err(not_yet("a customer's sign-in with the store password")) })
+    /// The store checks the password on its own authorization page (`signin`); the
+    /// answer is the customer's store access token and its secret, as one string.
+    fn customer_token<'a>(&'a self, username: &'a str, password: &'a str) -> Answer<'a, String> {
+        Box::pin(async move {
+            let (token, secret) = self.client.customer_sign_in(username, password).await?;
+            Ok(format!("{token}&{secret}"))
+        })
     }
 
-    fn customer_me<'a>(&'a self, _customer_token: &'a str) -> Answer<'a, Value> {
-        Box::pin(async { Err(not_yet("a customer's sign-in with the store password")) })
+    /// The customer's own record as the store shows it to them (`GET /customers` signed
+    /// with their token lists only them, keyed by their id).
+    fn customer_me<'a>(&'a self, customer_token: &'a str) -> Answer<'a, Value> {
+        Box::pin(async move {
+            let (token, secret) = customer_token
+                .split_once('&')
+                .ok_or_else(|| UpstreamError::Protocol("not a store sign-in token".into()))?;
+            let raw = self
+                .client
+                .get_signed_as("/customers", &[], token, secret)
+                .await?;
+            let mut me = lists::items(&raw)?
+                .into_iter()
+                .next()
+                .ok_or_else(not_found)?;
+            let id = id_of(&me).ok_or_else(not_found)?;
+            me["id"] = json!(id);
+            Ok(me)
+        })
     }
 
     fn customer(&self, id: u64) -> Answer<'_, Value> {
@@ -910,6 +932,11 @@ impl Backend for OpenMageBackend {
             addresses,
             comments: order
                 .get("order_comments")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            items: order
+                .get("order_items")
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default(),

@@ -128,13 +128,20 @@ impl OpenMage {
         let nonce = nonce();
         let timestamp = timestamp().to_string();
         let mut params: Vec<(String, String)> = vec![
-            ("oauth_consumer_key".into(), self.credentials.consumer_key.expose().to_owned()),
+            (
+                "oauth_consumer_key".into(),
+                self.credentials.consumer_key.expose().to_owned(),
+            ),
             ("oauth_nonce".into(), nonce),
             ("oauth_signature_method".into(), "HMAC-SHA1".into()),
             ("oauth_timestamp".into(), timestamp),
             ("oauth_version".into(), "1.0".into()),
         ];
-        params.extend(extra.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())));
+        params.extend(
+            extra
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned())),
+        );
         let uri = format!("{}{path}", self.signing_base);
         let base = signature::base_string("POST", &uri, &params);
         let signed = signature::sign(
@@ -194,7 +201,12 @@ impl OpenMage {
             return Err(protocol("initiate", &initiate));
         }
         let pairs = form(&initiate.body);
-        let get = |name: &str| pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+        let get = |name: &str| {
+            pairs
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+        };
         let (Some(request_token), Some(request_secret)) =
             (get("oauth_token"), get("oauth_token_secret"))
         else {
@@ -276,7 +288,10 @@ impl OpenMage {
             http::header::AUTHORIZATION,
             self.oauth_header(
                 "/oauth/token",
-                &[("oauth_token", &request_token), ("oauth_verifier", &verifier)],
+                &[
+                    ("oauth_token", &request_token),
+                    ("oauth_verifier", &verifier),
+                ],
                 &request_secret,
             )?,
         );
@@ -287,7 +302,12 @@ impl OpenMage {
             return Err(protocol("token", &token));
         }
         let pairs = form(&token.body);
-        let get = |name: &str| pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+        let get = |name: &str| {
+            pairs
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+        };
         match (get("oauth_token"), get("oauth_token_secret")) {
             (Some(token), Some(secret)) => Ok((token, secret)),
             _ => Err(protocol("token", &token)),
@@ -307,13 +327,25 @@ mod tests {
         let to = "http://localhost/storegate/signed-in?oauth_token=t&oauth_verifier=v1";
         assert_eq!(parameter(to, "oauth_verifier").as_deref(), Some("v1"));
         let mut headers = HeaderMap::new();
-        headers.append(http::header::SET_COOKIE, HeaderValue::from_static("om_frontend=a1; path=/"));
-        headers.append(http::header::SET_COOKIE, HeaderValue::from_static("other=b; HttpOnly"));
+        headers.append(
+            http::header::SET_COOKIE,
+            HeaderValue::from_static("om_frontend=a1; path=/"),
+        );
+        headers.append(
+            http::header::SET_COOKIE,
+            HeaderValue::from_static("other=b; HttpOnly"),
+        );
         let mut jar = Jar::default();
         jar.take(&headers);
         let mut again = HeaderMap::new();
-        again.append(http::header::SET_COOKIE, HeaderValue::from_static("om_frontend=a2; path=/"));
+        again.append(
+            http::header::SET_COOKIE,
+            HeaderValue::from_static("om_frontend=a2; path=/"),
+        );
         jar.take(&again);
-        assert_eq!(jar.header().unwrap().to_str().unwrap(), "other=b; om_frontend=a2");
+        assert_eq!(
+            jar.header().unwrap().to_str().unwrap(),
+            "other=b; om_frontend=a2"
+        );
     }
 }
