@@ -3,6 +3,7 @@
 //! upstream (through the cache where it may), maps the records to the caller's view and
 //! answers. The other modules do not know the resources.
 
+mod address_calls;
 pub mod addresses;
 pub mod api_docs;
 pub mod customer_save;

@@ -887,6 +887,30 @@ impl Backend for OpenMageBackend {
         })
     }
 
+    fn writes_addresses(&self) -> bool {
+        true
+    }
+
+    fn add_address(&self, customer_id: u64, address: Value) -> Answer<'_, u64> {
+        Box::pin(async move {
+            let id = self
+                .client
+                .create(&format!("/customers/{customer_id}/addresses"), &address)
+                .await?;
+            id.parse()
+                .map_err(|_| UpstreamError::Protocol(format!("created address id {id}")))
+        })
+    }
+
+    fn update_address(&self, id: u64, address: Value) -> Answer<'_, ()> {
+        Box::pin(async move {
+            self.client
+                .put(&format!("/customers/addresses/{id}"), &address)
+                .await
+                .map(|_| ())
+        })
+    }
+
     fn delete_address(&self, id: u64) -> Answer<'_, ()> {
         Box::pin(async move {
             self.client
