@@ -978,12 +978,30 @@ impl Backend for OpenMageBackend {
         })
     }
 
-    fn add_order_comment(&self, _order_id: u64, _comment: Value) -> Answer<'_, u64> {
-        Box::pin(async { Err(not_yet("adding an order comment")) })
+    fn add_order_comment(&self, order_id: u64, comment: Value) -> Answer<'_, u64> {
+        Box::pin(async move {
+            let mut body = comment;
+            if let Some(object) = body.as_object_mut() {
+                // The order is the path's.
+                object.remove("parent_id");
+            }
+            let id = self
+                .client
+                .create(&format!("/orders/{order_id}/comments"), &body)
+                .await?;
+            id.parse()
+                .map_err(|_| UpstreamError::Protocol(format!("created comment id {id}")))
+        })
     }
 
-    fn order_comment(&self, _comment_id: u64) -> Answer<'_, Option<Value>> {
-        Box::pin(async { Err(not_yet("an order comment by its id")) })
+    fn order_comment(&self, comment_id: u64) -> Answer<'_, Option<Value>> {
+        Box::pin(async move {
+            match self.client.get(&format!("/orders/comments/{comment_id}"), &[]).await {
+                Ok(raw) => Ok(Some(parse(&raw)?)),
+                Err(e) if e.is_not_found() => Ok(None),
+                Err(e) => Err(e),
+            }
+        })
     }
 
     fn read_assignments(&self, product: &Value) -> Assignments {
