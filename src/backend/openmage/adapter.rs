@@ -766,7 +766,7 @@ impl Backend for OpenMageBackend {
             if let Some(max) = max_qty {
                 criteria = criteria.filter("qty", max, "lteq");
             }
-            let criteria = criteria.page(size.min(super::search::MAX_LIMIT), page);
+            let criteria = criteria.page(size, page);
             self.client
                 .page(As::Admin, "/stockitems", &criteria, &[])
                 .await
@@ -996,7 +996,11 @@ impl Backend for OpenMageBackend {
 
     fn order_comment(&self, comment_id: u64) -> Answer<'_, Option<Value>> {
         Box::pin(async move {
-            match self.client.get(&format!("/orders/comments/{comment_id}"), &[]).await {
+            match self
+                .client
+                .get(&format!("/orders/comments/{comment_id}"), &[])
+                .await
+            {
                 Ok(raw) => Ok(Some(parse(&raw)?)),
                 Err(e) if e.is_not_found() => Ok(None),
                 Err(e) => Err(e),
