@@ -14,7 +14,7 @@ use crate::auth::caller::Caller;
 use crate::http::{ApiError, created, empty_ok};
 use crate::rules::privacy::redact;
 
-use super::addresses::plain_fields;
+use super::address_fields::plain_fields;
 
 /// The customer's own address `id`, for a customer; nothing to look up for Admin (the store
 /// answers for an address that is not there).

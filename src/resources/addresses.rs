@@ -34,8 +34,8 @@ use crate::rules::mapping::View;
 use crate::rules::mapping::convert::{as_i64, is_empty};
 use crate::rules::policy::{Operation, Route, authorize};
 
+use super::address_fields::{fold_street, plain_fields, street_lines};
 use super::customer_save::{ATTEMPTS, Intent, Plan, conflict, same_values, save_verified};
-use super::customers::required;
 use crate::auth::caller::Caller;
 use crate::records::listing::in_memory::{compare, matches};
 use crate::records::lookups::directory;
@@ -43,9 +43,6 @@ use crate::resources::parse_id;
 use crate::rules::mapping::convert::scalar_text;
 use crate::rules::privacy::{owns, private, redact};
 use crate::shared_state::locks::LockKey;
-
-/// DESIGN.md: street lines past the second are joined into the second with this.
-pub const STREET_JOIN: &str = "; ";
 
 /// SPEC 7's country and region messages.
 pub mod messages {
@@ -141,34 +138,6 @@ fn addresses_of(customer: &Value) -> Vec<Value> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// Street lines as stored: trimmed, empty ones dropped, and everything past the second
-/// line joined into the second.
-pub fn fold_street(lines: &[String]) -> Vec<String> {
-    let lines: Vec<&str> = lines
-        .iter()
-        .map(|l| l.trim())
-        .filter(|l| !l.is_empty())
-        .collect();
-    match lines.as_slice() {
-        [] => Vec::new(),
-        [one] => vec![(*one).to_owned()],
-        [first, rest @ ..] => vec![(*first).to_owned(), rest.join(STREET_JOIN)],
-    }
-}
-
-/// The street of a record (Magento keeps up to four lines), folded for the response.
-fn street_lines(value: Option<&Value>) -> Vec<String> {
-    match value {
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter(|v| !v.is_array() && !v.is_object())
-            .map(scalar_text)
-            .collect(),
-        Some(Value::String(s)) => vec![s.clone()],
-        _ => Vec::new(),
-    }
 }
 
 /// One address in the caller's view.
@@ -366,60 +335,6 @@ fn flag(name: &str, value: &Value) -> Result<bool, String> {
 
 /// Checks a create (`stored` is None) or an update of `stored` and says what to change.
 /// Every problem is reported at once, with SPEC 7's messages.
-/// The fields of a write every store takes as they are: the required ones there (on
-/// create), the mapped ones converted, the street's lines folded. What is wrong is added to
-/// `errors`.
-pub(super) fn plain_fields(
-    app: &AppState,
-    user: UserType,
-    input: &Map<String, Value>,
-    creating: bool,
-    errors: &mut Vec<String>,
-) -> Map<String, Value> {
-    let mapping = app.mappings.get("address");
-    let mut fields = Map::new();
-    for field in mapping.view(user, View::Required).iter() {
-        let value = input.get(&field.name);
-        let empty = match value {
-            None => creating,
-            Some(v) if field.name == "street" => {
-                fold_street(&street_lines(Some(v))).is_empty() || v.is_object()
-            }
-            Some(v) => is_empty(v),
-        };
-        if empty {
-            errors.push(required(&field.name));
-        }
-    }
-
-    let mut root = json!({ "address": {} });
-    if let Err(mut conversion) =
-        ResourceMapping::write(&mapping.view(user, View::Write), input, &mut root)
-    {
-        errors.append(&mut conversion);
-    }
-    if let Value::Object(written) = root["address"].take() {
-        fields = written;
-    }
-
-    if let Some(street) = input.get("street") {
-        let bad = match street {
-            Value::Object(_) => true,
-            Value::Array(items) => items.iter().any(|v| v.is_array() || v.is_object()),
-            _ => false,
-        };
-        if bad {
-            errors.push("Invalid value for \"street\" in request.".into());
-        } else {
-            let lines = fold_street(&street_lines(Some(street)));
-            if !lines.is_empty() {
-                fields.insert("street".into(), json!(lines));
-            }
-        }
-    }
-    fields
-}
-
 fn check(
     app: &AppState,
     user: UserType,

@@ -4,6 +4,7 @@
 //! answers. The other modules do not know the resources.
 
 mod address_calls;
+mod address_fields;
 pub mod addresses;
 pub mod api_docs;
 pub mod customer_save;
