@@ -247,6 +247,15 @@ async fn the_adapter_reads_stock_customers_and_orders() {
     let Some(backend) = adapter() else { return };
     let sku = backend.skus_of(&[1]).await.unwrap()[0].sku.clone();
     let item: Value = serde_json::from_slice(&backend.stock_item(&sku).await.unwrap()).unwrap();
+    // A page larger than the store serves (100) is read in its pages, and ends.
+    let all = backend
+        .read_list(&backend.stock_items_page(None, 1, 300).await.unwrap())
+        .unwrap();
+    assert_eq!((all.items.len(), all.total_count), (5, 5), "{all:?}");
+    let past = backend
+        .read_list(&backend.stock_items_page(None, 2, 300).await.unwrap())
+        .unwrap();
+    assert!(past.items.is_empty(), "{past:?}");
     assert_eq!(item["product_id"], "1", "{item}");
     let customer = backend.customer(1).await.unwrap();
     assert_eq!(customer["id"], 1);

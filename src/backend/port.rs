@@ -209,6 +209,8 @@ pub struct OrderParts {
     pub addresses: Vec<(String, Value)>,
     /// The order's comments (its status history), oldest first.
     pub comments: Vec<Value>,
+    /// The order's lines, as the store holds them.
+    pub items: Vec<Value>,
 }
 
 /// Stores send some integers as strings (category ids, EAV values): accept both.
@@ -372,7 +374,18 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn create_customer<'a>(&'a self, customer: Value, password: &'a str) -> Answer<'a, Value>;
     fn save_customer(&self, id: u64, customer: Value) -> Answer<'_, Value>;
     fn delete_customer(&self, id: u64) -> Answer<'_, ()>;
+    /// An address by id. With the id of its customer (`customer_id`) where the store says
+    /// it; an OpenMage address does not, and carries its own default flags instead.
     fn address(&self, id: u64) -> Answer<'_, Value>;
+    /// True: the store adds and changes one address at a time ([`Backend::add_address`],
+    /// [`Backend::update_address`]) and checks countries and regions itself. False: an
+    /// address is written by saving its whole customer ([`Backend::save_customer`]), and the
+    /// gateway checks it against [`Backend::countries`] first (Magento 2).
+    fn writes_addresses(&self) -> bool;
+    /// Adds an address (the address mapping's write fields) to a customer; its id.
+    fn add_address(&self, customer_id: u64, address: Value) -> Answer<'_, u64>;
+    /// Changes an address's fields.
+    fn update_address(&self, id: u64, address: Value) -> Answer<'_, ()>;
     fn delete_address(&self, id: u64) -> Answer<'_, ()>;
 
     // Orders.

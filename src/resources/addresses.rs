@@ -34,8 +34,8 @@ use crate::rules::mapping::View;
 use crate::rules::mapping::convert::{as_i64, is_empty};
 use crate::rules::policy::{Operation, Route, authorize};
 
+use super::address_fields::{fold_street, plain_fields, street_lines};
 use super::customer_save::{ATTEMPTS, Intent, Plan, conflict, same_values, save_verified};
-use super::customers::required;
 use crate::auth::caller::Caller;
 use crate::records::listing::in_memory::{compare, matches};
 use crate::records::lookups::directory;
@@ -43,9 +43,6 @@ use crate::resources::parse_id;
 use crate::rules::mapping::convert::scalar_text;
 use crate::rules::privacy::{owns, private, redact};
 use crate::shared_state::locks::LockKey;
-
-/// DESIGN.md: street lines past the second are joined into the second with this.
-pub const STREET_JOIN: &str = "; ";
 
 /// SPEC 7's country and region messages.
 pub mod messages {
@@ -143,34 +140,6 @@ fn addresses_of(customer: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-/// Street lines as stored: trimmed, empty ones dropped, and everything past the second
-/// line joined into the second.
-pub fn fold_street(lines: &[String]) -> Vec<String> {
-    let lines: Vec<&str> = lines
-        .iter()
-        .map(|l| l.trim())
-        .filter(|l| !l.is_empty())
-        .collect();
-    match lines.as_slice() {
-        [] => Vec::new(),
-        [one] => vec![(*one).to_owned()],
-        [first, rest @ ..] => vec![(*first).to_owned(), rest.join(STREET_JOIN)],
-    }
-}
-
-/// The street of a record (Magento keeps up to four lines), folded for the response.
-fn street_lines(value: Option<&Value>) -> Vec<String> {
-    match value {
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter(|v| !v.is_array() && !v.is_object())
-            .map(scalar_text)
-            .collect(),
-        Some(Value::String(s)) => vec![s.clone()],
-        _ => Vec::new(),
-    }
-}
-
 /// One address in the caller's view.
 fn render(fields: &[crate::rules::mapping::Field], address: &Value) -> Map<String, Value> {
     let mut address = address.clone();
@@ -182,6 +151,20 @@ fn render(fields: &[crate::rules::mapping::Field], address: &Value) -> Map<Strin
 /// Finds address `id` and its customer, as the caller may see them. A customer looks only
 /// in their own record; Admin asks Magento whose address it is.
 async fn locate(app: &AppState, principal: Principal, id: u64) -> Result<(Value, Value), ApiError> {
+    if principal == Principal::Admin {
+        let address = app.backend.address(id).await.map_err(redact)?;
+        return match address
+            .get("customer_id")
+            .and_then(as_i64)
+            .filter(|&c| c > 0)
+        {
+            // The defaults live on the customer record (Magento 2).
+            Some(owner) => find_in(app, owner as u64, id).await,
+            // A store whose address names no customer carries its own default flags
+            // (OpenMage): the record is the whole answer for Admin.
+            None => Ok((address, Value::Null)),
+        };
+    }
     let owner = owner_of(app, principal, id).await?;
     find_in(app, owner, id).await
 }
@@ -360,49 +343,11 @@ fn check(
     countries: &[Country],
 ) -> Result<Change, ApiError> {
     let creating = stored.is_none();
-    let mapping = app.mappings.get("address");
     let mut errors: Vec<String> = Vec::new();
-    let mut change = Change::default();
-
-    for field in mapping.view(user, View::Required).iter() {
-        let value = input.get(&field.name);
-        let empty = match value {
-            None => creating,
-            Some(v) if field.name == "street" => {
-                fold_street(&street_lines(Some(v))).is_empty() || v.is_object()
-            }
-            Some(v) => is_empty(v),
-        };
-        if empty {
-            errors.push(required(&field.name));
-        }
-    }
-
-    let mut root = json!({ "address": {} });
-    if let Err(mut conversion) =
-        ResourceMapping::write(&mapping.view(user, View::Write), input, &mut root)
-    {
-        errors.append(&mut conversion);
-    }
-    if let Value::Object(fields) = root["address"].take() {
-        change.fields = fields;
-    }
-
-    if let Some(street) = input.get("street") {
-        let bad = match street {
-            Value::Object(_) => true,
-            Value::Array(items) => items.iter().any(|v| v.is_array() || v.is_object()),
-            _ => false,
-        };
-        if bad {
-            errors.push("Invalid value for \"street\" in request.".into());
-        } else {
-            let lines = fold_street(&street_lines(Some(street)));
-            if !lines.is_empty() {
-                change.fields.insert("street".into(), json!(lines));
-            }
-        }
-    }
+    let mut change = Change {
+        fields: plain_fields(app, user, input, creating, &mut errors),
+        ..Change::default()
+    };
 
     // The country: always on create, on update when sent. Then the region of the country
     // the address will have.
@@ -612,6 +557,9 @@ async fn create(
         ApiError::not_implemented,
     )
     .await?;
+    if app.backend.writes_addresses() {
+        return super::address_calls::create(&app, &caller, customer_id, &input).await;
+    }
     let countries = directory::countries(&app).await?;
     let change = check(&app, caller.user_type(), &input, None, &countries)?;
 
@@ -720,6 +668,9 @@ async fn update(
         ApiError::request_data_invalid,
     )
     .await?;
+    if app.backend.writes_addresses() {
+        return super::address_calls::update(&app, &caller, id, &input).await;
+    }
     let owner = owner_of(&app, caller.principal, id).await?;
     let (address, _) = find_in(&app, owner, id).await?;
     let countries = directory::countries(&app).await?;
@@ -736,6 +687,9 @@ async fn update(
 
 async fn delete(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
+    if app.backend.writes_addresses() {
+        return super::address_calls::delete(&app, &caller, id).await;
+    }
     let owner = owner_of(&app, caller.principal, id).await?;
     let _turn = app.locks.lock(LockKey::Customer(owner)).await?;
     for attempt in 0..ATTEMPTS {

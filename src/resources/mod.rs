@@ -3,6 +3,8 @@
 //! upstream (through the cache where it may), maps the records to the caller's view and
 //! answers. The other modules do not know the resources.
 
+mod address_calls;
+mod address_fields;
 pub mod addresses;
 pub mod api_docs;
 pub mod customer_save;

@@ -49,11 +49,11 @@ pub async fn items(
         .mappings
         .get("order_item")
         .view(caller.user_type(), View::Own);
-    let list: Vec<Value> = order
-        .get("items")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    let list: Vec<Value> = app
+        .backend
+        .order_parts(&order)
+        .items
+        .iter()
         .map(|item| Value::Object(ResourceMapping::render(&view, &json!({ "item": item }), "")))
         .collect();
     Ok(private(ok(caller.format, &Doc::new(Value::Array(list)))))

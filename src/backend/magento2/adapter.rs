@@ -275,6 +275,27 @@ impl Backend for Magento {
         Box::pin(Magento::address(self, id))
     }
 
+    fn writes_addresses(&self) -> bool {
+        false
+    }
+
+    // Magento 2 has no address create or update: the resource saves the customer.
+    fn add_address(&self, _customer_id: u64, _address: Value) -> Answer<'_, u64> {
+        Box::pin(async {
+            Err(UpstreamError::Protocol(
+                "Magento 2 writes addresses through the customer save".into(),
+            ))
+        })
+    }
+
+    fn update_address(&self, _id: u64, _address: Value) -> Answer<'_, ()> {
+        Box::pin(async {
+            Err(UpstreamError::Protocol(
+                "Magento 2 writes addresses through the customer save".into(),
+            ))
+        })
+    }
+
     fn delete_address(&self, id: u64) -> Answer<'_, ()> {
         Box::pin(Magento::delete_address(self, id))
     }

@@ -154,6 +154,11 @@ pub fn parts(order: &Value) -> OrderParts {
         tax_rate: (!rates.is_empty()).then(|| rates.iter().sum::<f64>()),
         addresses,
         comments,
+        items: order
+            .get("items")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
     }
 }
 

@@ -766,7 +766,7 @@ impl Backend for OpenMageBackend {
             if let Some(max) = max_qty {
                 criteria = criteria.filter("qty", max, "lteq");
             }
-            let criteria = criteria.page(size.min(super::search::MAX_LIMIT), page);
+            let criteria = criteria.page(size, page);
             self.client
                 .page(As::Admin, "/stockitems", &criteria, &[])
                 .await
@@ -787,12 +787,34 @@ impl Backend for OpenMageBackend {
         })
     }
 
-    fn customer_token<'a>(&'a self, _username: &'a str, _password: &'a str) -> Answer<'a, String> {
-        Box::pin(async { Err(not_yet("a customer's sign-in with the store password")) })
+    /// The store checks the password on its own authorization page (`signin`); the
+    /// answer is the customer's store access token and its secret, as one string.
+    fn customer_token<'a>(&'a self, username: &'a str, password: &'a str) -> Answer<'a, String> {
+        Box::pin(async move {
+            let (token, secret) = self.client.customer_sign_in(username, password).await?;
+            Ok(format!("{token}&{secret}"))
+        })
     }
 
-    fn customer_me<'a>(&'a self, _customer_token: &'a str) -> Answer<'a, Value> {
-        Box::pin(async { Err(not_yet("a customer's sign-in with the store password")) })
+    /// The customer's own record as the store shows it to them (`GET /customers` signed
+    /// with their token lists only them, keyed by their id).
+    fn customer_me<'a>(&'a self, customer_token: &'a str) -> Answer<'a, Value> {
+        Box::pin(async move {
+            let (token, secret) = customer_token
+                .split_once('&')
+                .ok_or_else(|| UpstreamError::Protocol("not a store sign-in token".into()))?;
+            let raw = self
+                .client
+                .get_signed_as("/customers", &[], token, secret)
+                .await?;
+            let mut me = lists::items(&raw)?
+                .into_iter()
+                .next()
+                .ok_or_else(not_found)?;
+            let id = id_of(&me).ok_or_else(not_found)?;
+            me["id"] = json!(id);
+            Ok(me)
+        })
     }
 
     fn customer(&self, id: u64) -> Answer<'_, Value> {
@@ -865,6 +887,30 @@ impl Backend for OpenMageBackend {
         })
     }
 
+    fn writes_addresses(&self) -> bool {
+        true
+    }
+
+    fn add_address(&self, customer_id: u64, address: Value) -> Answer<'_, u64> {
+        Box::pin(async move {
+            let id = self
+                .client
+                .create(&format!("/customers/{customer_id}/addresses"), &address)
+                .await?;
+            id.parse()
+                .map_err(|_| UpstreamError::Protocol(format!("created address id {id}")))
+        })
+    }
+
+    fn update_address(&self, id: u64, address: Value) -> Answer<'_, ()> {
+        Box::pin(async move {
+            self.client
+                .put(&format!("/customers/addresses/{id}"), &address)
+                .await
+                .map(|_| ())
+        })
+    }
+
     fn delete_address(&self, id: u64) -> Answer<'_, ()> {
         Box::pin(async move {
             self.client
@@ -913,6 +959,11 @@ impl Backend for OpenMageBackend {
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default(),
+            items: order
+                .get("order_items")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
         }
     }
 
@@ -927,12 +978,34 @@ impl Backend for OpenMageBackend {
         })
     }
 
-    fn add_order_comment(&self, _order_id: u64, _comment: Value) -> Answer<'_, u64> {
-        Box::pin(async { Err(not_yet("adding an order comment")) })
+    fn add_order_comment(&self, order_id: u64, comment: Value) -> Answer<'_, u64> {
+        Box::pin(async move {
+            let mut body = comment;
+            if let Some(object) = body.as_object_mut() {
+                // The order is the path's.
+                object.remove("parent_id");
+            }
+            let id = self
+                .client
+                .create(&format!("/orders/{order_id}/comments"), &body)
+                .await?;
+            id.parse()
+                .map_err(|_| UpstreamError::Protocol(format!("created comment id {id}")))
+        })
     }
 
-    fn order_comment(&self, _comment_id: u64) -> Answer<'_, Option<Value>> {
-        Box::pin(async { Err(not_yet("an order comment by its id")) })
+    fn order_comment(&self, comment_id: u64) -> Answer<'_, Option<Value>> {
+        Box::pin(async move {
+            match self
+                .client
+                .get(&format!("/orders/comments/{comment_id}"), &[])
+                .await
+            {
+                Ok(raw) => Ok(Some(parse(&raw)?)),
+                Err(e) if e.is_not_found() => Ok(None),
+                Err(e) => Err(e),
+            }
+        })
     }
 
     fn read_assignments(&self, product: &Value) -> Assignments {

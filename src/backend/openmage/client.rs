@@ -106,12 +106,12 @@ struct Reply {
 
 #[derive(Debug, Clone)]
 pub struct OpenMage {
-    transport: Arc<dyn Transport>,
+    pub(super) transport: Arc<dyn Transport>,
     /// `scheme://host[/base path]`: what the store rebuilds from the request to check a
     /// signature, without the port ([`signing_base`]).
-    signing_base: String,
-    credentials: Credentials,
-    timeout: Duration,
+    pub(super) signing_base: String,
+    pub(super) credentials: Credentials,
+    pub(super) timeout: Duration,
     default_store: String,
     guard: Arc<Guard>,
 }
@@ -562,13 +562,13 @@ fn as_the_store_reads(query: &[(String, String)]) -> Vec<(String, String)> {
 }
 
 /// 32 hex digits: the store keeps nonces in a `VARCHAR(32)`.
-fn nonce() -> String {
+pub(super) fn nonce() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the operating system's random generator");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn timestamp() -> u64 {
+pub(super) fn timestamp() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())

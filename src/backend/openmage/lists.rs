@@ -62,6 +62,14 @@ pub fn read_page(raw: &[u8]) -> Result<SearchResult<Value>, UpstreamError> {
     serde_json::from_slice(raw).map_err(|e| UpstreamError::Protocol(format!("page: {e}")))
 }
 
+fn envelope(items: Vec<Value>, total: u64) -> Bytes {
+    Bytes::from(json!({ "items": items, "total_count": total }).to_string())
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 /// Who a list is read as.
 #[derive(Clone, Copy)]
 pub enum As {
@@ -82,7 +90,9 @@ impl OpenMage {
         }
     }
 
-    /// One page of `path` (a collection) matching `criteria`, in the page envelope.
+    /// One page of `path` (a collection) matching `criteria`, in the page envelope. A page
+    /// larger than the store serves is read as several of its pages (of a size that divides
+    /// both, so they line up with the page asked for).
     pub async fn page(
         &self,
         who: As,
@@ -90,31 +100,42 @@ impl OpenMage {
         criteria: &SearchCriteria,
         extra: &[(String, String)],
     ) -> Result<Bytes, UpstreamError> {
-        let limit = criteria
-            .page_size()
-            .unwrap_or(MAX_LIMIT)
-            .clamp(1, MAX_LIMIT);
-        let page = criteria.current_page().unwrap_or(1).max(1);
+        let size = u64::from(criteria.page_size().unwrap_or(MAX_LIMIT).max(1));
+        let page = u64::from(criteria.current_page().unwrap_or(1).max(1));
+        let chunk = if size <= u64::from(MAX_LIMIT) {
+            size
+        } else {
+            gcd(size, u64::from(MAX_LIMIT))
+        };
         let mut query = super::search::filters(criteria)?;
         query.extend_from_slice(extra);
-        let mut paged = query.clone();
-        paged.push(("limit".into(), limit.to_string()));
-        paged.push(("page".into(), page.to_string()));
-        let raw = self.read_as(who, path, &paged).await?;
-        let items = items(&raw)?;
-        let before = u64::from(page - 1) * u64::from(limit);
-        let total = if page > 1 && self.past_the_end(who, path, &query, before).await? {
-            before
-        } else if (items.len() as u64) < u64::from(limit) {
-            before + items.len() as u64
-        } else {
-            // At least one more, as far as this page shows.
-            before + items.len() as u64 + 1
-        };
-        let items = if total <= before { Vec::new() } else { items };
-        Ok(Bytes::from(
-            json!({ "items": items, "total_count": total }).to_string(),
-        ))
+        let before = (page - 1) * size;
+        if page > 1 && self.past_the_end(who, path, &query, before).await? {
+            return Ok(envelope(Vec::new(), before));
+        }
+        let mut found: Vec<Value> = Vec::new();
+        let mut previous: Option<Vec<Value>> = None;
+        let mut ended = false;
+        for part in 0..size / chunk {
+            let mut paged = query.clone();
+            paged.push(("limit".into(), chunk.to_string()));
+            paged.push(("page".into(), (before / chunk + 1 + part).to_string()));
+            let got = items(&self.read_as(who, path, &paged).await?)?;
+            // Past the end the store repeats its last page.
+            if previous.as_ref() == Some(&got) {
+                ended = true;
+                break;
+            }
+            let short = (got.len() as u64) < chunk;
+            found.extend(got.iter().cloned());
+            previous = Some(got);
+            if short {
+                ended = true;
+                break;
+            }
+        }
+        let total = before + found.len() as u64 + u64::from(!ended);
+        Ok(envelope(found, total))
     }
 
     /// Is the item at offset `before` (0-based) past the end of the list? The store repeats
@@ -163,5 +184,6 @@ mod tests {
         assert_eq!(items(b"[]").unwrap().len(), 0);
         assert_eq!(items(br#"[{"item_id":"3"}]"#).unwrap().len(), 1);
         assert!(items(b"\"x\"").is_err());
+        assert_eq!((gcd(300, 100), gcd(150, 100), gcd(101, 100)), (100, 50, 1));
     }
 }

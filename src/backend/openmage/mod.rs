@@ -24,6 +24,7 @@ pub mod client;
 pub mod endpoint;
 pub mod lists;
 pub mod search;
+pub mod signin;
 
 pub use crate::backend::error::{StoreMessage, UpstreamError};
 /// Path segments are encoded as for Magento 2 (RFC 3986 unreserved kept; `.` and `..`

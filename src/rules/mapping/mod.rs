@@ -112,6 +112,10 @@ type ViewLists = BTreeMap<toml::Spanned<String>, Vec<toml::Spanned<String>>>;
 #[serde(deny_unknown_fields)]
 struct FileSpec {
     resource: String,
+    /// Record lists that hold attributes as `{attribute_code, value}` entries (Magento 2's
+    /// `custom_attributes`): a path through one selects, and writes, an entry by code.
+    #[serde(default)]
+    attribute_lists: Vec<String>,
     #[serde(default)]
     fields: IndexMap<String, FieldSpec>,
     #[serde(default)]
@@ -180,7 +184,7 @@ impl Field {
         match self.source.segments() {
             [_, field] if field == "id" => Some("entity_id".to_owned()),
             [_, field] => Some(field.clone()),
-            [_, attributes, code] if attributes == "custom_attributes" => Some(code.clone()),
+            [_, _, _] => self.source.attribute_code().map(str::to_owned),
             _ => None,
         }
         .filter(|_| {
@@ -354,7 +358,8 @@ fn write_field(field: &Field, value: &Value) -> Result<Value, Vec<String>> {
 }
 
 fn default_upstream(source: &Path, ty: FieldType) -> UpstreamType {
-    if source.segments().iter().any(|s| s == "custom_attributes") {
+    // Attribute lists hold their values as text.
+    if source.attribute_code().is_some() {
         return UpstreamType::String;
     }
     match ty {
@@ -449,7 +454,13 @@ pub fn parse_file(
                     at(field_spec.source.span())
                 )));
             }
-            list.push(build_field(field_name, field_spec, None, &at)?);
+            list.push(build_field(
+                field_name,
+                field_spec,
+                &spec.attribute_lists,
+                None,
+                &at,
+            )?);
         }
         objects.insert(name.clone(), Arc::from(list));
     }
@@ -473,7 +484,10 @@ pub fn parse_file(
             }
             None => None,
         };
-        fields.insert(name.clone(), build_field(name, field_spec, object, &at)?);
+        fields.insert(
+            name.clone(),
+            build_field(name, field_spec, &spec.attribute_lists, object, &at)?,
+        );
     }
     let mut views = HashMap::new();
     for (user, lists) in &spec.view {
@@ -531,10 +545,11 @@ pub fn parse_file(
 fn build_field(
     name: &str,
     spec: &FieldSpec,
+    attribute_lists: &[String],
     object: Option<Arc<[Field]>>,
     at: &dyn Fn(std::ops::Range<usize>) -> String,
 ) -> Result<Field, MappingError> {
-    let source = Path::parse(spec.source.get_ref())
+    let source = Path::parse_in(spec.source.get_ref(), attribute_lists)
         .map_err(|e| MappingError(format!("{}: {name}: {e}", at(spec.source.span()))))?;
     Ok(Field {
         name: spec.name.clone().unwrap_or_else(|| name.to_owned()),
@@ -739,6 +754,7 @@ list = ["flag", "name"]
         let m = parse_file(
             "t.toml",
             r#"resource = "t"
+attribute_lists = ["custom_attributes"]
 [fields]
 id = { source = "product.id", type = "int_string" }
 stock = { source = "product.extension_attributes.stock_item", type = "object", object = "stock" }
