@@ -272,6 +272,16 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
         scope: Scope<'a>,
         criteria: &'a SearchCriteria,
     ) -> Answer<'a, Bytes>;
+    /// A page of the products a shopper of a store view may see (enabled, visible in the
+    /// catalog or search, on the view's website, and whatever else the store's storefront
+    /// leaves out) matching `criteria`. `website_id`: the store view's website, when the
+    /// lists of a store view are asked for (None: the default store's lists).
+    fn search_shopper_products<'a>(
+        &'a self,
+        scope: Scope<'a>,
+        website_id: Option<u64>,
+        criteria: &'a SearchCriteria,
+    ) -> Answer<'a, Bytes>;
     fn skus_of<'a>(&'a self, ids: &'a [u64]) -> Answer<'a, Vec<IdSku>>;
     /// The storefront's view of products (final and tax-inclusive prices, salability,
     /// URLs) in a store view and currency.

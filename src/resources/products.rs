@@ -185,13 +185,27 @@ impl ReadStore {
     }
 
     /// A store view's lists hold only products of its website (the default store's lists
-    /// are Magento's as they are).
-    fn website_filter(&self, criteria: SearchCriteria) -> SearchCriteria {
+    /// are the store's as they are).
+    fn website(&self) -> Option<u64> {
         match self {
-            ReadStore::Default => criteria,
-            ReadStore::View(view) => {
-                criteria.filter("website_id", view.website_id.to_string(), "eq")
-            }
+            ReadStore::Default => None,
+            ReadStore::View(view) => Some(view.website_id),
+        }
+    }
+
+    /// A page of products: for shoppers, those the store shows them.
+    async fn search(
+        &self,
+        app: &AppState,
+        shopper: bool,
+        criteria: &SearchCriteria,
+    ) -> Result<bytes::Bytes, UpstreamError> {
+        if shopper {
+            app.backend
+                .search_shopper_products(self.scope(), self.website(), criteria)
+                .await
+        } else {
+            app.backend.search_products(self.scope(), criteria).await
         }
     }
 }
@@ -246,12 +260,6 @@ pub fn shopper_visible(product: &Value) -> bool {
     let status = product.get("status").and_then(as_i64).unwrap_or(0);
     let visibility = product.get("visibility").and_then(as_i64).unwrap_or(1);
     status == 1 && visibility != 1
-}
-
-fn shopper_filters(criteria: SearchCriteria) -> SearchCriteria {
-    criteria
-        .filter("status", "1", "eq")
-        .filter("visibility", "2,3,4", "in")
 }
 
 /// Does a view show prices that depend on the customer group (tier and group prices)?
@@ -382,19 +390,15 @@ async fn list(
     let user = caller.user_type();
     let fields = app.mappings.get("product").view(user, View::List);
     // Checked before anything is cached or fetched.
-    let mut criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
+    let criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
     let (caller, group) = priced_caller(&app, caller, &fields).await?;
     let state = app.clone();
     let logical = view::product_list(read_store.key(), &params.canonical());
     cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
-        if user != UserType::Admin {
-            criteria = read_store.website_filter(shopper_filters(criteria));
-        }
         let criteria = criteria.page(params.limit, params.page);
-        let bytes = app
-            .backend
-            .search_products(read_store.scope(), &criteria)
+        let bytes = read_store
+            .search(&app, user != UserType::Admin, &criteria)
             .await
             .map_err(errors::to_api)?;
         let result: SearchResult<Value> = app.backend.read_list(&bytes).map_err(errors::to_api)?;
@@ -491,14 +495,12 @@ async fn category_list(
         };
         let mut found: Vec<Value> = Vec::new();
         for chunk in candidates.chunks(crate::backend::port::MAX_PAGE_SIZE as usize) {
-            let mut criteria = filters.clone().filter("sku", chunk.join(","), "in");
-            if user != UserType::Admin {
-                criteria = read_store.website_filter(shopper_filters(criteria));
-            }
-            let criteria = criteria.page(chunk.len() as u32, 1);
-            let bytes = app
-                .backend
-                .search_products(read_store.scope(), &criteria)
+            let criteria = filters
+                .clone()
+                .filter("sku", chunk.join(","), "in")
+                .page(chunk.len() as u32, 1);
+            let bytes = read_store
+                .search(&app, user != UserType::Admin, &criteria)
                 .await
                 .map_err(errors::to_api)?;
             let result: SearchResult<Value> =

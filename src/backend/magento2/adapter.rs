@@ -83,6 +83,25 @@ impl Backend for Magento {
         Box::pin(Magento::search_products(self, scope, criteria))
     }
 
+    /// Magento 2's admin search with the storefront's conditions: enabled, visible in the
+    /// catalog or search (2, 3, 4), and on the store view's website.
+    fn search_shopper_products<'a>(
+        &'a self,
+        scope: Scope<'a>,
+        website_id: Option<u64>,
+        criteria: &'a SearchCriteria,
+    ) -> Answer<'a, Bytes> {
+        let mut shopper =
+            criteria
+                .clone()
+                .filter("status", "1", "eq")
+                .filter("visibility", "2,3,4", "in");
+        if let Some(website) = website_id {
+            shopper = shopper.filter("website_id", website.to_string(), "eq");
+        }
+        Box::pin(async move { Magento::search_products(self, scope, &shopper).await })
+    }
+
     fn skus_of<'a>(&'a self, ids: &'a [u64]) -> Answer<'a, Vec<IdSku>> {
         Box::pin(Magento::skus_of(self, ids))
     }

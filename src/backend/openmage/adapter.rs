@@ -444,6 +444,21 @@ impl Backend for OpenMageBackend {
         })
     }
 
+    /// The store's own Guest list in the store view: the store leaves out what its
+    /// storefront does (disabled, invisible, other websites', out of stock when it is set
+    /// to), and pages what is left.
+    fn search_shopper_products<'a>(
+        &'a self,
+        scope: Scope<'a>,
+        _website_id: Option<u64>,
+        criteria: &'a SearchCriteria,
+    ) -> Answer<'a, Bytes> {
+        Box::pin(async move {
+            let path = format!("/products{}", self.store_suffix(scope));
+            self.client.page(As::Guest, &path, criteria, &[]).await
+        })
+    }
+
     fn skus_of<'a>(&'a self, ids: &'a [u64]) -> Answer<'a, Vec<IdSku>> {
         Box::pin(async move {
             let mut out = Vec::new();
