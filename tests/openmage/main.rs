@@ -28,6 +28,7 @@ mod orders;
 mod products;
 mod signer;
 mod stock_items;
+mod the_move;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -380,7 +381,7 @@ pub struct Stack {
     pub gateway: storegate::Running,
     pub store: Store,
     pub http: reqwest::Client,
-    data_dir: PathBuf,
+    pub data_dir: PathBuf,
 }
 
 impl Stack {
