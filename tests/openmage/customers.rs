@@ -172,3 +172,47 @@ async fn addresses_for_the_admin_and_their_customer() {
     );
     stack.stop().await;
 }
+
+/// A store customer signs in with their store password (`POST /api/rest/auth/token`, checked
+/// by the store on its own authorization page); the gateway's Bearer token reads their own
+/// record and nobody else's. A wrong e-mail or password is the store's refusal, a 401.
+#[tokio::test]
+async fn a_customer_signs_in_with_their_store_password() {
+    let stack = Stack::start("sign-in").await;
+    let token_url = stack.url("/auth/token");
+    let sign_in = |username: &str, password: &str| {
+        stack
+            .http
+            .post(&token_url)
+            .header("Accept", "application/json")
+            .json(&serde_json::json!({"username": username, "password": password}))
+            .send()
+    };
+    let refused = sign_in("nobody@example.com", "Password123").await.unwrap();
+    assert_eq!(refused.status(), 401);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(
+        body["messages"]["error"][0]["message"],
+        "Invalid login or password."
+    );
+
+    let signed_in = sign_in("john@example.com", "Password123").await.unwrap();
+    assert_eq!(signed_in.status(), 200);
+    let body: Value = signed_in.json().await.unwrap();
+    assert_eq!(body["customer_id"], 1, "{body}");
+    let bearer = format!("Bearer {}", body["access_token"].as_str().unwrap());
+    let read = |path: &str| {
+        stack
+            .http
+            .get(stack.url(path))
+            .header("Accept", "application/json")
+            .header("Authorization", bearer.clone())
+            .send()
+    };
+    let mine = read("/customers/1").await.unwrap();
+    assert_eq!(mine.status(), 200);
+    let mine: Value = mine.json().await.unwrap();
+    assert_eq!(mine["email"], "john@example.com", "{mine}");
+    assert_eq!(read("/customers/2").await.unwrap().status(), 404);
+    stack.stop().await;
+}

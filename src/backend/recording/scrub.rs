@@ -69,6 +69,43 @@ const TOKEN_ENDPOINTS: &[&str] = &[
 /// OpenMage's OAuth endpoints, whose answer is a form holding a token and its secret.
 const OAUTH_ENDPOINTS: &[&str] = &["/oauth/initiate", "/oauth/token"];
 
+/// A form body (`login[username]=...&login[password]=...`, a store's login page) with the
+/// values of its credential fields scrubbed: a field whose name, or the part of it in
+/// brackets, is one of [`SECRET_FIELDS`], the form's `form_key` and its OAuth parameters (so
+/// a value scrubbed in a recording and the same value replayed are written alike). Anything that is not such a form comes back as it
+/// was.
+fn form_secrets(text: &str) -> String {
+    let looks_like_form =
+        !text.is_empty() && text.contains('=') && !text.trim_start().starts_with(['{', '[', '<']);
+    if !looks_like_form {
+        return text.to_owned();
+    }
+    let secret = |name: &str| {
+        let inner = name
+            .rsplit_once('[')
+            .map_or(name, |(_, rest)| rest.trim_end_matches(']'));
+        // A login form's `form_key` is its session's anti-forgery token: a secret of that
+        // session, and different in every recording of the same login.
+        SECRET_FIELDS.contains(&inner)
+            || SECRET_FIELDS.contains(&name)
+            || name == "form_key"
+            || oauth_parameter(name)
+    };
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(text.as_bytes())
+        .map(|(n, v)| (n.into_owned(), v.into_owned()))
+        .collect();
+    if !pairs.iter().any(|(n, _)| secret(n)) {
+        return text.to_owned();
+    }
+    form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(
+            pairs
+                .iter()
+                .map(|(n, v)| (n.as_str(), if secret(n) { SCRUBBED } else { v.as_str() })),
+        )
+        .finish()
+}
+
 /// Query parameters of OAuth 1.0a (RFC 5849 §3.5.3: a request may be signed in its query):
 /// credentials, and a nonce, timestamp and signature that differ on every call. Their
 /// values are scrubbed, so a recorded call and its replay still match.
@@ -156,7 +193,7 @@ impl Scrubber {
             self.json(body);
         }
         if let Some(text) = &request.body.body_text {
-            request.body.body_text = Some(self.text(text));
+            request.body.body_text = Some(self.text(&form_secrets(text)));
         }
     }
 
@@ -284,6 +321,20 @@ fn secret_fields(value: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_login_forms_password_is_scrubbed() {
+        let form =
+            "form_key=abc&login%5Busername%5D=j%40x.com&login%5Bpassword%5D=Password123&send=";
+        let scrubbed = form_secrets(form);
+        assert!(!scrubbed.contains("Password123"), "{scrubbed}");
+        assert!(
+            !scrubbed.contains("form_key=abc") && scrubbed.contains("j%40x.com"),
+            "{scrubbed}"
+        );
+        assert_eq!(form_secrets(r#"{"password":"x"}"#), r#"{"password":"x"}"#);
+        assert_eq!(form_secrets("a=1&b=2"), "a=1&b=2");
+    }
     use crate::backend::recording::cassette::Body;
     use serde_json::json;
 
