@@ -29,6 +29,7 @@ mod products;
 mod signer;
 mod stock_items;
 mod the_move;
+mod writes;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
