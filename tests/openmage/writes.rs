@@ -164,3 +164,78 @@ async fn writes_are_read_back_fresh() {
     assert_eq!(read["comment"], "Shipped today", "{read}");
     stack.stop().await;
 }
+
+/// A 64x64 red PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAEAAAABACAIAAAAlC+aJAAAAb0lEQVR4nO3PAQkAAAyEwO9feoshgnABdLep8QUNyPEFDcjxBQ3I8QUNyPEFDcjxBQ3I8QUNyPEFDcjxBQ3I8QUNyPEFDcjxBQ3I8QUNyPEFDcjxBQ3I8QUNyPEFDcjxBQ3I8QUNyPEFDcjxBQ3IPanc8OLDQitxAAAAAElFTkSuQmCC";
+
+#[tokio::test]
+async fn catalog_and_customer_writes_reach_the_store() {
+    let stack = Stack::start("catalog-writes").await;
+
+    // A product created, shown to shoppers, deleted.
+    let product = json!({"type_id": "simple", "attribute_set_id": 4, "sku": "GW-NEW-1",
+        "name": "Made through the gateway", "price": 12.5, "weight": 1, "status": 1,
+        "visibility": 4, "tax_class_id": 2, "description": "d", "short_description": "s",
+        "stock_data": {"qty": 10, "is_in_stock": 1, "manage_stock": 1, "use_config_manage_stock": 0}});
+    let made = send(&stack, Who::Admin, "POST", "/products", Some(product)).await;
+    let path = created(&made);
+    let admin = stack.get(Who::Admin, &path).await.json();
+    assert_eq!(
+        (admin["sku"].as_str(), admin["price"].as_str()),
+        (Some("GW-NEW-1"), Some("12.5000"))
+    );
+    let guest = stack.get(Who::Guest, &path).await;
+    assert_eq!(guest.status, 200, "{}", guest.body);
+    assert_eq!(guest.json()["final_price_with_tax"], 12.5);
+
+    // An image added to it, relabelled, removed.
+    let image = json!({"file_mime_type": "image/png", "file_content": PNG, "file_name": "red",
+        "label": "Red", "types": ["image"]});
+    let added = send(
+        &stack,
+        Who::Admin,
+        "POST",
+        &format!("{path}/images"),
+        Some(image),
+    )
+    .await;
+    let image_path = created(&added);
+    let read = stack.get(Who::Admin, &image_path).await.json();
+    assert_eq!(
+        (read["label"].as_str(), read["types"][0].as_str()),
+        (Some("Red"), Some("image"))
+    );
+    let relabelled = send(
+        &stack,
+        Who::Admin,
+        "PUT",
+        &image_path,
+        Some(json!({"label": "Crimson"})),
+    )
+    .await;
+    assert_eq!(relabelled.status, 200, "{}", relabelled.body);
+    assert_eq!(
+        stack.get(Who::Admin, &image_path).await.json()["label"],
+        "Crimson"
+    );
+    let removed = send(&stack, Who::Admin, "DELETE", &image_path, None).await;
+    assert_eq!(removed.status, 200, "{}", removed.body);
+    assert_eq!(stack.get(Who::Admin, &image_path).await.status, 404);
+
+    let deleted = send(&stack, Who::Admin, "DELETE", &path, None).await;
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+    assert_eq!(stack.get(Who::Admin, &path).await.status, 404);
+    assert_eq!(stack.get(Who::Guest, &path).await.status, 404);
+
+    // A customer created and deleted by the Admin.
+    let customer = json!({"firstname": "Ann", "lastname": "Lee", "email": "ann@example.com",
+        "password": "Password123", "website_id": 1, "group_id": 1});
+    let made = send(&stack, Who::Admin, "POST", "/customers", Some(customer)).await;
+    let customer_path = created(&made);
+    let read = stack.get(Who::Admin, &customer_path).await.json();
+    assert_eq!(read["email"], "ann@example.com", "{read}");
+    let gone = send(&stack, Who::Admin, "DELETE", &customer_path, None).await;
+    assert_eq!(gone.status, 200, "{}", gone.body);
+    assert_eq!(stack.get(Who::Admin, &customer_path).await.status, 404);
+    stack.stop().await;
+}

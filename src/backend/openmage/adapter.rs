@@ -569,12 +569,26 @@ impl Backend for OpenMageBackend {
         })
     }
 
+    /// The store's create takes no websites (its attribute filter drops `website_ids`): the
+    /// product is put on them through `/products/:id/websites` once it exists.
     fn create_product(&self, product: Value) -> Answer<'_, Value> {
         Box::pin(async move {
+            let mut product = product;
+            let websites: Vec<Value> = product
+                .as_object_mut()
+                .and_then(|p| p.remove("website_ids"))
+                .and_then(|w| w.as_array().cloned())
+                .unwrap_or_default();
             let id = self.client.create("/products", &product).await?;
             let id: u64 = id
                 .parse()
                 .map_err(|_| UpstreamError::Protocol(format!("created id {id}")))?;
+            for website in websites {
+                let body = json!({ "website_id": website });
+                self.client
+                    .post(&format!("/products/{id}/websites"), &body)
+                    .await?;
+            }
             self.product_record(Scope::All, id).await
         })
     }
