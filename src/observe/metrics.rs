@@ -203,7 +203,7 @@ impl Metrics {
         );
         registry.register(
             "upstream_call_duration_seconds",
-            "Calls to Magento 2, by endpoint template, method and outcome, with their latency",
+            "Calls to the store back end (Magento 2 or OpenMage), by endpoint template, method and outcome, with their latency",
             upstream.calls.clone(),
         );
         registry.register(
