@@ -177,6 +177,32 @@ pub enum ImageRefusal {
     BadMime,
 }
 
+/// An address write for a store that writes addresses by saving the whole customer
+/// ([`Backend::writes_addresses`] false).
+#[derive(Debug, Clone, Default)]
+pub struct AddressEdit {
+    /// The address changed, or None for a new one (`new_address`).
+    pub target: Option<u64>,
+    /// The fields set on the changed address.
+    pub fields: serde_json::Map<String, Value>,
+    /// `Some(true)`: make it the default billing (shipping) address; anything else
+    /// changes no default.
+    pub billing: Option<bool>,
+    pub shipping: Option<bool>,
+    pub new_address: Option<Value>,
+}
+
+/// The region an address is given.
+#[derive(Debug, Clone, Copy)]
+pub enum RegionChoice<'a> {
+    /// No region (a country without predefined regions, or one that changed).
+    None,
+    /// One of the country's predefined regions.
+    Predefined(&'a Region),
+    /// Free text, for a country without predefined regions.
+    Text(&'a str),
+}
+
 /// A price of a product for a customer group from a quantity on (quantity 1: the group's
 /// price).
 #[derive(Debug, Clone, PartialEq)]
@@ -187,6 +213,39 @@ pub struct TierPrice {
     pub website_id: u64,
     pub qty: f64,
     pub value: f64,
+    /// The value is a percentage off, not a price.
+    pub percent: bool,
+}
+
+impl TierPrice {
+    /// The gateway's own form of a tier, which the mapping files' `group_price` and
+    /// `tier_price` types read (under `prices.tiers`) and write.
+    pub fn to_value(&self) -> Value {
+        serde_json::json!({"group": self.group, "website_id": self.website_id, "qty": self.qty,
+            "value": self.value, "percent": self.percent})
+    }
+
+    /// A tier in the gateway's own form; None when it has no value.
+    pub fn from_value(entry: &Value) -> Option<TierPrice> {
+        use super::values::{as_f64, as_i64};
+        Some(TierPrice {
+            group: entry
+                .get("group")
+                .and_then(as_i64)
+                .and_then(|g| u64::try_from(g).ok()),
+            website_id: entry
+                .get("website_id")
+                .and_then(as_i64)
+                .and_then(|w| u64::try_from(w).ok())
+                .unwrap_or(0),
+            qty: entry.get("qty").and_then(as_f64).unwrap_or(1.0),
+            value: entry.get("value").and_then(as_f64)?,
+            percent: entry
+                .get("percent")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        })
+    }
 }
 
 /// Which price lists a product update sends.
@@ -293,6 +352,12 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     ) -> Answer<'a, Bytes>;
     /// The products of a [`Backend::render_info`] answer, one record each.
     fn read_render_items(&self, raw: &[u8]) -> Result<Vec<Value>, UpstreamError>;
+    /// The fields of a product record that hold group or tier prices (a view that shows
+    /// one depends on the caller's customer group).
+    fn price_fields(&self) -> &'static [&'static str];
+    /// Writes group and tier prices (all of one record's) into a product record about to be
+    /// saved, in the store's shape.
+    fn put_tier_prices(&self, product: &mut Value, tiers: &[TierPrice]);
     /// The group and tier prices of a product record.
     fn read_tier_prices(&self, product: &Value) -> Vec<TierPrice>;
     /// Removes from a product record every group or tier price `keep` refuses, wherever the
@@ -387,6 +452,24 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// An address by id. With the id of its customer (`customer_id`) where the store says
     /// it; an OpenMage address does not, and carries its own default flags instead.
     fn address(&self, id: u64) -> Answer<'_, Value>;
+    /// A customer record's addresses (as [`Backend::customer`] gave it), each with its
+    /// default flags as booleans (`default_billing`, `default_shipping`).
+    fn addresses_of(&self, customer: &Value) -> Vec<Value>;
+    /// A customer record's default billing and shipping address ids.
+    fn default_addresses(&self, customer: &Value) -> (Option<u64>, Option<u64>);
+    /// Writes an address's region into its fields, in the store's shape.
+    fn set_region(&self, fields: &mut serde_json::Map<String, Value>, region: RegionChoice<'_>);
+    /// For a store that writes addresses by saving the customer: the customer to save,
+    /// with one address changed or added as `edit` says, every other as it came.
+    fn customer_with_address(&self, customer: &Value, edit: &AddressEdit) -> Value;
+    /// The id a customer save (its answer, `saved`) gave a new address: the one not among
+    /// `before`; should several be new, the one holding what was `sent`.
+    fn new_address_id(
+        &self,
+        saved: &Value,
+        before: &std::collections::HashSet<u64>,
+        sent: &Value,
+    ) -> Option<u64>;
     /// True: the store adds and changes one address at a time ([`Backend::add_address`],
     /// [`Backend::update_address`]) and checks countries and regions itself. False: an
     /// address is written by saving its whole customer ([`Backend::save_customer`]), and the

@@ -1,21 +1,22 @@
 //! Customer addresses (SPEC 2.5, 4.5): a customer's list and create, and one address's
 //! read, update and delete, for Admin and for the customer who owns them.
 //!
-//! Magento 2 has no address create or update endpoint: both go through the customer save
-//! (`PUT /V1/customers/{id}`) with the whole `addresses` list, and any stored address left
-//! out of that list is deleted. So a write reads the customer, changes one entry of the
-//! list it got (every other entry goes back as it came, with its id), and saves, all while
-//! holding the customer's lock; and everything the spec can refuse is checked before that
-//! cycle starts, with SPEC 7's messages, the country and region against Magento's
-//! directory. A created address's id is the one id in the saved list that was not there
-//! before.
+//! Two kinds of store. One writes addresses only by saving the whole customer (Magento 2:
+//! any stored address left out of the saved list is deleted): a write reads the customer,
+//! has the back end change one entry of its list (every other goes back as it came), and
+//! saves, all while holding the customer's lock, verified by reading the customer back
+//! (`customer_save`); everything the spec can refuse is checked before that cycle starts,
+//! with SPEC 7's messages, the country and region against the store's directory. The other
+//! adds, changes and deletes one address at a time and checks them itself (OpenMage:
+//! `address_calls`). What an address record looks like in either is the back end's
+//! (`Backend::addresses_of`, `default_addresses`, `set_region`).
 //!
 //! A customer's address is found through the customer's own record, so a customer asking
 //! for someone else's address gets the 404 of an address that does not exist, and nothing
-//! about the other customer is even fetched. The default flags shown come from the
-//! customer record (`default_billing` / `default_shipping` hold address ids).
+//! about the other customer is even fetched.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -25,7 +26,8 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
-use crate::backend::port::Country;
+
+use crate::backend::port::{AddressEdit, Backend, Country, RegionChoice};
 use crate::http::body::decode_record;
 use crate::http::query::{ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
@@ -106,40 +108,6 @@ fn id_of(value: &Value) -> Option<u64> {
     crate::records::positive_id(value, "id")
 }
 
-/// The customer's default billing and shipping address ids.
-fn defaults_of(customer: &Value) -> (Option<u64>, Option<u64>) {
-    let id = |key: &str| {
-        customer
-            .get(key)
-            .and_then(as_i64)
-            .filter(|&id| id > 0)
-            .map(|id| id as u64)
-    };
-    (id("default_billing"), id("default_shipping"))
-}
-
-/// The customer's addresses, each with its default flags set from the customer record,
-/// which is where Magento keeps them.
-fn addresses_of(customer: &Value) -> Vec<Value> {
-    let (billing, shipping) = defaults_of(customer);
-    customer
-        .get("addresses")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter(|a| a.is_object())
-                .map(|a| {
-                    let mut a = a.clone();
-                    let id = id_of(&a);
-                    a["default_billing"] = json!(id.is_some() && id == billing);
-                    a["default_shipping"] = json!(id.is_some() && id == shipping);
-                    a
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// One address in the caller's view.
 fn render(fields: &[crate::rules::mapping::Field], address: &Value) -> Map<String, Value> {
     let mut address = address.clone();
@@ -172,7 +140,9 @@ async fn locate(app: &AppState, principal: Principal, id: u64) -> Result<(Value,
 /// Address `id` in the record of customer `owner`, with that record.
 async fn find_in(app: &AppState, owner: u64, id: u64) -> Result<(Value, Value), ApiError> {
     let customer = app.backend.customer(owner).await.map_err(redact)?;
-    let address = addresses_of(&customer)
+    let address = app
+        .backend
+        .addresses_of(&customer)
         .into_iter()
         .find(|a| id_of(a) == Some(id))
         .ok_or_else(ApiError::not_found)?;
@@ -223,7 +193,9 @@ async fn list(
         return Err(ApiError::bad_request(msg::FILTERING));
     }
     let customer = app.backend.customer(customer_id).await.map_err(redact)?;
-    let mut records: Vec<Map<String, Value>> = addresses_of(&customer)
+    let mut records: Vec<Map<String, Value>> = app
+        .backend
+        .addresses_of(&customer)
         .iter()
         .map(|a| render(&fields, a))
         .filter(|r| params.filters.iter().all(|f| matches(r, f)))
@@ -287,15 +259,6 @@ fn region_shaped(text: &str) -> bool {
         && text
             .chars()
             .all(|c| c.is_alphanumeric() || c == ' ' || "-'’.,()&/".contains(c))
-}
-
-/// Magento's region of an address: `{region_code, region, region_id}` plus `region_id`.
-fn region_fields(fields: &mut Map<String, Value>, id: u64, code: Option<&str>, name: Option<&str>) {
-    fields.insert(
-        "region".into(),
-        json!({"region_code": code, "region": name, "region_id": id}),
-    );
-    fields.insert("region_id".into(), json!(id));
 }
 
 /// The country of the request, checked: SPEC 7's messages in the original's order.
@@ -390,7 +353,8 @@ fn check(
                         errors.push(m::REGION_REQUIRED.into());
                     } else {
                         // A region of the old country means nothing in the new one.
-                        region_fields(&mut change.fields, 0, None, None);
+                        app.backend
+                            .set_region(&mut change.fields, RegionChoice::None);
                     }
                 }
             }
@@ -400,22 +364,21 @@ fn check(
                     if has_regions {
                         errors.push(m::REGION_TYPE.into());
                     } else {
-                        region_fields(&mut change.fields, 0, None, None);
+                        app.backend
+                            .set_region(&mut change.fields, RegionChoice::None);
                     }
                 } else if !region_shaped(text) {
                     errors.push(m::REGION_INVALID.into());
                 } else if has_regions {
                     match directory::find_region(country, text) {
-                        Some(region) => region_fields(
-                            &mut change.fields,
-                            region.id,
-                            Some(&region.code),
-                            Some(&region.name),
-                        ),
+                        Some(region) => app
+                            .backend
+                            .set_region(&mut change.fields, RegionChoice::Predefined(region)),
                         None => errors.push(m::REGION_MISSING.into()),
                     }
                 } else {
-                    region_fields(&mut change.fields, 0, None, Some(text));
+                    app.backend
+                        .set_region(&mut change.fields, RegionChoice::Text(text));
                 }
             }
             Some(_) => errors.push(m::REGION_TYPE.into()),
@@ -455,89 +418,6 @@ enum Target {
     New,
 }
 
-/// The customer to save: the stored one with its addresses (default flags made explicit)
-/// and `edit` applied to them. Defaults only move to the written address when the client
-/// asks for it; a `0` changes nothing (the customer keeps a default, as in the original).
-fn customer_to_save(
-    stored: &Value,
-    target: Target,
-    change: &Change,
-    new_address: Option<Value>,
-) -> Value {
-    let mut customer = stored.clone();
-    let mut addresses = addresses_of(stored);
-    if let Target::Existing(id) = target {
-        for address in addresses.iter_mut().filter(|a| id_of(a) == Some(id)) {
-            if let Value::Object(map) = address {
-                for (key, value) in &change.fields {
-                    map.insert(key.clone(), value.clone());
-                }
-            }
-        }
-    }
-    if let Some(address) = new_address {
-        addresses.push(address);
-    }
-    let is_target = |a: &Value, index: usize, count: usize| match target {
-        Target::Existing(id) => id_of(a) == Some(id),
-        Target::New => index + 1 == count,
-    };
-    let count = addresses.len();
-    for (key, wanted) in [
-        ("default_billing", change.billing),
-        ("default_shipping", change.shipping),
-    ] {
-        if wanted != Some(true) {
-            continue;
-        }
-        for (index, address) in addresses.iter_mut().enumerate() {
-            let on = is_target(address, index, count);
-            address[key] = json!(on);
-        }
-        // The address flags say it now; a stale id here must not win over them.
-        if let Some(map) = customer.as_object_mut() {
-            map.remove(key);
-        }
-    }
-    customer["addresses"] = Value::Array(addresses);
-    customer
-}
-
-/// The id of the address a create added: the one id in the saved list that was not there
-/// before. Should something else have added one at the same moment, the one that holds
-/// what we sent.
-fn new_address_id(saved: &Value, before: &HashSet<u64>, sent: &Value) -> Option<u64> {
-    let added: Vec<&Value> = saved
-        .get("addresses")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter(|a| id_of(a).is_some_and(|id| !before.contains(&id)))
-                .collect()
-        })
-        .unwrap_or_default();
-    if let [only] = added.as_slice() {
-        return id_of(only);
-    }
-    let same = |a: &Value| {
-        [
-            "firstname",
-            "lastname",
-            "city",
-            "postcode",
-            "country_id",
-            "street",
-        ]
-        .iter()
-        .all(|k| a.get(*k) == sent.get(*k))
-    };
-    added
-        .iter()
-        .filter(|a| same(a))
-        .filter_map(|a| id_of(a))
-        .max()
-}
-
 async fn create(
     app: AppState,
     caller: Caller,
@@ -566,6 +446,7 @@ async fn create(
     let mut address = Value::Object(change.fields.clone());
     address["customer_id"] = json!(customer_id);
     let mut intent = AddressWrite {
+        backend: app.backend.clone(),
         target: Target::New,
         change,
         new_address: Some(address),
@@ -579,6 +460,7 @@ async fn create(
 /// the written address shows what Magento stored for us, the default flags asked for point
 /// at it, and every address the save kept is still there.
 struct AddressWrite {
+    backend: Arc<dyn Backend>,
     target: Target,
     change: Change,
     /// For a create: the address to add.
@@ -592,7 +474,7 @@ impl AddressWrite {
     fn written_id(&self, saved: &Value) -> Option<u64> {
         match (self.target, &self.new_address) {
             (Target::Existing(id), _) => Some(id),
-            (Target::New, Some(sent)) => new_address_id(saved, &self.kept, sent),
+            (Target::New, Some(sent)) => self.backend.new_address_id(saved, &self.kept, sent),
             (Target::New, None) => None,
         }
     }
@@ -602,7 +484,12 @@ impl Intent for AddressWrite {
     type Output = u64;
 
     fn plan(&mut self, stored: &Value, previous: Option<&u64>) -> Result<Plan<u64>, ApiError> {
-        let ids: HashSet<u64> = addresses_of(stored).iter().filter_map(id_of).collect();
+        let ids: HashSet<u64> = self
+            .backend
+            .addresses_of(stored)
+            .iter()
+            .filter_map(id_of)
+            .collect();
         match self.target {
             // An earlier try's create is there after all: adding it again would duplicate it.
             Target::New => {
@@ -615,12 +502,19 @@ impl Intent for AddressWrite {
             Target::Existing(_) => {}
         }
         self.kept = ids;
-        Ok(Plan::Save(customer_to_save(
-            stored,
-            self.target,
-            &self.change,
-            self.new_address.clone(),
-        )))
+        let edit = AddressEdit {
+            target: match self.target {
+                Target::Existing(id) => Some(id),
+                Target::New => None,
+            },
+            fields: self.change.fields.clone(),
+            billing: self.change.billing,
+            shipping: self.change.shipping,
+            new_address: self.new_address.clone(),
+        };
+        Ok(Plan::Save(
+            self.backend.customer_with_address(stored, &edit),
+        ))
     }
 
     fn verify(&mut self, saved: &Value, now: &Value) -> Result<u64, Option<u64>> {
@@ -628,7 +522,8 @@ impl Intent for AddressWrite {
             return Err(None);
         };
         let find = |customer: &Value| {
-            addresses_of(customer)
+            self.backend
+                .addresses_of(customer)
                 .into_iter()
                 .find(|a| id_of(a) == Some(id))
         };
@@ -636,9 +531,13 @@ impl Intent for AddressWrite {
             return Err(Some(id));
         };
         let fields = self.change.fields.keys().map(String::as_str);
-        let present: HashSet<u64> = addresses_of(now).iter().filter_map(id_of).collect();
-        // Magento keeps the defaults on the customer record.
-        let (billing, shipping) = defaults_of(now);
+        let present: HashSet<u64> = self
+            .backend
+            .addresses_of(now)
+            .iter()
+            .filter_map(id_of)
+            .collect();
+        let (billing, shipping) = self.backend.default_addresses(now);
         let defaults_kept = (self.change.billing != Some(true) || billing == Some(id))
             && (self.change.shipping != Some(true) || shipping == Some(id));
         if same_values(&as_saved, &as_read, fields)
@@ -676,6 +575,7 @@ async fn update(
     let countries = directory::countries(&app).await?;
     let change = check(&app, caller.user_type(), &input, Some(&address), &countries)?;
     let mut intent = AddressWrite {
+        backend: app.backend.clone(),
         target: Target::Existing(id),
         change,
         new_address: None,
@@ -704,7 +604,7 @@ async fn delete(app: AppState, caller: Caller, id: &str) -> Result<Response, Api
             }
             Err(e) => return Err(e),
         };
-        let (billing, shipping) = defaults_of(&customer);
+        let (billing, shipping) = app.backend.default_addresses(&customer);
         if billing == Some(id) || shipping == Some(id) {
             return Err(ApiError::bad_request(m::DEFAULT_DELETE));
         }
@@ -712,7 +612,12 @@ async fn delete(app: AppState, caller: Caller, id: &str) -> Result<Response, Api
         // Verified like the saves: a writer that saved the customer from an older read
         // can put the address back.
         let now = app.backend.customer(owner).await.map_err(redact)?;
-        if !addresses_of(&now).iter().any(|a| id_of(a) == Some(id)) {
+        if !app
+            .backend
+            .addresses_of(&now)
+            .iter()
+            .any(|a| id_of(a) == Some(id))
+        {
             return Ok(empty_ok());
         }
         tracing::warn!(
@@ -755,46 +660,5 @@ mod tests {
         for bad in ["@@", "<b>", "NY;DROP", "", "   ", "a\u{0}b"] {
             assert!(!region_shaped(bad), "{bad}");
         }
-    }
-
-    #[test]
-    fn new_ids_are_the_ones_not_there_before() {
-        let saved = json!({"addresses": [{"id": 7}, {"id": 8}, {"id": 12, "city": "X"}]});
-        let before: HashSet<u64> = [7, 8].into_iter().collect();
-        assert_eq!(new_address_id(&saved, &before, &json!({})), Some(12));
-        let saved =
-            json!({"addresses": [{"id": 7}, {"id": 12, "city": "Y"}, {"id": 13, "city": "X"}]});
-        let before: HashSet<u64> = [7].into_iter().collect();
-        assert_eq!(
-            new_address_id(&saved, &before, &json!({"city": "X"})),
-            Some(13)
-        );
-        assert_eq!(
-            new_address_id(&json!({"addresses": [{"id": 7}]}), &before, &json!({})),
-            None
-        );
-    }
-
-    #[test]
-    fn a_new_default_takes_the_flag_from_the_others() {
-        let stored = json!({"id": 5, "default_billing": "7", "default_shipping": "8", "addresses": [
-            {"id": 7, "city": "A", "default_billing": true},
-            {"id": 8, "city": "B", "default_shipping": true}]});
-        let change = Change {
-            fields: Map::new(),
-            billing: Some(true),
-            shipping: None,
-        };
-        let saved = customer_to_save(&stored, Target::New, &change, Some(json!({"city": "C"})));
-        assert!(saved.get("default_billing").is_none());
-        assert_eq!(saved["default_shipping"], "8");
-        let flags: Vec<(bool, bool)> = saved["addresses"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| (a["default_billing"] == true, a["default_shipping"] == true))
-            .collect();
-        assert_eq!(flags, [(false, false), (false, true), (true, false)]);
-        assert_eq!(saved["addresses"][0]["id"], 7);
     }
 }

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::auth::UserType;
-use crate::backend::port::{Backend, SearchResult, SentPrices, StoreConfig, StoreView};
+use crate::backend::port::{Backend, SearchResult, SentPrices, StoreConfig, StoreView, TierPrice};
 use crate::backend::port::{Scope, SearchCriteria, UpstreamError};
 use crate::context::profile::{Message, Profile};
 use crate::http::body::decode_record;
@@ -263,14 +263,15 @@ pub fn shopper_visible(product: &Value) -> bool {
 }
 
 /// Does a view show prices that depend on the customer group (tier and group prices)?
-fn shows_group_prices(fields: &[Field]) -> bool {
+fn shows_group_prices(backend: &dyn Backend, fields: &[Field]) -> bool {
+    let prices = backend.price_fields();
     fields.iter().any(|field| {
         let path = field.source.segments();
-        let tiers = ["product", "tier_prices"];
         field.ty.tier_kind().is_some()
-            || path.first().is_some_and(|s| s == "pricing")
-            // The product itself, or its tiers, whatever the type.
-            || tiers.iter().zip(path).all(|(a, b)| a == b)
+            || path.first().is_some_and(|s| s == "pricing" || s == "prices")
+            // The product itself, or its price lists, whatever the type.
+            || (path.first().is_some_and(|s| s == "product")
+                && path.get(1).is_none_or(|f| prices.contains(&f.as_str())))
     })
 }
 
@@ -284,11 +285,23 @@ async fn priced_caller(
 ) -> Result<(Caller, u64), ApiError> {
     match caller.user_type() {
         UserType::Admin | UserType::Guest => Ok((caller, NOT_LOGGED_IN)),
-        UserType::Customer if shows_group_prices(fields) => {
+        UserType::Customer if shows_group_prices(&*app.backend, fields) => {
             let group = customer_group::of(app, caller.principal).await?;
             Ok((caller.with_price_group(group), group))
         }
         UserType::Customer => Ok((caller, NOT_LOGGED_IN)),
+    }
+}
+
+/// Moves the group and tier prices a write mapped (`prices.tiers`, the gateway's own form)
+/// into the product record, in the store's shape.
+fn put_prices(backend: &dyn Backend, root: &mut Value) {
+    let Some(prices) = root.as_object_mut().and_then(|r| r.remove("prices")) else {
+        return;
+    };
+    if let Some(list) = prices.get("tiers").and_then(Value::as_array) {
+        let tiers: Vec<TierPrice> = list.iter().filter_map(TierPrice::from_value).collect();
+        backend.put_tier_prices(&mut root["product"], &tiers);
     }
 }
 
@@ -305,6 +318,14 @@ fn render_product(
     if user != UserType::Admin {
         pricing::prepare_shopper_source(backend, &mut source, group, store.website_id);
     }
+    // The record's group and tier prices (a shopper's: theirs only, after the line above) in
+    // the gateway's own form, which the mappings' price types read.
+    let tiers: Vec<Value> = backend
+        .read_tier_prices(&source["product"])
+        .iter()
+        .map(TierPrice::to_value)
+        .collect();
+    source["prices"] = json!({ "tiers": tiers });
     Value::Object(ResourceMapping::render(
         fields,
         &source,
@@ -690,6 +711,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     product["sku"] = Value::String(sku.clone());
     product["type_id"] = Value::String(type_id);
     app.backend.place_on_website(product, website);
+    put_prices(&*app.backend, &mut root);
     let saved = app.backend.create_product(root["product"].take()).await;
     if saved.is_err() {
         // A create whose outcome is unknown may have made the product: its SKU and the
@@ -777,6 +799,7 @@ async fn update(
         tier: written.iter().any(|w| w == "tier_price"),
     };
     root["product"]["sku"] = Value::String(sku.to_string());
+    put_prices(&*app.backend, &mut root);
     let result = app
         .backend
         .update_product(Scope::All, &sku, root["product"].take(), prices)

@@ -91,6 +91,7 @@ mod tests {
             website_id,
             qty,
             value,
+            percent: false,
         }
     }
 

@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use super::{Magento, parse};
 use crate::backend::port::{
-    Answer, Assignments, Backend, Category, CategoryLink, CircuitState, Country, IdSku, Image,
-    ImageChange, ImageRefusal, NewImage, OrderParts, Scope, SearchCriteria, SearchResult,
-    SentPrices, StoreConfig, StoreView, TierPrice, UpstreamError,
+    AddressEdit, Answer, Assignments, Backend, Category, CategoryLink, CircuitState, Country,
+    IdSku, Image, ImageChange, ImageRefusal, NewImage, OrderParts, RegionChoice, Scope,
+    SearchCriteria, SearchResult, SentPrices, StoreConfig, StoreView, TierPrice, UpstreamError,
 };
 
 impl Backend for Magento {
@@ -113,6 +113,14 @@ impl Backend for Magento {
         criteria: &'a SearchCriteria,
     ) -> Answer<'a, Bytes> {
         Box::pin(Magento::render_info(self, store_id, currency, criteria))
+    }
+
+    fn price_fields(&self) -> &'static [&'static str] {
+        &["tier_prices"]
+    }
+
+    fn put_tier_prices(&self, product: &mut Value, tiers: &[TierPrice]) {
+        super::catalog::put_tier_prices(product, tiers)
     }
 
     fn read_tier_prices(&self, product: &Value) -> Vec<TierPrice> {
@@ -292,6 +300,31 @@ impl Backend for Magento {
 
     fn address(&self, id: u64) -> Answer<'_, Value> {
         Box::pin(Magento::address(self, id))
+    }
+
+    fn addresses_of(&self, customer: &Value) -> Vec<Value> {
+        super::addresses::addresses_of(customer)
+    }
+
+    fn default_addresses(&self, customer: &Value) -> (Option<u64>, Option<u64>) {
+        super::addresses::defaults_of(customer)
+    }
+
+    fn set_region(&self, fields: &mut serde_json::Map<String, Value>, region: RegionChoice<'_>) {
+        super::addresses::set_region(fields, region)
+    }
+
+    fn customer_with_address(&self, customer: &Value, edit: &AddressEdit) -> Value {
+        super::addresses::customer_with_address(customer, edit)
+    }
+
+    fn new_address_id(
+        &self,
+        saved: &Value,
+        before: &std::collections::HashSet<u64>,
+        sent: &Value,
+    ) -> Option<u64> {
+        super::addresses::new_address_id(saved, before, sent)
     }
 
     fn writes_addresses(&self) -> bool {

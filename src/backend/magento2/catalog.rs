@@ -136,7 +136,26 @@ fn tier_price(entry: &Value) -> Option<TierPrice> {
             .unwrap_or(0),
         qty: entry.get("qty").and_then(as_f64).unwrap_or(1.0),
         value: entry.get("value").and_then(as_f64)?,
+        percent: entry
+            .pointer("/extension_attributes/percentage_value")
+            .is_some_and(|v| !v.is_null()),
     })
+}
+
+/// Tiers as `tier_prices` entries (group prices are tiers of quantity 1).
+pub fn put_tier_prices(product: &mut Value, tiers: &[TierPrice]) {
+    let entries: Vec<Value> = tiers
+        .iter()
+        .map(|tier| {
+            serde_json::json!({
+                "customer_group_id": tier.group.unwrap_or(32000),
+                "qty": tier.qty,
+                "value": tier.value,
+                "extension_attributes": {"website_id": tier.website_id},
+            })
+        })
+        .collect();
+    product["tier_prices"] = Value::Array(entries);
 }
 
 /// The tiers of a product record's `tier_prices`.

@@ -11,6 +11,7 @@
 //! upstream traffic.
 
 pub mod adapter;
+pub mod addresses;
 pub mod catalog;
 pub mod customers;
 pub mod directory;

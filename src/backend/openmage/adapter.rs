@@ -23,9 +23,9 @@ use serde_json::{Value, json};
 use super::lists::{self, As, id_of};
 use super::{OpenMage, segment};
 use crate::backend::port::{
-    Answer, Assignments, Backend, Category, CategoryLink, CircuitState, Country, IdSku, Image,
-    ImageChange, ImageRefusal, NewImage, OrderParts, Scope, SearchCriteria, SearchResult,
-    SentPrices, StoreConfig, StoreView, TierPrice, UpstreamError,
+    AddressEdit, Answer, Assignments, Backend, Category, CategoryLink, CircuitState, Country,
+    IdSku, Image, ImageChange, ImageRefusal, NewImage, OrderParts, RegionChoice, Scope,
+    SearchCriteria, SearchResult, SentPrices, StoreConfig, StoreView, TierPrice, UpstreamError,
 };
 use crate::backend::values::{as_f64, as_i64};
 
@@ -280,6 +280,9 @@ fn tiers(product: &Value) -> Vec<TierPrice> {
                 .and_then(as_f64)
                 .unwrap_or(1.0),
             value: entry.get("price").and_then(as_f64)?,
+            percent: entry
+                .get("is_percent")
+                .is_some_and(|v| v.as_bool().unwrap_or(false) || as_i64(v).is_some_and(|i| i != 0)),
         })
     };
     let list = |field: &str| -> Vec<Value> {
@@ -514,6 +517,26 @@ impl Backend for OpenMageBackend {
 
     fn read_render_items(&self, raw: &[u8]) -> Result<Vec<Value>, UpstreamError> {
         Ok(Self::with_ids(lists::read_page(raw)?).items)
+    }
+
+    fn price_fields(&self) -> &'static [&'static str] {
+        &["group_price", "tier_price"]
+    }
+
+    /// The store's own two lists: group prices (quantity 1) and tiers.
+    fn put_tier_prices(&self, product: &mut Value, tiers: &[TierPrice]) {
+        let entry = |tier: &TierPrice| {
+            let mut entry = json!({"website_id": tier.website_id,
+                "cust_group": tier.group.unwrap_or(32000), "price": tier.value});
+            if tier.qty > 1.0 {
+                entry["price_qty"] = json!(tier.qty);
+            }
+            entry
+        };
+        let (group, tier): (Vec<&TierPrice>, Vec<&TierPrice>) =
+            tiers.iter().partition(|t| t.qty <= 1.0);
+        product["group_price"] = Value::Array(group.into_iter().map(entry).collect());
+        product["tier_price"] = Value::Array(tier.into_iter().map(entry).collect());
     }
 
     fn read_tier_prices(&self, product: &Value) -> Vec<TierPrice> {
@@ -916,6 +939,60 @@ impl Backend for OpenMageBackend {
         })
     }
 
+    /// The addresses composed into the customer record, their flags as booleans too.
+    fn addresses_of(&self, customer: &Value) -> Vec<Value> {
+        let mut list: Vec<Value> = customer
+            .get("addresses")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for address in &mut list {
+            for (flag, field) in [
+                ("is_default_billing", "default_billing"),
+                ("is_default_shipping", "default_shipping"),
+            ] {
+                let on = address.get(flag).and_then(as_i64).is_some_and(|v| v != 0);
+                address[field] = json!(on);
+            }
+        }
+        list
+    }
+
+    fn default_addresses(&self, customer: &Value) -> (Option<u64>, Option<u64>) {
+        let id = |key: &str| {
+            customer
+                .get(key)
+                .and_then(as_i64)
+                .and_then(|id| u64::try_from(id).ok())
+                .filter(|&id| id > 0)
+        };
+        (id("default_billing"), id("default_shipping"))
+    }
+
+    /// The store keeps a region as its name (or the text given).
+    fn set_region(&self, fields: &mut serde_json::Map<String, Value>, region: RegionChoice<'_>) {
+        let value = match region {
+            RegionChoice::None => Value::Null,
+            RegionChoice::Predefined(r) => json!(r.name),
+            RegionChoice::Text(text) => json!(text),
+        };
+        fields.insert("region".into(), value);
+    }
+
+    // The store writes one address at a time (`writes_addresses`): never asked.
+    fn customer_with_address(&self, customer: &Value, _edit: &AddressEdit) -> Value {
+        customer.clone()
+    }
+
+    fn new_address_id(
+        &self,
+        _saved: &Value,
+        _before: &std::collections::HashSet<u64>,
+        _sent: &Value,
+    ) -> Option<u64> {
+        None
+    }
+
     fn writes_addresses(&self) -> bool {
         true
     }
@@ -1166,6 +1243,37 @@ mod tests {
         keep_tiers(&mut product, &|t| t.group != Some(2));
         assert!(!product.to_string().contains("40.0000"));
         assert_eq!(product["group_price"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn tiers_are_written_into_the_stores_two_lists() {
+        let tier = |group, qty, value| TierPrice {
+            group: Some(group),
+            website_id: 0,
+            qty,
+            value,
+            percent: false,
+        };
+        let mut product = json!({});
+        let backend = OpenMageBackend::new(
+            OpenMage::new(
+                "http://127.0.0.1",
+                super::super::Credentials::none(),
+                std::time::Duration::from_secs(1),
+                "default",
+            )
+            .unwrap(),
+            "http://127.0.0.1",
+            Vec::new(),
+        );
+        backend.put_tier_prices(&mut product, &[tier(1, 1.0, 47.0), tier(32000, 5.0, 45.0)]);
+        assert_eq!(
+            product,
+            json!({"group_price": [{"website_id": 0, "cust_group": 1, "price": 47.0}],
+                   "tier_price": [{"website_id": 0, "cust_group": 32000, "price": 45.0, "price_qty": 5.0}]})
+        );
+        let read = backend.read_tier_prices(&product);
+        assert_eq!((read[0].qty, read[1].qty, read[1].value), (1.0, 5.0, 45.0));
     }
 
     #[test]

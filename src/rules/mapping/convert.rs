@@ -78,6 +78,8 @@ pub enum UpstreamType {
 
 pub use crate::backend::values::{as_f64, as_i64};
 
+use crate::backend::port::TierPrice;
+
 fn truthy(value: &Value) -> bool {
     match value {
         Value::Bool(b) => *b,
@@ -215,25 +217,25 @@ pub fn read(ty: FieldType, source: Option<&Value>, media_base: &str) -> Value {
     }
 }
 
-/// Magento 2 keeps group prices as tier prices of quantity 1. `original`: the original's
-/// JSON types (an integer `cust_group`, 32000 for all groups, and `is_percent`).
+/// Group or tier prices in the API's shape, from tiers in the gateway's own form
+/// ([`TierPrice::to_value`]; group prices are tiers of quantity 1). `original`: the
+/// original's JSON types (an integer `cust_group`, 32000 for all groups, and `is_percent`).
 fn tier_entries(source: &Value, group: bool, original: bool) -> Vec<Value> {
     let Some(list) = source.as_array() else {
         return Vec::new();
     };
     list.iter()
-        .filter_map(|entry| {
-            let qty = entry.get("qty").and_then(as_f64).unwrap_or(1.0);
-            if (qty <= 1.0) != group {
+        .filter_map(TierPrice::from_value)
+        .filter_map(|tier| {
+            if (tier.qty <= 1.0) != group {
                 return None;
             }
             let mut out = Map::new();
-            let website = entry
-                .pointer("/extension_attributes/website_id")
-                .and_then(as_i64)
-                .unwrap_or(0);
-            out.insert("website_id".into(), Value::String(website.to_string()));
-            let group_id = entry.get("customer_group_id").and_then(as_i64).unwrap_or(0);
+            out.insert(
+                "website_id".into(),
+                Value::String(tier.website_id.to_string()),
+            );
+            let group_id = tier.group.unwrap_or(0);
             out.insert(
                 "cust_group".into(),
                 if original {
@@ -242,18 +244,14 @@ fn tier_entries(source: &Value, group: bool, original: bool) -> Vec<Value> {
                     Value::String(group_id.to_string())
                 },
             );
-            let price = entry.get("value").and_then(as_f64).unwrap_or(0.0);
-            out.insert("price".into(), Value::String(decimal4(price)));
+            out.insert("price".into(), Value::String(decimal4(tier.value)));
             if !group {
-                out.insert("price_qty".into(), Value::String(decimal4(qty)));
+                out.insert("price_qty".into(), Value::String(decimal4(tier.qty)));
             }
             if original {
-                let percent = entry
-                    .pointer("/extension_attributes/percentage_value")
-                    .is_some_and(|v| !v.is_null());
                 out.insert(
                     "is_percent".into(),
-                    Value::String(u8::from(percent).to_string()),
+                    Value::String(u8::from(tier.percent).to_string()),
                 );
             }
             Some(Value::Object(out))
@@ -381,7 +379,8 @@ fn to_upstream(upstream: UpstreamType, value: Value) -> Value {
     }
 }
 
-/// The original's group/tier price entries as Magento 2 tier prices.
+/// The original's group/tier price entries as tiers in the gateway's own form (the back end
+/// writes them in its store's shape: `Backend::put_tier_prices`).
 fn write_tiers(group: bool, field: &str, value: &Value) -> Result<Value, WriteError> {
     let entries: Vec<&Value> = match value {
         Value::Array(items) => items.iter().collect(),
@@ -429,12 +428,16 @@ fn write_tiers(group: bool, field: &str, value: &Value) -> Result<Value, WriteEr
                 .filter(|q| *q > 0.0)
                 .ok_or_else(|| format!("Please enter a number greater than 0 in the \"price_qty\" field in the \"{set}\" set."))?
         };
-        out.push(serde_json::json!({
-            "customer_group_id": group_id,
-            "qty": qty,
-            "value": price,
-            "extension_attributes": {"website_id": website},
-        }));
+        out.push(
+            TierPrice {
+                group: u64::try_from(group_id).ok(),
+                website_id: u64::try_from(website).unwrap_or(0),
+                qty,
+                value: price,
+                percent: false,
+            }
+            .to_value(),
+        );
     }
     Ok(Value::Array(out))
 }
@@ -584,8 +587,8 @@ mod tests {
     #[test]
     fn tier_prices_split_into_group_and_tier() {
         let tiers = json!([
-            {"customer_group_id": 32000, "qty": 1, "value": 9, "extension_attributes": {"website_id": 0}},
-            {"customer_group_id": 1, "qty": 5, "value": 8.5}
+            {"group": 32000, "qty": 1, "value": 9, "website_id": 0, "percent": false},
+            {"group": 1, "qty": 5, "value": 8.5}
         ]);
         assert_eq!(
             read(FieldType::GroupPrice, Some(&tiers), ""),
@@ -604,7 +607,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             written,
-            json!([{"customer_group_id": 1, "qty": 5.0, "value": 8.5, "extension_attributes": {"website_id": 0}}])
+            json!([{"group": 1, "qty": 5.0, "value": 8.5, "website_id": 0, "percent": false}])
         );
         let err = write(
             FieldType::TierPrice,

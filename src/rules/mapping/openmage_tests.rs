@@ -225,6 +225,7 @@ fn product_2_source() -> Value {
         website_id: 0,
         qty: 5.0,
         value: 45.0,
+        percent: false,
     }];
     json!({
         "product": store("admin/products_2"),
