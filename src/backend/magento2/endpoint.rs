@@ -55,6 +55,12 @@ const STATIC_SEGMENTS: &[&str] = &[
     "websites",
 ];
 
+/// Endpoints whose answer is a bare credential (the recorder scrubs and learns it).
+pub const TOKEN_ENDPOINTS: &[&str] = &[
+    "/V1/integration/customer/token",
+    "/V1/integration/admin/token",
+];
+
 /// `/V1/products/24-MB01/media/3` -> `/V1/products/{}/media/{}`.
 pub fn template(path: &str) -> String {
     let mut out = String::with_capacity(path.len());

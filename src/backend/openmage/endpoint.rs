@@ -5,6 +5,10 @@
 /// The prefix of every path of OpenMage's REST API.
 pub const PREFIX: &str = "/api/rest";
 
+/// The store's OAuth endpoints, whose answer is a form holding a token and its secret (the
+/// recorder scrubs and learns them).
+pub const OAUTH_ENDPOINTS: &[&str] = &["/oauth/initiate", "/oauth/token"];
+
 /// Path segments of OpenMage's REST API (its `api2.xml` routes) that are names, not values.
 /// Every other segment (an id, a store, a category, an image, an address type) becomes `{}`,
 /// so the endpoint label has a bounded set of values whatever the store holds.

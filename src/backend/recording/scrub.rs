@@ -60,14 +60,11 @@ const NOISE_HEADERS: &[&str] = &[
     "x-request-id",
 ];
 
-/// Magento endpoints whose answer is a bare credential.
-const TOKEN_ENDPOINTS: &[&str] = &[
-    "/V1/integration/customer/token",
-    "/V1/integration/admin/token",
-];
+/// Endpoints whose answer is a bare credential (each adapter names its own).
+const TOKEN_ENDPOINTS: &[&str] = crate::backend::magento2::endpoint::TOKEN_ENDPOINTS;
 
-/// OpenMage's OAuth endpoints, whose answer is a form holding a token and its secret.
-const OAUTH_ENDPOINTS: &[&str] = &["/oauth/initiate", "/oauth/token"];
+/// Endpoints whose answer is a form holding a token and its secret.
+const OAUTH_ENDPOINTS: &[&str] = crate::backend::openmage::endpoint::OAUTH_ENDPOINTS;
 
 /// A form body (`login[username]=...&login[password]=...`, a store's login page) with the
 /// values of its credential fields scrubbed: a field whose name, or the part of it in

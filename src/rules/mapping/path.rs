@@ -41,9 +41,7 @@ impl Path {
             .iter()
             .any(|s| s.is_empty() || !s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
         {
-            return Err(format!(
-                "{text:?} is not a path like product.custom_attributes.url_key"
-            ));
+            return Err(format!("{text:?} is not a path like product.url_key"));
         }
         Ok(Path {
             segments,
