@@ -191,12 +191,13 @@ impl Place {
     }
 }
 
-/// The place a route names; an unknown store is the spec's 400.
+/// The place a route names (a store view by id, or by code as the original took it too);
+/// an unknown store is the spec's 400.
 async fn place(app: &AppState, store: Option<&str>) -> Result<Place, ApiError> {
     let Some(store) = store else {
         return Ok(Place::Global);
     };
-    let view = stores::view_by_id(app, store).await?;
+    let view = stores::view_by_id_or_code(app, store).await?;
     Ok(if view.id == 0 {
         Place::Global
     } else {
