@@ -56,8 +56,17 @@ const IMAGE_NOT_FOUND: &str = "Product image not found";
 const NO_IMAGES: &str = "Requested product does not support images";
 
 fn image_not_found() -> ApiError {
-    let message = crate::context::profile::Profile::current().message(Message::ImageNotFound);
-    ApiError::new(StatusCode::NOT_FOUND, message.unwrap_or(IMAGE_NOT_FOUND))
+    ApiError::new(StatusCode::NOT_FOUND, IMAGE_NOT_FOUND)
+}
+
+/// A missing image as a caller is told of it: the original told shoppers only that the
+/// resource was not there (its profile's message), and the Admin which one.
+fn image_not_found_for(user: UserType) -> ApiError {
+    let profile = crate::context::profile::Profile::current();
+    match profile.message(Message::ImageNotFound) {
+        Some(message) if user != UserType::Admin => ApiError::new(StatusCode::NOT_FOUND, message),
+        _ => image_not_found(),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -384,14 +393,14 @@ async fn get_one(
     store: Option<&str>,
 ) -> Result<Response, ApiError> {
     let product_id = parse_id(id)?;
-    let image_id = image_id(image)?;
-    let place = place(&app, store).await?;
     let user = caller.user_type();
+    let image_id = image_id(image).map_err(|_| image_not_found_for(user))?;
+    let place = place(&app, store).await?;
     let state = app.clone();
     let logical = view::image(product_id, &place.key(), image_id);
     cached(&app.cache, caller, headers, &logical, move || async move {
         let (images, media_base, tags) = gallery(&state, product_id, &place, user).await?;
-        let entry = find_image(&images, image_id)?;
+        let entry = find_image(&images, image_id).map_err(|_| image_not_found_for(user))?;
         let fields = state.mappings.get("image").view(user, View::Single);
         let out = ResourceMapping::render(&fields, &entry.record, &media_base);
         Ok((Doc::new(Value::Object(out)), tags))
