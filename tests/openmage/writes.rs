@@ -239,3 +239,81 @@ async fn catalog_and_customer_writes_reach_the_store() {
     assert_eq!(stack.get(Who::Admin, &customer_path).await.status, 404);
     stack.stop().await;
 }
+
+#[tokio::test]
+async fn links_stock_lists_and_customers_are_written() {
+    let stack = Stack::start("link-writes").await;
+
+    // A product put in a category and taken out again (the original's routes beyond the
+    // contract), read back each time.
+
+    let before = categories_of(&stack).await;
+    assert!(
+        !before.to_string().contains("\"2\""),
+        "product 5 starts outside category 2: {before}"
+    );
+    let put = send(
+        &stack,
+        Who::Admin,
+        "POST",
+        "/products/5/categories",
+        Some(json!({"category_id": 2})),
+    )
+    .await;
+    assert_eq!(put.status, 200, "{}", put.body);
+    assert!(categories_of(&stack).await.to_string().contains("\"2\""));
+    let again = send(
+        &stack,
+        Who::Admin,
+        "POST",
+        "/products/5/categories",
+        Some(json!({"category_id": 2})),
+    )
+    .await;
+    assert_eq!(again.status, 400, "{}", again.body);
+    let out = send(
+        &stack,
+        Who::Admin,
+        "DELETE",
+        "/products/5/categories/2",
+        None,
+    )
+    .await;
+    assert_eq!(out.status, 200, "{}", out.body);
+    assert_eq!(categories_of(&stack).await, before);
+
+    // Several stock items in one call.
+    let items = json!([{"item_id": 1, "qty": 11}, {"item_id": 2, "qty": 12}]);
+    let updated = send(&stack, Who::Admin, "PUT", "/stockitems", Some(items)).await;
+    assert!(
+        updated.status == 200 || updated.status == 207,
+        "{}",
+        updated.body
+    );
+    assert_eq!(
+        stack.get(Who::Admin, "/stockitems/1").await.json()["qty"],
+        "11.0000"
+    );
+    assert_eq!(
+        stack.get(Who::Admin, "/stockitems/2").await.json()["qty"],
+        "12.0000"
+    );
+
+    // A customer's own record changed by the Admin, seen by the customer.
+    let renamed = send(
+        &stack,
+        Who::Admin,
+        "PUT",
+        "/customers/1",
+        Some(json!({"firstname": "Johnny"})),
+    )
+    .await;
+    assert_eq!(renamed.status, 200, "{}", renamed.body);
+    let own = stack.get(Who::Customer, "/customers/1").await.json();
+    assert_eq!(own["firstname"], "Johnny", "{own}");
+    stack.stop().await;
+}
+
+async fn categories_of(stack: &Stack) -> Value {
+    stack.get(Who::Admin, "/products/5/categories").await.json()
+}
