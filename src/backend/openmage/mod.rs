@@ -20,11 +20,18 @@
 //! reasons: docs/decisions/openmage-client.md.
 
 pub mod adapter;
+mod catalog;
 pub mod client;
 pub mod endpoint;
+mod links;
 pub mod lists;
+mod media;
+mod people;
+mod records;
+mod sales;
 pub mod search;
 pub mod signin;
+mod stock;
 
 pub use crate::backend::error::{StoreMessage, UpstreamError};
 /// Path segments are encoded as for Magento 2 (RFC 3986 unreserved kept; `.` and `..`
