@@ -113,6 +113,11 @@ fn production_settings_without_an_upstream_refuse_to_start() {
 
 /// Starts the binary and waits for its banner; the banner's lines.
 fn started(command: &mut Command) -> (std::process::Child, Vec<String>) {
+    started_until(command, "try: curl")
+}
+
+/// Starts the binary and waits for the banner line holding `last`; the banner's lines.
+fn started_until(command: &mut Command, last: &str) -> (std::process::Child, Vec<String>) {
     let mut child = command
         .env("STOREGATE_LISTEN", format!("127.0.0.1:{}", free_port()))
         .stdout(Stdio::piped())
@@ -127,7 +132,7 @@ fn started(command: &mut Command) -> (std::process::Child, Vec<String>) {
         if stdout.read_line(&mut line).unwrap() == 0 {
             break;
         }
-        let done = line.contains("try: curl");
+        let done = line.contains(last);
         lines.push(line.trim_end().to_owned());
         if done {
             return (child, lines);
@@ -221,9 +226,9 @@ async fn a_back_end_refusing_the_token_is_not_ready_with_the_reason() {
 }
 
 #[test]
-fn openmage_is_refused_until_its_adapter_lands_and_never_secrets_shown() {
-    let (code, stderr) = refused(
-        binary()
+fn openmage_starts_with_its_four_credentials_and_never_shows_them() {
+    let openmage = |command: &mut Command| {
+        command
             .env("STOREGATE_BACKEND", "openmage")
             .env("STOREGATE_UPSTREAM_URL", "http://127.0.0.1:9")
             .env("STOREGATE_UPSTREAM_TOKEN", "token-not-to-show-0123456789")
@@ -234,15 +239,31 @@ fn openmage_is_refused_until_its_adapter_lands_and_never_secrets_shown() {
             .env(
                 "STOREGATE_UPSTREAM_CONSUMER_SECRET",
                 "secret-not-to-show-0123456789",
-            )
-            .env(
-                "STOREGATE_UPSTREAM_TOKEN_SECRET",
-                "tsecret-not-to-show-0123456789",
-            ),
-    );
+            );
+    };
+    // One of the four missing: refused, naming it, showing none of the others.
+    let mut incomplete = binary();
+    openmage(&mut incomplete);
+    let (code, stderr) = refused(&mut incomplete);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("STOREGATE_BACKEND=openmage"), "{stderr}");
+    assert!(
+        stderr.contains("STOREGATE_UPSTREAM_TOKEN_SECRET"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("not-to-show"), "{stderr}");
+    // All four: it serves (the store behind it unreachable here), and says nothing of them.
+    let mut complete = binary();
+    openmage(&mut complete);
+    complete.env(
+        "STOREGATE_UPSTREAM_TOKEN_SECRET",
+        "tsecret-not-to-show-0123456789",
+    );
+    let (mut child, banner) = started_until(&mut complete, "upstream: ");
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = banner.join("\n");
+    assert!(text.contains("upstream: http://127.0.0.1:9"), "{text}");
+    assert!(!text.contains("not-to-show"), "{text}");
     // A wrong back end name is one line naming the key and the values it takes.
     let (code, stderr) = refused(binary().env("STOREGATE_BACKEND", "magento1"));
     assert_eq!(code, Some(2), "{stderr}");
