@@ -254,11 +254,15 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
         let listening = listening.clone();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
+            // The worker's log lines gather in a buffer of its own, handed to the log
+            // thread whenever the worker is about to idle (`observe::log_writer`).
+            .on_thread_park(crate::observe::log_writer::hand_over)
             .build()
             .map_err(|e| format!("cannot start worker {i}: {e}"))?;
         let thread = std::thread::Builder::new()
             .name(format!("storegate-worker-{i}"))
             .spawn(move || {
+                crate::observe::log_writer::batch_this_thread();
                 runtime.block_on(async move {
                     let listened = socket.listen(4096);
                     // Said either way: the caller waits for a word from every worker.
