@@ -178,13 +178,8 @@ pub async fn start(
         }
     };
     let connections = app.connections.clone();
-    let task = tokio::spawn(server::serve(
-        listener,
-        front::service(router),
-        connections,
-        limits,
-        stop,
-    ));
+    let service = front::service(router, &app);
+    let task = tokio::spawn(server::serve(listener, service, connections, limits, stop));
     Ok(Running {
         addr,
         app,
@@ -247,8 +242,9 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
     // Each worker says when its socket listens: the caller announces the address only after
     // every socket accepts connections (a bound socket that does not listen yet refuses).
     let (listening, all_listening) = std::sync::mpsc::channel::<()>();
+    let service = front::service(router, &app);
     for (i, socket) in sockets.into_iter().enumerate() {
-        let router = router.clone();
+        let service = service.clone();
         let connections = app.connections.clone();
         let mut stopped = stopped.clone();
         let listening = listening.clone();
@@ -274,15 +270,9 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
                             return;
                         }
                     };
-                    server::serve(
-                        listener,
-                        front::service(router),
-                        connections,
-                        limits,
-                        async move {
-                            let _ = stopped.wait_for(|stop| *stop).await;
-                        },
-                    )
+                    server::serve(listener, service, connections, limits, async move {
+                        let _ = stopped.wait_for(|stop| *stop).await;
+                    })
                     .await;
                 });
             })

@@ -17,6 +17,7 @@
 //! - Every request belongs to a W3C trace ([`crate::context::trace`]): the caller's
 //!   `traceparent`, or a new trace. Its id is on the request's log lines and goes to Magento.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::extract::{MatchedPath, Request};
@@ -95,6 +96,7 @@ fn request_span(
 /// nothing but its access line and opening a span (the subscriber formats its fields)
 /// cost a hit a sixth of its instructions. The access line carries the same fields as if
 /// it were logged in such a span ([`access_log`] writes it, in the span's layout).
+#[derive(Clone)]
 pub struct Observed {
     started: std::time::Instant,
     id: HeaderValue,
@@ -102,8 +104,25 @@ pub struct Observed {
     from_caller: bool,
     method: http::Method,
     /// The matched route template. Shared (`Arc`): cloning it allocates nothing.
-    matched: Option<MatchedPath>,
+    matched: Option<Route>,
     trace: TraceContext,
+}
+
+/// A request's route template: as routing matched it, or as [`Observed::set_route`] named
+/// it for a request answered before routing.
+#[derive(Clone)]
+enum Route {
+    Matched(MatchedPath),
+    Named(Arc<str>),
+}
+
+impl Route {
+    fn as_str(&self) -> &str {
+        match self {
+            Route::Matched(matched) => matched.as_str(),
+            Route::Named(template) => template,
+        }
+    }
 }
 
 impl Observed {
@@ -119,11 +138,30 @@ impl Observed {
             id,
             from_caller,
             method: request.method().clone(),
-            matched: request.extensions().get::<MatchedPath>().cloned(),
+            matched: request
+                .extensions()
+                .get::<MatchedPath>()
+                .cloned()
+                .map(Route::Matched),
             // A header lookup and a counter: cheap enough for every request, so that a
             // hit's access line carries the caller's trace id too.
             trace: TraceContext::for_request(request.headers()),
         }
+    }
+
+    /// The route template of a request answered before routing (`front::Service`), as
+    /// routing would have matched it.
+    pub fn set_route(&mut self, template: Option<Arc<str>>) {
+        self.matched = template.map(Route::Named);
+    }
+
+    /// A request begun before routing goes through it after all: the template it matched.
+    pub fn routed(&mut self, request: &Request) {
+        self.matched = request
+            .extensions()
+            .get::<MatchedPath>()
+            .cloned()
+            .map(Route::Matched);
     }
 
     /// The id and trace [`trace`] runs the rest of the request with.
@@ -146,7 +184,7 @@ impl Observed {
     ) -> Response {
         let elapsed = self.started.elapsed();
         let status = response.status().as_u16();
-        let route = self.matched.as_ref().map(MatchedPath::as_str);
+        let route = self.matched.as_ref().map(Route::as_str);
         let user_type = user_type.or_else(|| response.extensions().get::<UserType>().copied());
         metrics.request(route, &self.method, status, user_type, elapsed);
         if let Some(failure) = response.extensions_mut().remove::<FailureLine>() {
