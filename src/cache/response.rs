@@ -113,6 +113,10 @@ async fn file_for_fast_path(
     }
 }
 
+/// Parsed once: a name given as text is parsed on every insert.
+const X_CACHE: http::HeaderName = http::HeaderName::from_static("x-cache");
+const WARNING: http::HeaderName = http::HeaderName::from_static("warning");
+
 pub(crate) fn respond(
     cache: &Cache,
     caller: Caller,
@@ -168,7 +172,7 @@ pub(crate) fn respond(
         HeaderValue::from_static("Accept, Authorization, Accept-Encoding"),
     );
     headers.insert(
-        "x-cache",
+        X_CACHE,
         HeaderValue::from_static(match source {
             Source::Hit => "HIT",
             Source::Fetched => "MISS",
@@ -185,13 +189,13 @@ pub(crate) fn respond(
     match source {
         Source::StaleWhileRevalidate => {
             headers.insert(
-                "warning",
+                WARNING,
                 HeaderValue::from_static("110 - \"Response is Stale\""),
             );
         }
         Source::StaleIfError => {
             headers.insert(
-                "warning",
+                WARNING,
                 HeaderValue::from_static("111 - \"Revalidation Failed\""),
             );
         }
@@ -201,8 +205,17 @@ pub(crate) fn respond(
 }
 
 /// `public, max-age=N` or `private, max-age=N`, written without a formatter (every hit
-/// sends one).
+/// sends one), and made once per value and thread ([`crate::cache::status::reused`]).
 fn cache_control(public: bool, max_age: u64) -> HeaderValue {
+    let kind = if public {
+        crate::cache::status::Reused::Public
+    } else {
+        crate::cache::status::Reused::Private
+    };
+    crate::cache::status::reused(kind, max_age as i64, || make_cache_control(public, max_age))
+}
+
+fn make_cache_control(public: bool, max_age: u64) -> HeaderValue {
     let mut text = [0u8; 40];
     let head: &[u8] = if public {
         b"public, max-age="

@@ -351,7 +351,7 @@ impl crate::server::Serve for Service {
 /// lookup, its parameters and matched path in the request's extensions, the route's boxed
 /// services cloned and called, the front layer's own): about a sixth of a hit's
 /// instructions (`bench/instructions.py`). The answer is the one the front would give after
-/// routing, headers included (`Content-Length` as the route sets it).
+/// routing, byte for byte.
 ///
 /// Only for what the front after routing would see alike: a GET under `/api/rest/` without
 /// a trailing slash (routing sees a trimmed path) and without `Authorization: OAuth` (whose
@@ -415,14 +415,14 @@ impl Early {
                         .ok()
                         .map(|found| found.value.clone());
                     observed.set_route(route);
-                    let mut response = observed.finish(
+                    // No `Content-Length` here, where axum's route would set one: hyper
+                    // writes it at the same place, after the other headers.
+                    Ok(observed.finish(
                         &app.metrics,
                         app.config.access_log,
                         response,
                         Some(user_type),
-                    );
-                    set_content_length(&mut response);
-                    Ok(response)
+                    ))
                 }
                 FastPath::Miss(fast_key) => {
                     request
@@ -433,29 +433,6 @@ impl Early {
             }
         })
         .await
-    }
-}
-
-/// `Content-Length` as axum's route sets it on every answer it returns (hyper would write it
-/// too, after the other headers rather than among them).
-fn set_content_length(response: &mut Response) {
-    use axum::body::HttpBody as _;
-    if response
-        .headers()
-        .contains_key(http::header::CONTENT_LENGTH)
-    {
-        return;
-    }
-    if let Some(size) = response.body().size_hint().exact() {
-        let value = if size == 0 {
-            HeaderValue::from_static("0")
-        } else {
-            HeaderValue::from_str(itoa::Buffer::new().format(size))
-                .expect("digits are a valid header value")
-        };
-        response
-            .headers_mut()
-            .insert(http::header::CONTENT_LENGTH, value);
     }
 }
 
