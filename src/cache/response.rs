@@ -130,8 +130,10 @@ pub(crate) fn respond(
         *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
         return response;
     };
+    // One reading of the clock for both headers that count the entry's seconds.
+    let age = entry.stored_at.elapsed();
     // Rounded up: an entry stored a moment ago is good for the whole TTL.
-    let max_age = cache.remaining(entry).as_millis().div_ceil(1000);
+    let max_age = cache.remaining_at(age).as_millis().div_ceil(1000);
     let cache_control = cache_control(caller.user_type() == UserType::Guest, max_age as u64);
     // The representation: a compressed variant made at fill, or the body as it is.
     let coding = body.variants.as_ref().map_or(Coding::Identity, |variants| {
@@ -183,7 +185,7 @@ pub(crate) fn respond(
         // Fetched for this read and not kept: a write with an unknown outcome touched it.
         crate::cache::status::bypassed()
     } else {
-        crate::cache::status::for_source(source, cache.freshness_secs(entry), cache.enabled())
+        crate::cache::status::for_source(source, cache.freshness_secs_at(age), cache.enabled())
     };
     headers.insert(crate::cache::status::CACHE_STATUS, status);
     match source {

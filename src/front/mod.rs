@@ -396,7 +396,7 @@ impl Early {
     /// The answer of a hit, or the request back (with what was found) for routing.
     async fn answer(&self, mut request: Request) -> Result<Response, Request> {
         let app = &self.app;
-        crate::context::profile::scope(app.config.profile, async move {
+        let steps = async move {
             let mut observed = telemetry::Observed::begin(&request);
             let resolved = caller::resolve(&app.auth, request.headers(), request.uri().query());
             match fast_path::lookup(
@@ -431,8 +431,15 @@ impl Early {
                     Err(request)
                 }
             }
-        })
-        .await
+        };
+        // In the configured profile, as the front after routing runs (no OAuth header here);
+        // the default one is what the profile's task-local reads when unset.
+        let profile = app.config.profile;
+        if profile == crate::context::profile::Profile::default() {
+            steps.await
+        } else {
+            crate::context::profile::scope(profile, steps).await
+        }
     }
 }
 
