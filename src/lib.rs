@@ -185,13 +185,8 @@ pub async fn start(
         }
     };
     let connections = app.connections.clone();
-    let task = tokio::spawn(server::serve(
-        listener,
-        front::service(router),
-        connections,
-        limits,
-        stop,
-    ));
+    let service = front::service(router, &app);
+    let task = tokio::spawn(server::serve(listener, service, connections, limits, stop));
     Ok(Running {
         addr,
         app,
@@ -254,18 +249,23 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
     // Each worker says when its socket listens: the caller announces the address only after
     // every socket accepts connections (a bound socket that does not listen yet refuses).
     let (listening, all_listening) = std::sync::mpsc::channel::<()>();
+    let service = front::service(router, &app);
     for (i, socket) in sockets.into_iter().enumerate() {
-        let router = router.clone();
+        let service = service.clone();
         let connections = app.connections.clone();
         let mut stopped = stopped.clone();
         let listening = listening.clone();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
+            // The worker's log lines gather in a buffer of its own, handed to the log
+            // thread whenever the worker is about to idle (`observe::log_writer`).
+            .on_thread_park(crate::observe::log_writer::hand_over)
             .build()
             .map_err(|e| format!("cannot start worker {i}: {e}"))?;
         let thread = std::thread::Builder::new()
             .name(format!("storegate-worker-{i}"))
             .spawn(move || {
+                crate::observe::log_writer::batch_this_thread();
                 runtime.block_on(async move {
                     let listened = socket.listen(4096);
                     // Said either way: the caller waits for a word from every worker.
@@ -277,15 +277,9 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
                             return;
                         }
                     };
-                    server::serve(
-                        listener,
-                        front::service(router),
-                        connections,
-                        limits,
-                        async move {
-                            let _ = stopped.wait_for(|stop| *stop).await;
-                        },
-                    )
+                    server::serve(listener, service, connections, limits, async move {
+                        let _ = stopped.wait_for(|stop| *stop).await;
+                    })
                     .await;
                 });
             })

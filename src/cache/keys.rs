@@ -140,7 +140,17 @@ pub mod key {
 
     /// A rendered answer filed under the raw request (path and query) for the fast path.
     pub fn fast(audience: &str, format: Format, path_and_query: &str) -> String {
-        format!("f|{audience}|{}|{path_and_query}", format.as_str())
+        // Built by hand, not by `format!`: every cache hit looks one up.
+        let format = format.as_str();
+        let mut key =
+            String::with_capacity(4 + audience.len() + format.len() + path_and_query.len());
+        key.push_str("f|");
+        key.push_str(audience);
+        key.push('|');
+        key.push_str(format);
+        key.push('|');
+        key.push_str(path_and_query);
+        key
     }
 }
 

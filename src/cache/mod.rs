@@ -488,13 +488,22 @@ impl Cache {
 
     /// Seconds an entry stays fresh from now on, for `Cache-Control: max-age`.
     pub fn remaining(&self, entry: &Entry) -> Duration {
-        self.ttl.saturating_sub(entry.stored_at.elapsed())
+        self.remaining_at(entry.stored_at.elapsed())
+    }
+
+    /// What [`Cache::remaining`] says of an entry this old.
+    pub fn remaining_at(&self, age: Duration) -> Duration {
+        self.ttl.saturating_sub(age)
     }
 
     /// Seconds of freshness an entry has left, rounded up, negative once it is stale (by
     /// how much): `Cache-Status`'s `ttl`.
     pub fn freshness_secs(&self, entry: &Entry) -> i64 {
-        let age = entry.stored_at.elapsed();
+        self.freshness_secs_at(entry.stored_at.elapsed())
+    }
+
+    /// What [`Cache::freshness_secs`] says of an entry this old.
+    pub fn freshness_secs_at(&self, age: Duration) -> i64 {
         match self.ttl.checked_sub(age) {
             Some(left) => i64::try_from(left.as_millis().div_ceil(1000)).unwrap_or(i64::MAX),
             None => -i64::try_from((age - self.ttl).as_millis().div_ceil(1000)).unwrap_or(i64::MAX),

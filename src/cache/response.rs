@@ -113,6 +113,10 @@ async fn file_for_fast_path(
     }
 }
 
+/// Parsed once: a name given as text is parsed on every insert.
+const X_CACHE: http::HeaderName = http::HeaderName::from_static("x-cache");
+const WARNING: http::HeaderName = http::HeaderName::from_static("warning");
+
 pub(crate) fn respond(
     cache: &Cache,
     caller: Caller,
@@ -126,8 +130,10 @@ pub(crate) fn respond(
         *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
         return response;
     };
+    // One reading of the clock for both headers that count the entry's seconds.
+    let age = entry.stored_at.elapsed();
     // Rounded up: an entry stored a moment ago is good for the whole TTL.
-    let max_age = cache.remaining(entry).as_millis().div_ceil(1000);
+    let max_age = cache.remaining_at(age).as_millis().div_ceil(1000);
     let cache_control = cache_control(caller.user_type() == UserType::Guest, max_age as u64);
     // The representation: a compressed variant made at fill, or the body as it is.
     let coding = body.variants.as_ref().map_or(Coding::Identity, |variants| {
@@ -168,7 +174,7 @@ pub(crate) fn respond(
         HeaderValue::from_static("Accept, Authorization, Accept-Encoding"),
     );
     headers.insert(
-        "x-cache",
+        X_CACHE,
         HeaderValue::from_static(match source {
             Source::Hit => "HIT",
             Source::Fetched => "MISS",
@@ -179,19 +185,19 @@ pub(crate) fn respond(
         // Fetched for this read and not kept: a write with an unknown outcome touched it.
         crate::cache::status::bypassed()
     } else {
-        crate::cache::status::for_source(source, cache.freshness_secs(entry), cache.enabled())
+        crate::cache::status::for_source(source, cache.freshness_secs_at(age), cache.enabled())
     };
     headers.insert(crate::cache::status::CACHE_STATUS, status);
     match source {
         Source::StaleWhileRevalidate => {
             headers.insert(
-                "warning",
+                WARNING,
                 HeaderValue::from_static("110 - \"Response is Stale\""),
             );
         }
         Source::StaleIfError => {
             headers.insert(
-                "warning",
+                WARNING,
                 HeaderValue::from_static("111 - \"Revalidation Failed\""),
             );
         }
@@ -201,8 +207,17 @@ pub(crate) fn respond(
 }
 
 /// `public, max-age=N` or `private, max-age=N`, written without a formatter (every hit
-/// sends one).
+/// sends one), and made once per value and thread ([`crate::cache::status::reused`]).
 fn cache_control(public: bool, max_age: u64) -> HeaderValue {
+    let kind = if public {
+        crate::cache::status::Reused::Public
+    } else {
+        crate::cache::status::Reused::Private
+    };
+    crate::cache::status::reused(kind, max_age as i64, || make_cache_control(public, max_age))
+}
+
+fn make_cache_control(public: bool, max_age: u64) -> HeaderValue {
     let mut text = [0u8; 40];
     let head: &[u8] = if public {
         b"public, max-age="

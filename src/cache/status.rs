@@ -23,6 +23,13 @@ pub const CACHE_STATUS: http::HeaderName = http::HeaderName::from_static("cache-
 /// The value for an answer served through the read cache. `ttl` is the entry's remaining
 /// freshness in seconds (negative when stale); `stored` is false when the cache is off.
 pub fn for_source(source: Source, ttl: i64, stored: bool) -> HeaderValue {
+    if source == Source::Hit {
+        return reused(Reused::Hit, ttl, || make(source, ttl, stored));
+    }
+    make(source, ttl, stored)
+}
+
+fn make(source: Source, ttl: i64, stored: bool) -> HeaderValue {
     let mut text = Writer::default();
     text.push(b"storegate; ");
     match source {
@@ -67,6 +74,52 @@ pub fn mark_uncached(response: &mut axum::response::Response) {
     if !response.headers().contains_key(CACHE_STATUS) {
         response.headers_mut().insert(CACHE_STATUS, uncached());
     }
+}
+
+/// The header values a hit sends that depend on a number of seconds: `Cache-Status`'s
+/// `storegate; hit; ttl=N`, `Cache-Control`'s `public, max-age=N` and `private, max-age=N`.
+#[derive(Debug, Clone, Copy)]
+pub enum Reused {
+    Hit = 0,
+    Public = 1,
+    Private = 2,
+}
+
+/// Slots per kind: every number of seconds up to this many has one of its own.
+const SLOTS: usize = 128;
+
+thread_local! {
+    /// The last value made for each kind and number of seconds (modulo [`SLOTS`]).
+    static REUSED: std::cell::RefCell<Vec<Option<(i64, HeaderValue)>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The value of `kind` for `n` seconds: the one this thread made last, or `make`'s. A
+/// header value made from text copies it into an allocation of its own; a clone of one made
+/// before only counts a reference. Hits of one entry all send the same value for a second,
+/// and an entry's seconds go from the TTL down to 0.
+pub fn reused(kind: Reused, n: i64, make: impl FnOnce() -> HeaderValue) -> HeaderValue {
+    let slot = kind as usize * SLOTS + n.rem_euclid(SLOTS as i64) as usize;
+    let found = REUSED
+        .try_with(|cells| match cells.try_borrow().ok()?.get(slot)? {
+            Some((seen, value)) if *seen == n => Some(value.clone()),
+            _ => None,
+        })
+        .ok()
+        .flatten();
+    if let Some(value) = found {
+        return value;
+    }
+    let value = make();
+    let _ = REUSED.try_with(|cells| {
+        if let Ok(mut cells) = cells.try_borrow_mut() {
+            if cells.is_empty() {
+                cells.resize(3 * SLOTS, None);
+            }
+            cells[slot] = Some((n, value.clone()));
+        }
+    });
+    value
 }
 
 /// A header value written into a stack buffer, without a formatter: every hit sends one.
@@ -118,6 +171,25 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reused_values_are_the_values_made() {
+        for n in [0, 1, 59, 60, 127, 128, 129, 255, -3, i64::MAX] {
+            for _ in 0..2 {
+                assert_eq!(
+                    for_source(Source::Hit, n, true),
+                    format!("storegate; hit; ttl={n}")
+                );
+            }
+        }
+        // Two numbers in one slot: each gets its own value.
+        assert_eq!(for_source(Source::Hit, 1, true), "storegate; hit; ttl=1");
+        assert_eq!(
+            for_source(Source::Hit, 129, true),
+            "storegate; hit; ttl=129"
+        );
+        assert_eq!(for_source(Source::Hit, 1, true), "storegate; hit; ttl=1");
+    }
 
     #[test]
     fn values() {

@@ -66,6 +66,13 @@ pub fn negotiate_response(headers: &HeaderMap) -> Result<Format, ApiError> {
             Format::Xml
         });
     }
+    // The usual header, one media type alone in lower case (`application/json`): what the
+    // list below would make of it, without building the list.
+    if let Some(media) = single_media_type(headers)
+        && let Some(answer) = answer_for(media)
+    {
+        return Ok(answer);
+    }
     // Several Accept headers are one comma-separated list (RFC 9110 §5.3).
     let mut entries: Vec<(f32, usize, String)> = Vec::new();
     for value in values {
@@ -96,23 +103,41 @@ pub fn negotiate_response(headers: &HeaderMap) -> Result<Format, ApiError> {
     }
     entries.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     for (_, _, media) in &entries {
-        if let Some(format) = Format::of_media_type(media) {
+        if let Some(format) = answer_for(media) {
             return Ok(format);
-        }
-        match media.as_str() {
-            "*/*" | "*" => {
-                return Ok(if Profile::current().any_media_type_is_json() {
-                    Format::Json
-                } else {
-                    Format::Xml
-                });
-            }
-            "application/*" => return Ok(Format::Json),
-            "text/*" => return Ok(Format::Xml),
-            _ => {}
         }
     }
     Err(ApiError::not_acceptable())
+}
+
+/// The format a media range (lower case, no parameters) asks for, if we serve one.
+fn answer_for(media: &str) -> Option<Format> {
+    if let Some(format) = Format::of_media_type(media) {
+        return Some(format);
+    }
+    match media {
+        "*/*" | "*" => Some(if Profile::current().any_media_type_is_json() {
+            Format::Json
+        } else {
+            Format::Xml
+        }),
+        "application/*" => Some(Format::Json),
+        "text/*" => Some(Format::Xml),
+        _ => None,
+    }
+}
+
+/// The media type of a request with one `Accept` header naming one media type, without
+/// parameters, already in lower case: the list [`negotiate_response`] builds would hold it
+/// alone, with q=1.
+fn single_media_type(headers: &HeaderMap) -> Option<&str> {
+    let mut values = headers.get_all(ACCEPT).iter();
+    let text = values.next()?.to_str().ok()?;
+    if values.next().is_some() || text.contains([',', ';']) {
+        return None;
+    }
+    let media = text.trim();
+    (!media.is_empty() && !media.bytes().any(|b| b.is_ascii_uppercase())).then_some(media)
 }
 
 /// Picks the format of a request body from `Content-Type`, with the original's messages.

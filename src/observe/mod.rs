@@ -3,6 +3,7 @@
 //! scrape time (the process's in [`process`]), and what
 //! the binary is ([`build_info`]).
 
+pub mod access_log;
 pub mod build_info;
 pub mod log_limit;
 pub mod log_writer;

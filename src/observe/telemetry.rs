@@ -9,12 +9,15 @@
 //!   (`request_id`, `trace_id`, `method`, `route`) under `span`. `RUST_LOG` filters as
 //!   usual. One line per request (an access log: method, route template, status, bytes,
 //!   duration, user type, cache outcome) is logged at `info` under the target
-//!   `storegate::access`; `STOREGATE_ACCESS_LOG=off` or `RUST_LOG=...,storegate::access=off`
-//!   turns it off. Failed requests are logged at `error` (5xx) by the error renderer
-//!   whatever the filter says about access lines.
+//!   `storegate::access`, in the layout of a line logged in the request's span; the binary
+//!   formats it itself, off tracing's formatter ([`crate::observe::access_log`]).
+//!   `STOREGATE_ACCESS_LOG=off` or `RUST_LOG=...,storegate::access=off` turns it off.
+//!   Failed requests are logged at `error` (5xx) by the error renderer whatever the filter
+//!   says about access lines.
 //! - Every request belongs to a W3C trace ([`crate::context::trace`]): the caller's
 //!   `traceparent`, or a new trace. Its id is on the request's log lines and goes to Magento.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::extract::{MatchedPath, Request};
@@ -26,9 +29,13 @@ use tracing::Instrument;
 use crate::auth::UserType;
 use crate::context::request::{TraceContext, with_request_id, with_trace};
 use crate::http::FailureLine;
+use crate::observe::access_log;
 use crate::observe::metrics::Metrics;
 
 pub use crate::context::request::{X_REQUEST_ID, request_id};
+
+/// The response header the access line reads the cache's outcome from.
+const X_CACHE: http::HeaderName = http::HeaderName::from_static("x-cache");
 
 /// A caller's id is kept when it is short and made of token characters: it ends up in
 /// logs, and a log line must not be forgeable through it.
@@ -87,8 +94,9 @@ fn request_span(
 ///
 /// It opens no log span: [`trace`] does, past the fast path, because a cache hit logs
 /// nothing but its access line and opening a span (the subscriber formats its fields)
-/// cost a hit a sixth of its instructions. The access line gets a span of its own, with
-/// the same fields.
+/// cost a hit a sixth of its instructions. The access line carries the same fields as if
+/// it were logged in such a span ([`access_log`] writes it, in the span's layout).
+#[derive(Clone)]
 pub struct Observed {
     started: std::time::Instant,
     id: HeaderValue,
@@ -96,8 +104,25 @@ pub struct Observed {
     from_caller: bool,
     method: http::Method,
     /// The matched route template. Shared (`Arc`): cloning it allocates nothing.
-    matched: Option<MatchedPath>,
+    matched: Option<Route>,
     trace: TraceContext,
+}
+
+/// A request's route template: as routing matched it, or as [`Observed::set_route`] named
+/// it for a request answered before routing.
+#[derive(Clone)]
+enum Route {
+    Matched(MatchedPath),
+    Named(Arc<str>),
+}
+
+impl Route {
+    fn as_str(&self) -> &str {
+        match self {
+            Route::Matched(matched) => matched.as_str(),
+            Route::Named(template) => template,
+        }
+    }
 }
 
 impl Observed {
@@ -113,11 +138,30 @@ impl Observed {
             id,
             from_caller,
             method: request.method().clone(),
-            matched: request.extensions().get::<MatchedPath>().cloned(),
+            matched: request
+                .extensions()
+                .get::<MatchedPath>()
+                .cloned()
+                .map(Route::Matched),
             // A header lookup and a counter: cheap enough for every request, so that a
             // hit's access line carries the caller's trace id too.
             trace: TraceContext::for_request(request.headers()),
         }
+    }
+
+    /// The route template of a request answered before routing (`front::Service`), as
+    /// routing would have matched it.
+    pub fn set_route(&mut self, template: Option<Arc<str>>) {
+        self.matched = template.map(Route::Named);
+    }
+
+    /// A request begun before routing goes through it after all: the template it matched.
+    pub fn routed(&mut self, request: &Request) {
+        self.matched = request
+            .extensions()
+            .get::<MatchedPath>()
+            .cloned()
+            .map(Route::Matched);
     }
 
     /// The id and trace [`trace`] runs the rest of the request with.
@@ -134,38 +178,37 @@ impl Observed {
     pub fn finish(
         self,
         metrics: &Metrics,
-        access_log: bool,
+        access_log_on: bool,
         mut response: Response,
         user_type: Option<UserType>,
     ) -> Response {
         let elapsed = self.started.elapsed();
         let status = response.status().as_u16();
-        let route = self.matched.as_ref().map(MatchedPath::as_str);
+        let route = self.matched.as_ref().map(Route::as_str);
         let user_type = user_type.or_else(|| response.extensions().get::<UserType>().copied());
         metrics.request(route, &self.method, status, user_type, elapsed);
         if let Some(failure) = response.extensions_mut().remove::<FailureLine>() {
             self.log_failure(metrics, route, failure);
         }
-        if access_log && tracing::enabled!(target: "storegate::access", tracing::Level::INFO) {
-            let bytes = axum::body::HttpBody::size_hint(response.body()).exact();
-            let cache = response
-                .headers()
-                .get("x-cache")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("-");
-            let method = &self.method;
-            request_span(&self.id, &self.trace, method, route).in_scope(|| {
-                tracing::info!(
-                    target: "storegate::access",
-                    status,
-                    bytes,
-                    duration_ms = elapsed.as_secs_f64() * 1000.0,
-                    user_type = user_type.map(|u| u.as_str()).unwrap_or("none"),
-                    cache,
-                    "{method} {} {status}",
-                    route.unwrap_or("unmatched"),
-                );
-            });
+        if access_log_on && tracing::enabled!(target: "storegate::access", tracing::Level::INFO) {
+            let line = access_log::Line {
+                request_id: self.id.to_str().unwrap_or_default(),
+                trace_id: self.trace.trace_id,
+                method: self.method.as_str(),
+                route: route.unwrap_or("unmatched"),
+                status,
+                bytes: axum::body::HttpBody::size_hint(response.body()).exact(),
+                duration_ms: elapsed.as_secs_f64() * 1000.0,
+                user_type: user_type.map(|u| u.as_str()).unwrap_or("none"),
+                cache: response
+                    .headers()
+                    .get(X_CACHE)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("-"),
+            };
+            if !access_log::write(&line) {
+                access_log::through_tracing(&line);
+            }
         }
         response.headers_mut().insert(X_REQUEST_ID, self.id);
         response

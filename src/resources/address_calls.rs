@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use crate::app::AppState;
 use crate::auth::Principal;
 use crate::auth::caller::Caller;
+use crate::backend::write_outcome;
 use crate::http::{ApiError, created, empty_ok};
 use crate::rules::privacy::redact;
 
@@ -79,7 +80,7 @@ pub(super) async fn create(
         .backend
         .add_address(customer_id, address)
         .await
-        .map_err(redact)?;
+        .map_err(|error| write_outcome::answer(error, redact))?;
     Ok(created(&format!("/api/rest/customers/addresses/{id}")))
 }
 
@@ -94,12 +95,15 @@ pub(super) async fn update(
     app.backend
         .update_address(id, address)
         .await
-        .map_err(redact)?;
+        .map_err(|error| write_outcome::answer(error, redact))?;
     Ok(empty_ok())
 }
 
 pub(super) async fn delete(app: &AppState, caller: &Caller, id: u64) -> Result<Response, ApiError> {
     ensure_may_write(app, caller.principal, id).await?;
-    app.backend.delete_address(id).await.map_err(redact)?;
+    app.backend
+        .delete_address(id)
+        .await
+        .map_err(|error| write_outcome::answer(error, redact))?;
     Ok(empty_ok())
 }

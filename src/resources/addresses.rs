@@ -608,7 +608,10 @@ async fn delete(app: AppState, caller: Caller, id: &str) -> Result<Response, Api
         if billing == Some(id) || shipping == Some(id) {
             return Err(ApiError::bad_request(m::DEFAULT_DELETE));
         }
-        app.backend.delete_address(id).await.map_err(redact)?;
+        app.backend
+            .delete_address(id)
+            .await
+            .map_err(|error| crate::backend::write_outcome::answer(error, redact))?;
         // Verified like the saves: a writer that saved the customer from an older read
         // can put the address back.
         let now = app.backend.customer(owner).await.map_err(redact)?;

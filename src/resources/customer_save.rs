@@ -16,6 +16,8 @@
 use serde_json::Value;
 
 use crate::app::AppState;
+use crate::backend::write_outcome;
+use crate::cache::keys::tag;
 use crate::http::ApiError;
 use crate::rules::mapping::convert::scalar_text;
 use crate::rules::privacy::{redact, reference_error};
@@ -66,11 +68,15 @@ where
             Plan::Done(output) => return Ok(output),
             Plan::Save(customer) => customer,
         };
-        let saved = app
-            .backend
-            .save_customer(customer_id, to_save)
-            .await
-            .map_err(reference_error)?;
+        let saved = app.backend.save_customer(customer_id, to_save).await;
+        if saved.is_err() {
+            // A save Magento may still apply after this (timed out, connection lost) can
+            // change the customer's group, which decides their prices and is the one
+            // customer entry in the cache: held off, not just forgotten, so that a read in
+            // between does not keep the group from before the landing (`write_outcome`).
+            write_outcome::touched(&app.cache, &saved, &[tag::customer_group(customer_id)]);
+        }
+        let saved = saved.map_err(|error| write_outcome::answer(error, reference_error))?;
         let now = app.backend.customer(customer_id).await.map_err(redact)?;
         match intent.verify(&saved, &now) {
             Ok(output) => return Ok(output),

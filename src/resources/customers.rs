@@ -24,6 +24,7 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
 use crate::backend::port::SearchCriteria;
+use crate::backend::write_outcome;
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
@@ -251,11 +252,12 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
         return Err(ApiError::internal().with_cause("create checks passed without a password"));
     };
     root["customer"]["store_id"] = json!(store_id);
+    // A create that may still land says so: sent again blindly, it could make two customers.
     let saved = app
         .backend
         .create_customer(root["customer"].take(), &password)
         .await
-        .map_err(reference_error)?;
+        .map_err(|error| write_outcome::answer(error, reference_error))?;
     let id = customer_id(&saved)
         .ok_or_else(|| ApiError::bad_gateway().with_cause("created customer has no id"))?;
     Ok(created(&format!("/api/rest/customers/{id}")))
@@ -324,9 +326,10 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     app.auth.revoke_customer(id).await?;
     let _turn = app.locks.lock(LockKey::Customer(id)).await?;
     let deleted = app.backend.delete_customer(id).await;
-    // The group decides prices: forget it, whatever happened.
-    app.cache.invalidate(&[tag::customer_group(id)]);
-    deleted.map_err(redact)?;
+    // The group decides prices: forget it, whatever happened (held off when the delete may
+    // still land: `write_outcome`).
+    write_outcome::touched(&app.cache, &deleted, &[tag::customer_group(id)]);
+    deleted.map_err(|error| write_outcome::answer(error, redact))?;
     app.auth.revoke_customer(id).await?;
     Ok(empty_ok())
 }

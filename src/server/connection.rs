@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use crate::server::Served;
+use crate::server::Serve;
 use http::HeaderValue;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -34,7 +34,6 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
-use tower::ServiceExt;
 
 use super::{Connections, Limits, protocol, refusal};
 
@@ -267,9 +266,9 @@ impl AsyncWrite for Watched {
 }
 
 /// Serves one connection until the client closes it, a timeout cuts it, or a drain ends it.
-pub async fn serve(
+pub async fn serve<S: Serve>(
     stream: TcpStream,
-    router: Served,
+    router: S,
     limits: Limits,
     connections: Arc<Connections>,
     _permit: OwnedSemaphorePermit,
@@ -295,10 +294,7 @@ pub async fn serve(
         async move {
             let response = match protocol::refuse(&request) {
                 Some(response) => response,
-                None => router
-                    .oneshot(request.map(axum::body::Body::new))
-                    .await
-                    .unwrap_or_else(|never: Infallible| match never {}),
+                None => router.serve(request.map(axum::body::Body::new)).await,
             };
             let mut response = response;
             if draining.draining() {

@@ -35,11 +35,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use axum::Router;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
-use tower_http::normalize_path::NormalizePath;
 
 use crate::config::Config;
 
@@ -158,14 +156,20 @@ fn descriptor_limit() -> Option<u64> {
     }
 }
 
-/// What the accept loop serves: the router behind the trim of a trailing slash
-/// (`app::service`), so `/products/` is routed as `/products`.
-pub type Served = NormalizePath<Router>;
+/// What the accept loop serves: a request in, its answer out (`front::Service`: the router
+/// behind the trim of a trailing slash, and a cache hit answered before routing). A trait
+/// rather than a boxed service, so that no request pays for a box.
+pub trait Serve: Clone + Send + Sync + 'static {
+    fn serve(
+        &self,
+        request: http::Request<axum::body::Body>,
+    ) -> impl Future<Output = axum::response::Response> + Send;
+}
 
 /// Serves `router` on `listener` until `stop` resolves, then drains: see the module doc.
-pub async fn serve(
+pub async fn serve<S: Serve>(
     listener: TcpListener,
-    router: Served,
+    router: S,
     connections: Arc<Connections>,
     limits: Limits,
     stop: impl Future<Output = ()> + Send,

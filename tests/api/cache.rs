@@ -209,3 +209,84 @@ async fn upstream_faults_are_clean_errors() {
         started.elapsed()
     );
 }
+
+/// The headers of an answer, in the order they came, but those that differ from one answer
+/// to the next (the request id, the date).
+fn stable_headers(reply: &Reply) -> Vec<(String, String)> {
+    reply
+        .headers
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "x-request-id" | "date"))
+        .map(|(name, value)| (name.to_string(), value.to_str().unwrap().to_owned()))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_hit_answered_before_routing_is_the_hit_routing_answers() {
+    // `/products/1` is answered before routing (`front::Early`); `/products/1/` is trimmed by
+    // routing and answered by the front after it, from the same entry. Both must be the
+    // same answer, byte for byte but for the request id and the date, in every variant.
+    let gw = Gateway::start().await;
+    mount_stores(&gw.upstream).await;
+    mount_skus(&gw.upstream).await;
+    mount_product(&gw, "Harbor Duffle Bag", None).await;
+    mount_render(&gw.upstream).await;
+    let filled = gw.get_json("/products/1", &Who::Guest).await;
+    assert_eq!(filled.header("x-cache"), Some("MISS"), "{}", filled.body);
+    let etag = filled.header("etag").unwrap().to_owned();
+    let variants: [&[(&str, &str)]; 4] = [
+        &[],
+        &[("Accept-Encoding", "gzip, br")],
+        &[("If-None-Match", etag.as_str())],
+        &[("Accept", "application/xml")],
+    ];
+    for headers in variants {
+        let get = |path: &'static str| {
+            let mut builder = gw.request("GET", path, &Who::Guest);
+            for (name, value) in headers {
+                builder = builder.header(*name, *value);
+            }
+            gw.send(builder)
+        };
+        // Filled first (the XML view), then both read within the same second.
+        get("/products/1").await;
+        let (early, routed) = tokio::join!(get("/products/1"), get("/products/1/"));
+        assert_eq!(early.header("x-cache"), Some("HIT"), "{headers:?}");
+        assert_eq!(routed.header("x-cache"), Some("HIT"), "{headers:?}");
+        assert_eq!(early.status, routed.status, "{headers:?}");
+        assert_eq!(early.body, routed.body, "{headers:?}");
+        let (early_headers, routed_headers) = (stable_headers(&early), stable_headers(&routed));
+        // `Cache-Control`'s max-age and `Cache-Status`'s ttl count down by the second.
+        let names = |headers: &[(String, String)]| -> Vec<String> {
+            headers.iter().map(|(name, _)| name.clone()).collect()
+        };
+        assert_eq!(names(&early_headers), names(&routed_headers), "{headers:?}");
+        for ((name, a), (_, b)) in early_headers.iter().zip(&routed_headers) {
+            if !matches!(name.as_str(), "cache-control" | "cache-status") {
+                assert_eq!(a, b, "{name} ({headers:?})");
+            }
+        }
+        assert!(early.header("x-request-id").is_some());
+        assert!(early.header("content-length").is_some() || early.status == 304);
+    }
+    // Both are counted under the route's template, as routing names it.
+    let metrics = gw
+        .http
+        .get(format!("http://{}/metrics", gw.running.addr))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let count = |status: &str| -> u64 {
+        let series = format!(
+            "storegate_http_request_duration_seconds_count{{route=\"/api/rest/products/{{id}}\",method=\"GET\",status=\"{status}\",user_type=\"guest\"}} "
+        );
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(series.as_str()))
+            .map_or(0, |n| n.parse().unwrap())
+    };
+    assert_eq!(count("200") + count("304"), 13, "{metrics}");
+}

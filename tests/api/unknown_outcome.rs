@@ -7,6 +7,8 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+use storegate::auth::Principal;
+
 use crate::helpers::*;
 
 fn product_named(name: &str) -> Value {
@@ -193,4 +195,81 @@ async fn during_an_outage_each_failure_is_logged_once_per_interval_not_per_reque
             && l.contains("request_id")),
         "{text}"
     );
+}
+
+#[tokio::test]
+async fn a_customer_save_that_times_out_holds_the_customer_group_off() {
+    // The customer's group, the one customer entry the cache keeps (it decides the prices the
+    // customer sees), must not be cached from before a save that may still land.
+    let gw = Gateway::start_with(|c| {
+        c.upstream_timeout = Duration::from_millis(300);
+        c.circuit_failure_threshold = 0;
+    })
+    .await;
+    mount(&gw.upstream, "customers/get-5").await;
+    let app = &gw.running.app;
+    let group = || storegate::records::lookups::customer_group::of(app, Principal::Customer(5));
+    let reads = || gw.upstream_calls("GET", "/V1/customers/5$");
+    assert_eq!(group().await.unwrap(), 1);
+    let before = reads().await.len();
+    assert_eq!(group().await.unwrap(), 1);
+    assert_eq!(reads().await.len(), before, "the group is cached");
+
+    Mock::given(method("PUT"))
+        .and(wiremock::matchers::path_regex("/V1/customers/5$"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(fixture("customers/get-5")["response"]["body"].clone())
+                .set_delay(Duration::from_secs(2)),
+        )
+        .mount(&gw.upstream)
+        .await;
+    let r = gw
+        .send(
+            gw.request("PUT", "/customers/5", &Who::Admin)
+                .header("Content-Type", "application/json")
+                .json(&json!({"group_id": 2})),
+        )
+        .await;
+    assert_eq!(r.status, 504, "{}", r.body);
+    assert_eq!(r.header("x-write-outcome"), Some("unknown"));
+    assert_eq!(
+        r.messages().last().map(String::as_str),
+        Some(
+            "The change may or may not have been made: read the record again before sending it again."
+        )
+    );
+
+    // Until the window ends, every read of the group asks Magento.
+    let before = reads().await.len();
+    for _ in 0..3 {
+        assert_eq!(group().await.unwrap(), 1);
+    }
+    assert_eq!(
+        reads().await.len(),
+        before + 3,
+        "the group was cached while held off"
+    );
+}
+
+#[tokio::test]
+async fn a_customer_write_magento_answered_is_not_marked() {
+    let gw = Gateway::start().await;
+    mount(&gw.upstream, "customers/get-5").await;
+    Mock::given(method("PUT"))
+        .and(wiremock::matchers::path_regex("/V1/customers/5$"))
+        .respond_with(
+            ResponseTemplate::new(500).set_body_json(json!({"message": "Internal error"})),
+        )
+        .mount(&gw.upstream)
+        .await;
+    let r = gw
+        .send(
+            gw.request("PUT", "/customers/5", &Who::Admin)
+                .header("Content-Type", "application/json")
+                .json(&json!({"lastname": "Doe-Smith"})),
+        )
+        .await;
+    assert!(r.status >= 400, "{}", r.body);
+    assert_eq!(r.header("x-write-outcome"), None, "{}", r.body);
 }

@@ -1,0 +1,624 @@
+//! The access line, formatted by the gateway itself into a reused buffer and handed to the
+//! log thread ([`crate::observe::log_writer`]), byte for byte the line tracing-subscriber's
+//! fmt layer wrote for it (text and JSON, as configured).
+//!
+//! Through tracing, every access line opened a span (its four fields formatted and stored by
+//! the fmt layer) and formatted an event inside it: a timestamp, the level, the span's
+//! context, the message and six fields, each through `core::fmt` and, in text, through an
+//! escaping writer char by char. That was about 18,000 instructions of a 49,000-instruction
+//! cache hit (bench/RESULTS.md). Here the same line costs a few hundred: the date is formatted
+//! once a second per thread, numbers by `itoa` and `ryu`, and a string is copied as it is
+//! when it has nothing to escape (the rare one that has goes through the very escaping
+//! tracing-subscriber applies).
+//!
+//! The binary installs the sink ([`install`]) with the log writer and the configured format;
+//! without it (a test, the library used elsewhere) the line goes through tracing as before
+//! ([`through_tracing`]), so that a subscriber of one's own sees it. Whether a line is written
+//! at all is still the subscriber's filter's word (`RUST_LOG`, `storegate::access=off`):
+//! the caller asks `tracing::enabled!` first. The tests below hold the two paths to the same
+//! bytes.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::config::LogFormat;
+use crate::context::trace::TraceId;
+use crate::observe::log_writer;
+
+/// What one access line says. `route` is the matched template, `"unmatched"` when none.
+#[derive(Debug, Clone, Copy)]
+pub struct Line<'a> {
+    pub request_id: &'a str,
+    pub trace_id: u128,
+    pub method: &'a str,
+    pub route: &'a str,
+    pub status: u16,
+    /// The body's length when known (a streamed body's is not: the field is left out).
+    pub bytes: Option<u64>,
+    pub duration_ms: f64,
+    pub user_type: &'a str,
+    /// The `X-Cache` header, `-` when none.
+    pub cache: &'a str,
+}
+
+static FORMAT: OnceLock<LogFormat> = OnceLock::new();
+
+/// Access lines are written in `format` from now on, to the process's log writer
+/// ([`log_writer::line`]: the same queue as every other line, so their order is kept).
+/// Once per process; `false` if it was already done.
+pub fn install(format: LogFormat) -> bool {
+    FORMAT.set(format).is_ok()
+}
+
+/// The date and time of the last second a thread wrote a line in (`YYYY-MM-DDTHH:MM:SS`).
+struct LastSecond {
+    second: Option<i64>,
+    date: Vec<u8>,
+}
+
+thread_local! {
+    static LAST_SECOND: RefCell<LastSecond> = const {
+        RefCell::new(LastSecond {
+            second: None,
+            date: Vec::new(),
+        })
+    };
+}
+
+/// Writes `line` through the process's log writer; `false` when the binary installed no
+/// format or no writer (the caller then logs it through tracing). A full queue drops the
+/// line and counts it (`log_writer`).
+pub fn write(line: &Line<'_>) -> bool {
+    let Some(format) = FORMAT.get() else {
+        return false;
+    };
+    let (second, micros) = timestamp(SystemTime::now());
+    LAST_SECOND
+        .try_with(|last| {
+            let Ok(mut last) = last.try_borrow_mut() else {
+                return false;
+            };
+            let LastSecond { second: seen, date } = &mut *last;
+            if *seen != Some(second) {
+                date.clear();
+                write_date(date, second);
+                *seen = Some(second);
+            }
+            log_writer::line(|out| match format {
+                LogFormat::Text => text(out, date, micros, line),
+                LogFormat::Json => json(out, date, micros, line),
+            })
+        })
+        .unwrap_or(false)
+}
+
+/// The line as tracing-subscriber's fmt layer writes it: a `request` span with the request's
+/// fields around an `info` event of target `storegate::access`. What [`write`] reproduces.
+pub fn through_tracing(line: &Line<'_>) {
+    let Line {
+        request_id,
+        trace_id,
+        method,
+        route,
+        status,
+        bytes,
+        duration_ms,
+        user_type,
+        cache,
+    } = *line;
+    tracing::info_span!(
+        "request",
+        request_id,
+        trace_id = %TraceId(trace_id),
+        method = %method,
+        route,
+    )
+    .in_scope(|| {
+        tracing::info!(
+            target: "storegate::access",
+            status,
+            bytes,
+            duration_ms,
+            user_type,
+            cache,
+            "{method} {route} {status}",
+        );
+    });
+}
+
+/// Seconds since the epoch (negative before it) and the microseconds of that second, as
+/// tracing-subscriber's `SystemTime` timer splits a time.
+fn timestamp(time: SystemTime) -> (i64, u32) {
+    let (secs, nanos) = match time.duration_since(UNIX_EPOCH) {
+        Ok(d) => (d.as_secs() as i64, d.subsec_nanos()),
+        Err(e) => {
+            let d = e.duration();
+            match d.subsec_nanos() {
+                0 => (-(d.as_secs() as i64), 0),
+                n => (-(d.as_secs() as i64) - 1, 1_000_000_000 - n),
+            }
+        }
+    };
+    (secs, nanos / 1_000)
+}
+
+/// `YYYY-MM-DDTHH:MM:SS` of a second since the epoch (a year past 9999 as `+10000`, one
+/// before year 0 as `-0001`, as tracing-subscriber writes them).
+fn write_date(out: &mut Vec<u8>, secs: i64) {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    if (0..=9999).contains(&year) {
+        push_padded(out, year as u64, 4);
+    } else if year > 9999 {
+        let _ = write!(out, "+{year}");
+    } else {
+        let _ = write!(out, "{year:05}");
+    }
+    out.push(b'-');
+    push_padded(out, u64::from(month), 2);
+    out.push(b'-');
+    push_padded(out, u64::from(day), 2);
+    out.push(b'T');
+    push_padded(out, (rem / 3600) as u64, 2);
+    out.push(b':');
+    push_padded(out, (rem / 60 % 60) as u64, 2);
+    out.push(b':');
+    push_padded(out, (rem % 60) as u64, 2);
+}
+
+/// The proleptic Gregorian date of a day since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// `value` in decimal, zero-padded to `width` digits.
+fn push_padded(out: &mut Vec<u8>, value: u64, width: usize) {
+    let mut digits = itoa::Buffer::new();
+    let text = digits.format(value);
+    for _ in text.len()..width {
+        out.push(b'0');
+    }
+    out.extend_from_slice(text.as_bytes());
+}
+
+fn push_u64(out: &mut Vec<u8>, value: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
+}
+
+/// `.uuuuuuZ`: the microseconds and the zone of the timestamp.
+fn push_micros(out: &mut Vec<u8>, micros: u32) {
+    out.push(b'.');
+    push_padded(out, u64::from(micros), 6);
+    out.push(b'Z');
+}
+
+/// A trace id as 32 lower-case hex digits (`TraceId`'s `Display`).
+fn push_trace_id(out: &mut Vec<u8>, id: u128) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut text = [0u8; 32];
+    for (i, digit) in text.iter_mut().enumerate() {
+        *digit = HEX[(id >> (124 - 4 * i)) as usize & 0xf];
+    }
+    out.extend_from_slice(&text);
+}
+
+/// The text format (tracing-subscriber's `Full`, without colours):
+/// `<time>  INFO request{request_id="…" trace_id=… method=… route="…"}: storegate::access:
+/// <method> <route> <status> status=… bytes=… duration_ms=… user_type="…" cache="…"`.
+fn text(out: &mut Vec<u8>, date: &[u8], micros: u32, line: &Line<'_>) {
+    // Each string is looked through once: a plain one is written as it is everywhere.
+    let (method_plain, route_plain) = (plain(line.method), plain(line.route));
+    out.extend_from_slice(date);
+    push_micros(out, micros);
+    out.extend_from_slice(b"  INFO request{request_id=");
+    push_debug_str(out, line.request_id, plain(line.request_id));
+    out.extend_from_slice(b" trace_id=");
+    push_trace_id(out, line.trace_id);
+    out.extend_from_slice(b" method=");
+    out.extend_from_slice(line.method.as_bytes());
+    out.extend_from_slice(b" route=");
+    push_debug_str(out, line.route, route_plain);
+    out.extend_from_slice(b"}: storegate::access: ");
+    // The message, through the fmt layer's escaping of terminal control characters.
+    push_sanitized(out, line.method, method_plain);
+    out.push(b' ');
+    push_sanitized(out, line.route, route_plain);
+    out.push(b' ');
+    push_u64(out, u64::from(line.status));
+    out.extend_from_slice(b" status=");
+    push_u64(out, u64::from(line.status));
+    if let Some(bytes) = line.bytes {
+        out.extend_from_slice(b" bytes=");
+        push_u64(out, bytes);
+    }
+    out.extend_from_slice(b" duration_ms=");
+    push_debug_f64(out, line.duration_ms);
+    out.extend_from_slice(b" user_type=");
+    push_debug_str(out, line.user_type, plain(line.user_type));
+    out.extend_from_slice(b" cache=");
+    push_debug_str(out, line.cache, plain(line.cache));
+    out.push(b'\n');
+}
+
+/// The JSON format (tracing-subscriber's `Json`: the event's fields in their order, the
+/// span's sorted by name, then the span again in the list of spans).
+fn json(out: &mut Vec<u8>, date: &[u8], micros: u32, line: &Line<'_>) {
+    out.extend_from_slice(b"{\"timestamp\":\"");
+    out.extend_from_slice(date);
+    push_micros(out, micros);
+    out.extend_from_slice(b"\",\"level\":\"INFO\",\"fields\":{\"message\":\"");
+    push_json_inner(out, line.method);
+    out.push(b' ');
+    push_json_inner(out, line.route);
+    out.push(b' ');
+    push_u64(out, u64::from(line.status));
+    out.extend_from_slice(b"\",\"status\":");
+    push_u64(out, u64::from(line.status));
+    if let Some(bytes) = line.bytes {
+        out.extend_from_slice(b",\"bytes\":");
+        push_u64(out, bytes);
+    }
+    out.extend_from_slice(b",\"duration_ms\":");
+    push_json_f64(out, line.duration_ms);
+    out.extend_from_slice(b",\"user_type\":");
+    push_json_str(out, line.user_type);
+    out.extend_from_slice(b",\"cache\":");
+    push_json_str(out, line.cache);
+    out.extend_from_slice(b"},\"target\":\"storegate::access\",\"span\":");
+    let span_start = out.len();
+    out.extend_from_slice(b"{\"method\":");
+    push_json_str(out, line.method);
+    out.extend_from_slice(b",\"request_id\":");
+    push_json_str(out, line.request_id);
+    out.extend_from_slice(b",\"route\":");
+    push_json_str(out, line.route);
+    out.extend_from_slice(b",\"trace_id\":\"");
+    push_trace_id(out, line.trace_id);
+    out.extend_from_slice(b"\",\"name\":\"request\"}");
+    let span_end = out.len();
+    out.extend_from_slice(b",\"spans\":[");
+    out.extend_from_within(span_start..span_end);
+    out.extend_from_slice(b"]}\n");
+}
+
+/// Printable ASCII but `"` and `\`: what every format writes as it is (`Debug` of a
+/// `str`, the fmt layer's escaping, JSON's).
+const PLAIN: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0x20;
+    while b < 0x7f {
+        table[b] = b != b'"' as usize && b != b'\\' as usize;
+        b += 1;
+    }
+    table
+};
+
+fn plain(value: &str) -> bool {
+    value.bytes().all(|b| PLAIN[b as usize])
+}
+
+/// A `&str` field as the text format writes it: its `Debug` (quoted, escaped), copied as
+/// it is when it is `plain`.
+fn push_debug_str(out: &mut Vec<u8>, value: &str, plain: bool) {
+    if plain {
+        out.push(b'"');
+        out.extend_from_slice(value.as_bytes());
+        out.push(b'"');
+    } else {
+        let _ = write!(out, "{value:?}");
+    }
+}
+
+/// The message's parts as the text format writes them: as they are, but for the terminal
+/// control characters tracing-subscriber escapes (ESC, BEL, BS, FF, DEL and C1 controls).
+fn push_sanitized(out: &mut Vec<u8>, value: &str, plain: bool) {
+    if plain
+        || !value
+            .bytes()
+            .any(|b| matches!(b, 0x1b | 0x07 | 0x08 | 0x0c | 0x7f | 0xc2))
+    {
+        out.extend_from_slice(value.as_bytes());
+        return;
+    }
+    for ch in value.chars() {
+        match ch {
+            '\x1b' => out.extend_from_slice(b"\\x1b"),
+            '\x07' => out.extend_from_slice(b"\\x07"),
+            '\x08' => out.extend_from_slice(b"\\x08"),
+            '\x0c' => out.extend_from_slice(b"\\x0c"),
+            '\x7f' => out.extend_from_slice(b"\\x7f"),
+            ch if ('\u{80}'..='\u{9f}').contains(&ch) => {
+                let _ = write!(out, "\\u{{{:x}}}", ch as u32);
+            }
+            ch => {
+                let mut utf8 = [0u8; 4];
+                out.extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
+            }
+        }
+    }
+}
+
+/// An `f64` field as the text format writes it: its `Debug`. `ryu` finds the same shortest
+/// digits but for one case: a value exactly halfway between two shortest spellings, which
+/// `ryu` rounds to even and `Debug` up. That needs a value with at most 18 significant
+/// digits; a value of 1e-4 or more whose lowest set bit is below 2^-21 has more (its
+/// expansion ends 22 or more places after the point, at most 3 of them leading zeros),
+/// which is any duration measured in nanoseconds but the rare exact one. Those, and the
+/// magnitudes `Debug` writes with an exponent, go through `Debug` itself.
+fn push_debug_f64(out: &mut Vec<u8>, value: f64) {
+    if (1e-4..1e16).contains(&value) && lowest_bit_exponent(value) < -21 {
+        let mut digits = ryu::Buffer::new();
+        let text = digits.format_finite(value);
+        if !text.contains('e') {
+            out.extend_from_slice(text.as_bytes());
+            return;
+        }
+    }
+    let _ = write!(out, "{value:?}");
+}
+
+/// The exponent of the lowest set bit of a positive normal `value` (`value` is an odd
+/// number times 2 to that power).
+fn lowest_bit_exponent(value: f64) -> i32 {
+    let bits = value.to_bits();
+    let exponent = ((bits >> 52) & 0x7ff) as i32 - 1075;
+    let mantissa = (bits & ((1 << 52) - 1)) | (1 << 52);
+    exponent + mantissa.trailing_zeros() as i32
+}
+
+/// An `f64` as serde_json writes it (its own shortest digits, `null` when not finite).
+fn push_json_f64(out: &mut Vec<u8>, value: f64) {
+    let _ = serde_json::to_writer(out, &value);
+}
+
+/// A JSON string as serde_json writes it.
+fn push_json_str(out: &mut Vec<u8>, value: &str) {
+    out.push(b'"');
+    push_json_inner(out, value);
+    out.push(b'"');
+}
+
+/// The inside of a JSON string as serde_json writes it (quotes, backslashes and control
+/// characters escaped, nothing else).
+fn push_json_inner(out: &mut Vec<u8>, value: &str) {
+    if value.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.extend_from_slice(value.as_bytes());
+    } else {
+        let mut quoted = serde_json::to_vec(value).unwrap_or_default();
+        if quoted.len() >= 2 {
+            out.extend_from_slice(&quoted[1..quoted.len() - 1]);
+        }
+        quoted.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A writer the fmt layer writes into.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+        type Writer = Captured;
+        fn make_writer(&'a self) -> Captured {
+            self.clone()
+        }
+    }
+
+    /// The line tracing-subscriber writes for `line`, configured as the binary configures it
+    /// (`main::init_tracing`), and the line this module writes, both at the same time: the
+    /// timestamp tracing wrote is parsed and this module's is formatted from it.
+    fn both(format: LogFormat, line: &Line<'_>) -> (String, String) {
+        let captured = Captured::default();
+        let builder = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("info"))
+            .with_ansi(false)
+            .with_writer(captured.clone());
+        match format {
+            LogFormat::Json => {
+                tracing::subscriber::with_default(builder.json().finish(), || through_tracing(line))
+            }
+            LogFormat::Text => {
+                tracing::subscriber::with_default(builder.finish(), || through_tracing(line))
+            }
+        }
+        let theirs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let stamp = match format {
+            LogFormat::Text => &theirs[..27],
+            LogFormat::Json => &theirs[14..41],
+        };
+        let secs = parse_stamp(stamp);
+        let micros: u32 = stamp[20..26].parse().unwrap();
+        let mut date = Vec::new();
+        write_date(&mut date, secs);
+        let mut ours = Vec::new();
+        match format {
+            LogFormat::Text => text(&mut ours, &date, micros, line),
+            LogFormat::Json => json(&mut ours, &date, micros, line),
+        }
+        (theirs, String::from_utf8(ours).unwrap())
+    }
+
+    /// Seconds since the epoch of `YYYY-MM-DDTHH:MM:SS` (days counted one by one: a reference
+    /// that shares nothing with `civil_from_days`).
+    fn parse_stamp(stamp: &str) -> i64 {
+        let year: i64 = stamp[0..4].parse().unwrap();
+        let month: u32 = stamp[5..7].parse().unwrap();
+        let day: i64 = stamp[8..10].parse().unwrap();
+        let (h, m, s): (i64, i64, i64) = (
+            stamp[11..13].parse().unwrap(),
+            stamp[14..16].parse().unwrap(),
+            stamp[17..19].parse().unwrap(),
+        );
+        let mut days = 0;
+        for y in 1970..year {
+            days += if leap(y) { 366 } else { 365 };
+        }
+        for m in 1..month {
+            days += month_days(year, m);
+        }
+        days += day - 1;
+        days * 86_400 + h * 3600 + m * 60 + s
+    }
+
+    fn leap(y: i64) -> bool {
+        (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+    }
+
+    fn month_days(y: i64, m: u32) -> i64 {
+        match m {
+            2 if leap(y) => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        }
+    }
+
+    fn sample() -> Line<'static> {
+        Line {
+            request_id: "0a1b2c3d-000000000001",
+            trace_id: 0x4bf9_2f35_77b3_4da6_a3ce_929d_0e0e_4736,
+            method: "GET",
+            route: "/api/rest/products/{id}",
+            status: 200,
+            bytes: Some(959),
+            duration_ms: 0.123_456,
+            user_type: "guest",
+            cache: "HIT",
+        }
+    }
+
+    #[test]
+    fn the_line_is_tracing_subscribers_byte_for_byte() {
+        let base = sample();
+        let mut lines = vec![base];
+        lines.push(Line {
+            bytes: None,
+            status: 504,
+            cache: "-",
+            user_type: "none",
+            route: "unmatched",
+            method: "POST",
+            trace_id: 1,
+            ..base
+        });
+        // What neither path should ever see, but both must write alike: quotes, escapes,
+        // terminal controls, C1 controls, other Unicode.
+        lines.push(Line {
+            request_id: "a\"b\\c\nd\u{1b}[31m\u{9b}é\u{200b}",
+            method: "M\u{1b}\u{7}\u{8}\u{c}\u{7f}\u{85}x",
+            route: "/r/{id}\"\\\t\u{1b}\u{9f}ü\u{0}",
+            user_type: "\u{1}",
+            cache: "H\"IT",
+            trace_id: u128::MAX,
+            status: 0,
+            bytes: Some(u64::MAX),
+            ..base
+        });
+        for duration_ms in [
+            0.0,
+            1.0,
+            0.1 + 0.2,
+            1e-7,
+            0.000_099_999,
+            0.0001,
+            12_345.678_9,
+            9.999_999_999_999_998e15,
+            781_751_276_905_481.0 + 0.25,
+            1e16,
+            1.5e300,
+            f64::MIN_POSITIVE,
+            f64::NAN,
+            f64::INFINITY,
+            -3.5,
+        ] {
+            lines.push(Line {
+                duration_ms,
+                ..base
+            });
+        }
+        for format in [LogFormat::Text, LogFormat::Json] {
+            for line in &lines {
+                let (theirs, ours) = both(format, line);
+                assert_eq!(ours, theirs, "{format:?} {line:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn durations_as_debug_writes_them() {
+        let check = |value: f64| {
+            let mut ours = Vec::new();
+            push_debug_f64(&mut ours, value);
+            assert_eq!(String::from_utf8(ours).unwrap(), format!("{value:?}"));
+        };
+        // Spread over every magnitude a duration takes, and well beyond.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..300_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mantissa = (state >> 11) as f64 / (1u64 << 53) as f64;
+            let exponent = (state % 40) as i32 - 12;
+            check(mantissa * 10f64.powi(exponent));
+            // Values with few significant bits: where ties between two spellings live.
+            let odd = (state >> 40) | 1;
+            let shift = (state % 90) as i32 - 45;
+            check(odd as f64 * 2f64.powi(shift));
+        }
+        // A tie `ryu` and `Debug` break differently.
+        check(781_751_276_905_481.0 + 0.25);
+        check(0.0009765625 + 2f64.powi(-20));
+    }
+
+    #[test]
+    fn dates_across_the_calendar() {
+        // Every day from 1970 to 2400 against the day-by-day reference, at its last second.
+        let mut secs = parse_stamp("1970-01-01T00:00:00");
+        let mut date = Vec::new();
+        for days in 0..(430 * 366) {
+            date.clear();
+            write_date(&mut date, secs + 86_399);
+            let text = std::str::from_utf8(&date).unwrap();
+            assert_eq!(parse_stamp(text), secs + 86_399, "{text} ({days})");
+            assert!(text.ends_with("T23:59:59"), "{text}");
+            secs += 86_400;
+        }
+        let mut date = Vec::new();
+        write_date(&mut date, -1);
+        assert_eq!(date, b"1969-12-31T23:59:59");
+        assert_eq!(
+            timestamp(UNIX_EPOCH - std::time::Duration::new(1, 500)),
+            (-2, 999_999)
+        );
+        date.clear();
+        write_date(&mut date, 253_402_300_800);
+        assert_eq!(date, b"+10000-01-01T00:00:00");
+    }
+}
