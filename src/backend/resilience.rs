@@ -20,6 +20,8 @@
 //!   it makes.
 
 use std::sync::Arc;
+
+use crate::backend::error::UpstreamError;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
@@ -242,6 +244,38 @@ impl Guard {
             self.metrics.retry_refused();
             false
         }
+    }
+
+    /// Runs an idempotent read: its first try, and one more after a short wait when it
+    /// failed in a way worth retrying (a connection error, 502, 503, 504), the deadline
+    /// leaves room for it and the retry budget allows. Every store's client reads this way.
+    pub(crate) async fn read<T, F, Fut>(&self, mut attempt: F) -> Result<T, UpstreamError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, UpstreamError>>,
+    {
+        self.called();
+        match attempt().await {
+            Err(error) if error.is_transient() => {
+                let wait = jitter();
+                // Not worth it when the wait and a useful try no longer fit the deadline.
+                let fits = crate::context::request::remaining().is_none_or(|left| left > wait * 2);
+                if !fits || !self.may_retry() {
+                    return Err(error);
+                }
+                // The status only: a store's message can carry a customer's values.
+                tracing::debug!(status = ?error.status(), "retrying an upstream read once");
+                tokio::time::sleep(wait).await;
+                attempt().await
+            }
+            other => other,
+        }
+    }
+
+    /// A reader of the breaker's state, for metrics.
+    pub(crate) fn probe(self: &Arc<Self>) -> Arc<dyn Fn() -> CircuitState + Send + Sync> {
+        let guard = self.clone();
+        Arc::new(move || guard.breaker.state())
     }
 
     /// A slot among the calls in flight, or `None` when they are all taken.

@@ -123,8 +123,7 @@ impl Magento {
 
     /// A reader of the breaker's state, for metrics.
     pub fn circuit_probe(&self) -> Arc<dyn Fn() -> CircuitState + Send + Sync> {
-        let guard = self.guard.clone();
-        Arc::new(move || guard.breaker.state())
+        self.guard.probe()
     }
 
     pub fn default_store(&self) -> &str {
@@ -151,27 +150,15 @@ impl Magento {
         query: &[(String, String)],
         body: Option<&Value>,
     ) -> Result<Bytes, UpstreamError> {
-        let idempotent = method == Method::GET || method == Method::HEAD;
-        self.guard.called();
-        let first = self
-            .attempt(&method, scope, path, query, body, &self.authorization)
-            .await;
-        match first {
-            Err(error) if idempotent && error.is_transient() => {
-                let wait = resilience::jitter();
-                // Not worth it when the wait and a useful try no longer fit the deadline.
-                let fits = request::remaining().is_none_or(|left| left > wait * 2);
-                if !fits || !self.guard.may_retry() {
-                    return Err(error);
-                }
-                // The status only: Magento's message can carry a customer's values.
-                tracing::debug!(status = ?error.status(), "retrying an upstream read once");
-                tokio::time::sleep(wait).await;
-                self.attempt(&method, scope, path, query, body, &self.authorization)
-                    .await
-            }
-            other => other,
+        if method == Method::GET || method == Method::HEAD {
+            return self
+                .guard
+                .read(|| self.attempt(&method, scope, path, query, body, &self.authorization))
+                .await;
         }
+        self.guard.called();
+        self.attempt(&method, scope, path, query, body, &self.authorization)
+            .await
     }
 
     /// A call made with someone else's credentials (a customer's Magento token), never

@@ -169,8 +169,7 @@ impl OpenMage {
 
     /// A reader of the breaker's state, for metrics.
     pub fn circuit_probe(&self) -> Arc<dyn Fn() -> CircuitState + Send + Sync> {
-        let guard = self.guard.clone();
-        Arc::new(move || guard.breaker.state())
+        self.guard.probe()
     }
 
     pub fn default_store(&self) -> &str {
@@ -263,24 +262,12 @@ impl OpenMage {
         query: &[(String, String)],
         caller: Caller<'_>,
     ) -> Result<Bytes, UpstreamError> {
-        self.guard.called();
-        let first = self.attempt(&Method::GET, path, query, None, caller).await;
-        let reply = match first {
-            Err(error) if error.is_transient() => {
-                let wait = resilience::jitter();
-                // Not worth it when the wait and a useful try no longer fit the deadline.
-                let fits = request::remaining().is_none_or(|left| left > wait * 2);
-                if !fits || !self.guard.may_retry() {
-                    return Err(error);
-                }
-                // The status only: the store's message can carry a customer's values.
-                tracing::debug!(status = ?error.status(), "retrying an upstream read once");
-                tokio::time::sleep(wait).await;
-                // Signed again: a fresh nonce and timestamp (the store refuses a nonce twice).
-                self.attempt(&Method::GET, path, query, None, caller).await
-            }
-            other => other,
-        }?;
+        // Signed again on a retry: a fresh nonce and timestamp (the store refuses a nonce
+        // it has seen).
+        let reply = self
+            .guard
+            .read(|| self.attempt(&Method::GET, path, query, None, caller))
+            .await?;
         Ok(reply.body)
     }
 
