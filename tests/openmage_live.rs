@@ -231,7 +231,7 @@ async fn the_adapter_reads_products_pages_and_renderings() {
         "{fourth:?}"
     );
     let one = SearchCriteria::new().filter("entity_id", "2", "eq");
-    let render = backend.render_info(1, "", &one).await.unwrap();
+    let render = backend.render_info(1, "", &one, None).await.unwrap();
     let items = backend.read_render_items(&render).unwrap();
     assert_eq!(items[0]["id"], 2);
     let (without, with) = backend.read_final_prices(&items[0]);

@@ -203,6 +203,52 @@ pub enum RegionChoice<'a> {
     Text(&'a str),
 }
 
+/// A customer's credentials with the store, kept by the gateway (in its OAuth store) so that
+/// it can ask the store what the store shows that customer: their group's prices, with
+/// their tax, as the store computes them ([`Backend::render_info`]). Obtained when the
+/// customer signs in with their store password ([`Backend::store_session`]), or carried
+/// over with the store's own access tokens (`storegate oauth import`). Stored as JSON;
+/// `Debug` shows no secret.
+#[derive(Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
+pub struct StoreSession {
+    /// The customer it speaks for (the store's id).
+    pub customer_id: u64,
+    /// The OAuth consumer the token was issued to, with its secret; `None`: the gateway's
+    /// own (`STOREGATE_UPSTREAM_CONSUMER_KEY`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer: Option<(String, String)>,
+    pub token: String,
+    #[serde(default)]
+    pub secret: String,
+}
+
+impl std::fmt::Debug for StoreSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreSession")
+            .field("customer_id", &self.customer_id)
+            .field("own_consumer", &self.consumer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl StoreSession {
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    pub fn from_text(text: &str) -> Option<StoreSession> {
+        serde_json::from_str(text).ok()
+    }
+}
+
+/// A quantity tier of a shopper's product view as the store rendered it for them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RenderedTier {
+    pub qty: f64,
+    pub price_with_tax: f64,
+    pub price_without_tax: f64,
+}
+
 /// A price of a product for a customer group from a quantity on (quantity 1: the group's
 /// price).
 #[derive(Debug, Clone, PartialEq)]
@@ -343,13 +389,32 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     ) -> Answer<'a, Bytes>;
     fn skus_of<'a>(&'a self, ids: &'a [u64]) -> Answer<'a, Vec<IdSku>>;
     /// The storefront's view of products (final and tax-inclusive prices, salability,
-    /// URLs) in a store view and currency.
+    /// URLs) in a store view and currency: an anonymous shopper's (the NOT LOGGED IN
+    /// group), or, given a customer's [`StoreSession`] and when the store can
+    /// ([`Backend::renders_for_customers`]), that customer's. A session the store no longer
+    /// takes is its 401 or 403.
     fn render_info<'a>(
         &'a self,
         store_id: u64,
         currency: &'a str,
         criteria: &'a SearchCriteria,
+        customer: Option<&'a StoreSession>,
     ) -> Answer<'a, Bytes>;
+    /// Does [`Backend::render_info`] render for a customer's session (their group's prices,
+    /// their tax), or only anonymously (the gateway then works out a group's tiers itself)?
+    fn renders_for_customers(&self) -> bool {
+        false
+    }
+    /// The session to keep for a customer who signed in with [`Backend::customer_token`]'s
+    /// token; `None` when [`Backend::render_info`] has no use for one.
+    fn store_session(&self, _customer_id: u64, _customer_token: &str) -> Option<StoreSession> {
+        None
+    }
+    /// The quantity tiers a rendering holds, as the store computed them for whom it
+    /// rendered (`None`: the rendering has none; the gateway works them out).
+    fn read_render_tiers(&self, _render: &Value) -> Option<Vec<RenderedTier>> {
+        None
+    }
     /// The products of a [`Backend::render_info`] answer, one record each.
     fn read_render_items(&self, raw: &[u8]) -> Result<Vec<Value>, UpstreamError>;
     /// The fields of a product record that hold group or tier prices (a view that shows

@@ -50,21 +50,33 @@
 use std::borrow::Cow;
 
 use crate::auth::UserType;
+use crate::auth::caller::PriceGroup;
 use crate::context::profile::Profile;
 use crate::http::Format;
 
 /// Who shares a rendered answer: the user type, and the customer group when the answer
-/// shows a customer group's prices (guests are all one group).
-pub fn audience(user: UserType, price_group: Option<u64>) -> Cow<'static, str> {
+/// shows a customer group's prices (guests are all one group), with the customer's tax
+/// destination when the store renders for each customer (`auth::caller::PriceGroup`).
+pub fn audience(user: UserType, price_group: Option<PriceGroup>) -> Cow<'static, str> {
     // Answers in the original's profile are written otherwise (its XML root, its JSON
     // types): a request in it (an OAuth consumer's, docs/oauth.md) shares them only with
     // requests in it.
     let original = Profile::current() == Profile::Original;
-    match (user, price_group, original) {
-        (UserType::Customer, Some(group), false) => Cow::Owned(format!("customer.g{group}")),
-        (UserType::Customer, Some(group), true) => Cow::Owned(format!("customer.g{group}~o")),
-        (user, _, false) => Cow::Borrowed(user.as_str()),
-        (user, _, true) => Cow::Owned(format!("{}~o", user.as_str())),
+    let suffix = if original { "~o" } else { "" };
+    match (user, price_group) {
+        (UserType::Customer, Some(prices)) => {
+            Cow::Owned(format!("customer.{}{suffix}", price_audience(prices)))
+        }
+        (user, _) if !original => Cow::Borrowed(user.as_str()),
+        (user, _) => Cow::Owned(format!("{}~o", user.as_str())),
+    }
+}
+
+/// A price group in a key: `g1`, or `g1.t<destination>`.
+pub fn price_audience(prices: PriceGroup) -> String {
+    match prices.destination {
+        None => format!("g{}", prices.group),
+        Some(d) => format!("g{}.t{d:016x}", prices.group),
     }
 }
 
@@ -85,6 +97,12 @@ pub mod key {
     /// A product's rendering in a store (by id).
     pub fn render_info(store_id: u64, product_id: u64) -> String {
         format!("r|render|{store_id}|{product_id}")
+    }
+
+    /// A store's rendering of a product for a customer group and tax destination
+    /// (`super::price_audience`), made with a customer's session.
+    pub fn render_for(store_id: u64, product_id: u64, prices: &str) -> String {
+        format!("r|render|{store_id}|{product_id}|{prices}")
     }
 
     /// A page of the stock item index.
@@ -265,18 +283,26 @@ mod tests {
     #[test]
     fn answers_with_group_prices_are_never_shared_between_groups() {
         use super::{UserType, audience, key};
-        assert_eq!(audience(UserType::Customer, Some(2)), "customer.g2");
+        use crate::auth::caller::PriceGroup;
+        let group = |group, destination| Some(PriceGroup { group, destination });
+        assert_eq!(audience(UserType::Customer, group(2, None)), "customer.g2");
+        assert_eq!(
+            audience(UserType::Customer, group(2, Some(0xab))),
+            "customer.g2.t00000000000000ab"
+        );
         assert_eq!(audience(UserType::Customer, None), "customer");
         // Every guest is in one group (NOT LOGGED IN).
-        assert_eq!(audience(UserType::Guest, Some(0)), "guest");
-        let fast = |group| {
+        assert_eq!(audience(UserType::Guest, group(0, None)), "guest");
+        let fast = |prices| {
             key::fast(
-                &audience(UserType::Customer, Some(group)),
+                &audience(UserType::Customer, prices),
                 crate::http::Format::Json,
                 "/api/rest/products/1",
             )
         };
-        assert_ne!(fast(1), fast(2));
+        assert_ne!(fast(group(1, None)), fast(group(2, None)));
+        // One group, customers taxed for different places: not shared either.
+        assert_ne!(fast(group(1, Some(1))), fast(group(1, Some(2))));
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::auth::oauth::store::{
     ImportedToken, Kind, NewConsumer, Owner, TokenStore, random_hex32,
 };
 use crate::auth::oauth::{self as oauth_provider};
+use crate::backend::port::StoreSession;
 use crate::config::Config;
 
 #[derive(Debug, Subcommand)]
@@ -289,9 +290,32 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
             let summary = import::import(&*store, &consumers_table, tokens_table.as_ref())
                 .await
                 .map_err(|e| e.to_string())?;
+            keep_store_sessions(&*store, &summary.customer_credentials).await?;
             Ok(format!("{summary} (into {place})"))
         }
     }
+}
+
+/// The store issued the customers' imported tokens: each is also kept as that customer's
+/// session with the store, so that a store rendering for each customer (OpenMage) shows
+/// them their group's prices from their first call (`backend::port::StoreSession`).
+async fn keep_store_sessions(
+    store: &dyn TokenStore,
+    credentials: &[import::CustomerCredentials],
+) -> Result<(), String> {
+    for c in credentials {
+        let session = StoreSession {
+            customer_id: c.customer_id,
+            consumer: Some((c.consumer_key.clone(), c.consumer_secret.clone())),
+            token: c.token.clone(),
+            secret: c.secret.clone(),
+        };
+        store
+            .put_store_session(c.customer_id, &session.to_text())
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// Copies consumers (updated where the key exists) and live access tokens (kept where the

@@ -95,12 +95,12 @@ pub async fn lookup(
     }
 }
 
-/// A customer's group when `lookups::customer_group` has it in the cache and fresh, without
-/// calling Magento (its entry's text is the group's number).
-async fn known_customer_group(cache: &Cache, customer_id: u64) -> Option<u64> {
+/// A customer's price group when `lookups::customer_group` has it in the cache and fresh,
+/// without calling the store.
+async fn known_customer_group(
+    cache: &Cache,
+    customer_id: u64,
+) -> Option<crate::auth::caller::PriceGroup> {
     let entry = cache.fresh(&keys::key::customer_group(customer_id)).await?;
-    match &entry.value {
-        crate::cache::Value::Text(text) => text.parse().ok(),
-        _ => None,
-    }
+    crate::records::lookups::customer_group::parse(&entry.value)
 }

@@ -8,6 +8,7 @@ mod address_fields;
 pub mod addresses;
 pub mod api_docs;
 pub mod customer_save;
+pub mod customer_sign_in;
 pub mod customers;
 pub mod gateway;
 pub mod images;

@@ -16,6 +16,7 @@ use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
+use crate::auth::Principal;
 use crate::auth::UserType;
 use crate::backend::port::{Backend, SearchResult, SentPrices, StoreConfig, StoreView, TierPrice};
 use crate::backend::port::{Scope, SearchCriteria, UpstreamError};
@@ -36,7 +37,7 @@ use crate::backend::write_outcome;
 use crate::cache::response::cached;
 use crate::records::catalog::product_index::sku_of;
 use crate::records::catalog::product_records::{
-    product_record, product_record_in, render_many, render_record,
+    Shopper, product_record, product_record_in, render_many, render_record,
 };
 use crate::records::listing::search_criteria;
 use crate::records::lookups::{customer_group, stores};
@@ -275,21 +276,40 @@ fn shows_group_prices(backend: &dyn Backend, fields: &[Field]) -> bool {
     })
 }
 
-/// The customer group a shopper's answer in this view is priced for, and the caller that
-/// keys its cache entry by that group. Views without group prices are the same for every
-/// group: they are shared, and their records still carry only anonymous tiers.
+/// Whose prices a shopper's answer shows: the customer group (Admin and Guest: the NOT
+/// LOGGED IN group's), and for whom the store renders it.
+#[derive(Debug, Clone, Copy)]
+struct Priced {
+    group: u64,
+    shopper: Shopper,
+}
+
+/// What a shopper's answer in this view is priced for, and the caller that keys its cache
+/// entry by that. Views without group prices are the same for every group (they are
+/// shared, and their records still carry only anonymous tiers), unless the store renders
+/// for each customer: then every price of the view is their group's, and the answer is
+/// keyed by their group and tax destination.
 async fn priced_caller(
     app: &AppState,
     caller: Caller,
     fields: &[Field],
-) -> Result<(Caller, u64), ApiError> {
-    match caller.user_type() {
-        UserType::Admin | UserType::Guest => Ok((caller, NOT_LOGGED_IN)),
-        UserType::Customer if shows_group_prices(&*app.backend, fields) => {
-            let group = customer_group::of(app, caller.principal).await?;
-            Ok((caller.with_price_group(group), group))
+) -> Result<(Caller, Priced), ApiError> {
+    let anonymous = Priced {
+        group: NOT_LOGGED_IN,
+        shopper: Shopper::Anonymous,
+    };
+    match (caller.user_type(), caller.principal) {
+        (UserType::Customer, Principal::Customer(id))
+            if app.backend.renders_for_customers() || shows_group_prices(&*app.backend, fields) =>
+        {
+            let prices = customer_group::of(app, caller.principal).await?;
+            let priced = Priced {
+                group: prices.group,
+                shopper: Shopper::Customer { id, prices },
+            };
+            Ok((caller.with_price_group(prices), priced))
         }
-        UserType::Customer => Ok((caller, NOT_LOGGED_IN)),
+        _ => Ok((caller, anonymous)),
     }
 }
 
@@ -306,17 +326,24 @@ fn put_prices(backend: &dyn Backend, root: &mut Value) {
 }
 
 /// Renders one product for a caller. A shopper's record first loses every tier price that
-/// is not for `group` (see [`pricing::prepare_shopper_source`]).
+/// is not for `group` (see [`pricing::prepare_shopper_source`]); `render_is_theirs`: its
+/// rendering was made for the shopper's own group.
 fn render_product(
     backend: &dyn Backend,
     fields: &[Field],
     user: UserType,
     mut source: Value,
-    group: u64,
+    (group, render_is_theirs): (u64, bool),
     store: &StoreConfig,
 ) -> Value {
     if user != UserType::Admin {
-        pricing::prepare_shopper_source(backend, &mut source, group, store.website_id);
+        pricing::prepare_shopper_source(
+            backend,
+            &mut source,
+            group,
+            store.website_id,
+            render_is_theirs,
+        );
     }
     // The record's group and tier prices (a shopper's: theirs only, after the line above) in
     // the gateway's own form, which the mappings' price types read.
@@ -347,7 +374,7 @@ async fn get_one(
     let id = parse_id(id)?;
     let user = caller.user_type();
     let fields = app.mappings.get("product").view(user, View::Single);
-    let (caller, group) = priced_caller(&app, caller, &fields).await?;
+    let (caller, priced) = priced_caller(&app, caller, &fields).await?;
     let state = app.clone();
     cached(
         &app.cache,
@@ -371,9 +398,16 @@ async fn get_one(
             let store_chain = async {
                 let store = stores::config(&app, read_store.code(&app)).await?;
                 let render = match shopper {
-                    true => {
-                        Some(render_record(&app, id, store.id, &store.base_currency_code).await?)
-                    }
+                    true => Some(
+                        render_record(
+                            &app,
+                            id,
+                            store.id,
+                            &store.base_currency_code,
+                            priced.shopper,
+                        )
+                        .await?,
+                    ),
                     false => None,
                 };
                 Ok::<_, ApiError>((store, render))
@@ -383,15 +417,27 @@ async fn get_one(
             let (sku, product) = product_result?;
             let (store, render) = store_result?;
             let mut source = json!({ "product": product });
-            if shopper {
-                if !shopper_visible(&source["product"])
-                    || !app.backend.on_website(&source["product"], store.website_id)
-                {
-                    return Err(ApiError::not_found());
-                }
-                source["render"] = render.unwrap_or(Value::Null);
+            if shopper
+                && (!shopper_visible(&source["product"])
+                    || !app.backend.on_website(&source["product"], store.website_id))
+            {
+                return Err(ApiError::not_found());
             }
-            let record = render_product(&*app.backend, &fields, user, source, group, &store);
+            let theirs = match render {
+                Some(rendering) => {
+                    source["render"] = rendering.render;
+                    rendering.theirs
+                }
+                None => true,
+            };
+            let record = render_product(
+                &*app.backend,
+                &fields,
+                user,
+                source,
+                (priced.group, theirs),
+                &store,
+            );
             Ok((
                 Doc::new(record),
                 vec![tag::product(id), tag::sku(&sku), tag::STORES.to_owned()],
@@ -412,7 +458,7 @@ async fn list(
     let fields = app.mappings.get("product").view(user, View::List);
     // Checked before anything is cached or fetched.
     let criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
-    let (caller, group) = priced_caller(&app, caller, &fields).await?;
+    let (caller, priced) = priced_caller(&app, caller, &fields).await?;
     let state = app.clone();
     let logical = view::product_list(read_store.key(), &params.canonical());
     cached(&app.cache, caller, headers, &logical, move || async move {
@@ -432,10 +478,17 @@ async fn list(
         };
         let store = stores::config(&app, read_store.code(&app)).await?;
         let ids: Vec<u64> = items.iter().filter_map(product_id).collect();
-        let renders = if user == UserType::Admin {
-            HashMap::new()
+        let (renders, theirs) = if user == UserType::Admin {
+            (HashMap::new(), true)
         } else {
-            render_many(&app, &ids, store.id, &store.base_currency_code).await?
+            render_many(
+                &app,
+                &ids,
+                store.id,
+                &store.base_currency_code,
+                priced.shopper,
+            )
+            .await?
         };
         let mut out = Map::new();
         let mut tags = vec![tag::LISTS.to_owned(), tag::STORES.to_owned()];
@@ -447,7 +500,14 @@ async fn list(
             let source = json!({ "product": product, "render": render });
             out.insert(
                 id.to_string(),
-                render_product(&*app.backend, &fields, user, source, group, &store),
+                render_product(
+                    &*app.backend,
+                    &fields,
+                    user,
+                    source,
+                    (priced.group, theirs),
+                    &store,
+                ),
             );
             tags.push(tag::product(id));
         }
@@ -482,7 +542,7 @@ async fn category_list(
     let fields = app.mappings.get("product").view(user, list_view);
     // Checked before anything is cached or fetched; each chunk's search starts from it.
     let filters = search_criteria(&fields, &params, SearchCriteria::new())?;
-    let (caller, group) = priced_caller(&app, caller, &fields).await?;
+    let (caller, priced) = priced_caller(&app, caller, &fields).await?;
     let state = app.clone();
     let logical = view::category(category_id, read_store.key(), &params.canonical());
     cached(&app.cache, caller, headers, &logical, move || async move {
@@ -547,9 +607,18 @@ async fn category_list(
         let mut tags = vec![tag::LISTS.to_owned(), tag::category(category_id)];
         if as_product_list {
             let ids: Vec<u64> = page.iter().filter_map(product_id).collect();
-            let renders = match user {
-                UserType::Admin => HashMap::new(),
-                _ => render_many(&app, &ids, store.id, &store.base_currency_code).await?,
+            let (renders, theirs) = match user {
+                UserType::Admin => (HashMap::new(), true),
+                _ => {
+                    render_many(
+                        &app,
+                        &ids,
+                        store.id,
+                        &store.base_currency_code,
+                        priced.shopper,
+                    )
+                    .await?
+                }
             };
             let mut out = Map::new();
             for product in page {
@@ -561,7 +630,14 @@ async fn category_list(
                 let source = json!({ "product": product, "render": render });
                 out.insert(
                     id.to_string(),
-                    render_product(&*app.backend, &fields, user, source, group, &store),
+                    render_product(
+                        &*app.backend,
+                        &fields,
+                        user,
+                        source,
+                        (priced.group, theirs),
+                        &store,
+                    ),
                 );
             }
             return Ok((Doc::keyed_list(Value::Object(out)), tags));
@@ -572,12 +648,13 @@ async fn category_list(
                 tags.push(tag::product(id));
             }
             let source = json!({ "product": product });
+            // No rendering in this view: nothing in it is the store's per group.
             out.push(render_product(
                 &*app.backend,
                 &fields,
                 user,
                 source,
-                group,
+                (priced.group, false),
                 &store,
             ));
         }

@@ -10,13 +10,48 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::backend::port::{Backend, TierPrice};
+pub use crate::auth::caller::PriceGroup;
+use crate::backend::port::{Backend, RenderedTier, TierPrice};
 use crate::rules::mapping::convert::number;
 
 /// The customer group of anonymous shoppers (NOT LOGGED IN).
 pub const NOT_LOGGED_IN: u64 = 0;
 /// The group of a tier that applies to every group.
 pub const ALL_GROUPS: u64 = 32000;
+
+/// The digest of a customer's tax destination: the country, region and postcode of their
+/// default billing and shipping addresses (either may be missing). Stable across processes
+/// and builds (instances share cache keys through Redis): the first 8 bytes of a SHA-256.
+pub fn tax_destination(billing: Option<&Value>, shipping: Option<&Value>) -> u64 {
+    use sha2::Digest;
+    let place = |address: Option<&Value>| -> String {
+        let Some(address) = address else {
+            return "-".to_owned();
+        };
+        let text = |v: Option<&Value>| match v {
+            Some(Value::String(s)) => s.trim().to_ascii_uppercase(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => String::new(),
+        };
+        // A region is an id, a name, or (Magento 2) an object holding both.
+        let region = match address.get("region") {
+            Some(Value::Object(o)) => {
+                text(o.get("region_id")).to_string() + "/" + &text(o.get("region"))
+            }
+            other => text(address.get("region_id")) + "/" + &text(other),
+        };
+        format!(
+            "{}|{}|{}",
+            text(address.get("country_id")),
+            region,
+            text(address.get("postcode"))
+        )
+    };
+    let digest = sha2::Sha256::digest(format!("{}\n{}", place(billing), place(shipping)));
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first)
+}
 
 /// Does `tier` apply to `group` in `website`: the group's own and the all-groups ones, on
 /// every website (0) or this one. A tier without a group is not assumed to be anyone's.
@@ -57,6 +92,25 @@ pub fn shopper_shape(tiers: &[TierPrice], final_prices: (Option<f64>, Option<f64
     )
 }
 
+/// The store's own shopper tiers in the same shape as [`shopper_shape`]'s, ordered by
+/// quantity.
+pub fn rendered_shape(tiers: &[RenderedTier]) -> Value {
+    let mut tiers = tiers.to_vec();
+    tiers.sort_by(|a, b| a.qty.total_cmp(&b.qty));
+    Value::Array(
+        tiers
+            .into_iter()
+            .map(|tier| {
+                json!({
+                    "qty": number(tier.qty),
+                    "price_with_tax": number(tier.price_with_tax),
+                    "price_without_tax": number(tier.price_without_tax),
+                })
+            })
+            .collect(),
+    )
+}
+
 fn round_cents(value: f64) -> f64 {
     (value * 100.0).round() / 100.0
 }
@@ -64,7 +118,17 @@ fn round_cents(value: f64) -> f64 {
 /// Prepares a shopper's source record for the product mapping: the product record keeps
 /// only the tiers of `group` (so no field of any view can show another group's), and
 /// `pricing.tier_price` holds them in the original's shopper shape.
-pub fn prepare_shopper_source(backend: &dyn Backend, source: &mut Value, group: u64, website: u64) {
+///
+/// When the rendering was made for the caller's own group (`render_is_theirs`: a Guest's,
+/// or a customer's by a store that renders for them) and holds tiers, those are the store's
+/// own, taxed as the store taxes them, and shown instead of the gateway's.
+pub fn prepare_shopper_source(
+    backend: &dyn Backend,
+    source: &mut Value,
+    group: u64,
+    website: u64,
+    render_is_theirs: bool,
+) {
     let visible: Vec<TierPrice> = backend
         .read_tier_prices(&source["product"])
         .into_iter()
@@ -73,7 +137,13 @@ pub fn prepare_shopper_source(backend: &dyn Backend, source: &mut Value, group: 
     backend.keep_tier_prices(&mut source["product"], &|tier| {
         applies(tier, group, website)
     });
-    let shaped = shopper_shape(&visible, backend.read_final_prices(&source["render"]));
+    let rendered = render_is_theirs
+        .then(|| backend.read_render_tiers(&source["render"]))
+        .flatten();
+    let shaped = match rendered {
+        Some(tiers) => rendered_shape(&tiers),
+        None => shopper_shape(&visible, backend.read_final_prices(&source["render"])),
+    };
     if let Some(root) = source.as_object_mut() {
         let mut pricing = Map::new();
         pricing.insert("tier_price".into(), shaped);
@@ -122,6 +192,69 @@ mod tests {
         assert_eq!(qtys(2, 1), [1.0, 2.0, 10.0]);
         // Another website's tiers are not this store's.
         assert_eq!(qtys(NOT_LOGGED_IN, 2), [1.0, 4.0, 10.0]);
+    }
+
+    #[test]
+    fn price_groups_keep_their_destination_through_the_cache() {
+        for prices in [
+            PriceGroup::ANONYMOUS,
+            PriceGroup {
+                group: 2,
+                destination: Some(u64::MAX),
+            },
+            PriceGroup {
+                group: 1,
+                destination: Some(0),
+            },
+        ] {
+            assert_eq!(PriceGroup::from_text(&prices.to_text()), Some(prices));
+        }
+        assert_eq!(PriceGroup::from_text("1;zz"), None);
+        assert_eq!(PriceGroup::from_text(""), None);
+    }
+
+    #[test]
+    fn a_tax_destination_is_the_place_not_the_person() {
+        let home = json!({"firstname": "John", "street": ["1 Main St"], "country_id": "US",
+            "region_id": "12", "region": "California", "postcode": "90001"});
+        let neighbour = json!({"firstname": "Jane", "street": ["2 Main St"], "country_id": "us",
+            "region_id": 12, "region": "California", "postcode": " 90001"});
+        let abroad = json!({"country_id": "DE", "region": "Berlin", "postcode": "10115"});
+        let here = tax_destination(Some(&home), Some(&home));
+        assert_eq!(here, tax_destination(Some(&neighbour), Some(&neighbour)));
+        assert_ne!(here, tax_destination(Some(&home), Some(&abroad)));
+        assert_ne!(here, tax_destination(Some(&home), None));
+        assert_ne!(
+            tax_destination(None, Some(&home)),
+            tax_destination(Some(&home), None)
+        );
+        // Magento 2's region is an object.
+        let m2 = json!({"country_id": "US", "region": {"region_id": 12, "region": "California"},
+            "postcode": "90001"});
+        assert_eq!(here, tax_destination(Some(&m2), Some(&m2)));
+    }
+
+    #[test]
+    fn the_stores_own_tiers_are_shown_in_the_gateways_shape() {
+        let tiers = [
+            RenderedTier {
+                qty: 10.0,
+                price_with_tax: 44.0,
+                price_without_tax: 40.0,
+            },
+            RenderedTier {
+                qty: 5.0,
+                price_with_tax: 49.5,
+                price_without_tax: 45.0,
+            },
+        ];
+        assert_eq!(
+            rendered_shape(&tiers),
+            json!([
+                {"qty": 5, "price_with_tax": 49.5, "price_without_tax": 45},
+                {"qty": 10, "price_with_tax": 44, "price_without_tax": 40}
+            ])
+        );
     }
 
     #[test]

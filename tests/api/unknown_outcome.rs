@@ -208,7 +208,11 @@ async fn a_customer_save_that_times_out_holds_the_customer_group_off() {
     .await;
     mount(&gw.upstream, "customers/get-5").await;
     let app = &gw.running.app;
-    let group = || storegate::records::lookups::customer_group::of(app, Principal::Customer(5));
+    let group = || async {
+        storegate::records::lookups::customer_group::of(app, Principal::Customer(5))
+            .await
+            .map(|prices| prices.group)
+    };
     let reads = || gw.upstream_calls("GET", "/V1/customers/5$");
     assert_eq!(group().await.unwrap(), 1);
     let before = reads().await.len();

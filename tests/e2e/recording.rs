@@ -393,9 +393,11 @@ async fn a_recorded_session_replays_without_the_sandbox() {
         .spawn()
         .expect("the storegate binary runs");
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut line).unwrap();
+    // The banner has more lines: read them all, or the gateway's next print finds the pipe
+    // closed and the binary stops (a flake seen in CI: "failed printing to stdout").
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
     let base = line
         .split_whitespace()
         .last()

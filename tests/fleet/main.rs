@@ -696,3 +696,33 @@ async fn a_single_machines_store_migrates_into_the_fleets_and_the_cli_revokes_th
     assert!(took < Duration::from_secs(1), "refused after {took:?}");
     let _ = std::fs::remove_dir_all(&alone);
 }
+
+/// Customers' sessions with the store (an OpenMage back end asks the store as the customer
+/// with them) live in the fleet's database, one per customer: every instance finds the one
+/// the latest sign-in kept, and deleting a customer forgets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn customers_store_sessions_are_the_fleets() {
+    use storegate::auth::oauth::store::TokenStore;
+    let Some(fleet) = Fleet::start(false, None).await else {
+        return;
+    };
+    let store = |place: &str| {
+        storegate::auth::oauth::mysql::MySqlStore::connect(&fleet.database.url(), place.into())
+            .unwrap()
+    };
+    let (one, other) = (store("instance a"), store("instance b"));
+    assert_eq!(one.store_session(41).await.unwrap(), None);
+    one.put_store_session(41, r#"{"customer_id":41,"token":"t1"}"#)
+        .await
+        .unwrap();
+    one.put_store_session(41, r#"{"customer_id":41,"token":"t2"}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        other.store_session(41).await.unwrap().as_deref(),
+        Some(r#"{"customer_id":41,"token":"t2"}"#),
+        "the latest session, on every instance"
+    );
+    other.revoke_customer(41).await.unwrap();
+    assert_eq!(one.store_session(41).await.unwrap(), None);
+}

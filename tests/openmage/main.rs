@@ -25,6 +25,7 @@ mod compare;
 mod customers;
 mod images;
 mod orders;
+mod prices;
 mod products;
 mod signer;
 mod stock_items;
@@ -324,6 +325,21 @@ impl Store {
             customer: client(Who::Customer),
             guest: client(Who::Guest),
         }
+    }
+
+    /// `PUT /api/rest{path}` as the store's Admin, straight to the store (a scenario's
+    /// setup, which the gateway is not told about).
+    pub async fn admin_put(&self, path: &str, body: &Value) {
+        let admin = self.admin.as_ref().unwrap_or_else(|| {
+            panic!(
+                "no answer of the store as Admin recorded in {}: record the scenario (docs/testing.md)",
+                store_cassettes(&self.scenario).display()
+            )
+        });
+        admin
+            .put(path, body)
+            .await
+            .unwrap_or_else(|e| panic!("the store refused PUT {path}: {e:?}"));
     }
 
     /// `GET /api/rest{path}` as `who`; `path` may carry a query.

@@ -31,6 +31,28 @@ pub struct Summary {
     pub skipped_unauthorized: usize,
     pub skipped_unknown_consumer: usize,
     pub skipped_no_owner: usize,
+    /// The customers' imported tokens with their consumer's key and secret: the store
+    /// issued them, so the gateway can also ask the store as those customers
+    /// (`backend::port::StoreSession`, kept by the CLI).
+    pub customer_credentials: Vec<CustomerCredentials>,
+}
+
+/// A customer's access token as the store issued it, with its consumer.
+#[derive(Clone, PartialEq, Eq)]
+pub struct CustomerCredentials {
+    pub customer_id: u64,
+    pub consumer_key: String,
+    pub consumer_secret: String,
+    pub token: String,
+    pub secret: String,
+}
+
+impl std::fmt::Debug for CustomerCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CustomerCredentials")
+            .field("customer_id", &self.customer_id)
+            .finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Display for Summary {
@@ -159,8 +181,8 @@ pub async fn import(
 ) -> Result<Summary, ImportError> {
     consumers.require(&["entity_id", "name", "key", "secret"])?;
     let mut summary = Summary::default();
-    // The original's consumer id -> ours.
-    let mut ids: HashMap<String, i64> = HashMap::new();
+    // The original's consumer id -> ours, and its key and secret.
+    let mut ids: HashMap<String, (i64, String, String)> = HashMap::new();
     for (number, row) in consumers.rows.iter().enumerate() {
         let fail = |message: &str| ImportError::Format {
             file: consumers.file.clone(),
@@ -171,8 +193,8 @@ pub async fn import(
         let consumer = store
             .upsert_consumer(&NewConsumer {
                 name: text(row, "name").unwrap_or_else(|| key.clone()),
-                key,
-                secret,
+                key: key.clone(),
+                secret: secret.clone(),
                 callback_url: text(row, "callback_url"),
                 rejected_callback_url: text(row, "rejected_callback_url"),
                 // An app of the original: signed calls get the original's formats.
@@ -180,7 +202,7 @@ pub async fn import(
             })
             .await?;
         if let Some(original) = text(row, "entity_id") {
-            ids.insert(original, consumer.id);
+            ids.insert(original, (consumer.id, key, secret));
         }
         summary.consumers += 1;
     }
@@ -201,7 +223,9 @@ pub async fn import(
             summary.skipped_unauthorized += 1;
             continue;
         }
-        let Some(&consumer_id) = text(row, "consumer_id").and_then(|c| ids.get(&c)) else {
+        let Some((consumer_id, consumer_key, consumer_secret)) =
+            text(row, "consumer_id").and_then(|c| ids.get(&c))
+        else {
             summary.skipped_unknown_consumer += 1;
             continue;
         };
@@ -217,9 +241,18 @@ pub async fn import(
             summary.skipped_no_owner += 1;
             continue;
         };
+        if let Owner::Customer(customer_id) = owner {
+            summary.customer_credentials.push(CustomerCredentials {
+                customer_id,
+                consumer_key: consumer_key.clone(),
+                consumer_secret: consumer_secret.clone(),
+                token: token.clone(),
+                secret: secret.clone(),
+            });
+        }
         if store
             .import_access_token(&ImportedToken {
-                consumer_id,
+                consumer_id: *consumer_id,
                 token,
                 secret,
                 owner,

@@ -43,6 +43,14 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
             "/migrations/oauth/mysql/0002_consumer_profile.sql"
         )),
     ),
+    (
+        3,
+        "customers' store sessions",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/oauth/mysql/0003_store_sessions.sql"
+        )),
+    ),
 ];
 
 /// How long a call waits for a pooled connection (the database unreachable or saturated)
@@ -593,8 +601,43 @@ impl TokenStore for MySqlStore {
                 .execute(&mut *tx)
                 .await
                 .map_err(|e| self.fail(e))?;
+            sqlx::query("DELETE FROM store_session WHERE customer_id = ?")
+                .bind(customer_id as i64)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.fail(e))?;
             tx.commit().await.map_err(|e| self.fail(e))?;
             Ok(access.rows_affected() as usize)
+        })
+    }
+
+    fn put_store_session<'a>(&'a self, customer_id: u64, session: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let pool = self.pool().await?;
+            sqlx::query(
+                "INSERT INTO store_session (customer_id, session, updated_at) VALUES (?, ?, ?)
+                 ON DUPLICATE KEY UPDATE session = VALUES(session), updated_at = VALUES(updated_at)",
+            )
+            .bind(customer_id as i64)
+            .bind(session)
+            .bind(now_secs())
+            .execute(pool)
+            .await
+            .map_err(|e| self.fail(e))?;
+            Ok(())
+        })
+    }
+
+    fn store_session(&self, customer_id: u64) -> StoreFuture<'_, Option<String>> {
+        Box::pin(async move {
+            let pool = self.pool().await?;
+            let row: Option<(String,)> =
+                sqlx::query_as("SELECT session FROM store_session WHERE customer_id = ?")
+                    .bind(customer_id as i64)
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(|e| self.fail(e))?;
+            Ok(row.map(|(session,)| session))
         })
     }
 

@@ -47,6 +47,14 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
             "/migrations/oauth/sqlite/0002_consumer_profile.sql"
         )),
     ),
+    (
+        3,
+        "customers' store sessions",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/oauth/sqlite/0003_store_sessions.sql"
+        )),
+    ),
 ];
 
 /// How long a connection waits for another one's lock before it fails.
@@ -215,6 +223,29 @@ impl SqliteStore {
                 c.execute("DELETE FROM oauth_nonce WHERE expires_at <= ?1", [now])?;
             }
             Ok(inserted == 1)
+        })
+    }
+
+    pub fn put_session(&self, customer_id: u64, session: &str) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO store_session (customer_id, session, updated_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(customer_id) DO UPDATE SET session = excluded.session,
+                     updated_at = excluded.updated_at",
+                params![customer_id as i64, session, now_secs()],
+            )?;
+            Ok(())
+        })
+    }
+
+    pub fn session(&self, customer_id: u64) -> Result<Option<String>, StoreError> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT session FROM store_session WHERE customer_id = ?1",
+                [customer_id as i64],
+                |row| row.get(0),
+            )
+            .optional()
         })
     }
 
@@ -526,6 +557,10 @@ impl SqliteStore {
                 "DELETE FROM oauth_token WHERE customer_id = ?1 AND kind = 'request'",
                 [customer_id as i64],
             )?;
+            tx.execute(
+                "DELETE FROM store_session WHERE customer_id = ?1",
+                [customer_id as i64],
+            )?;
             tx.commit()?;
             Ok(access)
         })
@@ -641,11 +676,35 @@ impl TokenStore for EmbeddedStore {
     fn export(&self) -> StoreFuture<'_, Export> {
         self.run(|s| s.export())
     }
+
+    fn put_store_session<'a>(&'a self, customer_id: u64, session: &'a str) -> StoreFuture<'a, ()> {
+        let session = session.to_owned();
+        self.run(move |s| s.put_session(customer_id, &session))
+    }
+
+    fn store_session(&self, customer_id: u64) -> StoreFuture<'_, Option<String>> {
+        self.run(move |s| s.session(customer_id))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_customers_store_session_is_replaced_and_forgotten_with_them() {
+        let dir = std::env::temp_dir().join(format!("storegate-session-{}", random_hex32()));
+        let store = SqliteStore::open(&dir).unwrap();
+        assert_eq!(store.session(7).unwrap(), None);
+        store.put_session(7, "first").unwrap();
+        store.put_session(7, "second").unwrap();
+        store.put_session(8, "other").unwrap();
+        assert_eq!(store.session(7).unwrap().as_deref(), Some("second"));
+        store.revoke_customer(7).unwrap();
+        assert_eq!(store.session(7).unwrap(), None);
+        assert_eq!(store.session(8).unwrap().as_deref(), Some("other"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn gateways_opening_one_folder_at_once_all_get_the_store() {

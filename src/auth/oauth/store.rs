@@ -160,6 +160,11 @@ pub trait TokenStore: Send + Sync + std::fmt::Debug {
     fn claim_nonce<'a>(&'a self, key: &'a str, ttl: Duration) -> StoreFuture<'a, bool>;
     /// Every consumer and access token, for `storegate oauth migrate` (secrets included).
     fn export(&self) -> StoreFuture<'_, Export>;
+    /// Keeps a customer's session with the store behind the gateway (the back end's JSON,
+    /// `backend::port::StoreSession`), replacing the one they had.
+    fn put_store_session<'a>(&'a self, customer_id: u64, session: &'a str) -> StoreFuture<'a, ()>;
+    /// The customer's kept session with the store, if any.
+    fn store_session(&self, customer_id: u64) -> StoreFuture<'_, Option<String>>;
 }
 
 /// A whole store's content, as `storegate oauth migrate` copies it.

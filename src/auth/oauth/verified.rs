@@ -324,6 +324,12 @@ mod tests {
         fn export(&self) -> StoreFuture<'_, Export> {
             unused()
         }
+        fn put_store_session<'a>(&'a self, _: u64, _: &'a str) -> StoreFuture<'a, ()> {
+            unused()
+        }
+        fn store_session(&self, _: u64) -> StoreFuture<'_, Option<String>> {
+            unused()
+        }
     }
 
     #[tokio::test]

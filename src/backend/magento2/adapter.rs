@@ -10,7 +10,8 @@ use super::{Magento, parse};
 use crate::backend::port::{
     AddressEdit, Answer, Assignments, Backend, Category, CategoryLink, CircuitState, Country,
     IdSku, Image, ImageChange, ImageRefusal, NewImage, OrderParts, RegionChoice, Scope,
-    SearchCriteria, SearchResult, SentPrices, StoreConfig, StoreView, TierPrice, UpstreamError,
+    SearchCriteria, SearchResult, SentPrices, StoreConfig, StoreSession, StoreView, TierPrice,
+    UpstreamError,
 };
 
 impl Backend for Magento {
@@ -111,6 +112,9 @@ impl Backend for Magento {
         store_id: u64,
         currency: &'a str,
         criteria: &'a SearchCriteria,
+        // Magento 2's rendering endpoint answers for anonymous shoppers only: a customer's
+        // group tiers are worked out by the gateway (`rules::pricing`).
+        _customer: Option<&'a StoreSession>,
     ) -> Answer<'a, Bytes> {
         Box::pin(Magento::render_info(self, store_id, currency, criteria))
     }

@@ -25,8 +25,9 @@ use super::lists::{self};
 use super::segment;
 use crate::backend::port::{
     AddressEdit, Answer, Assignments, Backend, Category, CategoryLink, CircuitState, Country,
-    IdSku, Image, ImageChange, ImageRefusal, NewImage, OrderParts, RegionChoice, Scope,
-    SearchCriteria, SearchResult, SentPrices, StoreConfig, StoreView, TierPrice, UpstreamError,
+    IdSku, Image, ImageChange, ImageRefusal, NewImage, OrderParts, RegionChoice, RenderedTier,
+    Scope, SearchCriteria, SearchResult, SentPrices, StoreConfig, StoreSession, StoreView,
+    TierPrice, UpstreamError,
 };
 use crate::backend::values::{as_f64, as_i64};
 
@@ -172,10 +173,23 @@ impl Backend for OpenMageBackend {
         store_id: u64,
         _currency: &'a str,
         criteria: &'a SearchCriteria,
+        customer: Option<&'a StoreSession>,
     ) -> Answer<'a, Bytes> {
         Box::pin(OpenMageBackend::render_info(
-            self, store_id, _currency, criteria,
+            self, store_id, criteria, customer,
         ))
+    }
+
+    fn renders_for_customers(&self) -> bool {
+        true
+    }
+
+    fn store_session(&self, customer_id: u64, customer_token: &str) -> Option<StoreSession> {
+        OpenMageBackend::store_session(customer_id, customer_token)
+    }
+
+    fn read_render_tiers(&self, render: &Value) -> Option<Vec<RenderedTier>> {
+        OpenMageBackend::read_render_tiers(render)
     }
 
     fn read_render_items(&self, raw: &[u8]) -> Result<Vec<Value>, UpstreamError> {

@@ -7,7 +7,10 @@ use serde_json::{Value, json};
 use super::lists::{self, As, id_of};
 use super::records::{OpenMageBackend, bytes_of, parse, text};
 use super::segment;
-use crate::backend::port::{CategoryLink, IdSku, Scope, SearchCriteria, UpstreamError};
+use crate::backend::port::{
+    CategoryLink, IdSku, RenderedTier, Scope, SearchCriteria, StoreSession, UpstreamError,
+};
+use crate::backend::values::as_f64;
 
 impl OpenMageBackend {
     pub(super) async fn search_products(
@@ -62,22 +65,28 @@ impl OpenMageBackend {
         Ok(out)
     }
 
-    /// The store's own storefront view of products: its Guest answers, prices for the NOT
-    /// LOGGED IN group as the store computes them. One product is read singly (the single
-    /// answer has the tier prices, URLs and stock flag a list leaves out).
+    /// The store's own storefront view of products: its Guest answers (prices for the NOT
+    /// LOGGED IN group), or, with a customer's session, its answers to that customer (their
+    /// group's prices and tiers, their tax), as the store computes them. One product is read
+    /// singly (the single answer has the tier prices, URLs and stock flag a list leaves out).
     pub(super) async fn render_info(
         &self,
         store_id: u64,
-        _currency: &str,
         criteria: &SearchCriteria,
+        customer: Option<&StoreSession>,
     ) -> Result<Bytes, UpstreamError> {
+        let who = customer.map_or(As::Guest, As::Customer);
         if let [group] = criteria.groups()
             && let [only] = group.as_slice()
             && only.field == "entity_id"
             && only.condition_type == "eq"
         {
             let path = format!("/products/{}/store/{store_id}", segment(&only.value));
-            let items = match self.client.get_as_guest(&path, &[]).await {
+            let read = match customer {
+                Some(session) => self.client.get_for(&path, &[], session).await,
+                None => self.client.get_as_guest(&path, &[]).await,
+            };
+            let items = match read {
                 Ok(raw) => vec![parse(&raw)?],
                 Err(e) if e.is_not_found() => Vec::new(),
                 Err(e) => return Err(e),
@@ -87,7 +96,38 @@ impl OpenMageBackend {
             ));
         }
         let path = format!("/products/store/{store_id}");
-        self.client.page(As::Guest, &path, criteria, &[]).await
+        self.client.page(who, &path, criteria, &[]).await
+    }
+
+    /// The session of a customer signed in through the store's authorization page
+    /// ([`OpenMageBackend::customer_token`]'s `token&secret`, for the gateway's consumer).
+    pub(super) fn store_session(customer_id: u64, customer_token: &str) -> Option<StoreSession> {
+        let (token, secret) = customer_token.split_once('&')?;
+        Some(StoreSession {
+            customer_id,
+            consumer: None,
+            token: token.to_owned(),
+            secret: secret.to_owned(),
+        })
+    }
+
+    /// A shopper's single product answer carries `tier_price`:
+    /// `[{"qty": "5.0000", "price_with_tax": 45, "price_without_tax": 45}]`, for the group
+    /// of whom the store answered.
+    pub(super) fn read_render_tiers(render: &Value) -> Option<Vec<RenderedTier>> {
+        let tiers = render.get("tier_price")?.as_array()?;
+        Some(
+            tiers
+                .iter()
+                .filter_map(|tier| {
+                    Some(RenderedTier {
+                        qty: as_f64(tier.get("qty")?)?,
+                        price_with_tax: as_f64(tier.get("price_with_tax")?)?,
+                        price_without_tax: as_f64(tier.get("price_without_tax")?)?,
+                    })
+                })
+                .collect(),
+        )
     }
 
     pub(super) async fn category_products(

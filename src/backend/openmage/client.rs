@@ -23,6 +23,7 @@ use tokio::time::Instant;
 use super::endpoint::{self, PREFIX};
 use crate::auth::oauth::signature;
 use crate::backend::error::{StoreMessage, UpstreamError};
+use crate::backend::port::StoreSession;
 use crate::backend::resilience::{self, CircuitState, Guard};
 use crate::backend::transport::{HttpTransport, Outgoing, Transport};
 use crate::config::{Secret, Upstream};
@@ -95,7 +96,16 @@ enum Caller<'a> {
     Guest,
     /// Another access token of the same consumer (a customer's).
     Token { token: &'a str, secret: &'a str },
+    /// A customer's kept session (their own consumer's token, or one the gateway's sign-in
+    /// got): the store answers as that customer.
+    Session(&'a StoreSession),
 }
+
+/// Names the customer a call is made for (never a credential). The store ignores it; the
+/// recorder keeps it, and replay matches on it, so that a customer's answer is never
+/// replayed for the Guest's same URL, or another customer's.
+pub const ON_BEHALF_OF: http::HeaderName =
+    http::HeaderName::from_static("x-storegate-on-behalf-of");
 
 /// One answer the client accepts: a success, or a write's redirect with a `Location`.
 struct Reply {
@@ -227,6 +237,17 @@ impl OpenMage {
             },
         )
         .await
+    }
+
+    /// A read signed with a customer's kept session: the store answers as that customer
+    /// (their group's prices, their tax).
+    pub async fn get_for(
+        &self,
+        path: &str,
+        query: &[(String, String)],
+        session: &StoreSession,
+    ) -> Result<Bytes, UpstreamError> {
+        self.read(path, query, Caller::Session(session)).await
     }
 
     /// A create (or a collection's multi-create, answered 207). Never retried.
@@ -365,6 +386,22 @@ impl OpenMage {
                 token,
                 token_secret: secret,
             }),
+            Caller::Session(session) => {
+                let (consumer_key, consumer_secret) = match &session.consumer {
+                    Some((key, secret)) => (key.as_str(), secret.as_str()),
+                    None => (
+                        self.credentials.consumer_key.expose(),
+                        self.credentials.consumer_secret.expose(),
+                    ),
+                };
+                headers.insert(ON_BEHALF_OF, HeaderValue::from(session.customer_id));
+                Some(Keys {
+                    consumer_key,
+                    consumer_secret,
+                    token: &session.token,
+                    token_secret: &session.secret,
+                })
+            }
             Caller::Guest => None,
         };
         if let Some(keys) = keys {

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::OpenMage;
 use super::search::MAX_LIMIT;
-use crate::backend::port::{SearchCriteria, SearchResult, UpstreamError};
+use crate::backend::port::{SearchCriteria, SearchResult, StoreSession, UpstreamError};
 use crate::backend::values::as_i64;
 
 /// The items of a list answer, in the order the store sent them. An object's keys are the
@@ -72,21 +72,24 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 /// Who a list is read as.
 #[derive(Clone, Copy)]
-pub enum As {
+pub enum As<'a> {
     Admin,
     Guest,
+    /// A customer, with their kept session.
+    Customer(&'a StoreSession),
 }
 
 impl OpenMage {
     async fn read_as(
         &self,
-        who: As,
+        who: As<'_>,
         path: &str,
         query: &[(String, String)],
     ) -> Result<Bytes, UpstreamError> {
         match who {
             As::Admin => self.get(path, query).await,
             As::Guest => self.get_as_guest(path, query).await,
+            As::Customer(session) => self.get_for(path, query, session).await,
         }
     }
 
@@ -95,7 +98,7 @@ impl OpenMage {
     /// both, so they line up with the page asked for).
     pub async fn page(
         &self,
-        who: As,
+        who: As<'_>,
         path: &str,
         criteria: &SearchCriteria,
         extra: &[(String, String)],
@@ -143,7 +146,7 @@ impl OpenMage {
     /// (pages of one): the same id twice means the list ended before `before`.
     async fn past_the_end(
         &self,
-        who: As,
+        who: As<'_>,
         path: &str,
         query: &[(String, String)],
         before: u64,

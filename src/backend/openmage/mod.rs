@@ -37,4 +37,4 @@ pub use crate::backend::error::{StoreMessage, UpstreamError};
 /// Path segments are encoded as for Magento 2 (RFC 3986 unreserved kept; `.` and `..`
 /// escaped).
 pub use crate::backend::magento2::segment;
-pub use client::{Credentials, OpenMage, Written, store_message};
+pub use client::{Credentials, ON_BEHALF_OF, OpenMage, Written, store_message};

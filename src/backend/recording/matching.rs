@@ -7,6 +7,15 @@ use serde_json::Value;
 use super::cassette::Request;
 use super::json_path::JsonPath;
 
+/// The customer a call was made for, when it names one (an OpenMage read signed with a
+/// customer's session): the same URL answers differently for each customer and the Guest.
+fn on_behalf_of(request: &Request) -> Option<&str> {
+    request
+        .headers
+        .get(crate::backend::openmage::ON_BEHALF_OF.as_str())
+        .map(String::as_str)
+}
+
 /// `STOREGATE_REPLAY_IGNORE`: query parameters and body fields left out of matching.
 #[derive(Debug, Clone, Default)]
 pub struct Ignore {
@@ -53,6 +62,7 @@ impl Ignore {
     /// Same request for replay purposes.
     pub fn matches(&self, wanted: &Request, recorded: &Request) -> bool {
         wanted.method == recorded.method
+            && on_behalf_of(wanted) == on_behalf_of(recorded)
             && wanted.path == recorded.path
             && self.query(wanted) == self.query(recorded)
             && self.body(wanted) == self.body(recorded)

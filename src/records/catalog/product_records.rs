@@ -7,9 +7,10 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use crate::app::AppState;
+use crate::auth::caller::PriceGroup;
 use crate::backend::errors;
-use crate::backend::port::{Scope, SearchCriteria};
-use crate::cache::keys::{key, tag};
+use crate::backend::port::{Scope, SearchCriteria, StoreSession, UpstreamError};
+use crate::cache::keys::{key, price_audience, tag};
 use crate::http::ApiError;
 use crate::records::{json, record};
 use crate::rules::mapping::convert::as_i64;
@@ -52,58 +53,197 @@ pub async fn product_record_in(
     json(&bytes)
 }
 
+/// For whom a product is rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shopper {
+    /// A Guest (or a view whose prices are nobody's in particular).
+    Anonymous,
+    /// A customer, with their price group.
+    Customer { id: u64, prices: PriceGroup },
+}
+
+/// A rendering, and whether it was made for the shopper's own price group (a Guest's always;
+/// a customer's when the store renders for customers and holds a session of theirs). Only
+/// then do its group-dependent parts (tier prices) speak for the shopper.
+#[derive(Debug, Clone)]
+pub struct Rendering {
+    pub render: Value,
+    pub theirs: bool,
+}
+
+/// Marks a store's refusal of a kept session inside a fetch (the cache's errors are API
+/// errors): the rendering falls back to the anonymous one.
+const SESSION_REFUSED: &str = "the store refused the customer's kept session";
+
+/// The customer's kept session with the store, when the store renders for customers.
+async fn session_for(app: &AppState, shopper: Shopper) -> Option<(StoreSession, PriceGroup)> {
+    let Shopper::Customer { id, prices } = shopper else {
+        return None;
+    };
+    // A destination means the lookup found a session (`lookups::customer_group`): the
+    // answer is keyed as the store's own, and only the store's own may fill it.
+    if !app.backend.renders_for_customers() || prices.destination.is_none() {
+        return None;
+    }
+    match app.oauth.store().store_session(id).await {
+        Ok(Some(text)) => StoreSession::from_text(&text).map(|s| (s, prices)),
+        Ok(None) => None,
+        Err(e) => {
+            // Anonymous prices are a fallback, not a failure of the read.
+            crate::observe::log_limit::warn(
+                "store session lookup",
+                format_args!("store session lookup failed, rendering anonymously: {e}"),
+            );
+            None
+        }
+    }
+}
+
+/// A store's rendering call for a customer's session, with a refusal of the session marked.
+async fn render_call(
+    backend: &dyn crate::backend::port::Backend,
+    store_id: u64,
+    currency: &str,
+    criteria: &SearchCriteria,
+    session: Option<&StoreSession>,
+) -> Result<Bytes, UpstreamError> {
+    match backend
+        .render_info(store_id, currency, criteria, session)
+        .await
+    {
+        Err(UpstreamError::Status {
+            status: 401 | 403, ..
+        }) if session.is_some() => Err(UpstreamError::Protocol(SESSION_REFUSED.to_owned())),
+        other => other,
+    }
+}
+
+fn refused(error: &ApiError) -> bool {
+    error.cause().is_some_and(|c| c.contains(SESSION_REFUSED))
+}
+
+/// The session is the store's no longer (the customer signed in again elsewhere, or the
+/// token was revoked in the store): forgotten, so the next reads go anonymous at once.
+async fn forget_session(app: &AppState, customer_id: u64) {
+    crate::observe::log_limit::warn(
+        "store session refused",
+        format_args!("the store refused a customer's kept session; rendering anonymously"),
+    );
+    let _ = app.oauth.store().put_store_session(customer_id, "").await;
+    // Their next answers are keyed for the group alone (`lookups::customer_group`).
+    app.cache.invalidate(&[tag::customer_group(customer_id)]);
+}
+
 /// The shopper-facing rendering of one product (prices with tax, salability, URLs), or
-/// `null` when Magento does not show it in the store.
+/// `null` when the store does not show it in the store view: the customer's own when the
+/// store renders for customers and holds their session, else the anonymous one.
 pub async fn render_record(
     app: &AppState,
     id: u64,
     store_id: u64,
     currency: &str,
-) -> Result<Value, ApiError> {
+    shopper: Shopper,
+) -> Result<Rendering, ApiError> {
+    let criteria = SearchCriteria::new().filter("entity_id", id.to_string(), "eq");
+    if let Some((session, prices)) = session_for(app, shopper).await {
+        let backend = app.backend.clone();
+        let currency_owned = currency.to_owned();
+        let customer = session.customer_id;
+        let query = criteria.clone();
+        let key = key::render_for(store_id, id, &price_audience(prices));
+        let fetched = record(app, key, move || async move {
+            let bytes =
+                render_call(&*backend, store_id, &currency_owned, &query, Some(&session)).await?;
+            Ok((first_item(&*backend, &bytes)?, vec![tag::product(id)]))
+        })
+        .await;
+        match fetched {
+            Ok(bytes) => {
+                return Ok(Rendering {
+                    render: json(&bytes)?,
+                    theirs: true,
+                });
+            }
+            Err(e) if refused(&e) => forget_session(app, customer).await,
+            Err(e) => return Err(e),
+        }
+    }
     let backend = app.backend.clone();
     let currency = currency.to_owned();
     let bytes = record(app, key::render_info(store_id, id), move || async move {
-        let criteria = SearchCriteria::new().filter("entity_id", id.to_string(), "eq");
-        let bytes = backend.render_info(store_id, &currency, &criteria).await?;
-        let item = backend
-            .read_render_items(&bytes)?
-            .into_iter()
-            .next()
-            .unwrap_or(Value::Null);
-        Ok((
-            Bytes::from(serde_json::to_vec(&item).unwrap_or_default()),
-            vec![tag::product(id)],
-        ))
+        let bytes = backend
+            .render_info(store_id, &currency, &criteria, None)
+            .await?;
+        Ok((first_item(&*backend, &bytes)?, vec![tag::product(id)]))
     })
     .await?;
-    json(&bytes)
+    Ok(Rendering {
+        render: json(&bytes)?,
+        theirs: shopper == Shopper::Anonymous,
+    })
 }
 
-/// Render entries for a page of products, by id.
+/// The first product of a rendering answer, as JSON bytes (`null`: none).
+fn first_item(
+    backend: &dyn crate::backend::port::Backend,
+    bytes: &[u8],
+) -> Result<Bytes, UpstreamError> {
+    let item = backend
+        .read_render_items(bytes)?
+        .into_iter()
+        .next()
+        .unwrap_or(Value::Null);
+    Ok(Bytes::from(serde_json::to_vec(&item).unwrap_or_default()))
+}
+
+/// Render entries for a page of products, by id, for `shopper` (as [`render_record`]);
+/// `.1`: they are the shopper's own.
 pub async fn render_many(
     app: &AppState,
     ids: &[u64],
     store_id: u64,
     currency: &str,
-) -> Result<HashMap<u64, Value>, ApiError> {
+    shopper: Shopper,
+) -> Result<(HashMap<u64, Value>, bool), ApiError> {
     if ids.is_empty() {
-        return Ok(HashMap::new());
+        return Ok((HashMap::new(), true));
     }
     let list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
     let criteria = SearchCriteria::new()
         .filter("entity_id", list, "in")
         .page(ids.len() as u32, 1);
-    let bytes = app
-        .backend
-        .render_info(store_id, currency, &criteria)
-        .await
-        .map_err(errors::to_api)?;
+    let mut theirs = shopper == Shopper::Anonymous;
+    let session = session_for(app, shopper).await;
+    let mut answer = None;
+    if let Some((session, _)) = &session {
+        match render_call(&*app.backend, store_id, currency, &criteria, Some(session)).await {
+            Ok(bytes) => {
+                answer = Some(bytes);
+                theirs = true;
+            }
+            Err(UpstreamError::Protocol(cause)) if cause == SESSION_REFUSED => {
+                forget_session(app, session.customer_id).await;
+            }
+            Err(e) => return Err(errors::to_api(e)),
+        }
+    }
+    let bytes = match answer {
+        Some(bytes) => bytes,
+        None => app
+            .backend
+            .render_info(store_id, currency, &criteria, None)
+            .await
+            .map_err(errors::to_api)?,
+    };
     let items = app
         .backend
         .read_render_items(&bytes)
         .map_err(errors::to_api)?;
-    Ok(items
-        .into_iter()
-        .filter_map(|item| Some((item.get("id").and_then(as_i64)? as u64, item)))
-        .collect())
+    Ok((
+        items
+            .into_iter()
+            .filter_map(|item| Some((item.get("id").and_then(as_i64)? as u64, item)))
+            .collect(),
+        theirs,
+    ))
 }

@@ -1,6 +1,8 @@
 //! The customer group a caller's prices are for: the NOT LOGGED IN group for a Guest, the
 //! customer's `group_id` for a Customer (read from Magento and kept in the cache, keyed by
-//! the customer, never served to anyone).
+//! the customer, never served to anyone), and, for a store that renders for each customer
+//! and a customer the gateway holds a store session for, where their tax is computed for.
+//! A sign-in (which may bring a session) forgets the entry.
 //!
 //! The group decides which tier prices a shopper sees (`crate::rules::pricing`), so a product body
 //! that shows tier prices is cached per group (`Caller::price_group`), never shared between
@@ -13,35 +15,64 @@ use crate::cache::keys::{key, tag};
 use crate::cache::{self, Fetched};
 use crate::http::ApiError;
 use crate::rules::mapping::convert::as_i64;
-use crate::rules::pricing::NOT_LOGGED_IN;
+use serde_json::Value;
+
+use crate::backend::port::{Backend, StoreSession};
+use crate::rules::pricing::{self, PriceGroup};
 use crate::rules::privacy::redact;
 
-/// The customer group of `principal`. Admin has no group of its own and sees every group's
-/// prices in its own shape; it is given the NOT LOGGED IN group here.
-pub async fn of(app: &AppState, principal: Principal) -> Result<u64, ApiError> {
+/// The customer group of `principal`, and (for a store that renders for each customer) their
+/// tax destination ([`PriceGroup`]). Admin has no group of its own and sees every group's
+/// prices in its own shape; it is given the anonymous shoppers' here.
+pub async fn of(app: &AppState, principal: Principal) -> Result<PriceGroup, ApiError> {
     let Principal::Customer(id) = principal else {
-        return Ok(NOT_LOGGED_IN);
+        return Ok(PriceGroup::ANONYMOUS);
     };
     let backend = app.backend.clone();
+    let oauth = app.oauth.clone();
     let (entry, _) = app
         .cache
         .get_or_fetch(&key::customer_group(id), move || async move {
-            let group = match backend.customer(id).await {
-                Ok(customer) => customer
-                    .get("group_id")
-                    .and_then(as_i64)
-                    .filter(|&g| g >= 0)
-                    .map(|g| g as u64)
-                    .ok_or_else(|| {
-                        ApiError::bad_gateway().with_cause("customer record has no group_id")
-                    })?,
+            let prices = match backend.customer(id).await {
+                Ok(customer) => {
+                    let group = customer
+                        .get("group_id")
+                        .and_then(as_i64)
+                        .filter(|&g| g >= 0)
+                        .map(|g| g as u64)
+                        .ok_or_else(|| {
+                            ApiError::bad_gateway().with_cause("customer record has no group_id")
+                        })?;
+                    // The store's answers to this customer are theirs (keyed by their tax
+                    // destination) only when the gateway can ask the store as them; without
+                    // a session their prices are worked out for the group alone, and keyed
+                    // so (never mixed with the store's own).
+                    let destination = match backend.renders_for_customers() {
+                        true => match oauth.store().store_session(id).await {
+                            Ok(Some(text)) if StoreSession::from_text(&text).is_some() => {
+                                Some(destination(&*backend, &customer))
+                            }
+                            Ok(_) => None,
+                            // The OAuth database down: reads go on, priced for the group.
+                            Err(e) => {
+                                crate::observe::log_limit::warn(
+                                    "store session lookup",
+                                    format_args!("store session lookup failed: {e}"),
+                                );
+                                None
+                            }
+                        },
+                        false => None,
+                    };
+                    PriceGroup { group, destination }
+                }
                 // A valid token of a customer Magento no longer has: anonymous prices,
                 // which are nobody's secret.
-                Err(e) if e.is_not_found() => NOT_LOGGED_IN,
+                Err(e) if e.is_not_found() => PriceGroup::ANONYMOUS,
                 Err(e) => return Err(redact(e)),
             };
             Ok::<_, ApiError>(Fetched::new(
-                cache::Value::Text(group.to_string().into()),
+                cache::Value::Text(prices.to_text().into()),
                 vec![tag::customer_group(id)],
             ))
         })
@@ -50,10 +81,21 @@ pub async fn of(app: &AppState, principal: Principal) -> Result<u64, ApiError> {
         .ok_or_else(|| ApiError::internal().with_cause("customer group entry holds no group"))
 }
 
-/// The entry's text is the group's number; `fast_path` reads it too.
-fn parse(value: &cache::Value) -> Option<u64> {
+/// Where the store computes `customer`'s tax: their default billing and shipping addresses.
+fn destination(backend: &dyn Backend, customer: &Value) -> u64 {
+    let addresses = backend.addresses_of(customer);
+    let default = |flag: &str| {
+        addresses
+            .iter()
+            .find(|a| a.get(flag).and_then(Value::as_bool) == Some(true))
+    };
+    pricing::tax_destination(default("default_billing"), default("default_shipping"))
+}
+
+/// The entry's text ([`PriceGroup::to_text`]); `fast_path` reads it too.
+pub fn parse(value: &cache::Value) -> Option<PriceGroup> {
     match value {
-        cache::Value::Text(text) => text.parse().ok(),
+        cache::Value::Text(text) => PriceGroup::from_text(text),
         _ => None,
     }
 }

@@ -1,9 +1,10 @@
 //! `POST /api/rest/auth/token`: a customer exchanges e-mail and password for a gateway
 //! token (DESIGN.md §1, Authentication).
 //!
-//! The credentials are checked by Magento 2 (`/V1/integration/customer/token`, then
-//! `/V1/customers/me` for the id); the answer is our own signed token, so later requests
-//! need no upstream call to authenticate. The password is never logged or cached.
+//! The credentials are checked by the store (`resources::customer_sign_in`: Magento 2's
+//! `/V1/integration/customer/token` then `/V1/customers/me`, or OpenMage's authorization
+//! page); the answer is our own signed token, so later requests need no upstream call to
+//! authenticate. The password is never logged or cached.
 //!
 //! The Magento customer token taken here is left alone, unused, until Magento expires it.
 //! Revoking it looks tidier but Magento 2 revokes per customer, not per token: it would sign
@@ -20,7 +21,7 @@ use crate::app::AppState;
 use crate::backend::port::UpstreamError;
 use crate::http::body::decode;
 use crate::http::{ApiError, Doc, Format, ok};
-use crate::rules::mapping::convert::as_i64;
+use crate::resources::customer_sign_in::{self, SignInError};
 
 use crate::auth::caller::Caller;
 use crate::backend::errors;
@@ -53,25 +54,14 @@ pub async fn issue(
     let username = field("username")?;
     let password = field("password")?;
     let refused = || ApiError::new(StatusCode::UNAUTHORIZED, "Invalid login or password.");
-    let upstream_token = match app.backend.customer_token(&username, &password).await {
-        Ok(token) => token,
-        // Magento answers 401 for bad credentials and a locked account, 400 for empty ones.
-        Err(UpstreamError::Status {
-            status: 400 | 401, ..
-        }) => return Err(refused()),
-        Err(other) => return Err(errors::to_api(other)),
+    let customer_id = match customer_sign_in::sign_in(&app, &username, &password).await {
+        Ok(id) => id,
+        Err(SignInError::Refused) => return Err(refused()),
+        Err(SignInError::Store(UpstreamError::Protocol(cause))) => {
+            return Err(ApiError::bad_gateway().with_cause(cause));
+        }
+        Err(SignInError::Store(other)) => return Err(errors::to_api(other)),
     };
-    let me = app
-        .backend
-        .customer_me(&upstream_token)
-        .await
-        .map_err(errors::to_api)?;
-    let customer_id = me
-        .get("id")
-        .and_then(as_i64)
-        .filter(|&id| id > 0)
-        .ok_or_else(|| ApiError::bad_gateway().with_cause("customers/me has no id"))?
-        as u64;
     let issued = app.auth.tokens().issue(customer_id);
     let doc = Doc::new(json!({
         "access_token": issued.token,

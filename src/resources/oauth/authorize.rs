@@ -28,8 +28,7 @@ use crate::auth::oauth::store::{
     Consumer, Kind, Owner, REQUEST_TOKEN_LIFETIME, Token, now_secs, random_hex32,
 };
 use crate::auth::oauth::verify;
-use crate::backend::port::UpstreamError;
-use crate::rules::mapping::convert::as_i64;
+use crate::resources::customer_sign_in as store_sign_in;
 
 const BROWSER_COOKIE: &str = "sg_oauth_browser";
 const SIGNIN_COOKIE: &str = "sg_oauth_signin";
@@ -397,7 +396,7 @@ enum SignInError {
     Unavailable,
 }
 
-/// The customer's id when Magento accepts the e-mail and password.
+/// The customer's id when the store accepts the e-mail and password.
 async fn customer_sign_in(
     app: &AppState,
     username: &str,
@@ -406,29 +405,15 @@ async fn customer_sign_in(
     if username.is_empty() || password.is_empty() {
         return Err(SignInError::Refused);
     }
-    let upstream_token = match app.backend.customer_token(username, password).await {
-        Ok(token) => token,
-        Err(UpstreamError::Status {
-            status: 400 | 401, ..
-        }) => return Err(SignInError::Refused),
-        Err(error) => {
-            tracing::warn!(%error, "customer sign-in: the store did not answer");
-            return Err(SignInError::Unavailable);
-        }
-    };
-    let me = app
-        .backend
-        .customer_me(&upstream_token)
+    store_sign_in::sign_in(app, username, password)
         .await
-        .map_err(|error| {
-            tracing::warn!(%error, "customer sign-in: customers/me failed");
-            SignInError::Unavailable
-        })?;
-    me.get("id")
-        .and_then(as_i64)
-        .filter(|&id| id > 0)
-        .map(|id| id as u64)
-        .ok_or(SignInError::Unavailable)
+        .map_err(|error| match error {
+            store_sign_in::SignInError::Refused => SignInError::Refused,
+            store_sign_in::SignInError::Store(error) => {
+                tracing::warn!(%error, "customer sign-in: the store did not answer");
+                SignInError::Unavailable
+            }
+        })
 }
 
 /// Authorize (302 to the callback, or the verifier page for `oob`) or reject.
