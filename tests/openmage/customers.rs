@@ -176,6 +176,8 @@ async fn addresses_for_the_admin_and_their_customer() {
 /// A store customer signs in with their store password (`POST /api/rest/auth/token`, checked
 /// by the store on its own authorization page); the gateway's Bearer token reads their own
 /// record and nobody else's. A wrong e-mail or password is the store's refusal, a 401.
+/// Jane signs in, not John: the store keeps one token per customer and consumer, so her
+/// sign-in replaces her store token, and John's, which the other scenarios sign with, stays.
 #[tokio::test]
 async fn a_customer_signs_in_with_their_store_password() {
     let stack = Stack::start("sign-in").await;
@@ -196,10 +198,10 @@ async fn a_customer_signs_in_with_their_store_password() {
         "Invalid login or password."
     );
 
-    let signed_in = sign_in("john@example.com", "Password123").await.unwrap();
+    let signed_in = sign_in("jane@example.com", "Password123").await.unwrap();
     assert_eq!(signed_in.status(), 200);
     let body: Value = signed_in.json().await.unwrap();
-    assert_eq!(body["customer_id"], 1, "{body}");
+    assert_eq!(body["customer_id"], 2, "{body}");
     let bearer = format!("Bearer {}", body["access_token"].as_str().unwrap());
     let read = |path: &str| {
         stack
@@ -209,10 +211,10 @@ async fn a_customer_signs_in_with_their_store_password() {
             .header("Authorization", bearer.clone())
             .send()
     };
-    let mine = read("/customers/1").await.unwrap();
+    let mine = read("/customers/2").await.unwrap();
     assert_eq!(mine.status(), 200);
     let mine: Value = mine.json().await.unwrap();
-    assert_eq!(mine["email"], "john@example.com", "{mine}");
-    assert_eq!(read("/customers/2").await.unwrap().status(), 404);
+    assert_eq!(mine["email"], "jane@example.com", "{mine}");
+    assert_eq!(read("/customers/1").await.unwrap().status(), 404);
     stack.stop().await;
 }

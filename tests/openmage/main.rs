@@ -399,6 +399,16 @@ pub struct Stack {
     pub store: Store,
     pub http: reqwest::Client,
     pub data_dir: PathBuf,
+    /// Held for the scenario's life ([`Stack::start_alone`]).
+    _store_use: StoreUse,
+}
+
+/// The scenarios share the one store; one that changes it holds it alone.
+static STORE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+enum StoreUse {
+    Shared(#[allow(dead_code)] tokio::sync::RwLockReadGuard<'static, ()>),
+    Alone(#[allow(dead_code)] tokio::sync::RwLockWriteGuard<'static, ()>),
 }
 
 impl Stack {
@@ -406,11 +416,24 @@ impl Stack {
         Stack::start_with(scenario, &[]).await
     }
 
+    /// A scenario that changes what the others compare (a customer's group, a product's
+    /// group prices) and puts it back: alone, so that live runs of scenarios side by side
+    /// never see its changes.
+    pub async fn start_alone(scenario: &str) -> Stack {
+        let guard = StoreUse::Alone(STORE.write().await);
+        Stack::open(scenario, &[], guard).await
+    }
+
     /// A gateway with more variables (`STOREGATE_PROFILE=spec`, ...). By default the whole
     /// gateway answers in the original's profile (`STOREGATE_PROFILE=original`), guests too,
     /// as the store itself does: what the answers are compared with. (The store's consumer,
     /// imported, has that profile anyway.)
     pub async fn start_with(scenario: &str, extra: &[(&str, &str)]) -> Stack {
+        let guard = StoreUse::Shared(STORE.read().await);
+        Stack::open(scenario, extra, guard).await
+    }
+
+    async fn open(scenario: &str, extra: &[(&str, &str)], guard: StoreUse) -> Stack {
         storegate::backend::transport::install_crypto();
         if matches!(mode(), Mode::Record { .. }) {
             for dir in [gateway_cassettes(scenario), store_cassettes(scenario)] {
@@ -455,6 +478,7 @@ impl Stack {
                 .build()
                 .unwrap(),
             data_dir,
+            _store_use: guard,
         }
     }
 

@@ -31,7 +31,7 @@ fn final_price(product: &Value) -> f64 {
 
 #[tokio::test]
 async fn customers_see_their_groups_prices_as_the_store_computes_them() {
-    let stack = Stack::start("group-prices").await;
+    let stack = Stack::start_alone("group-prices").await;
     stack
         .store
         .admin_put(
