@@ -27,6 +27,9 @@ mod images;
 mod orders;
 mod prices;
 mod products;
+#[path = "../shared/redis_server.rs"]
+mod redis_server;
+mod shared;
 mod signer;
 mod stock_items;
 mod the_move;
@@ -409,6 +412,7 @@ static STORE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 enum StoreUse {
     Shared(#[allow(dead_code)] tokio::sync::RwLockReadGuard<'static, ()>),
     Alone(#[allow(dead_code)] tokio::sync::RwLockWriteGuard<'static, ()>),
+    Beside,
 }
 
 impl Stack {
@@ -420,8 +424,18 @@ impl Stack {
     /// group prices) and puts it back: alone, so that live runs of scenarios side by side
     /// never see its changes.
     pub async fn start_alone(scenario: &str) -> Stack {
+        Stack::start_alone_with(scenario, &[]).await
+    }
+
+    pub async fn start_alone_with(scenario: &str, extra: &[(&str, &str)]) -> Stack {
         let guard = StoreUse::Alone(STORE.write().await);
-        Stack::open(scenario, &[], guard).await
+        Stack::open(scenario, extra, guard).await
+    }
+
+    /// A second gateway of a scenario that holds the store alone (its fleet's other
+    /// instance): it takes no hold of its own.
+    pub async fn start_beside(scenario: &str, extra: &[(&str, &str)]) -> Stack {
+        Stack::open(scenario, extra, StoreUse::Beside).await
     }
 
     /// A gateway with more variables (`STOREGATE_PROFILE=spec`, ...). By default the whole
