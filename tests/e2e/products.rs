@@ -266,6 +266,17 @@ async fn the_original_profile_end_to_end() {
         admin["created_at"].as_str().unwrap().contains('T'),
         "{admin}"
     );
+    // A shopper's tier quantity is the original's string with four places.
+    let shopper = stack.call("GET", "/products/5", None, None).await.json();
+    let qty = &shopper["tier_price"][0]["qty"];
+    assert!(
+        qty.as_str().is_some_and(|q| q.ends_with(".0000")),
+        "{shopper}"
+    );
+    assert!(
+        shopper["tier_price"][0]["price_without_tax"].is_number(),
+        "{shopper}"
+    );
     let category = stack.call("GET", "/products/category/3", None, None).await;
     assert_eq!(category.status, 200, "{}", category.body);
     assert!(category.json().is_object(), "{}", category.body);

@@ -49,6 +49,10 @@ pub enum FieldType {
     GroupPriceOriginal,
     /// [`FieldType::TierPrice`] with the original's JSON types.
     TierPriceOriginal,
+    /// A shopper's tier prices (`{qty, price_with_tax, price_without_tax}`, as the gateway
+    /// works them out or the store renders them) with the original's `qty`: a string with
+    /// four places (`"5.0000"`), the prices numbers. Read only.
+    ShopperTiersOriginal,
     /// Any JSON, unchanged.
     Raw,
 }
@@ -212,6 +216,21 @@ pub fn read(ty: FieldType, source: Option<&Value>, media_base: &str) -> Value {
             let (group, original) = ty.tier_kind().unwrap_or_default();
             Value::Array(tier_entries(source, group, original))
         }
+        FieldType::ShopperTiersOriginal => match source {
+            Value::Array(tiers) => Value::Array(
+                tiers
+                    .iter()
+                    .map(|tier| {
+                        let mut tier = tier.clone();
+                        if let Some(qty) = tier.get("qty").and_then(as_f64) {
+                            tier["qty"] = Value::String(decimal4(qty));
+                        }
+                        tier
+                    })
+                    .collect(),
+            ),
+            _ => Value::Array(Vec::new()),
+        },
         // Objects are read by the engine, field by field.
         FieldType::Object => source.clone(),
     }
@@ -356,7 +375,9 @@ pub fn write(
             let (group, _) = ty.tier_kind().unwrap_or_default();
             return write_tiers(group, field, value);
         }
-        FieldType::Nonempty | FieldType::MediaUrl => return Err(invalid()),
+        FieldType::Nonempty | FieldType::MediaUrl | FieldType::ShopperTiersOriginal => {
+            return Err(invalid());
+        }
     };
     Ok(to_upstream(upstream, normalized))
 }

@@ -195,6 +195,7 @@ impl Field {
                     | FieldType::TierPrice
                     | FieldType::GroupPriceOriginal
                     | FieldType::TierPriceOriginal
+                    | FieldType::ShopperTiersOriginal
                     | FieldType::MediaUrl
                     | FieldType::Nonempty
                     // Assembled by the gateway: nothing Magento can search.
