@@ -540,6 +540,13 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// address is written by saving its whole customer ([`Backend::save_customer`]), and the
     /// gateway checks it against [`Backend::countries`] first (Magento 2).
     fn writes_addresses(&self) -> bool;
+    /// True: a single address record ([`Backend::address`]) is the whole answer, its own
+    /// default flags and dates in the store's single-record form (OpenMage), so a customer's
+    /// own address is read that way once it is known to be theirs. False: an address's
+    /// defaults live on its customer's record (Magento 2).
+    fn addresses_stand_alone(&self) -> bool {
+        false
+    }
     /// Adds an address (the address mapping's write fields) to a customer; its id.
     fn add_address(&self, customer_id: u64, address: Value) -> Answer<'_, u64>;
     /// Changes an address's fields.

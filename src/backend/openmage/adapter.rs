@@ -486,6 +486,10 @@ impl Backend for OpenMageBackend {
         true
     }
 
+    fn addresses_stand_alone(&self) -> bool {
+        true
+    }
+
     fn add_address(&self, customer_id: u64, address: Value) -> Answer<'_, u64> {
         Box::pin(OpenMageBackend::add_address(self, customer_id, address))
     }
