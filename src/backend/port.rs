@@ -431,7 +431,14 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// The final price without and with tax of a storefront rendering (as
     /// [`Backend::read_render_items`] gave it).
     fn read_final_prices(&self, render: &Value) -> (Option<f64>, Option<f64>);
-    fn category_products(&self, category_id: u64) -> Answer<'_, Vec<CategoryLink>>;
+    /// A category's products in its order; `store_view`: as that store view lists them (a
+    /// store that indexes anchor categories per view adds their children's products), else
+    /// the category's own.
+    fn category_products<'a>(
+        &'a self,
+        category_id: u64,
+        store_view: Option<&'a str>,
+    ) -> Answer<'a, Vec<CategoryLink>>;
     fn create_product(&self, product: Value) -> Answer<'_, Value>;
     /// Changes a product. `prices` says which price lists the client sent: a list it did
     /// not send keeps its entries (where a store keeps both in one list, the adapter reads

@@ -477,43 +477,57 @@ async fn list(
             result.items
         };
         let store = stores::config(&app, read_store.code(&app)).await?;
-        let ids: Vec<u64> = items.iter().filter_map(product_id).collect();
-        let (renders, theirs) = if user == UserType::Admin {
-            (HashMap::new(), true)
-        } else {
+        let mut tags = vec![tag::LISTS.to_owned(), tag::STORES.to_owned()];
+        let out = keyed_products(&app, &fields, user, items, &store, priced, &mut tags).await?;
+        Ok((Doc::keyed_list(Value::Object(out)), tags))
+    })
+    .await
+}
+
+/// A page of product records rendered for a caller as the original's keyed list (by id),
+/// each with its rendering for a shopper; each product's tag goes into `tags`.
+async fn keyed_products(
+    app: &AppState,
+    fields: &[Field],
+    user: UserType,
+    products: Vec<Value>,
+    store: &StoreConfig,
+    priced: Priced,
+    tags: &mut Vec<String>,
+) -> Result<Map<String, Value>, ApiError> {
+    let ids: Vec<u64> = products.iter().filter_map(product_id).collect();
+    let (renders, theirs) = match user {
+        UserType::Admin => (HashMap::new(), true),
+        _ => {
             render_many(
-                &app,
+                app,
                 &ids,
                 store.id,
                 &store.base_currency_code,
                 priced.shopper,
             )
             .await?
-        };
-        let mut out = Map::new();
-        let mut tags = vec![tag::LISTS.to_owned(), tag::STORES.to_owned()];
-        for product in items {
-            let Some(id) = product_id(&product) else {
-                continue;
-            };
-            let render = renders.get(&id).cloned().unwrap_or(Value::Null);
-            let source = json!({ "product": product, "render": render });
-            out.insert(
-                id.to_string(),
-                render_product(
-                    &*app.backend,
-                    &fields,
-                    user,
-                    source,
-                    (priced.group, theirs),
-                    &store,
-                ),
-            );
-            tags.push(tag::product(id));
         }
-        Ok((Doc::keyed_list(Value::Object(out)), tags))
-    })
-    .await
+    };
+    let mut out = Map::new();
+    for product in products {
+        let Some(id) = product_id(&product) else {
+            continue;
+        };
+        tags.push(tag::product(id));
+        let render = renders.get(&id).cloned().unwrap_or(Value::Null);
+        let source = json!({ "product": product, "render": render });
+        let record = render_product(
+            &*app.backend,
+            fields,
+            user,
+            source,
+            (priced.group, theirs),
+            store,
+        );
+        out.insert(id.to_string(), record);
+    }
+    Ok(out)
 }
 
 /// Products of a category, ordered by their position in it (SPEC 4.2). Page, limit and
@@ -549,7 +563,7 @@ async fn category_list(
         let app = state;
         let mut links = app
             .backend
-            .category_products(category_id)
+            .category_products(category_id, read_store.key())
             .await
             .map_err(|e| match e {
                 UpstreamError::Status { status: 404, .. } => {
@@ -606,40 +620,7 @@ async fn category_list(
         let store = stores::config(&app, read_store.code(&app)).await?;
         let mut tags = vec![tag::LISTS.to_owned(), tag::category(category_id)];
         if as_product_list {
-            let ids: Vec<u64> = page.iter().filter_map(product_id).collect();
-            let (renders, theirs) = match user {
-                UserType::Admin => (HashMap::new(), true),
-                _ => {
-                    render_many(
-                        &app,
-                        &ids,
-                        store.id,
-                        &store.base_currency_code,
-                        priced.shopper,
-                    )
-                    .await?
-                }
-            };
-            let mut out = Map::new();
-            for product in page {
-                let Some(id) = product_id(&product) else {
-                    continue;
-                };
-                tags.push(tag::product(id));
-                let render = renders.get(&id).cloned().unwrap_or(Value::Null);
-                let source = json!({ "product": product, "render": render });
-                out.insert(
-                    id.to_string(),
-                    render_product(
-                        &*app.backend,
-                        &fields,
-                        user,
-                        source,
-                        (priced.group, theirs),
-                        &store,
-                    ),
-                );
-            }
+            let out = keyed_products(&app, &fields, user, page, &store, priced, &mut tags).await?;
             return Ok((Doc::keyed_list(Value::Object(out)), tags));
         }
         let mut out = Vec::new();

@@ -139,7 +139,12 @@ impl Backend for Magento {
         super::catalog::final_prices(render)
     }
 
-    fn category_products(&self, category_id: u64) -> Answer<'_, Vec<CategoryLink>> {
+    /// Magento 2's category links are global: the same in every store view.
+    fn category_products<'a>(
+        &'a self,
+        category_id: u64,
+        _store_view: Option<&'a str>,
+    ) -> Answer<'a, Vec<CategoryLink>> {
         Box::pin(Magento::category_products(self, category_id))
     }
 

@@ -231,8 +231,16 @@ impl Backend for OpenMageBackend {
         )
     }
 
-    fn category_products(&self, category_id: u64) -> Answer<'_, Vec<CategoryLink>> {
-        Box::pin(OpenMageBackend::category_products(self, category_id))
+    fn category_products<'a>(
+        &'a self,
+        category_id: u64,
+        store_view: Option<&'a str>,
+    ) -> Answer<'a, Vec<CategoryLink>> {
+        Box::pin(OpenMageBackend::category_products(
+            self,
+            category_id,
+            store_view,
+        ))
     }
 
     fn create_product(&self, product: Value) -> Answer<'_, Value> {

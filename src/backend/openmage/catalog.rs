@@ -130,24 +130,27 @@ impl OpenMageBackend {
         )
     }
 
+    /// The Admin's list of the category (`/products/category/:id`), or in a store view
+    /// (`.../store/:store`): the store's index for that view, which also holds the products
+    /// of an anchor category's children, in their position order.
     pub(super) async fn category_products(
         &self,
         category_id: u64,
+        store_view: Option<&str>,
     ) -> Result<Vec<CategoryLink>, UpstreamError> {
+        let path = match store_view {
+            Some(code) => format!(
+                "/products/category/{category_id}{}",
+                self.store_suffix(Scope::Store(code))
+            ),
+            None => format!("/products/category/{category_id}"),
+        };
         let criteria = SearchCriteria::new().page(super::search::MAX_LIMIT, 1);
         let mut links = Vec::new();
         let mut page = 1;
         loop {
             let criteria = criteria.clone().page(super::search::MAX_LIMIT, page);
-            let raw = self
-                .client
-                .page(
-                    As::Admin,
-                    &format!("/products/category/{category_id}"),
-                    &criteria,
-                    &[],
-                )
-                .await?;
+            let raw = self.client.page(As::Admin, &path, &criteria, &[]).await?;
             let result = lists::read_page(&raw)?;
             for item in &result.items {
                 let sku = text(item.get("sku"));
