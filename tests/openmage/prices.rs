@@ -98,6 +98,19 @@ async fn customers_see_their_groups_prices_as_the_store_computes_them() {
         "John, cached: {john_again}"
     );
 
+    // A gateway that holds no session for John (his sessions forgotten before his first
+    // call): the store is asked anonymously, his answers are keyed for the group alone, and
+    // they show the NOT LOGGED IN group's final price, not General's.
+    let without = Stack::start_beside("group-prices-no-session", &[]).await;
+    let store = storegate::auth::oauth::sqlite::SqliteStore::open(&without.data_dir).unwrap();
+    store.put_session(1, "").unwrap();
+    drop(store);
+    let john = without.get(Who::Customer, "/products/1").await;
+    assert_eq!(john.status, 200, "{}", john.body);
+    let john = john.json();
+    assert_eq!(final_price(&john), 19.99, "John without a session: {john}");
+    without.stop().await;
+
     stack
         .store
         .admin_put("/products/1", &json!({"group_price": []}))
