@@ -25,6 +25,7 @@ mod compare;
 mod customers;
 mod images;
 mod orders;
+mod outage;
 mod prices;
 mod products;
 #[path = "../shared/redis_server.rs"]
