@@ -256,10 +256,15 @@ def main():
     parser.add_argument("--connections", type=int, default=4, help="keep-alive connections (4)")
     parser.add_argument("--products", type=int, default=1000, help="the sandbox's generated catalog (1000)")
     parser.add_argument("--timeout", type=int, default=1800, help="bound on the whole run, s (1800)")
+    parser.add_argument("--paths", default="hit,miss",
+                        help="the paths to measure, of hit and miss (hit,miss); a quick look at one path")
     parser.add_argument("--write-results", action="store_true",
                         help="write the table into bench/RESULTS.md")
     args = parser.parse_args()
     deadline = time.time() + args.timeout
+    modes = [m for m in ("hit", "miss") if m in args.paths.split(",")]
+    if not modes:
+        sys.exit("--paths: hit, miss or both")
     if min(args.hits, args.misses, args.rounds, args.connections) < 1 or args.warmup < 1:
         sys.exit("--hits, --misses, --rounds, --connections and --warmup must be at least 1")
     for tool in ("valgrind", "callgrind_control"):
@@ -284,7 +289,7 @@ def main():
 
     results = {}
     for label, binary in binaries:
-        for mode in ("hit", "miss"):
+        for mode in modes:
             log(f"== {label}: {mode} path under callgrind ({binary})")
             results[(label, mode)] = measure(label, binary, mode, args, sandbox_port)
     PROCS.stop_all(grace=30)
@@ -301,6 +306,8 @@ def main():
     lines = [header, rule]
     for mode, what in (("hit", "1 · cache hit, guest GET /api/rest/products/1 JSON"),
                        ("miss", "4 · miss path (cache off), the same request")):
+        if mode not in modes:
+            continue
         medians = [results[(label, mode)][0] for label in labels]
         row = f"| {what} | " + " | ".join(f"{m:,.0f}" for m in medians)
         if len(labels) == 2:
