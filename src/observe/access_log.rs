@@ -407,7 +407,9 @@ fn push_whole_nanos(out: &mut Vec<u8>, value: f64) -> bool {
     if !(1e-4..1e9).contains(&value) {
         return false;
     }
-    let nanos = (value * 1e6).round() as u64;
+    // Nearest, the half up (`round` is a call into libm; the value is positive). Which
+    // integer this picks is checked right below anyway.
+    let nanos = (value * 1e6 + 0.5) as u64;
     if nanos as f64 / 1e6 != value {
         return false;
     }
