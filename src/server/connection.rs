@@ -174,7 +174,7 @@ impl Watched {
         first: &[u8],
         len: usize,
     ) -> Option<Poll<std::io::Result<usize>>> {
-        let replacement = refusal::replace(first, &self.sniffer)?;
+        let replacement = refusal::replace(first, &mut self.sniffer)?;
         self.replacement = Some(replacement);
         self.activity.wrote();
         Some(match self.poll_replacement(cx) {
