@@ -219,25 +219,32 @@ fn push_trace_id(out: &mut Vec<u8>, id: u128) {
 /// The text format (tracing-subscriber's `Full`, without colours):
 /// `<time>  INFO request{request_id="…" trace_id=… method=… route="…"}: storegate::access:
 /// <method> <route> <status> status=… bytes=… duration_ms=… user_type="…" cache="…"`.
+///
+/// What depends only on the method, the route, the user type and the cache's outcome (most
+/// of the line: each string looked through for escapes and copied twice) is written once
+/// per thread and copied whole ([`Segments`]).
 fn text(out: &mut Vec<u8>, date: &[u8], micros: u32, line: &Line<'_>) {
-    // Each string is looked through once: a plain one is written as it is everywhere.
-    let (method_plain, route_plain) = (plain(line.method), plain(line.route));
     out.extend_from_slice(date);
     push_micros(out, micros);
     out.extend_from_slice(b"  INFO request{request_id=");
     push_debug_str(out, line.request_id, plain(line.request_id));
     out.extend_from_slice(b" trace_id=");
     push_trace_id(out, line.trace_id);
-    out.extend_from_slice(b" method=");
-    out.extend_from_slice(line.method.as_bytes());
-    out.extend_from_slice(b" route=");
-    push_debug_str(out, line.route, route_plain);
-    out.extend_from_slice(b"}: storegate::access: ");
-    // The message, through the fmt layer's escaping of terminal control characters.
-    push_sanitized(out, line.method, method_plain);
-    out.push(b' ');
-    push_sanitized(out, line.route, route_plain);
-    out.push(b' ');
+    let written = SEGMENTS
+        .try_with(|segments| {
+            let mut segments = segments.try_borrow_mut().ok()?;
+            Some(text_with(out, segments.for_line(line), line))
+        })
+        .ok()
+        .flatten();
+    if written.is_none() {
+        text_with(out, &Segments::make(line), line);
+    }
+}
+
+/// The rest of a text line after the trace id, with its `segments`.
+fn text_with(out: &mut Vec<u8>, segments: &Segments, line: &Line<'_>) {
+    out.extend_from_slice(&segments.middle);
     push_u64(out, u64::from(line.status));
     out.extend_from_slice(b" status=");
     push_u64(out, u64::from(line.status));
@@ -247,11 +254,91 @@ fn text(out: &mut Vec<u8>, date: &[u8], micros: u32, line: &Line<'_>) {
     }
     out.extend_from_slice(b" duration_ms=");
     push_debug_f64(out, line.duration_ms);
-    out.extend_from_slice(b" user_type=");
-    push_debug_str(out, line.user_type, plain(line.user_type));
-    out.extend_from_slice(b" cache=");
-    push_debug_str(out, line.cache, plain(line.cache));
-    out.push(b'\n');
+    out.extend_from_slice(&segments.end);
+}
+
+/// The parts of a text line that only the method, the route, the user type and the cache's
+/// outcome decide, as [`text`] writes them, and what they were made from.
+struct Segments {
+    method: String,
+    route: String,
+    user_type: String,
+    cache: String,
+    /// ` method=… route="…"}: storegate::access: <method> <route> `
+    middle: Vec<u8>,
+    /// ` user_type="…" cache="…"` and the line's end.
+    end: Vec<u8>,
+}
+
+/// Segments a worker thread keeps: a gateway has a few dozen routes, and a line's four
+/// strings come from small sets (the user types, the cache's outcomes), so a hit's line
+/// finds its own almost always.
+const SEGMENT_SLOTS: usize = 32;
+
+thread_local! {
+    static SEGMENTS: RefCell<SegmentTable> = const { RefCell::new(SegmentTable(Vec::new())) };
+}
+
+struct SegmentTable(Vec<Option<Segments>>);
+
+impl SegmentTable {
+    /// The segments for `line`: the slot's, when it was made from the same four strings;
+    /// else made now, in its place.
+    fn for_line(&mut self, line: &Line<'_>) -> &Segments {
+        if self.0.is_empty() {
+            self.0.resize_with(SEGMENT_SLOTS, || None);
+        }
+        // The strings' addresses pick the slot (a route template, a user type, the cache's
+        // header value all stay where they are); their text decides whether it is theirs.
+        let spread = (line.route.as_ptr() as usize >> 3)
+            ^ line.route.len()
+            ^ (line.user_type.as_ptr() as usize >> 2)
+            ^ line.cache.len().wrapping_mul(7)
+            ^ line.method.len().wrapping_mul(13);
+        let slot = &mut self.0[spread.wrapping_mul(0x9e37_79b9) >> 7 & (SEGMENT_SLOTS - 1)];
+        let theirs = slot.as_ref().is_some_and(|s| {
+            s.route == line.route
+                && s.method == line.method
+                && s.user_type == line.user_type
+                && s.cache == line.cache
+        });
+        if !theirs {
+            *slot = Some(Segments::make(line));
+        }
+        slot.as_ref().expect("filled above")
+    }
+}
+
+impl Segments {
+    fn make(line: &Line<'_>) -> Segments {
+        // Each string is looked through once: a plain one is written as it is everywhere.
+        let (method_plain, route_plain) = (plain(line.method), plain(line.route));
+        let mut middle = Vec::with_capacity(64 + 2 * (line.method.len() + line.route.len()));
+        middle.extend_from_slice(b" method=");
+        middle.extend_from_slice(line.method.as_bytes());
+        middle.extend_from_slice(b" route=");
+        push_debug_str(&mut middle, line.route, route_plain);
+        middle.extend_from_slice(b"}: storegate::access: ");
+        // The message, through the fmt layer's escaping of terminal control characters.
+        push_sanitized(&mut middle, line.method, method_plain);
+        middle.push(b' ');
+        push_sanitized(&mut middle, line.route, route_plain);
+        middle.push(b' ');
+        let mut end = Vec::with_capacity(32 + line.user_type.len() + line.cache.len());
+        end.extend_from_slice(b" user_type=");
+        push_debug_str(&mut end, line.user_type, plain(line.user_type));
+        end.extend_from_slice(b" cache=");
+        push_debug_str(&mut end, line.cache, plain(line.cache));
+        end.push(b'\n');
+        Segments {
+            method: line.method.to_owned(),
+            route: line.route.to_owned(),
+            user_type: line.user_type.to_owned(),
+            cache: line.cache.to_owned(),
+            middle,
+            end,
+        }
+    }
 }
 
 /// The JSON format (tracing-subscriber's `Json`: the event's fields in their order, the
@@ -624,6 +711,39 @@ mod tests {
             for line in &lines {
                 let (theirs, ours) = both(format, line);
                 assert_eq!(ours, theirs, "{format:?} {line:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn lines_made_from_kept_segments_are_the_lines_made_afresh() {
+        // More combinations than slots, each written several times in turn, so that slots
+        // are shared, replaced and found again: every line as if nothing had been kept.
+        let routes: Vec<String> = (0..40).map(|i| format!("/api/rest/r{i}/{{id}}")).collect();
+        let base = sample();
+        for round in 0..3 {
+            for (i, route) in routes.iter().enumerate() {
+                let line = Line {
+                    route,
+                    method: ["GET", "HEAD", "POST"][i % 3],
+                    user_type: ["guest", "customer", "admin"][(i + round) % 3],
+                    cache: ["HIT", "MISS", "-"][i % 3],
+                    bytes: (i % 2 == 0).then_some(i as u64),
+                    ..base
+                };
+                let mut kept = Vec::new();
+                text(&mut kept, b"2026-11-26T12:00:00", 5, &line);
+                let mut afresh = b"2026-11-26T12:00:00".to_vec();
+                push_micros(&mut afresh, 5);
+                afresh.extend_from_slice(b"  INFO request{request_id=");
+                push_debug_str(&mut afresh, line.request_id, plain(line.request_id));
+                afresh.extend_from_slice(b" trace_id=");
+                push_trace_id(&mut afresh, line.trace_id);
+                text_with(&mut afresh, &Segments::make(&line), &line);
+                assert_eq!(
+                    String::from_utf8(kept).unwrap(),
+                    String::from_utf8(afresh).unwrap()
+                );
             }
         }
     }
