@@ -52,6 +52,23 @@ pub fn install(format: LogFormat) -> bool {
     FORMAT.set(format).is_ok()
 }
 
+/// Whether the subscriber's filter lets access lines through (`RUST_LOG`,
+/// `storegate::access=off`): what the caller asks before it makes a line.
+///
+/// With a format installed (the binary, whose filter is set once at start and never
+/// reloaded) the filter is asked once, by the first line, and its answer kept: asking it
+/// (the dispatcher, then the filter's directives) was about 200 instructions of every cache
+/// hit. Without one (a test, the library used elsewhere, maybe under a subscriber of its
+/// own for a while) it is asked every time.
+pub fn enabled() -> bool {
+    static ENABLED: OnceLock<bool> = OnceLock::new();
+    let ask = || tracing::enabled!(target: "storegate::access", tracing::Level::INFO);
+    if FORMAT.get().is_none() {
+        return ask();
+    }
+    *ENABLED.get_or_init(ask)
+}
+
 /// The date and time of the last second a thread wrote a line in (`YYYY-MM-DDTHH:MM:SS`).
 struct LastSecond {
     second: Option<i64>,

@@ -191,7 +191,7 @@ impl Observed {
         if let Some(failure) = response.extensions_mut().remove::<FailureLine>() {
             self.log_failure(metrics, route, failure);
         }
-        if access_log_on && tracing::enabled!(target: "storegate::access", tracing::Level::INFO) {
+        if access_log_on && access_log::enabled() {
             let line = access_log::Line {
                 request_id: self.id.to_str().unwrap_or_default(),
                 trace_id: self.trace.trace_id,
