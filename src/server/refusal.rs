@@ -27,29 +27,35 @@ pub const UNREADABLE_HEAD: &str = "The request head could not be read.";
 /// Longest `Accept` value kept: longer ones are not a format choice a client makes.
 const MAX_ACCEPT: usize = 256;
 
-/// Bytes of a head kept to be looked through only if hyper refuses it.
-const KEPT: usize = 2 * 1024;
+/// Bytes of a head kept to be looked through only if hyper refuses it: as much as hyper's
+/// read buffer holds, so that a head hyper refuses for its size or its fields was kept
+/// whole.
+const KEPT: usize = crate::server::protocol::HYPER_MAX_HEAD;
+
+/// Room a connection keeps between heads: a head larger than this (rare, and hostile
+/// heads are) gives its room back when it is answered.
+const KEPT_ROOM: usize = 4 * 1024;
 
 /// Notes the `Accept` line of the head being read (only what the socket read while no
 /// request was in flight: heads, not bodies).
 ///
-/// Almost every head is one hyper accepts, and then its `Accept` line is never needed: so
-/// the first [`KEPT`] bytes of a head are only copied aside (a few dozen instructions), and
-/// looked through when hyper refuses the head ([`replace`]). Looking through every head as
-/// it was read cost a cache hit about 700 instructions (`bench/instructions.py`). A head
-/// that outgrows [`KEPT`] (a refusal is likely then) is looked through as it is read, from
-/// there on, so that an `Accept` line anywhere in a 64 KiB head is still found.
+/// Almost every head is one hyper accepts, and then its `Accept` line is never needed: so a
+/// head is only copied aside as it is read (a few dozen instructions), and looked through
+/// when hyper refuses it ([`replace`]). Looking through every head as it was read cost a
+/// cache hit about 700 instructions (`bench/instructions.py`). Kept whole, a head is looked
+/// through as one piece: an `Accept` line split between two reads is found too. A head
+/// that outgrows [`KEPT`] (hyper refuses it anyway) is looked through as it is read from
+/// there on, each read on its own, so that an `Accept` line anywhere is still found.
 ///
-/// Kept inline, not boxed: every head passes here, and a hit must not pay an allocation
+/// The copy is a buffer of the connection's, kept between heads: a hit pays no allocation
 /// for a refusal that almost never comes.
 #[derive(Debug)]
 pub struct Sniffer {
     accept: [u8; MAX_ACCEPT],
     /// Bytes of `accept` in use; 0: no `Accept` line seen.
     len: usize,
-    /// The head's first bytes, not looked through yet.
-    kept: [u8; KEPT],
-    kept_len: usize,
+    /// What was read of the head, not looked through yet.
+    kept: Vec<u8>,
 }
 
 impl Default for Sniffer {
@@ -57,8 +63,7 @@ impl Default for Sniffer {
         Sniffer {
             accept: [0; MAX_ACCEPT],
             len: 0,
-            kept: [0; KEPT],
-            kept_len: 0,
+            kept: Vec::new(),
         }
     }
 }
@@ -66,10 +71,8 @@ impl Default for Sniffer {
 impl Sniffer {
     /// Bytes of a head, as the socket read them.
     pub fn saw(&mut self, bytes: &[u8]) {
-        let kept = self.kept_len;
-        if let Some(room) = self.kept.get_mut(kept..kept + bytes.len()) {
-            room.copy_from_slice(bytes);
-            self.kept_len += bytes.len();
+        if self.kept.len() + bytes.len() <= KEPT {
+            self.kept.extend_from_slice(bytes);
             return;
         }
         // Past what is kept: what was kept, then these bytes, looked through now.
@@ -79,14 +82,12 @@ impl Sniffer {
 
     /// Looks through what was kept of the head, and keeps nothing.
     fn look_through_kept(&mut self) {
-        let kept = std::mem::take(&mut self.kept_len);
-        let (mut accept, mut len) = (self.accept, self.len);
-        find_accept(&self.kept[..kept], &mut accept, &mut len);
-        (self.accept, self.len) = (accept, len);
+        find_accept(&self.kept, &mut self.accept, &mut self.len);
+        self.kept.clear();
     }
 
-    /// Looks through bytes of a head for an `Accept:` line (a line split across two reads
-    /// past the kept bytes is missed; the answer is then XML, the API's default).
+    /// Looks through bytes of a head for an `Accept:` line (past the kept bytes, a line
+    /// split across two reads is missed; the answer is then XML, the API's default).
     fn look_through(&mut self, bytes: &[u8]) {
         find_accept(bytes, &mut self.accept, &mut self.len);
     }
@@ -94,7 +95,10 @@ impl Sniffer {
     /// A response was written: what is read next belongs to another head.
     pub fn reset(&mut self) {
         self.len = 0;
-        self.kept_len = 0;
+        self.kept.clear();
+        if self.kept.capacity() > KEPT_ROOM {
+            self.kept.shrink_to(KEPT_ROOM);
+        }
     }
 
     /// The format the head's `Accept` line asks for (XML without one).
@@ -251,18 +255,26 @@ mod tests {
 
     #[test]
     fn the_accept_line_is_found_in_a_kept_head_and_past_it() {
-        // Within what is kept, over several reads, in any case.
+        // Within what is kept, over several reads, in any case, even split between reads.
         let mut sniffer = Sniffer::default();
         sniffer.saw(b"GET / HTTP/1.1\r\nHost: x\r\n");
         sniffer.saw(b"ACCEPT:  application/json \r\nx-a: 1\r\n");
         assert_eq!(sniffer.format(), Format::Json);
+        sniffer.reset();
+        sniffer.saw(b"GET / HTTP/1.1\r\nHost: x\r\nAcc");
+        sniffer.saw(b"ept: application/json\r\n");
+        assert_eq!(sniffer.format(), Format::Json);
+        // A large head gives its room back when it is answered.
+        sniffer.saw(&[b'x'; 20_000]);
+        sniffer.reset();
+        assert!(sniffer.kept.capacity() <= KEPT_ROOM);
         // Reset by an answer: the next head has none.
         sniffer.reset();
         sniffer.saw(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
         assert_eq!(sniffer.format(), Format::Xml);
         // A head that outgrows what is kept: its Accept line before the limit, after it, or
         // in the read that crosses it.
-        let filler: Vec<u8> = (0..200)
+        let filler: Vec<u8> = (0..6000)
             .flat_map(|i| format!("x-h{i}: 1\r\n").into_bytes())
             .collect();
         assert!(filler.len() > KEPT);
@@ -274,7 +286,7 @@ mod tests {
             let mut sniffer = Sniffer::default();
             sniffer.saw(b"GET / HTTP/1.1\r\n");
             sniffer.saw(before);
-            for chunk in filler.chunks(500) {
+            for chunk in filler.chunks(5000) {
                 sniffer.saw(chunk);
             }
             sniffer.saw(after);
