@@ -104,18 +104,30 @@ mod tests {
                 // SAFETY: a non-zero size; each block is freed once, with its layout.
                 unsafe {
                     let p = allocator.alloc(layout);
-                    assert!(!p.is_null() && p as usize % align == 0, "{size} {align}");
+                    assert!(
+                        !p.is_null() && (p as usize).is_multiple_of(align),
+                        "{size} {align}"
+                    );
                     std::ptr::write_bytes(p, 0xa5, size);
                     let grown = allocator.realloc(p, layout, size * 3);
-                    assert!(grown as usize % align == 0, "{size} {align} grown");
+                    assert!(
+                        (grown as usize).is_multiple_of(align),
+                        "{size} {align} grown"
+                    );
                     assert!((0..size).all(|i| *grown.add(i) == 0xa5), "{size} {align}");
                     let grown_layout = Layout::from_size_align(size * 3, align).unwrap();
                     let shrunk = allocator.realloc(grown, grown_layout, size);
-                    assert!(shrunk as usize % align == 0, "{size} {align} shrunk");
+                    assert!(
+                        (shrunk as usize).is_multiple_of(align),
+                        "{size} {align} shrunk"
+                    );
                     assert!((0..size).all(|i| *shrunk.add(i) == 0xa5), "{size} {align}");
                     allocator.dealloc(shrunk, layout);
                     let zeroed = allocator.alloc_zeroed(layout);
-                    assert!(zeroed as usize % align == 0, "{size} {align} zeroed");
+                    assert!(
+                        (zeroed as usize).is_multiple_of(align),
+                        "{size} {align} zeroed"
+                    );
                     assert!((0..size).all(|i| *zeroed.add(i) == 0), "{size} {align}");
                     allocator.dealloc(zeroed, layout);
                 }

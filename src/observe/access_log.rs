@@ -249,12 +249,14 @@ fn text(out: &mut Vec<u8>, date: &[u8], micros: u32, line: &Line<'_>) {
     push_trace_id(out, line.trace_id);
     let written = SEGMENTS
         .try_with(|segments| {
-            let mut segments = segments.try_borrow_mut().ok()?;
-            Some(text_with(out, segments.for_line(line), line))
+            let Ok(mut segments) = segments.try_borrow_mut() else {
+                return false;
+            };
+            text_with(out, segments.for_line(line), line);
+            true
         })
-        .ok()
-        .flatten();
-    if written.is_none() {
+        .unwrap_or(false);
+    if !written {
         text_with(out, &Segments::make(line), line);
     }
 }
@@ -537,7 +539,7 @@ fn push_whole_nanos(out: &mut Vec<u8>, value: f64) -> bool {
 /// How many of the six digits of `fraction` (not 0) are trailing zeros.
 fn trailing_decimal_zeros(mut fraction: u32) -> usize {
     let mut zeros = 0;
-    while fraction % 10 == 0 {
+    while fraction.is_multiple_of(10) {
         fraction /= 10;
         zeros += 1;
     }
