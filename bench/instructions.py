@@ -57,6 +57,7 @@ TOKEN = "bench-integration-token"
 ADMIN_KEY = "bench-admin-key-0123456789"
 PATH = "/api/rest/products/1"
 ACCEPT = "application/json"
+ACCEPT_SENT = ACCEPT  # --accept
 START_MARK = "<!-- instructions -->"
 END_MARK = "<!-- /instructions -->"
 
@@ -131,7 +132,7 @@ class Client:
     def get(self, expect_hit):
         connection = self.connections[self.next % len(self.connections)]
         self.next += 1
-        connection.request("GET", PATH, headers={"Accept": ACCEPT})
+        connection.request("GET", PATH, headers={"Accept": ACCEPT_SENT})
         response = connection.getresponse()
         body = response.read()
         if response.status != 200:
@@ -239,7 +240,7 @@ def write_results(section):
 
 
 def main():
-    global deadline
+    global deadline, ACCEPT_SENT
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--access-log", choices=("on", "off"), default="on",
                         help="the gateway's access log (on: the production default)")
@@ -256,10 +257,18 @@ def main():
     parser.add_argument("--connections", type=int, default=4, help="keep-alive connections (4)")
     parser.add_argument("--products", type=int, default=1000, help="the sandbox's generated catalog (1000)")
     parser.add_argument("--timeout", type=int, default=1800, help="bound on the whole run, s (1800)")
+    parser.add_argument("--accept", default=ACCEPT,
+                        help="the requests' Accept header (application/json; application/xml for XML hits)")
+    parser.add_argument("--paths", default="hit,miss",
+                        help="the paths to measure, of hit and miss (hit,miss); a quick look at one path")
     parser.add_argument("--write-results", action="store_true",
                         help="write the table into bench/RESULTS.md")
     args = parser.parse_args()
     deadline = time.time() + args.timeout
+    ACCEPT_SENT = args.accept
+    modes = [m for m in ("hit", "miss") if m in args.paths.split(",")]
+    if not modes:
+        sys.exit("--paths: hit, miss or both")
     if min(args.hits, args.misses, args.rounds, args.connections) < 1 or args.warmup < 1:
         sys.exit("--hits, --misses, --rounds, --connections and --warmup must be at least 1")
     for tool in ("valgrind", "callgrind_control"):
@@ -284,7 +293,7 @@ def main():
 
     results = {}
     for label, binary in binaries:
-        for mode in ("hit", "miss"):
+        for mode in modes:
             log(f"== {label}: {mode} path under callgrind ({binary})")
             results[(label, mode)] = measure(label, binary, mode, args, sandbox_port)
     PROCS.stop_all(grace=30)
@@ -299,8 +308,11 @@ def main():
         header += " | upstream calls/request |"
         rule += "--:|"
     lines = [header, rule]
-    for mode, what in (("hit", "1 · cache hit, guest GET /api/rest/products/1 JSON"),
+    kind = "XML" if "xml" in args.accept else "JSON"
+    for mode, what in (("hit", f"1 · cache hit, guest GET /api/rest/products/1 {kind}"),
                        ("miss", "4 · miss path (cache off), the same request")):
+        if mode not in modes:
+            continue
         medians = [results[(label, mode)][0] for label in labels]
         row = f"| {what} | " + " | ".join(f"{m:,.0f}" for m in medians)
         if len(labels) == 2:

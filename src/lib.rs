@@ -46,6 +46,7 @@
 //! shares no types with [`upstream`]: a misread Magento shape fails a test instead of
 //! cancelling out.
 
+pub mod allocator;
 pub mod app;
 pub mod auth;
 pub mod backend;
@@ -70,25 +71,13 @@ use tokio::sync::oneshot;
 pub use app::AppState;
 pub use front::Parts;
 
-/// mimalloc instead of the system allocator: a cache hit is a handful of small allocations,
-/// and with glibc's malloc they were a sixth of the hit path's CPU time (bench/RESULTS.md,
-/// docs/decisions/resilience-and-cache.md). Left out of fuzz builds, where the sanitizer's
-/// allocator must see every allocation.
+/// mimalloc, called through its plain entry points where they align enough
+/// ([`allocator`]).
 #[cfg(not(fuzzing))]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
-/// Gives the memory this thread freed back to the operating system now, rather than after
-/// mimalloc's purge delay. For the rare moments that just freed megabytes (an image upload):
-/// without it, ten parallel 15 MB uploads left the process at 220 MB resident, most of it
-/// freed buffers (docs/decisions/hostile-clients.md). Too costly for the request path.
-pub fn give_back_freed_memory() {
-    // SAFETY: `mi_collect` only walks mimalloc's own structures for the calling thread.
-    #[cfg(not(fuzzing))]
-    unsafe {
-        libmimalloc_sys::mi_collect(true)
-    }
-}
+pub use allocator::give_back_freed_memory;
 pub use config::Config;
 
 /// Where the mappings come from: `STOREGATE_MAPPINGS`, else the back end's folder

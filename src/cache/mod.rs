@@ -36,6 +36,7 @@
 //! a background refresh that gets one drops the entry. Invalidated entries are never
 //! served: they are known to be wrong.
 
+pub mod hit_headers;
 pub mod hold_off;
 pub mod keys;
 pub mod response;

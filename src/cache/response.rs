@@ -25,7 +25,7 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use crate::auth::UserType;
 use crate::auth::caller::Caller;
 use crate::cache::keys;
-use crate::cache::{self, Body, Cache, Entry, Fetched, Source};
+use crate::cache::{self, Body, Cache, Entry, Fetched, Source, hit_headers};
 use crate::http::content_coding::Coding;
 use crate::http::{ApiError, Doc, render};
 
@@ -133,8 +133,8 @@ pub(crate) fn respond(
     // One reading of the clock for both headers that count the entry's seconds.
     let age = entry.stored_at.elapsed();
     // Rounded up: an entry stored a moment ago is good for the whole TTL.
-    let max_age = cache.remaining_at(age).as_millis().div_ceil(1000);
-    let cache_control = cache_control(caller.user_type() == UserType::Guest, max_age as u64);
+    let max_age = cache.remaining_at(age).as_millis().div_ceil(1000) as u64;
+    let public = caller.user_type() == UserType::Guest;
     // The representation: a compressed variant made at fill, or the body as it is.
     let coding = body.variants.as_ref().map_or(Coding::Identity, |variants| {
         variants.choose(request_headers.get(ACCEPT_ENCODING))
@@ -147,6 +147,58 @@ pub(crate) fn respond(
         .get(IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| etag_matches(v, etag.to_str().unwrap_or_default()));
+    let fixed = Fixed {
+        content_type: (!not_modified).then_some(body.content_type),
+        coding,
+        etag,
+        public,
+        max_age,
+        source,
+    };
+    let headers = if source == Source::Hit && !not_modified {
+        // The same headers for every hit of this body in this second: made once per thread
+        // and copied (`hit_headers`).
+        let ttl = cache.freshness_secs_at(age);
+        let key = hit_headers::Key {
+            etag: etag.clone(),
+            content_type: body.content_type,
+            coding,
+            public,
+            max_age,
+            ttl,
+        };
+        hit_headers::for_hit(key, || {
+            fixed.headers(crate::cache::status::for_source(
+                source,
+                ttl,
+                cache.enabled(),
+            ))
+        })
+    } else {
+        let status = if source == Source::Fetched && cache.held_off(entry) {
+            // Fetched for this read and not kept: a write with an unknown outcome touched it.
+            crate::cache::status::bypassed()
+        } else {
+            crate::cache::status::for_source(source, cache.freshness_secs_at(age), cache.enabled())
+        };
+        let mut headers = fixed.headers(status);
+        match source {
+            Source::StaleWhileRevalidate => {
+                headers.insert(
+                    WARNING,
+                    HeaderValue::from_static("110 - \"Response is Stale\""),
+                );
+            }
+            Source::StaleIfError => {
+                headers.insert(
+                    WARNING,
+                    HeaderValue::from_static("111 - \"Revalidation Failed\""),
+                );
+            }
+            _ => {}
+        }
+        headers
+    };
     let mut response = if not_modified {
         let mut r = Response::new(HttpBody::empty());
         *r.status_mut() = StatusCode::NOT_MODIFIED;
@@ -154,56 +206,56 @@ pub(crate) fn respond(
     } else {
         Response::new(HttpBody::from(bytes.clone()))
     };
-    // Sized once for everything set here and downstream (request id, length, date).
-    *response.headers_mut() = HeaderMap::with_capacity(16);
-    let headers = response.headers_mut();
-    if !not_modified {
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static(body.content_type));
-    }
-    if coding != Coding::Identity {
-        // On a 304 too: it describes the representation the client holds.
-        headers.insert(CONTENT_ENCODING, HeaderValue::from_static(coding.token()));
-    }
-    headers.insert(ETAG, etag.clone());
-    headers.insert(CACHE_CONTROL, cache_control);
-    // Every cached answer varies by encoding, even one too small to compress today: the
-    // same URL may answer a larger body tomorrow, and a cache in front must not have
-    // stored the small one for every encoding.
-    headers.insert(
-        VARY,
-        HeaderValue::from_static("Accept, Authorization, Accept-Encoding"),
-    );
-    headers.insert(
-        X_CACHE,
-        HeaderValue::from_static(match source {
-            Source::Hit => "HIT",
-            Source::Fetched => "MISS",
-            Source::StaleWhileRevalidate | Source::StaleIfError => "STALE",
-        }),
-    );
-    let status = if source == Source::Fetched && cache.held_off(entry) {
-        // Fetched for this read and not kept: a write with an unknown outcome touched it.
-        crate::cache::status::bypassed()
-    } else {
-        crate::cache::status::for_source(source, cache.freshness_secs_at(age), cache.enabled())
-    };
-    headers.insert(crate::cache::status::CACHE_STATUS, status);
-    match source {
-        Source::StaleWhileRevalidate => {
-            headers.insert(
-                WARNING,
-                HeaderValue::from_static("110 - \"Response is Stale\""),
-            );
-        }
-        Source::StaleIfError => {
-            headers.insert(
-                WARNING,
-                HeaderValue::from_static("111 - \"Revalidation Failed\""),
-            );
-        }
-        _ => {}
-    }
+    *response.headers_mut() = headers;
     response
+}
+
+/// What every answer `respond` makes carries, in this order: `Content-Type` (not on a 304),
+/// `Content-Encoding` (a compressed variant), `ETag`, `Cache-Control`, `Vary`, `X-Cache`,
+/// `Cache-Status`.
+struct Fixed<'a> {
+    content_type: Option<&'static str>,
+    coding: Coding,
+    etag: &'a HeaderValue,
+    public: bool,
+    max_age: u64,
+    source: Source,
+}
+
+impl Fixed<'_> {
+    fn headers(&self, status: HeaderValue) -> HeaderMap {
+        // Sized once for everything set here and downstream (warning, request id).
+        let mut headers = HeaderMap::with_capacity(16);
+        if let Some(content_type) = self.content_type {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+        }
+        if self.coding != Coding::Identity {
+            // On a 304 too: it describes the representation the client holds.
+            headers.insert(
+                CONTENT_ENCODING,
+                HeaderValue::from_static(self.coding.token()),
+            );
+        }
+        headers.insert(ETAG, self.etag.clone());
+        headers.insert(CACHE_CONTROL, cache_control(self.public, self.max_age));
+        // Every cached answer varies by encoding, even one too small to compress today: the
+        // same URL may answer a larger body tomorrow, and a cache in front must not have
+        // stored the small one for every encoding.
+        headers.insert(
+            VARY,
+            HeaderValue::from_static("Accept, Authorization, Accept-Encoding"),
+        );
+        headers.insert(
+            X_CACHE,
+            HeaderValue::from_static(match self.source {
+                Source::Hit => "HIT",
+                Source::Fetched => "MISS",
+                Source::StaleWhileRevalidate | Source::StaleIfError => "STALE",
+            }),
+        );
+        headers.insert(crate::cache::status::CACHE_STATUS, status);
+        headers
+    }
 }
 
 /// `public, max-age=N` or `private, max-age=N`, written without a formatter (every hit

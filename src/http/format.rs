@@ -58,24 +58,27 @@ impl Format {
 pub struct Negotiated(pub Result<Format, ApiError>);
 
 pub fn negotiate_response(headers: &HeaderMap) -> Result<Format, ApiError> {
-    let mut values = headers.get_all(ACCEPT).iter().peekable();
-    if values.peek().is_none() {
+    // One look-up of the header for everything below (each costs a hash of its name).
+    let accept = headers.get_all(ACCEPT);
+    let mut values = accept.iter();
+    let Some(first) = values.next() else {
         return Ok(if Profile::current().missing_accept_is_json() {
             Format::Json
         } else {
             Format::Xml
         });
-    }
+    };
     // The usual header, one media type alone in lower case (`application/json`): what the
     // list below would make of it, without building the list.
-    if let Some(media) = single_media_type(headers)
+    if values.next().is_none()
+        && let Some(media) = single_media_type(first)
         && let Some(answer) = answer_for(media)
     {
         return Ok(answer);
     }
     // Several Accept headers are one comma-separated list (RFC 9110 §5.3).
     let mut entries: Vec<(f32, usize, String)> = Vec::new();
-    for value in values {
+    for value in accept.iter() {
         let Ok(text) = value.to_str() else {
             continue;
         };
@@ -127,17 +130,20 @@ fn answer_for(media: &str) -> Option<Format> {
     }
 }
 
-/// The media type of a request with one `Accept` header naming one media type, without
-/// parameters, already in lower case: the list [`negotiate_response`] builds would hold it
-/// alone, with q=1.
-fn single_media_type(headers: &HeaderMap) -> Option<&str> {
-    let mut values = headers.get_all(ACCEPT).iter();
-    let text = values.next()?.to_str().ok()?;
-    if values.next().is_some() || text.contains([',', ';']) {
+/// The media type of an `Accept` header (the request's only one) naming one media type,
+/// without parameters, already in lower case: the list [`negotiate_response`] builds would
+/// hold it alone, with q=1.
+fn single_media_type(value: &http::HeaderValue) -> Option<&str> {
+    let text = value.to_str().ok()?;
+    // One pass over the bytes: no list, no parameters, no upper case.
+    if text
+        .bytes()
+        .any(|b| b == b',' || b == b';' || b.is_ascii_uppercase())
+    {
         return None;
     }
     let media = text.trim();
-    (!media.is_empty() && !media.bytes().any(|b| b.is_ascii_uppercase())).then_some(media)
+    (!media.is_empty()).then_some(media)
 }
 
 /// Picks the format of a request body from `Content-Type`, with the original's messages.

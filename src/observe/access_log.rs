@@ -52,6 +52,23 @@ pub fn install(format: LogFormat) -> bool {
     FORMAT.set(format).is_ok()
 }
 
+/// Whether the subscriber's filter lets access lines through (`RUST_LOG`,
+/// `storegate::access=off`): what the caller asks before it makes a line.
+///
+/// With a format installed (the binary, whose filter is set once at start and never
+/// reloaded) the filter is asked once, by the first line, and its answer kept: asking it
+/// (the dispatcher, then the filter's directives) was about 200 instructions of every cache
+/// hit. Without one (a test, the library used elsewhere, maybe under a subscriber of its
+/// own for a while) it is asked every time.
+pub fn enabled() -> bool {
+    static ENABLED: OnceLock<bool> = OnceLock::new();
+    let ask = || tracing::enabled!(target: "storegate::access", tracing::Level::INFO);
+    if FORMAT.get().is_none() {
+        return ask();
+    }
+    *ENABLED.get_or_init(ask)
+}
+
 /// The date and time of the last second a thread wrote a line in (`YYYY-MM-DDTHH:MM:SS`).
 struct LastSecond {
     second: Option<i64>,
@@ -197,45 +214,56 @@ fn push_u64(out: &mut Vec<u8>, value: u64) {
     out.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
 }
 
-/// `.uuuuuuZ`: the microseconds and the zone of the timestamp.
+/// `.uuuuuuZ`: the microseconds and the zone of the timestamp (`micros` below a million),
+/// six digits written in place: every line has one.
 fn push_micros(out: &mut Vec<u8>, micros: u32) {
-    out.push(b'.');
-    push_padded(out, u64::from(micros), 6);
-    out.push(b'Z');
+    let mut text = *b".000000Z";
+    let mut n = micros;
+    for digit in text[1..7].iter_mut().rev() {
+        *digit = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    out.extend_from_slice(&text);
 }
 
 /// A trace id as 32 lower-case hex digits (`TraceId`'s `Display`).
 fn push_trace_id(out: &mut Vec<u8>, id: u128) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut text = [0u8; 32];
-    for (i, digit) in text.iter_mut().enumerate() {
-        *digit = HEX[(id >> (124 - 4 * i)) as usize & 0xf];
-    }
+    crate::observe::hex::write(&mut text, &id.to_be_bytes());
     out.extend_from_slice(&text);
 }
 
 /// The text format (tracing-subscriber's `Full`, without colours):
 /// `<time>  INFO request{request_id="…" trace_id=… method=… route="…"}: storegate::access:
 /// <method> <route> <status> status=… bytes=… duration_ms=… user_type="…" cache="…"`.
+///
+/// What depends only on the method, the route, the user type and the cache's outcome (most
+/// of the line: each string looked through for escapes and copied twice) is written once
+/// per thread and copied whole ([`Segments`]).
 fn text(out: &mut Vec<u8>, date: &[u8], micros: u32, line: &Line<'_>) {
-    // Each string is looked through once: a plain one is written as it is everywhere.
-    let (method_plain, route_plain) = (plain(line.method), plain(line.route));
     out.extend_from_slice(date);
     push_micros(out, micros);
     out.extend_from_slice(b"  INFO request{request_id=");
     push_debug_str(out, line.request_id, plain(line.request_id));
     out.extend_from_slice(b" trace_id=");
     push_trace_id(out, line.trace_id);
-    out.extend_from_slice(b" method=");
-    out.extend_from_slice(line.method.as_bytes());
-    out.extend_from_slice(b" route=");
-    push_debug_str(out, line.route, route_plain);
-    out.extend_from_slice(b"}: storegate::access: ");
-    // The message, through the fmt layer's escaping of terminal control characters.
-    push_sanitized(out, line.method, method_plain);
-    out.push(b' ');
-    push_sanitized(out, line.route, route_plain);
-    out.push(b' ');
+    let written = SEGMENTS
+        .try_with(|segments| {
+            let Ok(mut segments) = segments.try_borrow_mut() else {
+                return false;
+            };
+            text_with(out, segments.for_line(line), line);
+            true
+        })
+        .unwrap_or(false);
+    if !written {
+        text_with(out, &Segments::make(line), line);
+    }
+}
+
+/// The rest of a text line after the trace id, with its `segments`.
+fn text_with(out: &mut Vec<u8>, segments: &Segments, line: &Line<'_>) {
+    out.extend_from_slice(&segments.middle);
     push_u64(out, u64::from(line.status));
     out.extend_from_slice(b" status=");
     push_u64(out, u64::from(line.status));
@@ -245,11 +273,91 @@ fn text(out: &mut Vec<u8>, date: &[u8], micros: u32, line: &Line<'_>) {
     }
     out.extend_from_slice(b" duration_ms=");
     push_debug_f64(out, line.duration_ms);
-    out.extend_from_slice(b" user_type=");
-    push_debug_str(out, line.user_type, plain(line.user_type));
-    out.extend_from_slice(b" cache=");
-    push_debug_str(out, line.cache, plain(line.cache));
-    out.push(b'\n');
+    out.extend_from_slice(&segments.end);
+}
+
+/// The parts of a text line that only the method, the route, the user type and the cache's
+/// outcome decide, as [`text`] writes them, and what they were made from.
+struct Segments {
+    method: String,
+    route: String,
+    user_type: String,
+    cache: String,
+    /// ` method=… route="…"}: storegate::access: <method> <route> `
+    middle: Vec<u8>,
+    /// ` user_type="…" cache="…"` and the line's end.
+    end: Vec<u8>,
+}
+
+/// Segments a worker thread keeps: a gateway has a few dozen routes, and a line's four
+/// strings come from small sets (the user types, the cache's outcomes), so a hit's line
+/// finds its own almost always.
+const SEGMENT_SLOTS: usize = 32;
+
+thread_local! {
+    static SEGMENTS: RefCell<SegmentTable> = const { RefCell::new(SegmentTable(Vec::new())) };
+}
+
+struct SegmentTable(Vec<Option<Segments>>);
+
+impl SegmentTable {
+    /// The segments for `line`: the slot's, when it was made from the same four strings;
+    /// else made now, in its place.
+    fn for_line(&mut self, line: &Line<'_>) -> &Segments {
+        if self.0.is_empty() {
+            self.0.resize_with(SEGMENT_SLOTS, || None);
+        }
+        // The strings' addresses pick the slot (a route template, a user type, the cache's
+        // header value all stay where they are); their text decides whether it is theirs.
+        let spread = (line.route.as_ptr() as usize >> 3)
+            ^ line.route.len()
+            ^ (line.user_type.as_ptr() as usize >> 2)
+            ^ line.cache.len().wrapping_mul(7)
+            ^ line.method.len().wrapping_mul(13);
+        let slot = &mut self.0[spread.wrapping_mul(0x9e37_79b9) >> 7 & (SEGMENT_SLOTS - 1)];
+        let theirs = slot.as_ref().is_some_and(|s| {
+            s.route == line.route
+                && s.method == line.method
+                && s.user_type == line.user_type
+                && s.cache == line.cache
+        });
+        if !theirs {
+            *slot = Some(Segments::make(line));
+        }
+        slot.as_ref().expect("filled above")
+    }
+}
+
+impl Segments {
+    fn make(line: &Line<'_>) -> Segments {
+        // Each string is looked through once: a plain one is written as it is everywhere.
+        let (method_plain, route_plain) = (plain(line.method), plain(line.route));
+        let mut middle = Vec::with_capacity(64 + 2 * (line.method.len() + line.route.len()));
+        middle.extend_from_slice(b" method=");
+        middle.extend_from_slice(line.method.as_bytes());
+        middle.extend_from_slice(b" route=");
+        push_debug_str(&mut middle, line.route, route_plain);
+        middle.extend_from_slice(b"}: storegate::access: ");
+        // The message, through the fmt layer's escaping of terminal control characters.
+        push_sanitized(&mut middle, line.method, method_plain);
+        middle.push(b' ');
+        push_sanitized(&mut middle, line.route, route_plain);
+        middle.push(b' ');
+        let mut end = Vec::with_capacity(32 + line.user_type.len() + line.cache.len());
+        end.extend_from_slice(b" user_type=");
+        push_debug_str(&mut end, line.user_type, plain(line.user_type));
+        end.extend_from_slice(b" cache=");
+        push_debug_str(&mut end, line.cache, plain(line.cache));
+        end.push(b'\n');
+        Segments {
+            method: line.method.to_owned(),
+            route: line.route.to_owned(),
+            user_type: line.user_type.to_owned(),
+            cache: line.cache.to_owned(),
+            middle,
+            end,
+        }
+    }
 }
 
 /// The JSON format (tracing-subscriber's `Json`: the event's fields in their order, the
@@ -358,6 +466,9 @@ fn push_sanitized(out: &mut Vec<u8>, value: &str, plain: bool) {
 /// which is any duration measured in nanoseconds but the rare exact one. Those, and the
 /// magnitudes `Debug` writes with an exponent, go through `Debug` itself.
 fn push_debug_f64(out: &mut Vec<u8>, value: f64) {
+    if push_whole_nanos(out, value) {
+        return;
+    }
     if (1e-4..1e16).contains(&value) && lowest_bit_exponent(value) < -21 {
         let mut digits = ryu::Buffer::new();
         let text = digits.format_finite(value);
@@ -380,7 +491,59 @@ fn lowest_bit_exponent(value: f64) -> i32 {
 
 /// An `f64` as serde_json writes it (its own shortest digits, `null` when not finite).
 fn push_json_f64(out: &mut Vec<u8>, value: f64) {
+    if push_whole_nanos(out, value) {
+        return;
+    }
     let _ = serde_json::to_writer(out, &value);
+}
+
+/// A duration in milliseconds that is a whole number of nanoseconds (as `telemetry`
+/// measures it: `nanos as f64 / 1e6`), written from those nanoseconds with integer
+/// arithmetic; `false`, writing nothing, for any other value.
+///
+/// Why the digits are the ones `Debug`, `ryu` and serde_json write: the value is the double
+/// nearest to `n / 10^6` (the check below: division is correctly rounded), and with
+/// n < 10^15 that decimal has at most 15 significant digits. Every decimal of at most 15
+/// significant digits comes back unchanged through a double (`f64::DIGITS`), so no other
+/// decimal that short maps to the same double: the shortest spelling of the value, which
+/// is what all three look for, is `n / 10^6` itself. From 1e-4 on, all three write it
+/// without an exponent, with at least one digit after the point (`1.0`). Formatting the
+/// shortest digits of a double (`ryu`) was a fifth of the access line's instructions.
+fn push_whole_nanos(out: &mut Vec<u8>, value: f64) -> bool {
+    if !(1e-4..1e9).contains(&value) {
+        return false;
+    }
+    // Nearest, the half up (`round` is a call into libm; the value is positive). Which
+    // integer this picks is checked right below anyway.
+    let nanos = (value * 1e6 + 0.5) as u64;
+    if nanos as f64 / 1e6 != value {
+        return false;
+    }
+    push_u64(out, nanos / 1_000_000);
+    let fraction = (nanos % 1_000_000) as u32;
+    if fraction == 0 {
+        out.extend_from_slice(b".0");
+        return true;
+    }
+    let mut digits = *b".000000";
+    let mut n = fraction;
+    for digit in digits[1..].iter_mut().rev() {
+        *digit = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    // The shortest spelling has no trailing zero.
+    out.extend_from_slice(&digits[..7 - trailing_decimal_zeros(fraction)]);
+    true
+}
+
+/// How many of the six digits of `fraction` (not 0) are trailing zeros.
+fn trailing_decimal_zeros(mut fraction: u32) -> usize {
+    let mut zeros = 0;
+    while fraction.is_multiple_of(10) {
+        fraction /= 10;
+        zeros += 1;
+    }
+    zeros
 }
 
 /// A JSON string as serde_json writes it.
@@ -572,6 +735,39 @@ mod tests {
     }
 
     #[test]
+    fn lines_made_from_kept_segments_are_the_lines_made_afresh() {
+        // More combinations than slots, each written several times in turn, so that slots
+        // are shared, replaced and found again: every line as if nothing had been kept.
+        let routes: Vec<String> = (0..40).map(|i| format!("/api/rest/r{i}/{{id}}")).collect();
+        let base = sample();
+        for round in 0..3 {
+            for (i, route) in routes.iter().enumerate() {
+                let line = Line {
+                    route,
+                    method: ["GET", "HEAD", "POST"][i % 3],
+                    user_type: ["guest", "customer", "admin"][(i + round) % 3],
+                    cache: ["HIT", "MISS", "-"][i % 3],
+                    bytes: (i % 2 == 0).then_some(i as u64),
+                    ..base
+                };
+                let mut kept = Vec::new();
+                text(&mut kept, b"2026-11-26T12:00:00", 5, &line);
+                let mut afresh = b"2026-11-26T12:00:00".to_vec();
+                push_micros(&mut afresh, 5);
+                afresh.extend_from_slice(b"  INFO request{request_id=");
+                push_debug_str(&mut afresh, line.request_id, plain(line.request_id));
+                afresh.extend_from_slice(b" trace_id=");
+                push_trace_id(&mut afresh, line.trace_id);
+                text_with(&mut afresh, &Segments::make(&line), &line);
+                assert_eq!(
+                    String::from_utf8(kept).unwrap(),
+                    String::from_utf8(afresh).unwrap()
+                );
+            }
+        }
+    }
+
+    #[test]
     fn durations_as_debug_writes_them() {
         let check = |value: f64| {
             let mut ours = Vec::new();
@@ -595,6 +791,80 @@ mod tests {
         // A tie `ryu` and `Debug` break differently.
         check(781_751_276_905_481.0 + 0.25);
         check(0.0009765625 + 2f64.powi(-20));
+    }
+
+    #[test]
+    fn durations_of_whole_nanoseconds_as_debug_and_serde_json_write_them() {
+        let check = |nanos: u64| {
+            let value = nanos as f64 / 1e6;
+            let mut text = Vec::new();
+            push_debug_f64(&mut text, value);
+            assert_eq!(
+                String::from_utf8(text).unwrap(),
+                format!("{value:?}"),
+                "{nanos} ns"
+            );
+            let mut json = Vec::new();
+            push_json_f64(&mut json, value);
+            assert_eq!(
+                String::from_utf8(json).unwrap(),
+                serde_json::to_string(&value).unwrap(),
+                "{nanos} ns"
+            );
+            // Taken by the integer path exactly where it is sure of the digits.
+            let mut taken = Vec::new();
+            assert_eq!(
+                push_whole_nanos(&mut taken, value),
+                (100..1_000_000_000_000_000).contains(&nanos),
+                "{nanos} ns"
+            );
+        };
+        // The edges of the range, round values, and values with every count of trailing
+        // zeros in their fraction.
+        for nanos in [
+            0,
+            1,
+            99,
+            100,
+            101,
+            999,
+            1_000,
+            1_152,
+            10_000,
+            999_999,
+            1_000_000,
+            1_000_001,
+            1_500_000,
+            1_230_000,
+            123_456_789,
+            999_999_999_999_999,
+            1_000_000_000_000_000,
+            u64::MAX >> 11,
+        ] {
+            check(nanos);
+        }
+        // Spread over every magnitude, from a tenth of a microsecond to years.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..300_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            check(state >> (state % 60));
+        }
+    }
+
+    #[test]
+    fn trace_ids_and_micros_as_the_formatter_writes_them() {
+        for id in [0, 1, u128::MAX, 0x4bf9_2f35_77b3_4da6_a3ce_929d_0e0e_4736] {
+            let mut ours = Vec::new();
+            push_trace_id(&mut ours, id);
+            assert_eq!(String::from_utf8(ours).unwrap(), format!("{id:032x}"));
+        }
+        for micros in [0, 7, 123_456, 999_999] {
+            let mut ours = Vec::new();
+            push_micros(&mut ours, micros);
+            assert_eq!(String::from_utf8(ours).unwrap(), format!(".{micros:06}Z"));
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod access_log;
 pub mod build_info;
+pub mod hex;
 pub mod log_limit;
 pub mod log_writer;
 pub mod metrics;

@@ -51,19 +51,20 @@ fn acceptable(value: &HeaderValue) -> bool {
 /// A new id: unique within the process (a counter) and across processes (a random prefix
 /// drawn at start), without a system call per request.
 pub fn new_id() -> HeaderValue {
-    static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    // `{prefix:08x}-`, written once.
+    static PREFIX: std::sync::OnceLock<[u8; 9]> = std::sync::OnceLock::new();
     static NEXT: AtomicU64 = AtomicU64::new(1);
-    let prefix = *PREFIX.get_or_init(|| getrandom::u32().unwrap_or(std::process::id()));
+    let prefix = PREFIX.get_or_init(|| {
+        let random = getrandom::u32().unwrap_or(std::process::id());
+        let mut text = [b'-'; 9];
+        crate::observe::hex::write(&mut text[..8], &random.to_be_bytes());
+        text
+    });
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     // `{prefix:08x}-{n:012x}`, written without a formatter: this runs on every request.
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut text = [b'-'; 21];
-    for i in 0..8 {
-        text[i] = HEX[(prefix >> (28 - 4 * i)) as usize & 0xf];
-    }
-    for i in 0..12 {
-        text[9 + i] = HEX[(n >> (44 - 4 * i)) as usize & 0xf];
-    }
+    let mut text = [0u8; 21];
+    text[..9].copy_from_slice(prefix);
+    crate::observe::hex::write(&mut text[9..], &n.to_be_bytes()[2..]);
     HeaderValue::from_bytes(&text).expect("hex digits are a valid header value")
 }
 
@@ -190,7 +191,7 @@ impl Observed {
         if let Some(failure) = response.extensions_mut().remove::<FailureLine>() {
             self.log_failure(metrics, route, failure);
         }
-        if access_log_on && tracing::enabled!(target: "storegate::access", tracing::Level::INFO) {
+        if access_log_on && access_log::enabled() {
             let line = access_log::Line {
                 request_id: self.id.to_str().unwrap_or_default(),
                 trace_id: self.trace.trace_id,
@@ -198,7 +199,11 @@ impl Observed {
                 route: route.unwrap_or("unmatched"),
                 status,
                 bytes: axum::body::HttpBody::size_hint(response.body()).exact(),
-                duration_ms: elapsed.as_secs_f64() * 1000.0,
+                // Whole nanoseconds over a million: the access line writes such a value
+                // from its integer (`access_log::push_whole_nanos`), without `ryu`.
+                duration_ms: (elapsed.as_secs() * 1_000_000_000 + u64::from(elapsed.subsec_nanos()))
+                    as f64
+                    / 1e6,
                 user_type: user_type.map(|u| u.as_str()).unwrap_or("none"),
                 cache: response
                     .headers()

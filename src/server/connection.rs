@@ -174,7 +174,7 @@ impl Watched {
         first: &[u8],
         len: usize,
     ) -> Option<Poll<std::io::Result<usize>>> {
-        let replacement = refusal::replace(first, &self.sniffer)?;
+        let replacement = refusal::replace(first, &mut self.sniffer)?;
         self.replacement = Some(replacement);
         self.activity.wrote();
         Some(match self.poll_replacement(cx) {
@@ -309,8 +309,9 @@ pub async fn serve<S: Serve>(
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
-        // Room for our own, stricter head limits to answer with the API's body
-        // (`protocol`); past these hyper answers alone.
+        // Room for our own, stricter head size limits to answer with the API's body
+        // (`protocol`); past these, and past 100 fields, hyper answers and `refusal`
+        // replaces its answer.
         .max_buf_size(protocol::HYPER_MAX_HEAD)
         .max_headers(protocol::HYPER_MAX_HEADERS)
         // The watch below times heads; hyper's timer would also cut idle keep-alives.

@@ -27,15 +27,35 @@ pub const UNREADABLE_HEAD: &str = "The request head could not be read.";
 /// Longest `Accept` value kept: longer ones are not a format choice a client makes.
 const MAX_ACCEPT: usize = 256;
 
+/// Bytes of a head kept to be looked through only if hyper refuses it: as much as hyper's
+/// read buffer holds, so that a head hyper refuses for its size or its fields was kept
+/// whole.
+const KEPT: usize = crate::server::protocol::HYPER_MAX_HEAD;
+
+/// Room a connection keeps between heads: a head larger than this (rare, and hostile
+/// heads are) gives its room back when it is answered.
+const KEPT_ROOM: usize = 4 * 1024;
+
 /// Notes the `Accept` line of the head being read (only what the socket read while no
 /// request was in flight: heads, not bodies).
-/// Kept inline, not boxed: every head with an `Accept` line passes here, and a hit must
-/// not pay an allocation for a refusal that almost never comes.
+///
+/// Almost every head is one hyper accepts, and then its `Accept` line is never needed: so a
+/// head is only copied aside as it is read (a few dozen instructions), and looked through
+/// when hyper refuses it ([`replace`]). Looking through every head as it was read cost a
+/// cache hit about 700 instructions (`bench/instructions.py`). Kept whole, a head is looked
+/// through as one piece: an `Accept` line split between two reads is found too. A head
+/// that outgrows [`KEPT`] (hyper refuses it anyway) is looked through as it is read from
+/// there on, each read on its own, so that an `Accept` line anywhere is still found.
+///
+/// The copy is a buffer of the connection's, kept between heads: a hit pays no allocation
+/// for a refusal that almost never comes.
 #[derive(Debug)]
 pub struct Sniffer {
     accept: [u8; MAX_ACCEPT],
     /// Bytes of `accept` in use; 0: no `Accept` line seen.
     len: usize,
+    /// What was read of the head, not looked through yet.
+    kept: Vec<u8>,
 }
 
 impl Default for Sniffer {
@@ -43,43 +63,47 @@ impl Default for Sniffer {
         Sniffer {
             accept: [0; MAX_ACCEPT],
             len: 0,
+            kept: Vec::new(),
         }
     }
 }
 
 impl Sniffer {
-    /// Looks through bytes of a head for an `Accept:` line (a line split across two reads
-    /// is missed; the answer is then XML, the API's default).
+    /// Bytes of a head, as the socket read them.
     pub fn saw(&mut self, bytes: &[u8]) {
-        // Every head passes here: line ends found with SIMD (`memchr`), and a line looked at
-        // only when it starts with `a` or `A` (a byte-by-byte scan cost a hit about 1,300
-        // instructions, `bench/instructions.py`).
-        for at in memchr::memchr_iter(b'\n', bytes) {
-            let rest = &bytes[at + 1..];
-            if rest.first().is_some_and(|b| b | 0x20 == b'a')
-                && rest.len() >= 7
-                && rest[..7].eq_ignore_ascii_case(b"accept:")
-            {
-                let value = &rest[7..];
-                let end = value
-                    .iter()
-                    .position(|&b| b == b'\r' || b == b'\n')
-                    .unwrap_or(value.len());
-                let value = value[..end].trim_ascii();
-                if value.len() <= MAX_ACCEPT {
-                    self.accept[..value.len()].copy_from_slice(value);
-                    self.len = value.len();
-                }
-            }
+        if self.kept.len() + bytes.len() <= KEPT {
+            self.kept.extend_from_slice(bytes);
+            return;
         }
+        // Past what is kept: what was kept, then these bytes, looked through now.
+        self.look_through_kept();
+        self.look_through(bytes);
+    }
+
+    /// Looks through what was kept of the head, and keeps nothing.
+    fn look_through_kept(&mut self) {
+        find_accept(&self.kept, &mut self.accept, &mut self.len);
+        self.kept.clear();
+    }
+
+    /// Looks through bytes of a head for an `Accept:` line (past the kept bytes, a line
+    /// split across two reads is missed; the answer is then XML, the API's default).
+    fn look_through(&mut self, bytes: &[u8]) {
+        find_accept(bytes, &mut self.accept, &mut self.len);
     }
 
     /// A response was written: what is read next belongs to another head.
     pub fn reset(&mut self) {
         self.len = 0;
+        self.kept.clear();
+        if self.kept.capacity() > KEPT_ROOM {
+            self.kept.shrink_to(KEPT_ROOM);
+        }
     }
 
-    fn format(&self) -> Format {
+    /// The format the head's `Accept` line asks for (XML without one).
+    fn format(&mut self) -> Format {
+        self.look_through_kept();
         let mut headers = HeaderMap::new();
         if self.len > 0
             && let Ok(value) = HeaderValue::from_bytes(&self.accept[..self.len])
@@ -90,9 +114,33 @@ impl Sniffer {
     }
 }
 
+/// Notes in `accept` (`len` bytes of it) the value of the last `Accept:` line in `bytes`.
+fn find_accept(bytes: &[u8], accept: &mut [u8; MAX_ACCEPT], len: &mut usize) {
+    // Line ends found with SIMD (`memchr`), and a line looked at only when it starts with
+    // `a` or `A` (a byte-by-byte scan cost a hit about 1,300 instructions).
+    for at in memchr::memchr_iter(b'\n', bytes) {
+        let rest = &bytes[at + 1..];
+        if rest.first().is_some_and(|b| b | 0x20 == b'a')
+            && rest.len() >= 7
+            && rest[..7].eq_ignore_ascii_case(b"accept:")
+        {
+            let value = &rest[7..];
+            let end = value
+                .iter()
+                .position(|&b| b == b'\r' || b == b'\n')
+                .unwrap_or(value.len());
+            let value = value[..end].trim_ascii();
+            if value.len() <= MAX_ACCEPT {
+                accept[..value.len()].copy_from_slice(value);
+                *len = value.len();
+            }
+        }
+    }
+}
+
 /// The API's answer in place of `written`, when `written` is hyper's own refusal of a head
 /// (a 400, 414 or 431 without our request id); `None` for anything else.
-pub fn replace(written: &[u8], sniffer: &Sniffer) -> Option<Bytes> {
+pub fn replace(written: &[u8], sniffer: &mut Sniffer) -> Option<Bytes> {
     // Every write passes here: anything but a 4xx head is let through at once.
     // (`HTTP/1.1` then ` 4`: a status line of a 4xx.)
     if !written.starts_with(b"HTTP/1.1") || written.get(8..10) != Some(b" 4") {
@@ -167,7 +215,7 @@ mod tests {
     fn hypers_refusal_becomes_the_apis() {
         let mut sniffer = Sniffer::default();
         sniffer.saw(b"GET / HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nx-a: 1\r\n");
-        let answer = replace(HYPER_431, &sniffer).unwrap();
+        let answer = replace(HYPER_431, &mut sniffer).unwrap();
         let text = std::str::from_utf8(&answer).unwrap();
         assert!(
             text.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
@@ -197,7 +245,7 @@ mod tests {
         let mut sniffer = Sniffer::default();
         sniffer.saw(b"GET / HTTP/1.1\r\nAccept: application/json\r\n");
         sniffer.reset();
-        let answer = replace(HYPER_431, &sniffer).unwrap();
+        let answer = replace(HYPER_431, &mut sniffer).unwrap();
         assert!(
             std::str::from_utf8(&answer)
                 .unwrap()
@@ -206,18 +254,70 @@ mod tests {
     }
 
     #[test]
+    fn the_accept_line_is_found_in_a_kept_head_and_past_it() {
+        // Within what is kept, over several reads, in any case, even split between reads.
+        let mut sniffer = Sniffer::default();
+        sniffer.saw(b"GET / HTTP/1.1\r\nHost: x\r\n");
+        sniffer.saw(b"ACCEPT:  application/json \r\nx-a: 1\r\n");
+        assert_eq!(sniffer.format(), Format::Json);
+        sniffer.reset();
+        sniffer.saw(b"GET / HTTP/1.1\r\nHost: x\r\nAcc");
+        sniffer.saw(b"ept: application/json\r\n");
+        assert_eq!(sniffer.format(), Format::Json);
+        // A large head gives its room back when it is answered.
+        sniffer.saw(&[b'x'; 20_000]);
+        sniffer.reset();
+        assert!(sniffer.kept.capacity() <= KEPT_ROOM);
+        // Reset by an answer: the next head has none.
+        sniffer.reset();
+        sniffer.saw(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(sniffer.format(), Format::Xml);
+        // A head that outgrows what is kept: its Accept line before the limit, after it, or
+        // in the read that crosses it.
+        let filler: Vec<u8> = (0..6000)
+            .flat_map(|i| format!("x-h{i}: 1\r\n").into_bytes())
+            .collect();
+        assert!(filler.len() > KEPT);
+        for (before, after) in [
+            (&b"Accept: application/json\r\n"[..], &b""[..]),
+            // (A line that starts a read past the kept bytes is missed, as a split one.)
+            (b"", b"x-last: 1\r\naccept: application/json\r\n"),
+        ] {
+            let mut sniffer = Sniffer::default();
+            sniffer.saw(b"GET / HTTP/1.1\r\n");
+            sniffer.saw(before);
+            for chunk in filler.chunks(5000) {
+                sniffer.saw(chunk);
+            }
+            sniffer.saw(after);
+            assert_eq!(sniffer.format(), Format::Json, "{before:?} {after:?}");
+        }
+        let mut sniffer = Sniffer::default();
+        let mut crossing = filler.clone();
+        crossing.extend_from_slice(b"Accept: application/json\r\n");
+        sniffer.saw(&crossing);
+        assert_eq!(sniffer.format(), Format::Json);
+    }
+
+    #[test]
     fn our_own_answers_are_left_alone() {
-        let sniffer = Sniffer::default();
-        assert!(replace(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", &sniffer).is_none());
+        let mut sniffer = Sniffer::default();
         assert!(
             replace(
-                b"HTTP/1.1 400 Bad Request\r\nx-request-id: abc\r\ncontent-length: 2\r\n\r\n{}",
-                &sniffer
+                b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n",
+                &mut sniffer
             )
             .is_none()
         );
-        assert!(replace(b"HTTP/1.1 404 Not Found\r\n\r\n", &sniffer).is_none());
+        assert!(
+            replace(
+                b"HTTP/1.1 400 Bad Request\r\nx-request-id: abc\r\ncontent-length: 2\r\n\r\n{}",
+                &mut sniffer
+            )
+            .is_none()
+        );
+        assert!(replace(b"HTTP/1.1 404 Not Found\r\n\r\n", &mut sniffer).is_none());
         // Part of a body, not a head.
-        assert!(replace(b"abc", &sniffer).is_none());
+        assert!(replace(b"abc", &mut sniffer).is_none());
     }
 }
