@@ -11,52 +11,10 @@ use axum::extract::FromRequestParts;
 use http::request::Parts;
 use http::{Extensions, HeaderMap};
 
+use crate::auth::price_group::PriceGroup;
 use crate::auth::{Authenticated, Authenticator, Principal, UserType};
 use crate::http::format::{Negotiated, negotiate_response};
 use crate::http::{ApiError, Format};
-
-/// Whose prices a shopper's answer shows (part of its cache key, so it lives with the
-/// caller; `rules::pricing` works it out): a customer group and, for a store that renders
-/// for each customer (`Backend::renders_for_customers`), where that customer's tax is
-/// computed for. The store works out a customer's tax-inclusive prices from their group's
-/// tax class and their default billing and shipping addresses, so two customers of one group
-/// share an answer only when those addresses are in the same place (country, region,
-/// postcode): sharing by group alone would show one customer prices taxed for another's
-/// address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PriceGroup {
-    pub group: u64,
-    /// A digest of the tax destination; `None`: the answer does not depend on it.
-    pub destination: Option<u64>,
-}
-
-impl PriceGroup {
-    /// Anonymous shoppers' prices (the NOT LOGGED IN group).
-    pub const ANONYMOUS: PriceGroup = PriceGroup {
-        group: 0,
-        destination: None,
-    };
-
-    /// The form kept in the cache (`records::lookups::customer_group`, read by the fast
-    /// path too): `1`, or `1;8f3a...` with a destination.
-    pub fn to_text(self) -> String {
-        match self.destination {
-            None => self.group.to_string(),
-            Some(d) => format!("{};{d:016x}", self.group),
-        }
-    }
-
-    pub fn from_text(text: &str) -> Option<PriceGroup> {
-        let (group, destination) = match text.split_once(';') {
-            Some((group, d)) => (group, Some(u64::from_str_radix(d, 16).ok()?)),
-            None => (text, None),
-        };
-        Some(PriceGroup {
-            group: group.parse().ok()?,
-            destination,
-        })
-    }
-}
 
 /// Who is calling and in which format they want the answer. Both were settled by the
 /// middleware before routing.

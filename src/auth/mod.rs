@@ -15,6 +15,7 @@
 
 pub mod caller;
 pub mod oauth;
+pub mod price_group;
 pub mod token;
 
 use std::sync::Arc;

@@ -50,13 +50,13 @@
 use std::borrow::Cow;
 
 use crate::auth::UserType;
-use crate::auth::caller::PriceGroup;
+use crate::auth::price_group::PriceGroup;
 use crate::context::profile::Profile;
 use crate::http::Format;
 
 /// Who shares a rendered answer: the user type, and the customer group when the answer
 /// shows a customer group's prices (guests are all one group), with the customer's tax
-/// destination when the store renders for each customer (`auth::caller::PriceGroup`).
+/// destination when the store renders for each customer (`auth::price_group::PriceGroup`).
 pub fn audience(user: UserType, price_group: Option<PriceGroup>) -> Cow<'static, str> {
     // Answers in the original's profile are written otherwise (its XML root, its JSON
     // types): a request in it (an OAuth consumer's, docs/oauth.md) shares them only with
@@ -283,7 +283,7 @@ mod tests {
     #[test]
     fn answers_with_group_prices_are_never_shared_between_groups() {
         use super::{UserType, audience, key};
-        use crate::auth::caller::PriceGroup;
+        use crate::auth::price_group::PriceGroup;
         let group = |group, destination| Some(PriceGroup { group, destination });
         assert_eq!(audience(UserType::Customer, group(2, None)), "customer.g2");
         assert_eq!(

@@ -100,7 +100,7 @@ pub async fn lookup(
 async fn known_customer_group(
     cache: &Cache,
     customer_id: u64,
-) -> Option<crate::auth::caller::PriceGroup> {
+) -> Option<crate::auth::price_group::PriceGroup> {
     let entry = cache.fresh(&keys::key::customer_group(customer_id)).await?;
     crate::records::lookups::customer_group::parse(&entry.value)
 }

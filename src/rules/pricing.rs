@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value, json};
 
-pub use crate::auth::caller::PriceGroup;
+pub use crate::auth::price_group::PriceGroup;
 use crate::backend::port::{Backend, RenderedTier, TierPrice};
 use crate::rules::mapping::convert::number;
 

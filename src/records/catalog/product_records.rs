@@ -7,7 +7,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use crate::app::AppState;
-use crate::auth::caller::PriceGroup;
+use crate::auth::price_group::PriceGroup;
 use crate::backend::errors;
 use crate::backend::port::{Scope, SearchCriteria, StoreSession, UpstreamError};
 use crate::cache::keys::{key, price_audience, tag};
@@ -71,22 +71,32 @@ pub struct Rendering {
     pub theirs: bool,
 }
 
-/// Marks a store's refusal of a kept session inside a fetch (the cache's errors are API
-/// errors): the rendering falls back to the anonymous one.
+/// Marks a store's refusal of a kept session, or none kept, inside a fetch (the cache's
+/// errors are API errors): the rendering falls back to the anonymous one.
 const SESSION_REFUSED: &str = "the store refused the customer's kept session";
 
-/// The customer's kept session with the store, when the store renders for customers.
-async fn session_for(app: &AppState, shopper: Shopper) -> Option<(StoreSession, PriceGroup)> {
-    let Shopper::Customer { id, prices } = shopper else {
-        return None;
-    };
-    // A destination means the lookup found a session (`lookups::customer_group`): the
-    // answer is keyed as the store's own, and only the store's own may fill it.
-    if !app.backend.renders_for_customers() || prices.destination.is_none() {
-        return None;
+/// The customer a rendering is made for by the store, with their price group: when the store
+/// renders for customers and the customer's group lookup found a session of theirs (its
+/// destination): the answer is keyed as the store's own, and only the store's own may fill it.
+fn rendered_for(app: &AppState, shopper: Shopper) -> Option<(u64, PriceGroup)> {
+    match shopper {
+        Shopper::Customer { id, prices }
+            if app.backend.renders_for_customers() && prices.destination.is_some() =>
+        {
+            Some((id, prices))
+        }
+        _ => None,
     }
-    match app.oauth.store().store_session(id).await {
-        Ok(Some(text)) => StoreSession::from_text(&text).map(|s| (s, prices)),
+}
+
+/// The customer's kept session with the store. Missing or unreadable is a refusal: the
+/// rendering falls back to the anonymous one.
+async fn stored_session(
+    oauth: &crate::auth::oauth::OAuth,
+    customer_id: u64,
+) -> Result<StoreSession, UpstreamError> {
+    match oauth.store().store_session(customer_id).await {
+        Ok(Some(text)) => StoreSession::from_text(&text),
         Ok(None) => None,
         Err(e) => {
             // Anonymous prices are a fallback, not a failure of the read.
@@ -97,6 +107,7 @@ async fn session_for(app: &AppState, shopper: Shopper) -> Option<(StoreSession, 
             None
         }
     }
+    .ok_or_else(|| UpstreamError::Protocol(SESSION_REFUSED.to_owned()))
 }
 
 /// A store's rendering call for a customer's session, with a refusal of the session marked.
@@ -127,7 +138,7 @@ fn refused(error: &ApiError) -> bool {
 async fn forget_session(app: &AppState, customer_id: u64) {
     crate::observe::log_limit::warn(
         "store session refused",
-        format_args!("the store refused a customer's kept session; rendering anonymously"),
+        format_args!("a customer's kept store session is gone or refused; rendering anonymously"),
     );
     let _ = app.oauth.store().put_store_session(customer_id, "").await;
     // Their next answers are keyed for the group alone (`lookups::customer_group`).
@@ -145,13 +156,14 @@ pub async fn render_record(
     shopper: Shopper,
 ) -> Result<Rendering, ApiError> {
     let criteria = SearchCriteria::new().filter("entity_id", id.to_string(), "eq");
-    if let Some((session, prices)) = session_for(app, shopper).await {
-        let backend = app.backend.clone();
+    if let Some((customer, prices)) = rendered_for(app, shopper) {
+        let (backend, oauth) = (app.backend.clone(), app.oauth.clone());
         let currency_owned = currency.to_owned();
-        let customer = session.customer_id;
         let query = criteria.clone();
         let key = key::render_for(store_id, id, &price_audience(prices));
+        // The session is read only when the rendering is not cached.
         let fetched = record(app, key, move || async move {
+            let session = stored_session(&oauth, customer).await?;
             let bytes =
                 render_call(&*backend, store_id, &currency_owned, &query, Some(&session)).await?;
             Ok((first_item(&*backend, &bytes)?, vec![tag::product(id)]))
@@ -213,16 +225,21 @@ pub async fn render_many(
         .filter("entity_id", list, "in")
         .page(ids.len() as u32, 1);
     let mut theirs = shopper == Shopper::Anonymous;
-    let session = session_for(app, shopper).await;
     let mut answer = None;
-    if let Some((session, _)) = &session {
-        match render_call(&*app.backend, store_id, currency, &criteria, Some(session)).await {
+    if let Some((customer, _)) = rendered_for(app, shopper) {
+        let rendered = match stored_session(&app.oauth, customer).await {
+            Ok(session) => {
+                render_call(&*app.backend, store_id, currency, &criteria, Some(&session)).await
+            }
+            Err(refused) => Err(refused),
+        };
+        match rendered {
             Ok(bytes) => {
                 answer = Some(bytes);
                 theirs = true;
             }
             Err(UpstreamError::Protocol(cause)) if cause == SESSION_REFUSED => {
-                forget_session(app, session.customer_id).await;
+                forget_session(app, customer).await;
             }
             Err(e) => return Err(errors::to_api(e)),
         }
