@@ -57,6 +57,7 @@ pub mod context;
 pub mod front;
 pub mod http;
 pub mod observe;
+pub mod per_thread;
 pub mod records;
 pub mod resources;
 pub mod rules;

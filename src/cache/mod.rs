@@ -310,8 +310,9 @@ impl Source {
 /// Counters for `/metrics`.
 #[derive(Debug, Default)]
 pub struct Stats {
-    pub hits: AtomicU64,
-    pub misses: AtomicU64,
+    /// Counted by every hit and miss: kept per thread (`per_thread::counter`).
+    pub hits: crate::per_thread::counter::Counter,
+    pub misses: crate::per_thread::counter::Counter,
     pub coalesced: AtomicU64,
     pub stale_while_revalidate: AtomicU64,
     pub stale_if_error: AtomicU64,
@@ -592,7 +593,7 @@ impl Cache {
         let store = self.store.as_ref()?;
         let entry = store.get(key).await?;
         (self.usable(&entry) && entry.stored_at.elapsed() < self.ttl).then(|| {
-            self.stats.hits.fetch_add(1, Ordering::Relaxed);
+            self.stats.hits.inc();
             Inputs::note(&entry, Source::Hit);
             entry
         })
@@ -700,7 +701,7 @@ impl Cache {
     {
         let Some(store) = &self.store else {
             // No cache: fetch every time, no coalescing (the benchmark's miss path).
-            self.stats.misses.fetch_add(1, Ordering::Relaxed);
+            self.stats.misses.inc();
             let fetched = fetch().await?;
             let entry = Entry::new(fetched.value, 0, Box::new([]), Inputs::default(), 0);
             return Ok((Arc::new(entry), Source::Fetched));
@@ -710,7 +711,7 @@ impl Cache {
         if let Some(entry) = &current {
             let age = entry.stored_at.elapsed();
             if age < self.ttl {
-                self.stats.hits.fetch_add(1, Ordering::Relaxed);
+                self.stats.hits.inc();
                 return Ok((entry.clone(), Source::Hit));
             }
             if age < self.ttl + self.revalidate {
@@ -832,7 +833,7 @@ impl Cache {
             .await?;
         let (entry, fetched_here) = match result {
             CompResult::Inserted(entry) | CompResult::ReplacedWith(entry) => {
-                self.stats.misses.fetch_add(1, Ordering::Relaxed);
+                self.stats.misses.inc();
                 (entry.into_value(), true)
             }
             CompResult::Unchanged(entry) => {

@@ -11,7 +11,6 @@
 //! The request being served carries its context in [`crate::context::request`].
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 
@@ -122,10 +121,12 @@ fn process_prefix() -> u64 {
 }
 
 /// Unique within the process and never zero: a counter mixed with the process prefix (no
-/// system call per request).
+/// system call per request, no shared write: `per_thread::sequence`).
 fn next_unique() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    thread_local!(static BLOCK: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) });
+    static NEXT: crate::per_thread::sequence::Sequence =
+        crate::per_thread::sequence::Sequence::new(&BLOCK);
+    let n = NEXT.next();
     // An odd multiplier is a bijection on u64, so distinct counters give distinct ids.
     (n ^ process_prefix()).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1
 }

@@ -35,6 +35,7 @@ use prometheus_client::registry::Registry;
 
 use crate::auth::UserType;
 use crate::cache::Cache;
+use crate::observe::thread_histogram::{ThreadHistogram, ThreadShard};
 use crate::shared_state::{RedisStatus, SharedState};
 
 /// Latency buckets in seconds: from a cache hit (~0.1 ms) to the default upstream
@@ -49,6 +50,14 @@ fn latency_histogram() -> Histogram {
 }
 
 type LatencyFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+fn request_histogram() -> ThreadHistogram {
+    ThreadHistogram::new(&LATENCY_BUCKETS)
+}
+
+/// The requests' latencies: recorded by every request, so each thread records into a
+/// shard of its own (`thread_histogram`).
+type RequestFamily = Family<RequestLabels, ThreadHistogram, fn() -> ThreadHistogram>;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
@@ -167,7 +176,7 @@ pub struct Metrics {
     /// Unique in the process: the key of this instance's handles in [`HANDLES`].
     id: u64,
     registry: Registry,
-    requests: LatencyFamily<RequestLabels>,
+    requests: RequestFamily,
     shed: Counter,
     customer_write_retries: Counter,
     customer_write_conflicts: Counter,
@@ -190,8 +199,7 @@ impl Metrics {
         connections: Reader<(i64, u64)>,
     ) -> Metrics {
         let mut registry = Registry::with_prefix("storegate");
-        let requests: LatencyFamily<RequestLabels> =
-            Family::new_with_constructor(latency_histogram);
+        let requests: RequestFamily = Family::new_with_constructor(request_histogram);
         let shed = Counter::default();
         registry.register(
             "http_request_duration_seconds",
@@ -301,8 +309,8 @@ impl Metrics {
                 let handles = handles.try_borrow().ok()?;
                 // The route is compared by its text too: the address of a template that is
                 // gone may be another's now.
-                let (interned, histogram) = handles.get(&key)?;
-                (*interned == route).then(|| histogram.observe(seconds))
+                let (interned, shard) = handles.get(&key)?;
+                (*interned == route).then(|| shard.observe(seconds))
             })
             .ok()
             .flatten();
@@ -316,12 +324,16 @@ impl Metrics {
             status,
             user_type,
         });
-        histogram.observe(seconds);
-        let _ = HANDLES.try_with(|handles| {
-            if let Ok(mut handles) = handles.try_borrow_mut() {
-                handles.insert(key, (interned, histogram));
-            }
+        let kept = HANDLES.try_with(|handles| {
+            let mut handles = handles.try_borrow_mut().ok()?;
+            let shard = histogram.shard();
+            shard.observe(seconds);
+            handles.insert(key, (interned, shard));
+            Some(())
         });
+        if !matches!(kept, Ok(Some(()))) {
+            histogram.observe(seconds);
+        }
     }
 
     pub fn shed(&self) {
@@ -379,13 +391,13 @@ impl Collector for ScrapeTime {
             e,
             "cache_hits",
             "Reads answered from a fresh cache entry",
-            read(&stats.hits),
+            stats.hits.get(),
         )?;
         counter(
             e,
             "cache_misses",
             "Reads that fetched from the upstream",
-            read(&stats.misses),
+            stats.misses.get(),
         )?;
         counter(
             e,
@@ -567,7 +579,7 @@ impl std::hash::Hasher for Mix {
 
 type Handles = std::collections::HashMap<
     HandleKey,
-    (&'static str, Histogram),
+    (&'static str, ThreadShard),
     std::hash::BuildHasherDefault<Mix>,
 >;
 

@@ -11,3 +11,4 @@ pub mod log_writer;
 pub mod metrics;
 pub mod process;
 pub mod telemetry;
+pub mod thread_histogram;

@@ -18,7 +18,6 @@
 //!   `traceparent`, or a new trace. Its id is on the request's log lines and goes to Magento.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
@@ -53,14 +52,16 @@ fn acceptable(value: &HeaderValue) -> bool {
 pub fn new_id() -> HeaderValue {
     // `{prefix:08x}-`, written once.
     static PREFIX: std::sync::OnceLock<[u8; 9]> = std::sync::OnceLock::new();
-    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local!(static BLOCK: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) });
+    static NEXT: crate::per_thread::sequence::Sequence =
+        crate::per_thread::sequence::Sequence::new(&BLOCK);
     let prefix = PREFIX.get_or_init(|| {
         let random = getrandom::u32().unwrap_or(std::process::id());
         let mut text = [b'-'; 9];
         crate::observe::hex::write(&mut text[..8], &random.to_be_bytes());
         text
     });
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let n = NEXT.next();
     // `{prefix:08x}-{n:012x}`, written without a formatter: this runs on every request.
     let mut text = [0u8; 21];
     text[..9].copy_from_slice(prefix);
