@@ -16,9 +16,23 @@
 //! byte for byte; a hit whose key differs from its slot's remakes the slot. The numbers of
 //! seconds change once a second, so a busy entry's map is made about once a second per
 //! thread.
+//!
+//! Nothing a hit copies from here is shared with another thread (issue 23: a count that two
+//! cores both write moves its cache line between them on every hit). The slot keeps:
+//! - the `ETag` in the key as bytes of its own, not a `HeaderValue` sharing the entry's
+//!   bytes, whose reference count every hit of every worker would otherwise bump;
+//! - header values made on this thread (the `ETag` copied, not cloned);
+//! - a copy of the body, for bodies up to [`COPY_MAX`] bytes: cloning the entry's bytes
+//!   would bump their count, which all workers share, twice a hit. The `ETag` is a digest of
+//!   the very bytes, so equal tags are equal bodies. At most [`SLOTS`] bodies of at most
+//!   [`COPY_MAX`] bytes, 1 MiB, per worker thread;
+//! - an `X-Request-Id` already in place, empty until the front sets the request's own
+//!   (`telemetry::Observed::finish`): a copied map is exactly as large as its fields, and
+//!   adding one more field grew it, an allocation and a copy per hit.
 
 use std::cell::RefCell;
 
+use bytes::Bytes;
 use http::{HeaderMap, HeaderValue};
 
 use crate::http::content_coding::Coding;
@@ -26,16 +40,47 @@ use crate::http::content_coding::Coding;
 /// Maps each worker thread keeps.
 const SLOTS: usize = 64;
 
+/// Bodies up to this size are copied into the thread's slot ([module docs](self)).
+pub const COPY_MAX: usize = 16 * 1024;
+
+/// An `ETag`, kept inline: the gateway's are 34 to 40 bytes (`"<32 hex digits>"`, with a
+/// coding's suffix for a compressed variant).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Tag {
+    bytes: [u8; 48],
+    len: u8,
+}
+
+impl Tag {
+    /// `None` for a tag too long to keep inline (such a hit makes its headers anew).
+    pub fn of(etag: &HeaderValue) -> Option<Tag> {
+        let text = etag.as_bytes();
+        let mut bytes = [0u8; 48];
+        bytes.get_mut(..text.len())?.copy_from_slice(text);
+        Some(Tag {
+            bytes,
+            len: text.len() as u8,
+        })
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+}
+
 /// What a hit's headers depend on ([module docs](self)).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Key {
-    pub etag: HeaderValue,
+    pub etag: Tag,
     pub content_type: &'static str,
     pub coding: Coding,
     pub public: bool,
     pub max_age: u64,
     pub ttl: i64,
 }
+
+/// The header a hit's map holds in place for the request's id.
+pub const X_REQUEST_ID: http::HeaderName = http::HeaderName::from_static("x-request-id");
 
 impl Key {
     /// The key's slot: from the `ETag`'s digest (hex, spread evenly) and the coding.
@@ -50,37 +95,54 @@ impl Key {
     }
 }
 
+/// What a slot holds: the key, the map made for it, and the body's bytes as this thread
+/// sends them.
+type Made = (Key, HeaderMap, Bytes);
+
 thread_local! {
-    static MADE: RefCell<Vec<Option<(Key, HeaderMap)>>> = const { RefCell::new(Vec::new()) };
+    static MADE: RefCell<Vec<Option<Made>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A copy of the headers for `key`: the ones this thread made last for it, or `make`'s
-/// (kept for the next hit with the same key).
-pub fn for_hit(key: Key, make: impl FnOnce() -> HeaderMap) -> HeaderMap {
+/// The headers for `key` and the bytes of `body` to send: the ones this thread made last
+/// for it, or `make`'s map (with the request id's place added) and, for a body up to
+/// [`COPY_MAX`] bytes, a copy of it (kept for the next hit with the same key). `make`
+/// builds the headers from values of this thread's own.
+pub fn for_hit(key: Key, body: &Bytes, make: impl FnOnce() -> HeaderMap) -> (HeaderMap, Bytes) {
     let slot = key.slot();
     let found = MADE
         .try_with(|made| {
             let made = made.try_borrow().ok()?;
             match made.get(slot)? {
-                Some((seen, headers)) if *seen == key => Some(headers.clone()),
+                Some((seen, headers, bytes)) if *seen == key => {
+                    Some((headers.clone(), bytes.clone()))
+                }
                 _ => None,
             }
         })
         .ok()
         .flatten();
-    if let Some(headers) = found {
-        return headers;
+    if let Some(found) = found {
+        return found;
     }
-    let headers = make();
+    let mut headers = make();
+    headers.insert(X_REQUEST_ID, HeaderValue::from_static(""));
     let _ = MADE.try_with(|made| {
         if let Ok(mut made) = made.try_borrow_mut() {
             if made.is_empty() {
                 made.resize_with(SLOTS, || None);
             }
-            made[slot] = Some((key, headers.clone()));
+            // The same body (the same tag and coding) a second on: its copy is kept.
+            let bytes = match &made[slot] {
+                Some((seen, _, bytes)) if seen.etag == key.etag && seen.coding == key.coding => {
+                    bytes.clone()
+                }
+                _ if body.len() <= COPY_MAX => Bytes::copy_from_slice(body),
+                _ => body.clone(),
+            };
+            made[slot] = Some((key, headers.clone(), bytes));
         }
     });
-    headers
+    (headers, body.clone())
 }
 
 #[cfg(test)]
@@ -89,7 +151,7 @@ mod tests {
 
     fn key(etag: &'static str, max_age: u64) -> Key {
         Key {
-            etag: HeaderValue::from_static(etag),
+            etag: Tag::of(&HeaderValue::from_static(etag)).unwrap(),
             content_type: "application/json",
             coding: Coding::Identity,
             public: true,
@@ -106,30 +168,63 @@ mod tests {
 
     #[test]
     fn the_same_key_gets_the_map_made_for_it_and_another_key_its_own() {
+        let body = Bytes::from(vec![b'x'; 100]);
+        let hit = |k: &Key, n| for_hit(k.clone(), &body, || made(n)).0["x-made"].clone();
         let a = key("\"0123456789abcdef0123456789abcdef\"", 60);
-        assert_eq!(for_hit(a.clone(), || made(1))["x-made"], "1");
+        assert_eq!(hit(&a, 1), "1");
         // Made once: the second hit copies it.
-        assert_eq!(for_hit(a.clone(), || made(2))["x-made"], "1");
+        assert_eq!(hit(&a, 2), "1");
         // Any part of the key that differs is another map, even in the same slot.
         let older = Key {
             max_age: 59,
             ..a.clone()
         };
         assert_eq!(older.slot(), a.slot());
-        assert_eq!(for_hit(older, || made(3))["x-made"], "3");
+        assert_eq!(hit(&older, 3), "3");
         let private = Key {
             public: false,
             ..a.clone()
         };
-        assert_eq!(for_hit(private, || made(4))["x-made"], "4");
+        assert_eq!(hit(&private, 4), "4");
         let gzip = Key {
             coding: Coding::Gzip,
             ..a.clone()
         };
-        assert_eq!(for_hit(gzip, || made(5))["x-made"], "5");
+        assert_eq!(hit(&gzip, 5), "5");
         let other = key("\"fedcba9876543210fedcba9876543210\"", 60);
-        assert_eq!(for_hit(other, || made(6))["x-made"], "6");
+        assert_eq!(hit(&other, 6), "6");
         // The slot now holds the last one made for it.
-        assert_eq!(for_hit(a, || made(7))["x-made"], "7");
+        assert_eq!(hit(&a, 7), "7");
+    }
+
+    #[test]
+    fn a_hit_sends_this_threads_copy_of_a_small_body_and_has_room_for_the_request_id() {
+        let small = Bytes::from(vec![b's'; 1000]);
+        let a = key("\"11111111111111111111111111111111\"", 60);
+        let (headers, first) = for_hit(a.clone(), &small, HeaderMap::new);
+        // The request id's place is there, so setting it adds no field.
+        assert_eq!(headers[X_REQUEST_ID], "");
+        assert_eq!(first, small);
+        let (_, second) = for_hit(a.clone(), &small, HeaderMap::new);
+        assert_eq!(second, small);
+        assert_ne!(
+            second.as_ptr(),
+            small.as_ptr(),
+            "a copy, not the entry's bytes"
+        );
+        // A second on (another key for the same body), the copy is kept.
+        let later = Key { ttl: 59, ..a };
+        let (_, third) = for_hit(later.clone(), &small, HeaderMap::new);
+        let (_, fourth) = for_hit(later, &small, HeaderMap::new);
+        assert_eq!(third, small);
+        assert_eq!(fourth.as_ptr(), second.as_ptr());
+        // A large body is not copied.
+        let large = Bytes::from(vec![b'l'; COPY_MAX + 1]);
+        let b = key("\"22222222222222222222222222222222\"", 60);
+        let _ = for_hit(b.clone(), &large, HeaderMap::new);
+        let (_, sent) = for_hit(b, &large, HeaderMap::new);
+        assert_eq!(sent.as_ptr(), large.as_ptr());
+        // A tag too long to keep inline.
+        assert!(Tag::of(&HeaderValue::from_str(&"9".repeat(49)).unwrap()).is_none());
     }
 }

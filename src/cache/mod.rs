@@ -38,6 +38,7 @@
 
 pub mod hit_headers;
 pub mod hold_off;
+pub mod hot;
 pub mod keys;
 pub mod response;
 pub mod status;
@@ -221,6 +222,9 @@ pub struct Entry {
     /// The upstream failed the last time this entry was refreshed, or the entry was built
     /// from data served stale because it failed: serving it says so.
     refresh_failed: AtomicBool,
+    /// moka dropped or replaced it (under any of its keys): a thread's kept copy of it is no
+    /// longer served (`hot`).
+    superseded: AtomicBool,
 }
 
 impl Entry {
@@ -234,7 +238,13 @@ impl Entry {
             slots,
             refreshing: AtomicBool::new(false),
             refresh_failed: AtomicBool::new(inputs.failed.get()),
+            superseded: AtomicBool::new(false),
         }
+    }
+
+    /// moka dropped or replaced it (`hot`).
+    fn is_superseded(&self) -> bool {
+        self.superseded.load(Ordering::Relaxed)
     }
 }
 
@@ -372,6 +382,8 @@ impl TagClock {
 
 pub struct Cache {
     store: Option<moka::future::Cache<Arc<str>, Arc<Entry>>>,
+    /// Unique in the process: which cache a thread's kept entry came from (`hot`).
+    id: u64,
     clock: TagClock,
     ttl: Duration,
     /// Stale-while-revalidate window, from expiry.
@@ -429,14 +441,18 @@ impl Cache {
                 })
                 // moka's own expiry only reclaims memory; freshness is decided here.
                 .time_to_live(ttl + stale.max(revalidate) + Duration::from_secs(1))
-                .eviction_listener(move |_key, _value, cause| {
+                .eviction_listener(move |_key, value: Arc<Entry>, cause| {
+                    // Whatever the cause: a thread's kept copy must go to moka again (`hot`).
+                    value.superseded.store(true, Ordering::Relaxed);
                     if cause.was_evicted() {
                         evictions.fetch_add(1, Ordering::Relaxed);
                     }
                 })
                 .build()
         });
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Cache {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             store,
             clock: TagClock::new(),
             ttl,
@@ -590,13 +606,50 @@ impl Cache {
 
     /// A fresh, valid entry, without fetching. The hit path.
     pub async fn fresh(&self, key: &str) -> Option<Arc<Entry>> {
+        self.fresh_at(key, Instant::now()).await
+    }
+
+    /// [`Cache::fresh`] at `now`, the request's own reading of the clock: a cache hit reads
+    /// the clock once for every step that asks how old an entry is.
+    pub async fn fresh_at(&self, key: &str, now: Instant) -> Option<Arc<Entry>> {
         let store = self.store.as_ref()?;
         let entry = store.get(key).await?;
-        (self.usable(&entry) && entry.stored_at.elapsed() < self.ttl).then(|| {
+        (self.usable(&entry) && now.saturating_duration_since(entry.stored_at) < self.ttl).then(
+            || {
+                self.stats.hits.inc();
+                Inputs::note(&entry, Source::Hit);
+                entry
+            },
+        )
+    }
+
+    /// Calls `serve` with the fresh, valid entry for `key` at `now`, without fetching: the
+    /// fast path's lookup. A repeat hit of a light entry borrows it from this thread's own
+    /// copy (`hot`), so that no hit writes memory another worker writes; else the entry comes
+    /// from moka (and this thread keeps it).
+    pub async fn with_fresh<R>(
+        &self,
+        key: &str,
+        now: Instant,
+        serve: impl FnOnce(&Arc<Entry>) -> R,
+    ) -> Option<R> {
+        self.store.as_ref()?;
+        let mut serve = Some(serve);
+        let kept = hot::with(self.id, key, |entry| {
+            // The checks a hit through moka makes (`fresh_at`).
+            if !(self.usable(entry) && now.saturating_duration_since(entry.stored_at) < self.ttl) {
+                return None;
+            }
             self.stats.hits.inc();
-            Inputs::note(&entry, Source::Hit);
-            entry
-        })
+            Inputs::note(entry, Source::Hit);
+            serve.take().map(|serve| serve(entry))
+        });
+        if kept.is_some() {
+            return kept;
+        }
+        let entry = self.fresh_at(key, now).await?;
+        hot::keep(self.id, key, &entry);
+        serve.take().map(|serve| serve(&entry))
     }
 
     /// Files a fresh entry under a second key too (the fast path's, see

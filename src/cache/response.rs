@@ -70,7 +70,15 @@ where
     let key = keys::key::body(&audience, caller.format, logical);
     if let Some(entry) = cache.fresh(&key).await {
         file_for_fast_path(cache, logical, (&audience, caller), &entry).await;
-        return Ok(respond(cache, caller, request_headers, &entry, Source::Hit));
+        let now = tokio::time::Instant::now();
+        return Ok(respond(
+            cache,
+            caller,
+            request_headers,
+            &entry,
+            Source::Hit,
+            now,
+        ));
     }
     let format = caller.format;
     // The fetch may run after this request is gone (a background refresh): it takes the
@@ -88,7 +96,8 @@ where
     if matches!(source, Source::Hit | Source::Fetched) {
         file_for_fast_path(cache, logical, (&audience, caller), &entry).await;
     }
-    Ok(respond(cache, caller, request_headers, &entry, source))
+    let now = tokio::time::Instant::now();
+    Ok(respond(cache, caller, request_headers, &entry, source, now))
 }
 
 /// Files a fresh body under the current request's fast-path key, if
@@ -123,6 +132,7 @@ pub(crate) fn respond(
     request_headers: &HeaderMap,
     entry: &Arc<Entry>,
     source: Source,
+    now: tokio::time::Instant,
 ) -> Response {
     let cache::Value::Body(body) = &entry.value else {
         // Body keys only ever hold bodies.
@@ -130,8 +140,9 @@ pub(crate) fn respond(
         *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
         return response;
     };
-    // One reading of the clock for both headers that count the entry's seconds.
-    let age = entry.stored_at.elapsed();
+    // One reading of the clock, the request's, for both headers that count the entry's
+    // seconds.
+    let age = now.saturating_duration_since(entry.stored_at);
     // Rounded up: an entry stored a moment ago is good for the whole TTL.
     let max_age = cache.remaining_at(age).as_millis().div_ceil(1000) as u64;
     let public = caller.user_type() == UserType::Guest;
@@ -155,26 +166,39 @@ pub(crate) fn respond(
         max_age,
         source,
     };
-    let headers = if source == Source::Hit && !not_modified {
-        // The same headers for every hit of this body in this second: made once per thread
-        // and copied (`hit_headers`).
+    let tag = (source == Source::Hit && !not_modified)
+        .then(|| hit_headers::Tag::of(etag))
+        .flatten();
+    if let Some(tag) = tag {
+        // The same headers for every hit of this body in this second, and the body's bytes:
+        // made once per thread and copied (`hit_headers`).
         let ttl = cache.freshness_secs_at(age);
         let key = hit_headers::Key {
-            etag: etag.clone(),
+            etag: tag,
             content_type: body.content_type,
             coding,
             public,
             max_age,
             ttl,
         };
-        hit_headers::for_hit(key, || {
-            fixed.headers(crate::cache::status::for_source(
+        let (headers, bytes) = hit_headers::for_hit(key, bytes, || {
+            // The tag copied, not cloned: the map's values are this thread's own.
+            let etag = HeaderValue::from_bytes(etag.as_bytes()).unwrap_or_else(|_| etag.clone());
+            Fixed {
+                etag: &etag,
+                ..fixed
+            }
+            .headers(crate::cache::status::for_source(
                 source,
                 ttl,
                 cache.enabled(),
             ))
-        })
-    } else {
+        });
+        let mut response = Response::new(HttpBody::from(bytes));
+        *response.headers_mut() = headers;
+        return response;
+    }
+    let headers = {
         let status = if source == Source::Fetched && cache.held_off(entry) {
             // Fetched for this read and not kept: a write with an unknown outcome touched it.
             crate::cache::status::bypassed()

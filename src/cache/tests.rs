@@ -325,3 +325,61 @@ async fn an_alias_shares_the_entry_is_weighed_as_it_and_goes_with_its_invalidati
             .is_none()
     );
 }
+
+/// What the fast path reads through `with_fresh`: this thread's kept copy (`hot`) or moka.
+async fn served(cache: &Arc<Cache>, key: &str) -> Option<String> {
+    cache
+        .with_fresh(key, Instant::now(), |entry| text(entry).to_owned())
+        .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kept_entry_is_served_only_while_moka_would_serve_it() {
+    let cache = cache(60, 0);
+    let calls = Arc::new(AtomicUsize::new(0));
+    get(&cache, "k", &calls, Ok("one")).await.unwrap();
+    // From moka, then kept by this thread: the second read is the kept copy.
+    assert_eq!(served(&cache, "k").await.as_deref(), Some("one"));
+    assert_eq!(served(&cache, "k").await.as_deref(), Some("one"));
+    assert_eq!(cache.stats().hits.get(), 2);
+    // An invalidation of its tag: the kept copy is not served.
+    cache.invalidate(&["p:1".to_owned()]);
+    assert_eq!(served(&cache, "k").await, None);
+    get(&cache, "k", &calls, Ok("two")).await.unwrap();
+    assert_eq!(served(&cache, "k").await.as_deref(), Some("two"));
+    assert_eq!(served(&cache, "k").await.as_deref(), Some("two"));
+    // Past its TTL: not served.
+    tokio::time::advance(Duration::from_secs(61)).await;
+    assert_eq!(served(&cache, "k").await, None);
+    // A purge of everything.
+    get(&cache, "k", &calls, Ok("three")).await.unwrap();
+    assert_eq!(served(&cache, "k").await.as_deref(), Some("three"));
+    cache.invalidate_all();
+    assert_eq!(served(&cache, "k").await, None);
+    // Held off (a write with an unknown outcome touched it).
+    get(&cache, "k", &calls, Ok("four")).await.unwrap();
+    assert_eq!(served(&cache, "k").await.as_deref(), Some("four"));
+    cache.hold_off(&["p:1".to_owned()], Duration::from_secs(60));
+    assert_eq!(served(&cache, "k").await, None);
+}
+
+#[tokio::test]
+async fn a_kept_entry_moka_replaced_or_dropped_is_not_served_and_another_cache_has_its_own() {
+    let cache = cache(60, 0);
+    let calls = Arc::new(AtomicUsize::new(0));
+    get(&cache, "k", &calls, Ok("one")).await.unwrap();
+    assert_eq!(served(&cache, "k").await.as_deref(), Some("one"));
+    let kept = cache.store.as_ref().unwrap().get("k").await.unwrap();
+    // moka drops it (its listener marks the entry): the kept copy goes too.
+    cache.store.as_ref().unwrap().invalidate("k").await;
+    cache.store.as_ref().unwrap().run_pending_tasks().await;
+    assert!(kept.is_superseded());
+    assert_eq!(served(&cache, "k").await, None);
+    // The same key in another cache is another entry.
+    let other = self::cache(60, 0);
+    get(&other, "k", &calls, Ok("other")).await.unwrap();
+    get(&cache, "k", &calls, Ok("mine")).await.unwrap();
+    assert_eq!(served(&other, "k").await.as_deref(), Some("other"));
+    assert_eq!(served(&cache, "k").await.as_deref(), Some("mine"));
+    assert_eq!(served(&other, "k").await.as_deref(), Some("other"));
+}

@@ -39,13 +39,15 @@ pub enum FastPath {
 /// without the API's layers. `caller` is `None` when authentication or negotiation failed
 /// (the API refuses). Takes the request's parts by reference, not the request: the front
 /// keeps it for a miss, and a body is not `Sync`, so a future holding the whole request by
-/// reference could not be sent between threads.
+/// reference could not be sent between threads. `now` is the request's reading of the clock
+/// (`telemetry::Observed::started`), which every freshness check of the lookup uses.
 pub async fn lookup(
     cache: &Cache,
     caller: Option<Caller>,
     method: &http::Method,
     uri: &http::Uri,
     headers: &HeaderMap,
+    now: tokio::time::Instant,
 ) -> FastPath {
     if method != http::Method::GET || !cache.enabled() {
         return FastPath::Miss(None);
@@ -64,25 +66,25 @@ pub async fn lookup(
         return FastPath::Miss(None);
     };
     let tail = path.as_str();
-    let hit = |entry: Arc<crate::cache::Entry>| {
+    let hit = |entry: &Arc<crate::cache::Entry>| {
         FastPath::Hit(
-            respond(cache, caller, headers, &entry, Source::Hit),
+            respond(cache, caller, headers, entry, Source::Hit, now),
             caller.user_type(),
         )
     };
     let key = keys::key::fast(&caller.audience(), caller.format, tail);
-    if let Some(entry) = cache.fresh(&key).await {
-        return hit(entry);
+    if let Some(found) = cache.with_fresh(&key, now, hit).await {
+        return found;
     }
     // A customer's answers with group prices are filed under their group's audience; the
     // group is looked up in the cache only (a miss takes the slow path, which fetches it).
     if let Principal::Customer(id) = caller.principal
-        && let Some(group) = known_customer_group(cache, id).await
+        && let Some(group) = known_customer_group(cache, id, now).await
     {
         let audience = caller.with_price_group(group).audience();
         let key = keys::key::fast(&audience, caller.format, tail);
-        if let Some(entry) = cache.fresh(&key).await {
-            return hit(entry);
+        if let Some(found) = cache.with_fresh(&key, now, hit).await {
+            return found;
         }
     }
     // The answer is filed under the audience it is built for (`response_cache`), and only
@@ -100,7 +102,12 @@ pub async fn lookup(
 async fn known_customer_group(
     cache: &Cache,
     customer_id: u64,
+    now: tokio::time::Instant,
 ) -> Option<crate::auth::price_group::PriceGroup> {
-    let entry = cache.fresh(&keys::key::customer_group(customer_id)).await?;
-    crate::records::lookups::customer_group::parse(&entry.value)
+    cache
+        .with_fresh(&keys::key::customer_group(customer_id), now, |entry| {
+            crate::records::lookups::customer_group::parse(&entry.value)
+        })
+        .await
+        .flatten()
 }

@@ -405,6 +405,7 @@ impl Early {
                 request.method(),
                 request.uri(),
                 request.headers(),
+                observed.started(),
             )
             .await
             {
@@ -498,6 +499,7 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
                 request.method(),
                 request.uri(),
                 request.headers(),
+                observed.started(),
             )
             .await
         }

@@ -88,10 +88,16 @@ thread_local! {
 /// format or no writer (the caller then logs it through tracing). A full queue drops the
 /// line and counts it (`log_writer`).
 pub fn write(line: &Line<'_>) -> bool {
+    write_at(line, std::time::Instant::now())
+}
+
+/// [`write`], the line's time being `at` on the monotonic clock (the request's end, which
+/// the caller read already): the wall-clock time is worked out from it ([`wall_time`]).
+pub fn write_at(line: &Line<'_>, at: std::time::Instant) -> bool {
     let Some(format) = FORMAT.get() else {
         return false;
     };
-    let (second, micros) = timestamp(SystemTime::now());
+    let (second, micros) = timestamp(wall_time(at));
     LAST_SECOND
         .try_with(|last| {
             let Ok(mut last) = last.try_borrow_mut() else {
@@ -143,6 +149,38 @@ pub fn through_tracing(line: &Line<'_>) {
             "{method} {route} {status}",
         );
     });
+}
+
+/// The wall-clock time of `at`: from a pair of readings (monotonic, wall clock) the thread
+/// takes at most once a second, rather than one more reading of the clock per line. A step
+/// of the system clock shows in the lines within a second.
+fn wall_time(at: std::time::Instant) -> SystemTime {
+    thread_local! {
+        static ANCHOR: std::cell::Cell<Option<(std::time::Instant, SystemTime)>> =
+            const { std::cell::Cell::new(None) };
+    }
+    let from = |(instant, wall): (std::time::Instant, SystemTime)| match at
+        .checked_duration_since(instant)
+    {
+        Some(later) => wall + later,
+        None => wall - instant.duration_since(at),
+    };
+    ANCHOR
+        .try_with(|anchor| match anchor.get() {
+            Some(pair)
+                if at
+                    .checked_duration_since(pair.0)
+                    .is_some_and(|d| d < std::time::Duration::from_secs(1)) =>
+            {
+                from(pair)
+            }
+            _ => {
+                let pair = (std::time::Instant::now(), SystemTime::now());
+                anchor.set(Some(pair));
+                from(pair)
+            }
+        })
+        .unwrap_or_else(|_| SystemTime::now())
 }
 
 /// Seconds since the epoch (negative before it) and the microseconds of that second, as
@@ -572,6 +610,32 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
+
+    #[test]
+    fn the_wall_time_of_an_instant_is_the_clocks() {
+        let before = SystemTime::now();
+        let at = std::time::Instant::now();
+        let after = SystemTime::now();
+        // Anchored now, and from the anchor later (an instant before it, one after it).
+        for _ in 0..2 {
+            let wall = wall_time(at);
+            assert!(
+                wall >= before - std::time::Duration::from_millis(1),
+                "{wall:?} {before:?}"
+            );
+            assert!(
+                wall <= after + std::time::Duration::from_millis(1),
+                "{wall:?} {after:?}"
+            );
+        }
+        let later = at + std::time::Duration::from_millis(300);
+        let wall = wall_time(later);
+        let expected = before + std::time::Duration::from_millis(300);
+        let off = wall
+            .duration_since(expected)
+            .unwrap_or_else(|e| e.duration());
+        assert!(off < std::time::Duration::from_millis(5), "{off:?}");
+    }
 
     /// A writer the fmt layer writes into.
     #[derive(Clone, Default)]

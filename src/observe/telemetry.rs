@@ -100,7 +100,9 @@ fn request_span(
 /// it were logged in such a span ([`access_log`] writes it, in the span's layout).
 #[derive(Clone)]
 pub struct Observed {
-    started: std::time::Instant,
+    /// The request's reading of the clock, which the cache's freshness checks of a hit use
+    /// too (tokio's clock, as the cache's, so tests that pause time see one clock).
+    started: tokio::time::Instant,
     id: HeaderValue,
     /// The caller's own `X-Request-Id`, already in the request's headers.
     from_caller: bool,
@@ -130,7 +132,7 @@ impl Route {
 impl Observed {
     /// Settles the request's id and trace, and starts its clock.
     pub fn begin(request: &Request) -> Observed {
-        let started = std::time::Instant::now();
+        let started = tokio::time::Instant::now();
         let (id, from_caller) = match request.headers().get(&X_REQUEST_ID) {
             Some(value) if acceptable(value) => (value.clone(), true),
             _ => (new_id(), false),
@@ -149,6 +151,11 @@ impl Observed {
             // hit's access line carries the caller's trace id too.
             trace: TraceContext::for_request(request.headers()),
         }
+    }
+
+    /// When the request began: the reading of the clock its cache lookups use.
+    pub fn started(&self) -> tokio::time::Instant {
+        self.started
     }
 
     /// The route template of a request answered before routing (`front::Service`), as
@@ -184,7 +191,8 @@ impl Observed {
         mut response: Response,
         user_type: Option<UserType>,
     ) -> Response {
-        let elapsed = self.started.elapsed();
+        let ended = tokio::time::Instant::now();
+        let elapsed = ended.saturating_duration_since(self.started);
         let status = response.status().as_u16();
         let route = self.matched.as_ref().map(Route::as_str);
         let user_type = user_type.or_else(|| response.extensions().get::<UserType>().copied());
@@ -212,7 +220,7 @@ impl Observed {
                     .and_then(|v| v.to_str().ok())
                     .unwrap_or("-"),
             };
-            if !access_log::write(&line) {
+            if !access_log::write_at(&line, ended.into_std()) {
                 access_log::through_tracing(&line);
             }
         }
