@@ -564,15 +564,17 @@ def main():
 
     sandbox_url = f"http://{HOST}:{PORTS['sandbox']}/"
     rows = [
+        # A format's floor, gateway and nginx rows run one after the other, so that each
+        # round's ratios meet the same moment of the machine (bench/edge_rows.py).
         ("0j", "floor: bare hyper, the same bytes, JSON", floor_url["floor"], {"Accept": "application/json"}, None, "floor"),
-        ("0x", "floor: bare hyper, the same bytes, XML", floor_url["floor_xml"], {"Accept": "application/xml"}, None, "floor_xml"),
-        ("0g", "floor: bare hyper, the gzip list's bytes", floor_url["floor_gz"], gzip_headers, None, "floor_gz"),
         ("1j", "gateway cache hit, JSON", gw_url, {"Accept": "application/json"}, None, "gw"),
-        ("1x", "gateway cache hit, XML", gw_url, {"Accept": "application/xml"}, None, "gw"),
         ("2j", "nginx proxy_cache hit, JSON", cache_url, {"Accept": "application/json"}, None, "nginx-cache"),
-        ("2x", "nginx proxy_cache hit, XML", cache_url, {"Accept": "application/xml"}, None, "nginx-cache"),
         ("3j", "nginx static file, JSON", static_url["json"], {}, None, "nginx-static"),
+        ("0x", "floor: bare hyper, the same bytes, XML", floor_url["floor_xml"], {"Accept": "application/xml"}, None, "floor_xml"),
+        ("1x", "gateway cache hit, XML", gw_url, {"Accept": "application/xml"}, None, "gw"),
+        ("2x", "nginx proxy_cache hit, XML", cache_url, {"Accept": "application/xml"}, None, "nginx-cache"),
         ("3x", "nginx static file, XML", static_url["xml"], {}, None, "nginx-static"),
+        ("0g", "floor: bare hyper, the gzip list's bytes", floor_url["floor_gz"], gzip_headers, None, "floor_gz"),
         ("1g", "gateway cache hit, 20-product list, gzip", list_url, gzip_headers, None, "gw"),
         ("3g", "nginx gzip_static, the same gzip bytes", f"http://{HOST}:{PORTS['static']}/gz/list.json",
          gzip_headers, None, "nginx-static"),

@@ -1,49 +1,30 @@
 //! storegate: a backend-for-frontend gateway that serves the legacy REST surface of
 //! `SPEC.md` (stock items, products, images, customers, addresses, orders; XML and JSON;
-//! Admin, Customer and Guest) on top of a Magento 2 store.
+//! Admin, Customer and Guest) on top of a Magento 2 or OpenMage store.
 //!
 //! # Layout
-//! (The layers and the request path: `docs/architecture.md`.)
+//! Each folder is a layer; a layer imports only layers below it (the floors, the request
+//! path and the few imports that run back up: `docs/architecture.md`; a folder-by-folder
+//! map: `docs/code-map.md`). From the ground up:
+//! - [`per_thread`]: numbers every request updates, kept per worker thread.
+//! - [`context`]: the request a task serves (id, deadline, peer, trace, profile).
 //! - [`config`]: the contract's configuration (TOML file and `STOREGATE_*` variables).
-//! - [`app`]: the layer stack and the routes; [`state`]: the state every request shares.
-//! - [`request_context`]: the id and deadline of the request a task serves, read by the
-//!   upstream client and set by the outer layers.
-//! - [`telemetry`]: request ids, log spans and the log subscriber.
-//! - [`caller`]: who is calling in which format, worked out once per request.
-//! - [`fast_path`]: the step of the front layer that answers repeats of cached reads.
-//! - [`http`]: the client-facing protocol (formats, XML, errors, list parameters). Knows no
-//!   Magento.
-//! - [`auth`]: principals, customer tokens and the policy table.
-//! - [`oauth`]: the OAuth 1.0a provider (endpoints, pages, signatures, token store, CLI).
-//! - [`resources`]: one module per spec resource, and the gateway's own endpoints; they
-//!   orchestrate everything else.
-//! - [`catalog`]: the product and stock item indexes and product record reads.
-//! - [`lookups`]: store views and configs, the directory.
-//! - [`listing`]: the list engine (search criteria, or in memory).
-//! - [`privacy`]: who may see whose customer data, and what no cache may keep.
-//! - [`image_upload`]: the image upload validator; [`image_bytes`]: base64 and image
-//!   headers checked in one pass.
-//! - [`locks`]: locks keyed by SKU or customer.
-//! - [`upstream`]: the Magento 2 REST client. Knows nothing of the client-facing protocol;
-//!   [`upstream_errors`] turns its failures into the client's errors.
-//! - [`mapping`]: which spec field comes from which Magento field, per user type and view
-//!   (data files in `mappings/`, applied without I/O).
-//! - [`cache`]: the read cache (coalescing, tags, staleness); [`cache_keys`]: every cache
-//!   key and tag, and what invalidates each; [`response_cache`] and [`records`]: rendered
-//!   answers and upstream records through it.
-//! - [`shared_state`]: what instances share through Redis (revocations, invalidations,
-//!   lock leases, one-time claims, the second cache level), or keep in-process without it.
-//! - [`ops`]: health, readiness and metrics; [`metrics`]: the Prometheus instruments;
-//!   [`process_metrics`], [`build_info`]: the process's series and what the binary is.
-//! - [`api_docs`]: the OpenAPI document and its page; [`route_list`]: a router that lists
-//!   its templates; [`media_proxy`]: the sandbox's media under the gateway's address.
-//! - [`cors`], [`trace_context`]: browser origins and W3C trace context.
-//! - [`server`]: the listen address, connection limits and timeouts, draining.
-//! - [`upstream::recording`]: upstream traffic recorded to cassettes and replayed from them, at the
-//!   upstream client's transport seam.
+//! - [`http`]: the client-facing wire format (formats, XML, errors, list parameters).
+//! - [`auth`]: principals, tokens, the caller step, OAuth 1.0a checks and token store.
+//! - [`cache`]: the read cache, its keys and tags, rendered answers.
+//! - [`shared_state`]: what instances share through Redis, or keep in-process without it.
+//! - [`observe`]: request ids, the access log, metrics.
+//! - [`backend`]: the port to the store, its Magento 2 and OpenMage adapters, recording.
+//! - [`server`]: the accept loop, connection limits and timeouts, draining.
+//! - [`rules`]: policy, privacy, pricing, mappings, upload checks: data in, data out.
+//! - [`app`]: the handles every request shares.
+//! - [`records`]: back-end records through the cache, indexes, lookups, lists.
+//! - [`resources`]: the API's resources and the gateway's own endpoints.
+//! - [`front`]: the service, its layers and routes, the fast path.
+//! - [`cli`]: `storegate oauth ...` and `storegate replay`.
 //!
 //! The embedded Magento 2 sandbox lives in its own crate, `storegate-sandbox`, so that it
-//! shares no types with [`upstream`]: a misread Magento shape fails a test instead of
+//! shares no types with [`backend`]: a misread Magento shape fails a test instead of
 //! cancelling out.
 
 pub mod allocator;

@@ -363,6 +363,8 @@ impl crate::server::Serve for Service {
 struct Early {
     app: AppState,
     routes: matchit::Router<Arc<str>>,
+    /// Unique in the process: whose routes a thread's table of paths holds ([`Early::route`]).
+    id: usize,
 }
 
 impl Early {
@@ -379,10 +381,60 @@ impl Early {
                 return None;
             }
         }
+        static NEXT_ID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
         Some(Arc::new(Early {
             app: app.clone(),
             routes,
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }))
+    }
+
+    /// The route template routing would match for `path`. Worked out once per path and
+    /// worker thread (a small table of the paths it saw last), and handed out as the
+    /// thread's own copy: the router's lookup was a few hundred instructions of every hit,
+    /// and cloning the router's shared template counted a reference every worker counts.
+    fn route(&self, path: &str) -> Option<Arc<str>> {
+        const SLOTS: usize = 64;
+        type Seen = (usize, Box<str>, Option<Arc<str>>);
+        thread_local! {
+            static SEEN: std::cell::RefCell<Vec<Option<Seen>>> =
+                const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let me = self.id;
+        let slot = path
+            .bytes()
+            .fold(me as u64 ^ path.len() as u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            })
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            >> 58;
+        let slot = slot as usize % SLOTS;
+        let kept = SEEN.try_with(|seen| {
+            let seen = seen.try_borrow().ok()?;
+            match seen.get(slot)? {
+                Some((early, seen_path, route)) if *early == me && **seen_path == *path => {
+                    Some(route.clone())
+                }
+                _ => None,
+            }
+        });
+        if let Ok(Some(route)) = kept {
+            return route;
+        }
+        let route: Option<Arc<str>> = self
+            .routes
+            .at(path)
+            .ok()
+            .map(|found| (**found.value).into());
+        let _ = SEEN.try_with(|seen| {
+            if let Ok(mut seen) = seen.try_borrow_mut() {
+                if seen.is_empty() {
+                    seen.resize_with(SLOTS, || None);
+                }
+                seen[slot] = Some((me, path.into(), route.clone()));
+            }
+        });
+        route
     }
 
     fn may_answer(&self, request: &Request) -> bool {
@@ -410,12 +462,7 @@ impl Early {
             .await
             {
                 FastPath::Hit(response, user_type) => {
-                    let route = self
-                        .routes
-                        .at(request.uri().path())
-                        .ok()
-                        .map(|found| found.value.clone());
-                    observed.set_route(route);
+                    observed.set_route(self.route(request.uri().path()));
                     // No `Content-Length` here, where axum's route would set one: hyper
                     // writes it at the same place, after the other headers.
                     Ok(observed.finish(

@@ -70,11 +70,19 @@ pub fn negotiate_response(headers: &HeaderMap) -> Result<Format, ApiError> {
     };
     // The usual header, one media type alone in lower case (`application/json`): what the
     // list below would make of it, without building the list.
-    if values.next().is_none()
-        && let Some(media) = single_media_type(first)
-        && let Some(answer) = answer_for(media)
-    {
-        return Ok(answer);
+    if values.next().is_none() {
+        // The spellings almost every client sends, compared byte for byte: no pass over the
+        // text to check it first (every request negotiates; issue 23).
+        match first.as_bytes() {
+            b"application/json" => return Ok(Format::Json),
+            b"application/xml" | b"text/xml" => return Ok(Format::Xml),
+            _ => {}
+        }
+        if let Some(media) = single_media_type(first)
+            && let Some(answer) = answer_for(media)
+        {
+            return Ok(answer);
+        }
     }
     // Several Accept headers are one comma-separated list (RFC 9110 §5.3).
     let mut entries: Vec<(f32, usize, String)> = Vec::new();
