@@ -72,8 +72,12 @@ impl MariaDb {
             std::process::id(),
             storegate::auth::oauth::store::random_hex32()
         ));
-        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(dir.join("tmp")).unwrap();
         let mut install = Command::new("mariadb-install-db");
+        // Each server's temporary tables in a folder of its own: the tests start servers side
+        // by side, and a bootstrap sharing /tmp with another failed with "Could not remove
+        // temporary table '/tmp/#sql-temptable-...'" (MariaDB's tmpdir defaults to $TMPDIR).
+        install.env("TMPDIR", dir.join("tmp"));
         install.args([
             "--no-defaults",
             &format!("--datadir={}", dir.join("data").display()),
@@ -162,6 +166,7 @@ impl MariaDb {
             "--skip-name-resolve",
             "--skip-log-bin",
             "--innodb-buffer-pool-size=16M",
+            &format!("--tmpdir={}", self.dir.join("tmp").display()),
         ]);
         if is_root() {
             command.arg("--user=root");
