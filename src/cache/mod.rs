@@ -42,9 +42,9 @@ pub mod hot;
 pub mod keys;
 pub mod response;
 pub mod status;
+mod tag_clock;
 
 use std::future::Future;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -55,8 +55,8 @@ use moka::ops::compute::{CompResult, Op};
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-/// Number of invalidation slots (a power of two). 64 Ki slots are 512 KiB.
-const SLOTS: usize = 1 << 16;
+use tag_clock::{SLOTS, TagClock};
+
 /// What an entry costs besides its payload: our `Entry` and key allocations (~300 bytes)
 /// and moka's per-entry bookkeeping (hash-table bucket, entry info, two deque nodes, the
 /// key's `Arc`: ~370 bytes). Measured, not guessed: with 256 the resident size of a full
@@ -329,55 +329,6 @@ pub struct Stats {
     pub refresh_failures: AtomicU64,
     pub evictions: Arc<AtomicU64>,
     pub invalidations: AtomicU64,
-}
-
-/// The tag clock: a global sequence and, per slot, the sequence of its last invalidation.
-struct TagClock {
-    seq: AtomicU64,
-    /// Sequence of the last "purge everything".
-    all: AtomicU64,
-    slots: Box<[AtomicU64]>,
-}
-
-impl TagClock {
-    fn new() -> TagClock {
-        TagClock {
-            seq: AtomicU64::new(0),
-            all: AtomicU64::new(0),
-            slots: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
-        }
-    }
-
-    fn now(&self) -> u64 {
-        self.seq.load(Ordering::SeqCst)
-    }
-
-    fn slot(tag: &str) -> u32 {
-        // SipHash with fixed keys: stable within a process, which is all we need.
-        let mut hasher = std::hash::DefaultHasher::new();
-        tag.hash(&mut hasher);
-        (hasher.finish() as usize & (SLOTS - 1)) as u32
-    }
-
-    fn invalidate(&self, tags: &[String]) {
-        let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
-        for tag in tags {
-            self.slots[Self::slot(tag) as usize].fetch_max(seq, Ordering::SeqCst);
-        }
-    }
-
-    fn invalidate_all(&self) {
-        let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
-        self.all.fetch_max(seq, Ordering::SeqCst);
-    }
-
-    fn valid(&self, entry: &Entry) -> bool {
-        self.all.load(Ordering::SeqCst) <= entry.seq
-            && entry
-                .slots
-                .iter()
-                .all(|&slot| self.slots[slot as usize].load(Ordering::SeqCst) <= entry.seq)
-    }
 }
 
 pub struct Cache {
