@@ -28,13 +28,7 @@ async fn a_second_read_is_a_cache_hit_and_readyz_is_ready() {
         assert_eq!(second.body, first.body, "{who:?}");
         assert_eq!(second.json()["name"], "Test Product One");
     }
-    let ready = stack
-        .request(
-            Who::Guest,
-            &format!("http://{}/readyz", stack.gateway.addr),
-            "application/json",
-        )
-        .await;
+    let ready = stack.ops("/readyz").await;
     assert_eq!(ready.status, 200, "{}", ready.body);
     assert_eq!(ready.json()["status"], "ready", "{}", ready.body);
     assert_eq!(ready.json()["upstream"], "up", "{}", ready.body);

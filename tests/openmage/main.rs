@@ -523,6 +523,12 @@ impl Stack {
         }
     }
 
+    /// `GET` of one of the gateway's own endpoints (`/readyz`, `/metrics`), as a Guest.
+    pub async fn ops(&self, path: &str) -> Reply {
+        let url = format!("http://{}{path}", self.gateway.addr);
+        self.request(Who::Guest, &url, "application/json").await
+    }
+
     pub async fn get(&self, who: Who, path: &str) -> Reply {
         self.get_as(who, path, "application/json").await
     }

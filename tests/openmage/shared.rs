@@ -18,15 +18,7 @@ const ADMIN_KEY: &str = "openmage-test-admin-key-0123456789";
 
 /// The store calls a gateway made for products, from its metrics.
 async fn product_calls(stack: &Stack) -> u64 {
-    let text = stack
-        .http
-        .get(format!("http://{}/metrics", stack.gateway.addr))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = stack.ops("/metrics").await.body;
     text.lines()
         .filter(|l| {
             l.starts_with("storegate_upstream_call_duration_seconds_count{")
@@ -88,13 +80,7 @@ async fn two_gateways_share_one_fetch_a_write_and_a_purge() {
     for stack in [&a, &b] {
         let started = Instant::now();
         loop {
-            let ready = stack
-                .request(
-                    Who::Guest,
-                    &format!("http://{}/readyz", stack.gateway.addr),
-                    "application/json",
-                )
-                .await;
+            let ready = stack.ops("/readyz").await;
             if ready.body.contains(r#""redis":"up""#) {
                 break;
             }
