@@ -49,28 +49,10 @@ thread_local! {
     static KEPT: RefCell<Vec<Option<Slot>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A key's slot: a quick mix of its bytes, eight at a time. A direct-mapped table: keys
-/// that share a slot take turns, so nobody can make a thread keep more than [`SLOTS`].
-fn slot_of(cache: u64, key: &str) -> usize {
-    let mut hash = cache ^ (key.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    for chunk in key.as_bytes().chunks(8) {
-        let mut word = [0u8; 8];
-        word[..chunk.len()].copy_from_slice(chunk);
-        hash = (hash ^ u64::from_le_bytes(word))
-            .rotate_left(29)
-            .wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    }
-    // A finish that spreads every input bit over the top bits the slot is taken from.
-    hash ^= hash >> 31;
-    hash = hash.wrapping_mul(0x94d0_49bb_1331_11eb);
-    hash ^= hash >> 29;
-    (hash >> 58) as usize % SLOTS
-}
-
 /// Calls `serve` with the entry this thread keeps for `key` of cache `cache`, if it keeps
 /// one and `serve` takes it (`Some`). A superseded entry is dropped from its slot.
 pub fn with<R>(cache: u64, key: &str, serve: impl FnOnce(&Arc<Entry>) -> Option<R>) -> Option<R> {
-    let slot = slot_of(cache, key);
+    let slot = crate::per_thread::slot::of(cache, key, SLOTS);
     KEPT.try_with(|kept| {
         let mut kept = kept.try_borrow_mut().ok()?;
         let found = kept.get_mut(slot)?;
@@ -93,7 +75,7 @@ pub fn keep(cache: u64, key: &str, entry: &Arc<Entry>) {
     if entry.value.weight() > WEIGHT_MAX || entry.is_superseded() {
         return;
     }
-    let slot = slot_of(cache, key);
+    let slot = crate::per_thread::slot::of(cache, key, SLOTS);
     let _ = KEPT.try_with(|kept| {
         if let Ok(mut kept) = kept.try_borrow_mut() {
             if kept.is_empty() {
@@ -106,30 +88,4 @@ pub fn keep(cache: u64, key: &str, entry: &Arc<Entry>) {
             });
         }
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slots_spread_and_depend_on_the_cache() {
-        let keys: Vec<String> = (0..2000)
-            .map(|i| format!("fast:guest:json:/api/rest/products/{i}"))
-            .collect();
-        let mut used = [0usize; SLOTS];
-        for key in &keys {
-            used[slot_of(1, key)] += 1;
-        }
-        // Every slot gets some of 2,000 keys, none more than three times its share.
-        assert!(
-            used.iter().all(|&n| n > 0 && n < 3 * 2000 / SLOTS),
-            "{used:?}"
-        );
-        let moved = keys
-            .iter()
-            .filter(|k| slot_of(1, k) != slot_of(2, k))
-            .count();
-        assert!(moved > 1500, "{moved}");
-    }
 }

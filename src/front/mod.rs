@@ -401,14 +401,7 @@ impl Early {
                 const { std::cell::RefCell::new(Vec::new()) };
         }
         let me = self.id;
-        let slot = path
-            .bytes()
-            .fold(me as u64 ^ path.len() as u64, |h, b| {
-                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-            })
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            >> 58;
-        let slot = slot as usize % SLOTS;
+        let slot = crate::per_thread::slot::of(me as u64, path, SLOTS);
         let kept = SEEN.try_with(|seen| {
             let seen = seen.try_borrow().ok()?;
             match seen.get(slot)? {

@@ -11,9 +11,11 @@
 //!
 //! - [`sequence`]: numbers unique in the process, handed out per thread in blocks.
 //! - [`counter`]: a counter kept in stripes, one line per thread, summed when read.
+//! - [`slot`]: where a text key goes in a thread's small direct-mapped table.
 //!
 //! The request latency histogram, which needs `prometheus-client`, is
 //! `observe::thread_histogram`.
 
 pub mod counter;
 pub mod sequence;
+pub mod slot;
