@@ -35,6 +35,7 @@ use std::cell::RefCell;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue};
 
+use crate::context::request::X_REQUEST_ID;
 use crate::http::content_coding::Coding;
 
 /// Maps each worker thread keeps.
@@ -78,9 +79,6 @@ pub struct Key {
     pub max_age: u64,
     pub ttl: i64,
 }
-
-/// The header a hit's map holds in place for the request's id.
-pub const X_REQUEST_ID: http::HeaderName = http::HeaderName::from_static("x-request-id");
 
 impl Key {
     /// The key's slot: from the `ETag`'s digest (hex, spread evenly) and the coding.

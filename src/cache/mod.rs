@@ -562,7 +562,7 @@ impl Cache {
 
     /// [`Cache::fresh`] at `now`, the request's own reading of the clock: a cache hit reads
     /// the clock once for every step that asks how old an entry is.
-    pub async fn fresh_at(&self, key: &str, now: Instant) -> Option<Arc<Entry>> {
+    async fn fresh_at(&self, key: &str, now: Instant) -> Option<Arc<Entry>> {
         let store = self.store.as_ref()?;
         let entry = store.get(key).await?;
         (self.usable(&entry) && now.saturating_duration_since(entry.stored_at) < self.ttl).then(

@@ -89,12 +89,8 @@ thread_local! {
 /// Writes `line` through the process's log writer; `false` when the binary installed no
 /// format or no writer (the caller then logs it through tracing). A full queue drops the
 /// line and counts it (`log_writer`).
-pub fn write(line: &Line<'_>) -> bool {
-    write_at(line, std::time::Instant::now())
-}
-
-/// [`write`], the line's time being `at` on the monotonic clock (the request's end, which
-/// the caller read already): the wall-clock time is worked out from it ([`wall_time`]).
+/// The line's time is `at` on the monotonic clock (the request's end, which the caller
+/// read already): the wall-clock time is worked out from it (`time::wall_time`).
 pub fn write_at(line: &Line<'_>, at: std::time::Instant) -> bool {
     let Some(format) = FORMAT.get() else {
         return false;
@@ -120,7 +116,7 @@ pub fn write_at(line: &Line<'_>, at: std::time::Instant) -> bool {
 }
 
 /// The line as tracing-subscriber's fmt layer writes it: a `request` span with the request's
-/// fields around an `info` event of target `storegate::access`. What [`write`] reproduces.
+/// fields around an `info` event of target `storegate::access`. What [`write_at`] reproduces.
 pub fn through_tracing(line: &Line<'_>) {
     let Line {
         request_id,
