@@ -22,17 +22,17 @@ moment, nginx as a logging proxy to learn which upstream calls one gateway miss 
   8. a signed OAuth 1.0a call's cost against a Bearer one, at one connection, with the SQLite
      store and with a MariaDB store and Redis (bench/signed.py).
 
-Row 0 and the gzip rows (1g, 3g) are bench/edge_rows.py's (issue 23): the floor, a bare hyper
-server answering the same bytes (`bench_floor`, built from bench/floor.rs), and gzip hits of a
-20-product list against nginx's gzip_static serving the same gzip bytes. The gateways run with
-production defaults: the access log on (it is written off the request path).
+Row 0, the gzip rows (1g, 3g) and the hits at equal load are bench/edge_rows.py's (issue 23):
+the floor (bench/floor.rs), gzip hits against nginx's gzip_static, the p99s when every client
+pauses between requests. The gateways run with production defaults (the access log on).
 
 Rows 1-5 use a sandbox with a small generated catalog (BENCH_PRODUCTS_SMALL): the sandbox
 answers searches by scanning every product, so with 100,000 products its own time (2-3 ms a
 search) would drown the gateway's in row 4. Row 6 uses a second sandbox with BENCH_PRODUCTS;
 it reads the Admin view, which costs the sandbox one scan per product instead of two.
 
-Load rows run interleaved, BENCH_REPS rounds; the table shows each row's median round.
+Load rows run interleaved, BENCH_REPS rounds, a format's rows in turn, reversed every other
+round (edge_rows.in_round_order); the table shows each row's median round.
 Every wrk run is bounded by -d and a timeout; every process started here is stopped by PID.
 """
 
@@ -122,9 +122,7 @@ def port_free(port):
             return False
 
 
-start = PROCS.start
-stop = PROCS.stop
-stop_all = PROCS.stop_all
+start, stop, stop_all = PROCS.start, PROCS.stop, PROCS.stop_all
 
 
 def start_gateway(name, env, binary=None):
@@ -427,8 +425,7 @@ async def burst(port, path, count, timeout=60):
 
 
 def median_run(runs):
-    ordered = sorted(runs, key=lambda r: r["rps"])
-    return ordered[len(ordered) // 2]
+    return sorted(runs, key=lambda r: r["rps"])[len(runs) // 2]
 
 
 def fmt(value, digits=2):
@@ -598,7 +595,7 @@ def main():
         upstream = {key: [] for key, *_ in rows}
         rss = {}
         for rep in range(1, REPS + 1):
-            for key, title, url, headers, script, server in rows:
+            for key, title, url, headers, script, server in edge_rows.in_round_order(rows, rep):
                 wrk(url, WARMUP, headers=headers, script=script)
                 sandbox_reset()
                 run = wrk(url, DURATION, headers=headers, script=script)
@@ -610,12 +607,12 @@ def main():
                     f"p50 {fmt(run['p50'])} ms  p99 {fmt(run['p99'])} ms"
                     + (f"  non-2xx {run['non2xx']}" if run["non2xx"] else "")
                     + (f"  socket errors: {run['socket_errors']}" if run["socket_errors"] else ""))
-
-    if wanted("load"):
-        edge_rows.report(ROOT / "bench" / "RESULTS.md", rows, results, sizes, median_run, fmt, log,
+        log("== hits at equal load: every connection pauses between an answer and its next request")
+        paced = edge_rows.run_paced(rows, REPS, wrk, WARMUP, DURATION // 2 or 1, OUT, fmt, log)
+        edge_rows.report(ROOT / "bench" / "RESULTS.md", rows, results, paced, sizes, median_run, fmt, log,
                          f"Commit `{commit}`, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
                          f"wrk -t{THREADS} -c{CONNS}, {DURATION} s runs after {WARMUP} s warm-ups, "
-                         f"{REPS} interleaved rounds, median round")
+                         f"{REPS} interleaved rounds (a format's rows reversed every other round), median round")
 
     if wanted("load") and BEFORE:
         log(f"== {BIN.name} against BENCH_BEFORE ({BEFORE.name}), req/s: medians, and the median of each "
