@@ -562,6 +562,31 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
         access["fields"]["duration_ms"].as_f64().is_some(),
         "{access}"
     );
+    assert_eq!(access["fields"]["cache"], "MISS", "{access}");
+
+    // The same read again is a hit answered before routing: its line says so, with the
+    // caller's request id and trace, which the hit reads in one pass over the headers.
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let hit = http
+        .get(format!("{public}/api/rest/products/1"))
+        .header("Accept", "application/json")
+        .header("Accept-Language", "en")
+        .header("traceparent", format!("00-{trace}-00f067aa0ba902b7-01"))
+        .header("X-Request-Id", "device-2")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(hit.headers()["x-cache"], "HIT");
+    assert_eq!(hit.headers()["x-request-id"], "device-2");
+    let (access, lines) = wait_for(&stderr, |l| {
+        l.contains("storegate::access") && l.contains("device-2")
+    });
+    let access: serde_json::Value =
+        serde_json::from_str(&access.unwrap_or_else(|| panic!("no hit's line: {lines:?}")))
+            .unwrap();
+    assert_eq!(access["fields"]["cache"], "HIT", "{access}");
+    assert_eq!(access["span"]["trace_id"], trace, "{access}");
+    assert_eq!(access["span"]["route"], "/api/rest/products/{id}");
     for line in &lines {
         assert!(
             serde_json::from_str::<serde_json::Value>(line).is_ok(),

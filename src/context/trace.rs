@@ -45,8 +45,14 @@ impl std::fmt::Display for TraceId {
 impl TraceContext {
     /// The context of a request with these headers.
     pub fn for_request(headers: &HeaderMap) -> TraceContext {
+        TraceContext::with_parent(headers.get(&TRACEPARENT), headers)
+    }
+
+    /// The context of a request whose `traceparent` (the first, if any) the caller found
+    /// already: `Observed::begin` looks for it in the pass that finds the request id.
+    pub fn with_parent(traceparent: Option<&HeaderValue>, headers: &HeaderMap) -> TraceContext {
         let span_id = next_unique();
-        match headers.get(&TRACEPARENT).and_then(parse) {
+        match traceparent.and_then(parse) {
             Some((trace_id, flags)) => TraceContext {
                 trace_id,
                 span_id,

@@ -456,6 +456,7 @@ impl Early {
             {
                 FastPath::Hit(response, user_type) => {
                     observed.set_route(self.route(request.uri().path()));
+                    observed.set_cache_status("HIT");
                     // No `Content-Length` here, where axum's route would set one: hyper
                     // writes it at the same place, after the other headers.
                     Ok(observed.finish(

@@ -27,6 +27,7 @@ use tracing::Instrument;
 
 use crate::auth::UserType;
 use crate::context::request::{TraceContext, with_request_id, with_trace};
+use crate::context::trace::TRACEPARENT;
 use crate::http::FailureLine;
 use crate::observe::access_log;
 use crate::observe::metrics::Metrics;
@@ -110,6 +111,9 @@ pub struct Observed {
     /// The matched route template. Shared (`Arc`): cloning it allocates nothing.
     matched: Option<Route>,
     trace: TraceContext,
+    /// The answer's `X-Cache`, when the one who made it says so ([`Observed::set_cache_status`]):
+    /// the access line need not look for it in the answer's headers.
+    cache_status: Option<&'static str>,
 }
 
 /// A request's route template: as routing matched it, or as [`Observed::set_route`] named
@@ -133,7 +137,18 @@ impl Observed {
     /// Settles the request's id and trace, and starts its clock.
     pub fn begin(request: &Request) -> Observed {
         let started = tokio::time::Instant::now();
-        let (id, from_caller) = match request.headers().get(&X_REQUEST_ID) {
+        // The caller's request id and trace parent (the first of each) in one pass over
+        // the headers: both names are the gateway's own, not hyper's standard ones, so a
+        // `get` of each hashes the name's bytes and probes, and most requests carry neither.
+        let (mut caller_id, mut traceparent) = (None, None);
+        for (name, value) in request.headers() {
+            if caller_id.is_none() && *name == X_REQUEST_ID {
+                caller_id = Some(value);
+            } else if traceparent.is_none() && *name == TRACEPARENT {
+                traceparent = Some(value);
+            }
+        }
+        let (id, from_caller) = match caller_id {
             Some(value) if acceptable(value) => (value.clone(), true),
             _ => (new_id(), false),
         };
@@ -149,7 +164,8 @@ impl Observed {
                 .map(Route::Matched),
             // A header lookup and a counter: cheap enough for every request, so that a
             // hit's access line carries the caller's trace id too.
-            trace: TraceContext::for_request(request.headers()),
+            trace: TraceContext::with_parent(traceparent, request.headers()),
+            cache_status: None,
         }
     }
 
@@ -162,6 +178,11 @@ impl Observed {
     /// routing would have matched it.
     pub fn set_route(&mut self, template: Option<Arc<str>>) {
         self.matched = template.map(Route::Named);
+    }
+
+    /// The answer's `X-Cache` value, known to the one who made it (a hit before routing).
+    pub fn set_cache_status(&mut self, status: &'static str) {
+        self.cache_status = Some(status);
     }
 
     /// A request begun before routing goes through it after all: the template it matched.
@@ -214,19 +235,34 @@ impl Observed {
                     as f64
                     / 1e6,
                 user_type: user_type.map(|u| u.as_str()).unwrap_or("none"),
-                cache: response
-                    .headers()
-                    .get(X_CACHE)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("-"),
+                cache: match self.cache_status {
+                    Some(status) => status,
+                    None => response
+                        .headers()
+                        .get(X_CACHE)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("-"),
+                },
             };
             if !access_log::write_at(&line, ended.into_std()) {
                 access_log::through_tracing(&line);
             }
         }
-        response.headers_mut().insert(X_REQUEST_ID, self.id);
+        set_request_id(response.headers_mut(), self.id);
         response
     }
+}
+
+/// The answer's `X-Request-Id`. A hit's headers hold the field first, empty
+/// (`cache::hit_headers`): it is set in place there, without hashing the name to find it.
+fn set_request_id(headers: &mut http::HeaderMap, id: HeaderValue) {
+    if let Some((name, value)) = headers.iter_mut().next()
+        && *name == X_REQUEST_ID
+    {
+        *value = id;
+        return;
+    }
+    headers.insert(X_REQUEST_ID, id);
 }
 
 impl Observed {

@@ -20,19 +20,17 @@ pub(super) fn wall_time(at: std::time::Instant) -> SystemTime {
         None => wall - instant.duration_since(at),
     };
     ANCHOR
-        .try_with(|anchor| match anchor.get() {
-            Some(pair)
-                if at
-                    .checked_duration_since(pair.0)
-                    .is_some_and(|d| d < std::time::Duration::from_secs(1)) =>
+        .try_with(|anchor| {
+            // Within the anchor's second: one subtraction of the two instants.
+            if let Some((instant, wall)) = anchor.get()
+                && let Some(later) = at.checked_duration_since(instant)
+                && later < std::time::Duration::from_secs(1)
             {
-                from(pair)
+                return wall + later;
             }
-            _ => {
-                let pair = (std::time::Instant::now(), SystemTime::now());
-                anchor.set(Some(pair));
-                from(pair)
-            }
+            let pair = (std::time::Instant::now(), SystemTime::now());
+            anchor.set(Some(pair));
+            from(pair)
         })
         .unwrap_or_else(|_| SystemTime::now())
 }
