@@ -515,6 +515,7 @@ def main():
             sys.exit(f"nginx static does not serve the gateway's bytes ({fmt_name})")
 
     gw_base = f"http://{HOST}:{PORTS['gw']}"
+    gzip_headers = {"Accept": "application/json", "Accept-Encoding": "gzip"}
     sizes = {}
     # The floor and the gzip rows are load rows: a run of other sections (a BENCH_BIN of an
     # earlier commit, without compression, for row 8's before and after) skips them.
@@ -523,17 +524,16 @@ def main():
         sizes = edge_rows.prepare(gw_base, OUT / "www")
         edge_rows.check_nginx_gzip(f"http://{HOST}:{PORTS['static']}", sizes)
         floor_bin = edge_rows.floor_binary(ROOT)
-        for name, file, content_type, coding in (
-            ("floor", "product.json", "application/json; charset=utf-8", None),
-            ("floor_xml", "product.xml", "application/xml; charset=utf-8", None),
-            ("floor_gz", "gz/list.json.gz", "application/json; charset=utf-8", "gzip"),
+        for name, file, url, headers in (
+            ("floor", "product.json", gw_url, {"Accept": "application/json"}),
+            ("floor_xml", "product.xml", gw_url, {"Accept": "application/xml"}),
+            ("floor_gz", "gz/list.json.gz", gw_base + edge_rows.LIST_PATH, gzip_headers),
         ):
-            start(name, [str(floor_bin), f"{HOST}:{PORTS[name]}", str(OUT / "www" / file), content_type]
-                  + ([coding] if coding else []))
+            head = edge_rows.hit_head(url, headers, OUT / f"{name}.head")
+            start(name, [str(floor_bin), f"{HOST}:{PORTS[name]}", str(OUT / "www" / file), str(head)])
             wait_http(f"http://{HOST}:{PORTS[name]}/")
     floor_url = {n: f"http://{HOST}:{PORTS[n]}/" for n in ("floor", "floor_xml", "floor_gz")}
     list_url = gw_base + edge_rows.LIST_PATH
-    gzip_headers = {"Accept": "application/json", "Accept-Encoding": "gzip"}
     if sizes:
         log(f"   list of 20: " + ", ".join(f"{c} {n:,} B" for c, n in sizes.items()))
 

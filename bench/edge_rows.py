@@ -1,8 +1,9 @@
 """The mobile edge's rows of bench/bench.py (issue 23): the floor, gzip hits, sizes saved.
 
 - Row 0 (0j, 0x, 0g): the floor, `bench/floor.rs` (the `bench_floor` example): a bare hyper
-  server answering the gateway's very bytes from memory, one runtime per core as the
-  gateway. Hits are measured against it: target at least 0.85x.
+  server answering the gateway's hit from memory, its body and its header fields
+  (`hit_head`), one runtime per core as the gateway. Hits are measured against it: target
+  at least 0.85x.
 - Row 1g: gateway cache hits of a 20-product list (Guest, JSON) with `Accept-Encoding: gzip`:
   the gzip variant the gateway made when it filled the entry.
 - Row 3g: nginx serving those same gzip bytes as a static file with `gzip_static on` (the
@@ -85,6 +86,23 @@ def prepare(gw_base, www):
     for f in gz.iterdir():
         os.chmod(f, 0o644)
     return sizes
+
+
+# Fields hyper writes itself (the floor's hyper too), or that belong to one connection.
+OWN_FIELDS = {"content-length", "date", "connection", "transfer-encoding", "keep-alive"}
+
+
+def hit_head(url, headers, path):
+    """The header fields of the gateway's hit of `url`, one `name: value` line each in the
+    order sent, written to `path` for the floor (bench/floor.rs) to send as they are."""
+    for _ in range(2):
+        status, response_headers, _ = fetch(url, headers)
+    if status != 200 or response_headers.get("X-Cache") != "HIT":
+        raise SystemExit(f"no gateway hit to copy the head of: {url} {status} {response_headers.get('X-Cache')}")
+    lines = [f"{name.lower()}: {value}" for name, value in response_headers.items()
+             if name.lower() not in OWN_FIELDS]
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def check_nginx_gzip(static_base, sizes):
