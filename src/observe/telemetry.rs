@@ -162,7 +162,7 @@ impl Observed {
                 .get::<MatchedPath>()
                 .cloned()
                 .map(Route::Matched),
-            // A header lookup and a counter: cheap enough for every request, so that a
+            // The pass above and a counter: cheap enough for every request, so that a
             // hit's access line carries the caller's trace id too.
             trace: TraceContext::with_parent(traceparent, request.headers()),
             cache_status: None,
