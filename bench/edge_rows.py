@@ -18,12 +18,12 @@ run), so the ratio of two medians taken a minute apart measured the machine's dr
 as the servers; a round's pair meets the same moment. The median rounds' own figures stay in
 the table, and every round is listed.
 
-Two things about the order and the load, both measured (docs/benchmarks.md):
+Two things about the order and the load (docs/decisions/measuring-the-edge.md):
 - **Order.** Within a round a format's rows run one after another, and every other round in
-  the reverse order (`in_round_order`): on this machine the row that runs second in a pair
-  moved by more than the servers differ (hand runs put the gateway at 0.80-0.84x the floor
-  after it and 0.95-1.03x before it), so a fixed order would hand one side that drift in
-  every round.
+  the reverse order (`in_round_order`). Some hand runs put the gateway at 0.80-0.84x the
+  floor after it and 0.95-1.03x before it, others showed no such pattern; either way, a
+  fixed order would hand any drift of that kind to the same side in every round, and
+  alternating costs nothing.
 - **Equal load** (`run_paced`). At saturation (wrk's 64 connections without a pause, with
   the servers and wrk on two cores) p99 is how long the scheduler leaves a runnable thread
   waiting: the floor, the least work a request can cost, has the worst p99 of all (7.9 ms
@@ -211,8 +211,8 @@ def write_section(results_md, text):
 
 
 def paced_lines(rows, paced, fmt):
-    lines = ["| # | scenario, every connection pausing 1 ms | req/s (median) | p50 ms (median) | p99 ms (median) | "
-             "p99 every round |", "|---|---|--:|--:|--:|---|"]
+    lines = [f"| # | scenario, every connection pausing {PACE_MS} ms | req/s (median) | p50 ms (median) | "
+             "p99 ms (median) | p99 every round |", "|---|---|--:|--:|--:|---|"]
     for key, title, *_ in rows:
         if key in paced:
             runs = paced[key]
