@@ -43,11 +43,6 @@ impl std::fmt::Display for TraceId {
 }
 
 impl TraceContext {
-    /// The context of a request with these headers.
-    pub fn for_request(headers: &HeaderMap) -> TraceContext {
-        TraceContext::with_parent(headers.get(&TRACEPARENT), headers)
-    }
-
     /// The context of a request whose `traceparent` (the first, if any) the caller found
     /// already: `Observed::begin` looks for it in the pass that finds the request id.
     pub fn with_parent(traceparent: Option<&HeaderValue>, headers: &HeaderMap) -> TraceContext {
@@ -141,6 +136,12 @@ fn next_unique() -> u64 {
 mod tests {
     use super::*;
 
+    /// The context of a request with these headers, its `traceparent` looked up as
+    /// `Observed::begin` finds it.
+    fn for_request(headers: &HeaderMap) -> TraceContext {
+        TraceContext::with_parent(headers.get(&TRACEPARENT), headers)
+    }
+
     fn headers(traceparent: &str) -> HeaderMap {
         let mut headers = HeaderMap::new();
         headers.insert(TRACEPARENT, HeaderValue::from_str(traceparent).unwrap());
@@ -149,7 +150,7 @@ mod tests {
 
     #[test]
     fn continues_a_valid_trace() {
-        let trace = TraceContext::for_request(&headers(
+        let trace = for_request(&headers(
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
         ));
         assert!(trace.continued);
@@ -167,7 +168,7 @@ mod tests {
         );
         assert!(parse(&trace.traceparent()).is_some());
         // A later version is read by its prefix.
-        let later = TraceContext::for_request(&headers(
+        let later = for_request(&headers(
             "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-comes-next",
         ));
         assert!(later.continued);
@@ -184,14 +185,14 @@ mod tests {
             "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
         ] {
-            let trace = TraceContext::for_request(&headers(bad));
+            let trace = for_request(&headers(bad));
             assert!(!trace.continued, "{bad:?}");
             assert_eq!(trace.flags, 0);
             assert!(parse(&trace.traceparent()).is_some(), "{bad:?}");
         }
         let (a, b) = (
-            TraceContext::for_request(&HeaderMap::new()),
-            TraceContext::for_request(&HeaderMap::new()),
+            for_request(&HeaderMap::new()),
+            for_request(&HeaderMap::new()),
         );
         assert_ne!(a.trace_id, b.trace_id);
         assert_ne!(a.span_id, b.span_id);
