@@ -65,6 +65,10 @@ pub enum CorsOrigins {
     List(Vec<String>),
 }
 
+/// The names `STOREGATE_BACKEND` takes: the kinds of `crate::backend::registry` (a test
+/// there keeps the two lists the same).
+pub const BACKEND_KINDS: &[&str] = &["magento2", "openmage"];
+
 /// Which kind of store the gateway fronts (`STOREGATE_BACKEND`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BackendKind {

@@ -24,7 +24,6 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
 use crate::backend::port::SearchCriteria;
-use crate::backend::write_outcome;
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
@@ -32,6 +31,7 @@ use crate::rules::mapping::ResourceMapping;
 use crate::rules::mapping::View;
 use crate::rules::mapping::convert::{as_i64, is_empty};
 use crate::rules::policy::{Operation, Route, authorize};
+use crate::rules::write_outcome;
 
 use super::customer_save::{Intent, Plan, same_values, save_verified};
 use crate::auth::caller::Caller;

@@ -42,8 +42,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use storegate::backend::error::UpstreamError;
 use storegate::backend::openmage::{Credentials, OpenMage};
+use storegate::backend::port::BackendError;
 use storegate::backend::recording::library::Library;
 use storegate::backend::recording::recorder::Recorder;
 use storegate::backend::transport::{HttpTransport, Transport};
@@ -374,7 +374,7 @@ impl Store {
                     message: String::new(),
                 }
             }
-            Err(UpstreamError::Status { status, error }) => StoreAnswer {
+            Err(BackendError::Status { status, error }) => StoreAnswer {
                 status,
                 body: None,
                 message: error.text().to_owned(),

@@ -1,6 +1,7 @@
 //! Magento's REST paths as endpoints: the template of a path (`/V1/products/{}`), which
-//! the upstream metrics, logs and cassettes name a call by. A raw path can hold a SKU, a
-//! customer's id or e-mail; its template holds only the API's own names.
+//! the back end's metrics, logs and cassettes name a call by. A raw path can hold a SKU, a
+//! customer's id or e-mail; its template holds only the API's own names. [`WIRE`] is how
+//! Magento 2's traffic looks to the recorder.
 
 /// Path segments of the Magento 2 REST API that are names, not values. Every other segment
 /// (a SKU, an id, an e-mail) becomes `{}`, so the endpoint label has a bounded set of
@@ -63,19 +64,38 @@ pub const TOKEN_ENDPOINTS: &[&str] = &[
 
 /// `/V1/products/24-MB01/media/3` -> `/V1/products/{}/media/{}`.
 pub fn template(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for segment in path.split('/').filter(|s| !s.is_empty()) {
-        out.push('/');
-        if STATIC_SEGMENTS.contains(&segment) {
-            out.push_str(segment);
-        } else {
-            out.push_str("{}");
-        }
+    crate::backend::shell::paths::template(path, STATIC_SEGMENTS)
+}
+
+/// Magento 2's wire, for the recorder: its paths are `/rest/<scope>/V1/...`; a template
+/// starts at `/V1/` (the scope left out), and cassette files leave `V1` out of their names.
+#[derive(Debug)]
+pub struct Wire;
+
+/// Magento 2's wire.
+pub static WIRE: Wire = Wire;
+
+impl crate::backend::port::WireShape for Wire {
+    fn kind(&self) -> &'static str {
+        "magento2"
     }
-    if out.is_empty() {
-        out.push('/');
+
+    fn owns(&self, path: &str) -> bool {
+        path.starts_with("/V1/") || path.contains("/V1/")
     }
-    out
+
+    fn template(&self, path: &str) -> String {
+        let service = path.find("/V1/").map_or(path, |at| &path[at..]);
+        template(service)
+    }
+
+    fn unnamed_segments(&self) -> &'static [&'static str] {
+        &["V1"]
+    }
+
+    fn token_endpoints(&self) -> &'static [&'static str] {
+        TOKEN_ENDPOINTS
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! OpenMage's REST paths as endpoints: the template of a path (`/api/rest/products/{}`),
-//! which the upstream metrics, logs and cassettes name a call by. A raw path can hold a
+//! which the back end's metrics, logs and cassettes name a call by. A raw path can hold a
 //! customer's id, an order's, a store's; its template holds only the API's own names.
 
 /// The prefix of every path of OpenMage's REST API.
@@ -37,19 +37,34 @@ pub fn is_openmage(path: &str) -> bool {
 
 /// `/api/rest/products/12/images/abc/store/2` -> `/api/rest/products/{}/images/{}/store/{}`.
 pub fn template(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for segment in path.split('/').filter(|s| !s.is_empty()) {
-        out.push('/');
-        if STATIC_SEGMENTS.contains(&segment) {
-            out.push_str(segment);
-        } else {
-            out.push_str("{}");
-        }
+    crate::backend::shell::paths::template(path, STATIC_SEGMENTS)
+}
+
+/// OpenMage's wire, for the recorder: its API under `/api/rest` (templates keep the whole
+/// path, so its cassettes never share a file with another store's), its OAuth endpoints
+/// answering forms that hold a token and its secret.
+#[derive(Debug)]
+pub struct Wire;
+
+/// OpenMage's wire.
+pub static WIRE: Wire = Wire;
+
+impl crate::backend::port::WireShape for Wire {
+    fn kind(&self) -> &'static str {
+        "openmage"
     }
-    if out.is_empty() {
-        out.push('/');
+
+    fn owns(&self, path: &str) -> bool {
+        is_openmage(path) || OAUTH_ENDPOINTS.contains(&path)
     }
-    out
+
+    fn template(&self, path: &str) -> String {
+        template(path)
+    }
+
+    fn form_token_endpoints(&self) -> &'static [&'static str] {
+        OAUTH_ENDPOINTS
+    }
 }
 
 #[cfg(test)]

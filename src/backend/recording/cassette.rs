@@ -1,8 +1,8 @@
 //! The cassette format: what one upstream exchange looks like on disk, and the folder of
 //! cassette files a recording writes and a replay reads.
 //!
-//! One pretty-printed JSON file per endpoint (`get.products.{}.json` holds every
-//! `GET /V1/products/{sku}` exchange), interactions in the order they happened, header
+//! One pretty-printed JSON file per endpoint (`get.api.rest.products.{}.json` holds every
+//! `GET /api/rest/products/{id}` exchange), interactions in the order they happened, header
 //! and query names sorted, JSON bodies written as JSON, other bodies as text or base64:
 //! a re-recording diffs like a change of the store. See docs/recording.md, "Cassette format".
 
@@ -15,6 +15,8 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::backend::port::WireShape;
+
 /// The version written in every file; a file of another version is refused, not misread.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -22,7 +24,8 @@ pub const FORMAT_VERSION: u32 = 1;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Cassette {
     pub storegate_cassette: u32,
-    /// `GET /V1/products/{}`: what the file holds (informative; matching never reads it).
+    /// `GET /api/rest/products/{}`: what the file holds (informative; matching never reads
+    /// it).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub endpoint: String,
     pub interactions: Vec<Interaction>,
@@ -38,8 +41,7 @@ pub struct Interaction {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Request {
     pub method: String,
-    /// `/rest/<scope>/V1/...` (Magento 2) or `/api/rest/...` (OpenMage) without the query,
-    /// as sent.
+    /// The store's path without the query, as sent.
     pub path: String,
     /// Decoded pairs by name; a name sent more than once holds a list.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -201,13 +203,20 @@ pub fn shorten(text: &str, max: usize) -> String {
     out
 }
 
-/// The file an exchange belongs in: `get.products.{}.json` for `GET /rest/x/V1/products/y`
-/// (Magento 2: the scope and `V1` left out), `get.api.rest.products.{}.json` for
-/// `GET /api/rest/products/1` (OpenMage: the whole path, so the two never share a file).
+/// The file an exchange belongs in: the method, then its endpoint's segments, as the store
+/// that owns the path names them (`get.products.{}.json` for a Magento 2 product read, the
+/// scope and API version left out; `get.api.rest.products.{}.json` for OpenMage's, the whole
+/// path, so two stores never share a file).
 pub fn file_name(method: &str, path: &str) -> String {
-    let template = template(path);
+    let (template, unnamed) = match owner(path) {
+        Some(shape) => (shape.template(path), shape.unnamed_segments()),
+        None => (generic_template(path), &[][..]),
+    };
     let mut name = method.to_ascii_lowercase();
-    for segment in template.split('/').filter(|s| !s.is_empty() && *s != "V1") {
+    for segment in template
+        .split('/')
+        .filter(|s| !s.is_empty() && !unnamed.contains(s))
+    {
         name.push('.');
         name.push_str(segment);
     }
@@ -215,19 +224,28 @@ pub fn file_name(method: &str, path: &str) -> String {
     name
 }
 
-/// `GET /V1/products/{}`, `GET /api/rest/products/{}`.
+/// The method and the endpoint template of a recorded path, as the store that owns the path
+/// names it (`GET /api/rest/products/{}`).
 pub fn endpoint(method: &str, path: &str) -> String {
     format!("{} {}", method.to_ascii_uppercase(), template(path))
 }
 
-/// The template of a recorded path: OpenMage's from `/api/rest` on, Magento 2's from `/V1/`
-/// on (the store scope before it is left out).
-fn template(path: &str) -> String {
-    if crate::backend::openmage::endpoint::is_openmage(path) {
-        return crate::backend::openmage::endpoint::template(path);
+/// The endpoint a path names, as the store that owns it says ([`WireShape::template`]).
+pub fn template(path: &str) -> String {
+    match owner(path) {
+        Some(shape) => shape.template(path),
+        None => generic_template(path),
     }
-    let service = path.find("/V1/").map_or(path, |at| &path[at..]);
-    crate::backend::magento2::endpoint::template(service)
+}
+
+/// The store whose API a path is: each known store's wire is asked.
+fn owner(path: &str) -> Option<&'static dyn WireShape> {
+    crate::backend::registry::wires().find(|shape| shape.owns(path))
+}
+
+/// A path no known store owns (a store's web page, say): its every segment a value.
+fn generic_template(path: &str) -> String {
+    crate::backend::shell::paths::template(path, &[])
 }
 
 /// Every cassette file under `dir` (sub-folders included, so a team can keep one folder

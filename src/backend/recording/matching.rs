@@ -12,7 +12,7 @@ use super::json_path::JsonPath;
 fn on_behalf_of(request: &Request) -> Option<&str> {
     request
         .headers
-        .get(crate::backend::openmage::ON_BEHALF_OF.as_str())
+        .get(crate::backend::port::ON_BEHALF_OF.as_str())
         .map(String::as_str)
 }
 

@@ -16,7 +16,7 @@ use super::library::Library;
 use super::matching::Ignore;
 use super::scrub::Scrubber;
 use super::wire_form::{to_answer, to_request};
-use crate::backend::error::UpstreamError;
+use crate::backend::port::BackendError;
 use crate::backend::transport::{Answer, Outgoing, Transport};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,13 +68,13 @@ impl Replay {
 }
 
 impl Transport for Replay {
-    fn send(&self, outgoing: Outgoing) -> BoxFuture<'static, Result<Answer, UpstreamError>> {
+    fn send(&self, outgoing: Outgoing) -> BoxFuture<'static, Result<Answer, BackendError>> {
         // Looked up in the form it was written in: scrubbed and masked the same way.
         let mut wanted = to_request(&outgoing);
         self.scrubber.request(&mut wanted);
         let result = match self.library.answer(&wanted, &self.ignore) {
             Ok(response) => to_answer(&response).map_err(|e| {
-                UpstreamError::Protocol(format!(
+                BackendError::Protocol(format!(
                     "replay: the recorded answer to {} is unusable: {e}",
                     wanted.describe()
                 ))
@@ -88,7 +88,7 @@ impl Transport for Replay {
                         cassettes = %self.library.dir().display(),
                         "{message}"
                     );
-                    Err(UpstreamError::Protocol(message))
+                    Err(BackendError::Protocol(message))
                 }
             },
         };
@@ -112,7 +112,7 @@ mod tests {
     }
 
     impl Transport for Store {
-        fn send(&self, request: Outgoing) -> BoxFuture<'static, Result<Answer, UpstreamError>> {
+        fn send(&self, request: Outgoing) -> BoxFuture<'static, Result<Answer, BackendError>> {
             self.calls.lock().unwrap().push(request.path.clone());
             let body = serde_json::json!({ "path": request.path }).to_string();
             Box::pin(std::future::ready(Ok(Answer {
@@ -131,6 +131,7 @@ mod tests {
             headers: HeaderMap::new(),
             body: None,
             timeout: Duration::from_secs(1),
+            exact_path: false,
         }
     }
 
@@ -176,7 +177,7 @@ mod tests {
                 .status,
             200
         );
-        let Err(UpstreamError::Protocol(message)) =
+        let Err(BackendError::Protocol(message)) =
             strict.send(get("/rest/default/V1/products/B")).await
         else {
             panic!("a miss is an error");

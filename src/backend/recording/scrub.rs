@@ -6,12 +6,12 @@
 //!
 //! Always scrubbed: the `Authorization` and cookie headers (a Bearer token, an OAuth 1.0a
 //! signature with its consumer key and token); the values of `oauth_*` query parameters;
-//! the integration token and any customer or admin token Magento handed out during the
-//! recording, wherever they appear; password and token fields of JSON bodies (at any
-//! depth); the answer of `/V1/integration/{customer,admin}/token`, and the tokens and
-//! secrets in the answers of OpenMage's `/oauth/initiate` and `/oauth/token`. Operator rules add header names, JSON paths
-//! and regular expressions. PII masking ([`super::mask`]) replaces e-mails, names and
-//! telephones by consistent fakes.
+//! the gateway's own credential and any token a store handed out during the recording,
+//! wherever they appear; password and token fields of JSON bodies (at any depth); the
+//! answers of the endpoints each store's wire names as handing out credentials
+//! (`WireShape::token_endpoints`, `form_token_endpoints`). Operator rules add header names,
+//! JSON paths and regular expressions. PII masking ([`super::mask`]) replaces e-mails,
+//! names and telephones by consistent fakes.
 
 use std::collections::BTreeMap;
 use std::sync::RwLock;
@@ -22,6 +22,7 @@ use serde_json::Value;
 use super::cassette::{Request, Response};
 use super::json_path::JsonPath;
 use super::mask::Masker;
+use crate::backend::port::WireShape;
 
 pub const SCRUBBED: &str = "[scrubbed]";
 
@@ -60,11 +61,10 @@ const NOISE_HEADERS: &[&str] = &[
     "x-request-id",
 ];
 
-/// Endpoints whose answer is a bare credential (each adapter names its own).
-const TOKEN_ENDPOINTS: &[&str] = crate::backend::magento2::endpoint::TOKEN_ENDPOINTS;
-
-/// Endpoints whose answer is a form holding a token and its secret.
-const OAUTH_ENDPOINTS: &[&str] = crate::backend::openmage::endpoint::OAUTH_ENDPOINTS;
+/// Does a path end with one of the endpoints a store's wire names (`pick`)?
+fn named(path: &str, pick: fn(&dyn WireShape) -> &'static [&'static str]) -> bool {
+    crate::backend::registry::wires().any(|wire| pick(wire).iter().any(|e| path.ends_with(e)))
+}
 
 /// A form body (`login[username]=...&login[password]=...`, a store's login page) with the
 /// values of its credential fields scrubbed: a field whose name, or the part of it in
@@ -197,13 +197,13 @@ impl Scrubber {
     /// An answer as it may be written; `request` is the (scrubbed) request it answers.
     pub fn response(&self, request: &Request, response: &mut Response) {
         response.headers = self.headers(std::mem::take(&mut response.headers));
-        if TOKEN_ENDPOINTS.iter().any(|e| request.path.ends_with(e))
+        if named(&request.path, |wire| wire.token_endpoints())
             && let Some(Value::String(token)) = &response.body.body
         {
             self.learn(token);
             response.body.body = Some(Value::String(SCRUBBED.to_owned()));
         }
-        if OAUTH_ENDPOINTS.iter().any(|e| request.path.ends_with(e))
+        if named(&request.path, |wire| wire.form_token_endpoints())
             && let Some(text) = &response.body.body_text
         {
             // `oauth_token=...&oauth_token_secret=...`: every value learned, then replaced.

@@ -18,13 +18,13 @@ use http::{HeaderMap, Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::app::AppState;
-use crate::backend::port::UpstreamError;
+use crate::backend::port::BackendError;
 use crate::http::body::decode;
 use crate::http::{ApiError, Doc, Format, ok};
 use crate::resources::customer_sign_in::{self, SignInError};
 
 use crate::auth::caller::Caller;
-use crate::backend::errors;
+use crate::rules::backend_errors;
 
 pub async fn issue(
     State(app): State<AppState>,
@@ -57,10 +57,10 @@ pub async fn issue(
     let customer_id = match customer_sign_in::sign_in(&app, &username, &password).await {
         Ok(id) => id,
         Err(SignInError::Refused) => return Err(refused()),
-        Err(SignInError::Store(UpstreamError::Protocol(cause))) => {
+        Err(SignInError::Store(BackendError::Protocol(cause))) => {
             return Err(ApiError::bad_gateway().with_cause(cause));
         }
-        Err(SignInError::Store(other)) => return Err(errors::to_api(other)),
+        Err(SignInError::Store(other)) => return Err(backend_errors::to_api(other)),
     };
     let issued = app.auth.tokens().issue(customer_id);
     let doc = Doc::new(json!({
