@@ -2,8 +2,8 @@
 //!
 //! - [`port`]: what the gateway asks of a store, in its own terms: one small trait per area
 //!   ([`port::Backend`] is all of them), the records and errors that cross it.
-//! - [`registry`]: the kinds of back end by name (`magento2`, `openmage`), and how one is
-//!   built; two can live in one process.
+//! - [`registry`]: the kinds of back end by name (`magento2`, `openmage`); [`kind`]: what a
+//!   kind is and what one is built from; two can live in one process.
 //! - [`magento2`], [`openmage`]: the adapters, one folder each, implementing the port.
 //! - [`shell`]: the client shell every adapter's client is built in (deadline, retries,
 //!   breaker, bound, metrics; path templating).
@@ -14,6 +14,7 @@
 //! Nothing here knows the client-facing protocol: what a client is told of a back end's
 //! failure is decided above (`rules::backend_errors`).
 
+pub mod kind;
 pub mod magento2;
 pub mod openmage;
 pub mod port;

@@ -11,7 +11,7 @@
 //! The privacy rules ([`crate::rules::privacy`]) and the customer lock ([`crate::shared_state::locks`]) are
 //! shared with the address and order resources, which have the same needs.
 //!
-//! Magento 2's `PUT /V1/customers/{id}` replaces the whole customer, so an update reads the
+//! A store may replace the whole customer on a save (Magento 2 does), so an update reads the
 //! stored customer, changes only the fields sent, and writes it back without an
 //! `addresses` key (with one, the list would replace the stored addresses).
 

@@ -297,6 +297,7 @@ impl Store {
                         &Recording::default(),
                         "",
                         timeout,
+                        storegate::backend::registry::WIRES,
                     )
                     .unwrap_or_else(|e| panic!("{e}"));
                     OpenMage::new("http://127.0.0.1", Credentials::none(), timeout, "default")
@@ -307,14 +308,20 @@ impl Store {
                 Mode::Record { url } => {
                     let secrets = secrets();
                     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-                    let scrubber =
-                        storegate::backend::recording::scrubber(&Recording::default(), &secrets)
-                            .unwrap();
+                    let scrubber = storegate::backend::recording::scrubber(
+                        &Recording::default(),
+                        &secrets,
+                        storegate::backend::registry::WIRES,
+                    )
+                    .unwrap();
                     let inner: Arc<dyn Transport> =
                         Arc::new(HttpTransport::without_redirects(&url, timeout).unwrap());
                     let recorder = Recorder::new(
                         inner,
-                        Arc::new(Library::for_recording(&dir).unwrap()),
+                        Arc::new(
+                            Library::for_recording(&dir, storegate::backend::registry::WIRES)
+                                .unwrap(),
+                        ),
                         Arc::new(scrubber),
                     );
                     OpenMage::new(&url, credentials, timeout, "default")

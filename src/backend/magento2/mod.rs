@@ -31,8 +31,9 @@ use serde_json::Value;
 pub use crate::backend::port::{BackendError, Scope, SearchCriteria, StoreMessage};
 pub use endpoint::WIRE;
 
+use crate::backend::kind::{Settings, Wiring};
 use crate::backend::port::Backend;
-use crate::backend::registry::{Kind, Settings, Wiring};
+use crate::backend::recording::Wires;
 use crate::backend::shell::{self, Shell, paths, resilience};
 use crate::backend::transport::{HttpTransport, Outgoing, Transport};
 use crate::observe::metrics::UpstreamMetrics;
@@ -224,17 +225,12 @@ impl Magento {
 
 pub use shell::parse;
 
-/// Magento 2 in the registry.
-pub const KIND: Kind = Kind {
-    name: "magento2",
-    build,
-    wire: Some(&WIRE),
-    mappings: crate::embed_mappings!("magento2"),
-};
+/// Magento 2's wire, for its recordings.
+const OWN_WIRE: Wires = Wires(&[&WIRE]);
 
 /// The client for `settings`, its calls through the recorder or the cassettes when the
 /// settings ask for them.
-fn build(settings: &Settings, wiring: &Wiring) -> Result<Arc<dyn Backend>, String> {
+pub fn build(settings: &Settings, wiring: &Wiring) -> Result<Arc<dyn Backend>, String> {
     let magento = Magento::new(
         &settings.url,
         settings.token.expose(),
@@ -248,6 +244,7 @@ fn build(settings: &Settings, wiring: &Wiring) -> Result<Arc<dyn Backend>, Strin
         &settings.url,
         settings.token.expose(),
         settings.timeout,
+        OWN_WIRE,
     )?;
     Ok(Arc::new(magento.with_transport(transport)))
 }

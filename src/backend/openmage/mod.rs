@@ -44,22 +44,18 @@ pub use records::{OpenMageBackend, View};
 
 use std::sync::Arc;
 
+use crate::backend::kind::{Settings, Wiring};
 use crate::backend::port::Backend;
-use crate::backend::registry::{Kind, Settings, Wiring};
+use crate::backend::recording::Wires;
 
-/// OpenMage in the registry.
-pub const KIND: Kind = Kind {
-    name: "openmage",
-    build,
-    wire: Some(&endpoint::WIRE),
-    mappings: crate::embed_mappings!("openmage"),
-};
+/// OpenMage's wire, for its recordings.
+const OWN_WIRE: Wires = Wires(&[&endpoint::WIRE]);
 
 /// The client for `settings` (OAuth 1.0a as the configured admin token; none when replaying
 /// cassettes, whose signatures nothing checks), its calls through the recorder or the
 /// cassettes when the settings ask for them, behind the port with the configured store
 /// views (the default store as id 1 when none are named).
-fn build(settings: &Settings, wiring: &Wiring) -> Result<Arc<dyn Backend>, String> {
+pub fn build(settings: &Settings, wiring: &Wiring) -> Result<Arc<dyn Backend>, String> {
     let credentials = match &settings.oauth {
         Some(keys) => Credentials {
             consumer_key: keys.consumer_key.clone(),
@@ -82,6 +78,7 @@ fn build(settings: &Settings, wiring: &Wiring) -> Result<Arc<dyn Backend>, Strin
         &settings.url,
         settings.token.expose(),
         settings.timeout,
+        OWN_WIRE,
     )?;
     let views = if settings.store_views.is_empty() {
         vec![View {

@@ -16,6 +16,11 @@ pub trait WireShape: Send + Sync + std::fmt::Debug {
     fn kind(&self) -> &'static str;
     /// Is this path (as sent, without the query) one of this store's?
     fn owns(&self, path: &str) -> bool;
+    /// The part of a URL's path (a browser's export, with whatever the shop puts before its
+    /// API) that is a call of this store's API as the gateway would send it; `None`: not one.
+    fn api_path<'a>(&self, path: &'a str) -> Option<&'a str> {
+        self.owns(path).then_some(path)
+    }
     /// The endpoint a path of this store names: its values (a SKU, an id, an e-mail)
     /// replaced by `{}`, any scope before the API's own path left out.
     fn template(&self, path: &str) -> String;

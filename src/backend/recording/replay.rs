@@ -99,6 +99,7 @@ impl Transport for Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::recording::cassette::tests::WIRES;
     use crate::backend::recording::scrub::Rules;
     use bytes::Bytes;
     use http::{HeaderMap, Method, StatusCode};
@@ -139,9 +140,9 @@ mod tests {
     async fn strict_names_the_miss_and_record_missing_fills_it() {
         let dir = std::env::temp_dir().join(format!("storegate-replay-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let scrubber = Arc::new(Scrubber::new(&Rules::default(), &[]).unwrap());
+        let scrubber = Arc::new(Scrubber::new(&Rules::default(), &[], WIRES).unwrap());
         let store = Arc::new(Store::default());
-        let library = Arc::new(Library::open(&dir).unwrap());
+        let library = Arc::new(Library::open(&dir, WIRES).unwrap());
         let recorder =
             super::super::recorder::Recorder::new(store.clone(), library.clone(), scrubber.clone());
         let filling = Replay::new(
@@ -151,41 +152,37 @@ mod tests {
             Some(Arc::new(recorder)),
         );
         for _ in 0..2 {
-            let answer = filling
-                .send(get("/rest/default/V1/products/A"))
-                .await
-                .unwrap();
+            let answer = filling.send(get("/shop/api/products/A")).await.unwrap();
             assert_eq!(
                 answer.body,
-                Bytes::from(r#"{"path":"/rest/default/V1/products/A"}"#)
+                Bytes::from(r#"{"path":"/shop/api/products/A"}"#)
             );
         }
         // The second call was answered from what the first one recorded.
         assert_eq!(store.calls.lock().unwrap().len(), 1);
 
         let strict = Replay::new(
-            Arc::new(Library::open(&dir).unwrap()),
+            Arc::new(Library::open(&dir, WIRES).unwrap()),
             scrubber,
             Ignore::default(),
             None,
         );
         assert_eq!(
             strict
-                .send(get("/rest/default/V1/products/A"))
+                .send(get("/shop/api/products/A"))
                 .await
                 .unwrap()
                 .status,
             200
         );
-        let Err(BackendError::Protocol(message)) =
-            strict.send(get("/rest/default/V1/products/B")).await
+        let Err(BackendError::Protocol(message)) = strict.send(get("/shop/api/products/B")).await
         else {
             panic!("a miss is an error");
         };
         assert_eq!(
             message,
-            "replay: no recorded answer for GET /rest/default/V1/products/B?a=1&b=2; \
-             closest recorded: GET /rest/default/V1/products/A?a=1&b=2 (differs in path)"
+            "replay: no recorded answer for GET /shop/api/products/B?a=1&b=2; \
+             closest recorded: GET /shop/api/products/A?a=1&b=2 (differs in path)"
         );
         assert_eq!(
             Mode::parse(Some("Record-Missing")).unwrap(),

@@ -16,7 +16,7 @@ pub fn segment(value: &str) -> String {
     utf8_percent_encode(value, SEGMENT).to_string()
 }
 
-/// `/V1/products/24-MB01/media/3` -> `/V1/products/{}/media/{}`, for a store whose names
+/// `/api/rest/products/12/images/3` -> `/api/rest/products/{}/images/{}`, for a store whose names
 /// are `names`: every other segment (a SKU, an id, an e-mail) becomes `{}`, so the endpoint
 /// label has a bounded set of values whatever the store holds.
 pub fn template(path: &str, names: &[&str]) -> String {
