@@ -71,7 +71,7 @@ pub fn load_mappings(
 ) -> Result<rules::mapping::Mappings, rules::mapping::MappingError> {
     match &config.mappings {
         Some(dir) => rules::mapping::Mappings::load_dir(dir),
-        None => default_mappings(config.backend, config.backend.default_mappings()),
+        None => default_mappings(config.backend, &config.backend.default_mappings()),
     }
 }
 
@@ -137,8 +137,27 @@ pub async fn start(
     listener: TcpListener,
     signal: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
 ) -> Result<Running, String> {
+    start_with(
+        config,
+        parts,
+        listener,
+        signal,
+        &backend::registry::Registry::standard(),
+    )
+    .await
+}
+
+/// [`start`], the back end of the configured kind built from `registry` (a program that
+/// embeds the gateway with a back end of its own adds it there).
+pub async fn start_with(
+    config: Config,
+    parts: Parts,
+    listener: TcpListener,
+    signal: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
+    registry: &backend::registry::Registry,
+) -> Result<Running, String> {
     let limits = server::Limits::of(&config);
-    let (router, app) = front::build(config, parts)?;
+    let (router, app) = front::build_with(config, parts, registry)?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let (tx, rx) = oneshot::channel::<()>();
     let stop = async move {

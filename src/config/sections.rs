@@ -12,8 +12,8 @@ use super::parse::{
 };
 use super::sources::RawValues;
 use super::{
-    BackendKind, Config, ConfigError, LogFormat, REPLAY_SCHEME, Recording, Secret, Upstream,
-    UpstreamOAuth,
+    BACKEND_KINDS, BackendKind, Config, ConfigError, LogFormat, REPLAY_SCHEME, Recording, Secret,
+    Upstream, UpstreamOAuth,
 };
 
 /// Where and how the gateway serves: addresses, limits, timeouts, formats, logs.
@@ -105,7 +105,7 @@ pub(super) fn serving(raw: &RawValues, config: &mut Config) -> Result<(), Config
 pub(super) fn upstream(raw: &RawValues, config: &mut Config) -> Result<(), ConfigError> {
     if let Some(r) = raw.get("backend") {
         config.backend =
-            BackendKind::parse(&r.value).ok_or_else(|| r.fail("magento2 or openmage"))?;
+            BackendKind::parse(&r.value).ok_or_else(|| r.fail(&BACKEND_KINDS.join(" or ")))?;
     }
     if let Some(r) = raw.get("openmage_store_views") {
         config.openmage_store_views = store_views(&r.value)

@@ -43,7 +43,9 @@ pub use error::{BackendError, StoreMessage, UpstreamError};
 pub use health::{CircuitProbe, CircuitState};
 pub use media::{Image, ImageChange, ImageFile, ImageRefusal, Media, NewImage};
 pub use orders::{OrderParts, Orders};
-pub use people::{AddressCalls, AddressEdit, AddressList, AddressWrites, People, RegionChoice};
+pub use people::{
+    AddressCalls, AddressEdit, AddressList, AddressWrites, NoAddressWrites, People, RegionChoice,
+};
 pub use query::{Direction, MAX_PAGE_SIZE, SearchCriteria};
 pub use records::{CategoryLink, IdSku, Page, Scope, SearchResult, lenient_u64};
 pub use setup::{Category, Country, Region, StoreConfig, StoreSetup, StoreView};
