@@ -37,6 +37,8 @@ impl Recorder {
 impl Transport for Recorder {
     fn send(&self, outgoing: Outgoing) -> BoxFuture<'static, Result<Answer, UpstreamError>> {
         let request = to_request(&outgoing);
+        // When the call went out: the answer's age counts from here (`ageing`).
+        let recorded_at = super::ageing::now_text();
         let started = Instant::now();
         let sent = self.inner.send(outgoing);
         let (library, scrubber) = (self.library.clone(), self.scrubber.clone());
@@ -53,7 +55,11 @@ impl Transport for Recorder {
                 elapsed_ms,
             };
             scrubber.response(&request, &mut response);
-            let interaction = Interaction { request, response };
+            let interaction = Interaction {
+                recorded_at: Some(recorded_at),
+                request,
+                response,
+            };
             let written =
                 tokio::task::spawn_blocking(move || library.append(interaction, true)).await;
             // Serving goes on when the disk fails; the operator learns of the gap.

@@ -1,0 +1,201 @@
+//! The control API of `storegate replay`, under `/__storegate/` (Toxiproxy's idea): a test
+//! changes the store's latency and faults while it runs (a maintenance window in the middle
+//! of a scenario, no restart), resets everything, and reads what was asked, what was never
+//! used and the counts per endpoint.
+//!
+//! Bodies are the rules as `STOREGATE_REPLAY_FAULTS` and `STOREGATE_REPLAY_LATENCY` write
+//! them (plain text, a JSON string, or `{"faults": "..."}` / `{"latency": "..."}`); a bad
+//! one is a 400 naming the part. Only loopback callers may use it unless the server was
+//! started with `--control-open`: a device on the network reaches the store, not its
+//! switches.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use http::StatusCode;
+use serde_json::{Value, json};
+
+use super::faults;
+use super::latency::Latencies;
+use super::replay::Replay;
+
+pub const PREFIX: &str = "/__storegate";
+
+#[derive(Debug, Clone)]
+struct Control {
+    replay: Arc<Replay>,
+}
+
+/// The control routes (mounted at `/__storegate`).
+pub fn router(replay: Arc<Replay>, open: bool) -> Router<Arc<Replay>> {
+    let control = Control { replay };
+    Router::new()
+        .route("/", get(state))
+        .route(
+            "/faults",
+            get(state)
+                .put(set_faults)
+                .post(add_faults)
+                .delete(clear_faults),
+        )
+        .route(
+            "/latency",
+            get(state).put(set_latency).delete(clear_latency),
+        )
+        .route("/reset", post(reset))
+        .route("/requests", get(requests))
+        .route("/unused", get(unused))
+        .route("/counts", get(counts))
+        .layer(axum::middleware::from_fn(
+            move |request: Request, next: Next| loopback_only(open, request, next),
+        ))
+        .with_state(control)
+}
+
+async fn loopback_only(open: bool, request: Request, next: Next) -> Response {
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip());
+    if open || peer.is_some_and(|ip| ip.is_loopback()) {
+        return next.run(request).await;
+    }
+    problem(
+        StatusCode::FORBIDDEN,
+        "the control API answers loopback callers only (storegate replay --control-open to allow others)",
+    )
+}
+
+fn problem(status: StatusCode, message: &str) -> Response {
+    reply(status, &json!({ "message": message }))
+}
+
+/// A JSON answer (axum is built without its `json` feature).
+fn reply(status: StatusCode, value: &Value) -> Response {
+    (
+        status,
+        [(http::header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+/// The rules text of a body: plain, a JSON string, or `{"<field>": "..."}`.
+fn rules_text(body: &Bytes, field: &str) -> Result<String, Response> {
+    let text = std::str::from_utf8(body)
+        .map_err(|_| problem(StatusCode::BAD_REQUEST, "the body is not UTF-8 text"))?;
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::String(rules)) => Ok(rules),
+        Ok(Value::Object(map)) => match map.get(field) {
+            Some(Value::String(rules)) => Ok(rules.clone()),
+            _ => Err(problem(
+                StatusCode::BAD_REQUEST,
+                &format!("a JSON body needs a string field {field:?}"),
+            )),
+        },
+        _ => Ok(text.to_owned()),
+    }
+}
+
+async fn state(State(control): State<Control>) -> Response {
+    let bench = control.replay.bench();
+    let settings = bench.settings();
+    let library = control.replay.library();
+    reply(
+        StatusCode::OK,
+        &json!({
+            "seed": bench.seed(),
+            "latency": settings.latency.text,
+            "faults": settings.faults.iter().map(|r| r.text.clone()).collect::<Vec<_>>(),
+            "cassettes": library.map(|l| l.dir().display().to_string()),
+            "interactions": library.map_or(0, |l| l.len()),
+            "broken": library.map(|l| l.broken().to_vec()).unwrap_or_default(),
+            "failures": super::failures::CATALOG.iter().map(|(name, what)| json!({"name": name, "what": what})).collect::<Vec<_>>(),
+        }),
+    )
+}
+
+async fn set_faults(State(control): State<Control>, body: Bytes) -> Response {
+    match rules_text(&body, "faults")
+        .and_then(|t| faults::parse(&t).map_err(|e| problem(StatusCode::BAD_REQUEST, &e)))
+    {
+        Ok(rules) => {
+            control.replay.bench().set_faults(rules);
+            state(State(control)).await
+        }
+        Err(response) => response,
+    }
+}
+
+async fn add_faults(State(control): State<Control>, body: Bytes) -> Response {
+    match rules_text(&body, "faults")
+        .and_then(|t| faults::parse(&t).map_err(|e| problem(StatusCode::BAD_REQUEST, &e)))
+    {
+        Ok(rules) => {
+            control.replay.bench().add_faults(rules);
+            state(State(control)).await
+        }
+        Err(response) => response,
+    }
+}
+
+async fn clear_faults(State(control): State<Control>) -> Response {
+    control.replay.bench().set_faults(Vec::new());
+    state(State(control)).await
+}
+
+async fn set_latency(State(control): State<Control>, body: Bytes) -> Response {
+    match rules_text(&body, "latency")
+        .and_then(|t| Latencies::parse(&t).map_err(|e| problem(StatusCode::BAD_REQUEST, &e)))
+    {
+        Ok(latency) => {
+            control.replay.bench().set_latency(latency);
+            state(State(control)).await
+        }
+        Err(response) => response,
+    }
+}
+
+async fn clear_latency(State(control): State<Control>) -> Response {
+    control.replay.bench().set_latency(Latencies::default());
+    state(State(control)).await
+}
+
+/// The start's settings again, nothing asked, every interaction unused: the same seed
+/// draws the same sequence.
+async fn reset(State(control): State<Control>) -> Response {
+    control.replay.bench().reset();
+    if let Some(library) = control.replay.library() {
+        library.reset_used();
+    }
+    state(State(control)).await
+}
+
+async fn requests(State(control): State<Control>) -> Response {
+    reply(
+        StatusCode::OK,
+        &json!({ "requests": control.replay.bench().asked() }),
+    )
+}
+
+async fn unused(State(control): State<Control>) -> Response {
+    let unused = control
+        .replay
+        .library()
+        .map(|l| l.unused())
+        .unwrap_or_default();
+    reply(StatusCode::OK, &json!({ "unused": unused }))
+}
+
+async fn counts(State(control): State<Control>) -> Response {
+    reply(
+        StatusCode::OK,
+        &json!({ "counts": control.replay.bench().counts() }),
+    )
+}

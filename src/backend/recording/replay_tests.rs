@@ -1,0 +1,96 @@
+use super::*;
+use crate::backend::recording::scrub::Rules;
+use bytes::Bytes;
+use http::{HeaderMap, Method, StatusCode};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// A store that answers every call with its path, and counts the calls.
+#[derive(Debug, Default)]
+struct Store {
+    calls: Mutex<Vec<String>>,
+}
+
+impl Transport for Store {
+    fn send(&self, request: Outgoing) -> BoxFuture<'static, Result<Answer, UpstreamError>> {
+        self.calls.lock().unwrap().push(request.path.clone());
+        let body = serde_json::json!({ "path": request.path }).to_string();
+        Box::pin(std::future::ready(Ok(Answer {
+            status: StatusCode::OK,
+            headers: HeaderMap::new(),
+            body: Bytes::from(body),
+        })))
+    }
+}
+
+fn get(path: &str) -> Outgoing {
+    Outgoing {
+        method: Method::GET,
+        path: path.into(),
+        query: vec![("b".into(), "2".into()), ("a".into(), "1".into())],
+        headers: HeaderMap::new(),
+        body: None,
+        timeout: Duration::from_secs(1),
+    }
+}
+
+#[tokio::test]
+async fn strict_names_the_miss_and_record_missing_fills_it() {
+    let dir = std::env::temp_dir().join(format!("storegate-replay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let scrubber = Arc::new(Scrubber::new(&Rules::default(), &[]).unwrap());
+    let store = Arc::new(Store::default());
+    let library = Arc::new(Library::open(&dir).unwrap());
+    let recorder =
+        super::super::recorder::Recorder::new(store.clone(), library.clone(), scrubber.clone());
+    let filling = Replay::new(
+        library,
+        scrubber.clone(),
+        Ignore::default(),
+        Some(Arc::new(recorder)),
+    );
+    for _ in 0..2 {
+        let answer = filling
+            .send(get("/rest/default/V1/products/A"))
+            .await
+            .unwrap();
+        assert_eq!(
+            answer.body,
+            Bytes::from(r#"{"path":"/rest/default/V1/products/A"}"#)
+        );
+    }
+    // The second call was answered from what the first one recorded.
+    assert_eq!(store.calls.lock().unwrap().len(), 1);
+
+    let strict = Replay::new(
+        Arc::new(Library::open(&dir).unwrap()),
+        scrubber,
+        Ignore::default(),
+        None,
+    );
+    assert_eq!(
+        strict
+            .send(get("/rest/default/V1/products/A"))
+            .await
+            .unwrap()
+            .status,
+        200
+    );
+    let Err(UpstreamError::Protocol(message)) =
+        strict.send(get("/rest/default/V1/products/B")).await
+    else {
+        panic!("a miss is an error");
+    };
+    assert_eq!(
+        message,
+        "replay: no recorded answer for GET /rest/default/V1/products/B?a=1&b=2; \
+         closest recorded: GET /rest/default/V1/products/A?a=1&b=2 (differs in path)"
+    );
+    assert_eq!(
+        Mode::parse(Some("Record-Missing")).unwrap(),
+        Mode::RecordMissing
+    );
+    assert_eq!(Mode::parse(None).unwrap(), Mode::Strict);
+    assert!(Mode::parse(Some("sometimes")).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}
