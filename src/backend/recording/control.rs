@@ -32,27 +32,29 @@ struct Control {
     replay: Arc<Replay>,
 }
 
-/// The control routes (mounted at `/__storegate`).
+/// The control routes, under [`PREFIX`] (the replaying router's fallback answers the rest).
 pub fn router(replay: Arc<Replay>, open: bool) -> Router<Arc<Replay>> {
     let control = Control { replay };
+    let at = |path: &str| format!("{PREFIX}{path}");
     Router::new()
-        .route("/", get(state))
+        .route(PREFIX, get(state))
+        .route(&at("/"), get(state))
         .route(
-            "/faults",
+            &at("/faults"),
             get(state)
                 .put(set_faults)
                 .post(add_faults)
                 .delete(clear_faults),
         )
         .route(
-            "/latency",
+            &at("/latency"),
             get(state).put(set_latency).delete(clear_latency),
         )
-        .route("/reset", post(reset))
-        .route("/requests", get(requests))
-        .route("/unused", get(unused))
-        .route("/counts", get(counts))
-        .layer(axum::middleware::from_fn(
+        .route(&at("/reset"), post(reset))
+        .route(&at("/requests"), get(requests))
+        .route(&at("/unused"), get(unused))
+        .route(&at("/counts"), get(counts))
+        .route_layer(axum::middleware::from_fn(
             move |request: Request, next: Next| loopback_only(open, request, next),
         ))
         .with_state(control)

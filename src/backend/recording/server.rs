@@ -41,11 +41,7 @@ pub enum Cut {
 /// The router answering every path from `replay`, with the control API under
 /// `/__storegate/` (for loopback callers only unless `control_open`).
 pub fn router(replay: Arc<Replay>, control_open: bool) -> Router {
-    Router::new()
-        .nest(
-            super::control::PREFIX,
-            super::control::router(replay.clone(), control_open),
-        )
+    super::control::router(replay.clone(), control_open)
         .fallback(answer)
         .with_state(replay)
 }
@@ -100,10 +96,22 @@ async fn answer(State(replay): State<Arc<Replay>>, request: Request) -> Response
             let full = answer.body.len();
             let half = answer.body.slice(..full / 2);
             let mut response = response_of(answer, |_| {
-                Body::from_stream(futures_util::stream::iter([
-                    Ok::<Bytes, std::io::Error>(half),
-                    Err(std::io::Error::other("replay fault: truncate")),
-                ]))
+                // The half goes out on its own (hyper would drop it with the connection if the
+                // error came in the same write), then the connection ends.
+                let pieces = futures_util::stream::unfold(0u8, move |step| {
+                    let half = half.clone();
+                    async move {
+                        match step {
+                            0 => Some((Ok::<Bytes, std::io::Error>(half), 1)),
+                            1 => {
+                                tokio::time::sleep(Duration::from_millis(50)).await;
+                                Some((Err(std::io::Error::other("replay fault: truncate")), 2))
+                            }
+                            _ => None,
+                        }
+                    }
+                });
+                Body::from_stream(pieces)
             });
             response
                 .headers_mut()
@@ -123,11 +131,11 @@ async fn answer(State(replay): State<Arc<Replay>>, request: Request) -> Response
 fn dribble(body: Bytes, over: Duration) -> Body {
     let pieces = 20usize.min(body.len().max(1));
     let size = body.len().div_ceil(pieces).max(1);
-    let pause = over / pieces as u32;
     let chunks: Vec<Bytes> = (0..body.len())
         .step_by(size)
         .map(|at| body.slice(at..(at + size).min(body.len())))
         .collect();
+    let pause = over / chunks.len().max(1) as u32;
     let stream = futures_util::stream::unfold(chunks.into_iter(), move |mut rest| async move {
         let next = rest.next()?;
         tokio::time::sleep(pause).await;
@@ -161,4 +169,52 @@ pub fn error_response(status: StatusCode, message: &str) -> Response {
         http::HeaderValue::from_static("application/json; charset=utf-8"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::recording::library::Library;
+    use crate::backend::recording::matching::Ignore;
+    use crate::backend::recording::scrub::{Rules, Scrubber};
+    use axum::extract::ConnectInfo;
+
+    async fn call(router: &Router, method: &str, path: &str, peer: &str) -> (StatusCode, String) {
+        let mut request = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .body(Body::empty())
+            .unwrap();
+        request
+            .extensions_mut()
+            .insert(ConnectInfo(peer.parse::<std::net::SocketAddr>().unwrap()));
+        let response = tower::Service::call(&mut router.clone(), request)
+            .await
+            .unwrap();
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    #[tokio::test]
+    async fn the_control_api_sits_beside_the_store_for_loopback_callers() {
+        let dir = std::env::temp_dir().join(format!("storegate-server-{}", std::process::id()));
+        let replay = Replay::new(
+            Arc::new(Library::open(&dir).unwrap()),
+            Arc::new(Scrubber::new(&Rules::default(), &[]).unwrap()),
+            Ignore::default(),
+            None,
+        );
+        let router = router(Arc::new(replay), false);
+        for path in ["/__storegate/counts", "/__storegate/", "/__storegate"] {
+            let (status, body) = call(&router, "GET", path, "127.0.0.1:5000").await;
+            assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        }
+        let (status, _) = call(&router, "GET", "/__storegate/", "192.0.2.7:5000").await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        let (status, body) = call(&router, "GET", "/rest/default/V1/x", "127.0.0.1:5000").await;
+        assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    }
 }
