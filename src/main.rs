@@ -98,6 +98,13 @@ enum Command {
 
 #[derive(Subcommand)]
 enum CassetteCommand {
+    /// Ask the live store (STOREGATE_REPLAY_UPSTREAM_URL, with STOREGATE_UPSTREAM_TOKEN and
+    /// for OpenMage the STOREGATE_UPSTREAM_* OAuth keys) every recorded read again and report
+    /// per endpoint and field what it answers differently now; exit 1 on drift, 0 unchanged.
+    Drift {
+        /// The cassette folder.
+        dir: PathBuf,
+    },
     /// Add the Magento REST calls of a HAR export to a cassette folder, scrubbed.
     ImportHar {
         /// The HAR file (browser developer tools, mitmproxy).
@@ -221,6 +228,9 @@ fn main() -> ExitCode {
         Some(Command::Cassette {
             command: CassetteCommand::ImportHar { file, dir },
         }) => import_har(&config, &file, &dir).map_err(Failure::Other),
+        Some(Command::Cassette {
+            command: CassetteCommand::Drift { dir },
+        }) => runtime.block_on(drift(&config, &dir)),
         // Answered above, before the runtime.
         Some(Command::Oauth(_)) => Ok(()),
     };
@@ -247,6 +257,78 @@ fn import_har(config: &Config, file: &Path, dir: &Path) -> Result<(), String> {
         imported.skipped
     );
     Ok(())
+}
+
+/// `storegate cassette drift DIR`: the report on stdout; drift (or a read that could not be
+/// checked) is exit status 1.
+async fn drift(config: &Config, dir: &Path) -> Result<(), Failure> {
+    use storegate::backend::recording::drift;
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let url = config
+        .recording
+        .replay_upstream_url
+        .clone()
+        .ok_or_else(|| {
+            Failure::Config(
+            "storegate cassette drift needs STOREGATE_REPLAY_UPSTREAM_URL, the live store to ask"
+                .into(),
+        )
+        })?;
+    let token = config
+        .upstream
+        .as_ref()
+        .map(|u| u.token.expose().to_owned())
+        .filter(|t| !t.is_empty())
+        .or_else(|| env("STOREGATE_UPSTREAM_TOKEN"))
+        .unwrap_or_default();
+    let oauth = match config.upstream.as_ref().and_then(|u| u.oauth.as_ref()) {
+        Some(o) => Some((
+            o.consumer_key.expose().to_owned(),
+            o.consumer_secret.expose().to_owned(),
+            o.token_secret.expose().to_owned(),
+        )),
+        None => match (
+            env("STOREGATE_UPSTREAM_CONSUMER_KEY"),
+            env("STOREGATE_UPSTREAM_CONSUMER_SECRET"),
+            env("STOREGATE_UPSTREAM_TOKEN_SECRET"),
+        ) {
+            (Some(key), Some(secret), Some(token_secret)) => Some((key, secret, token_secret)),
+            _ => None,
+        },
+    };
+    if !dir.is_dir() {
+        return Err(Failure::Other(format!(
+            "{} is not a folder of cassettes",
+            dir.display()
+        )));
+    }
+    let scrubber = std::sync::Arc::new(
+        storegate::backend::recording::scrubber(&config.recording, &[token.as_str()])
+            .map_err(Failure::Config)?,
+    );
+    let live = drift::Live {
+        url: url.clone(),
+        token,
+        oauth,
+        timeout: config.upstream_timeout,
+    };
+    let report = drift::check(dir, &live, scrubber)
+        .await
+        .map_err(Failure::Other)?;
+    print!("{}", report.text());
+    if report.is_clean() {
+        Ok(())
+    } else {
+        Err(Failure::Other(format!(
+            "the store at {url} answers {} differently from the cassettes of {}",
+            if report.drifted.is_empty() {
+                "some reads (not checked)"
+            } else {
+                "reads"
+            },
+            dir.display()
+        )))
+    }
 }
 
 /// The one line a failed start leaves on stderr: plain text, or a JSON object shaped like

@@ -11,6 +11,7 @@ mod hostile_skus;
 mod openapi;
 mod products;
 mod recording;
+mod replay_ageing;
 mod replay_bench;
 mod schema;
 mod stock_and_images;

@@ -676,6 +676,12 @@ pub async fn record_two_products(dir: &Path) {
     )
     .await
     .unwrap();
+    record_products(dir, &sandbox).await;
+    sandbox.shutdown().await;
+}
+
+/// Reads of products 1 and 2 by a guest, recorded from `sandbox` through the gateway.
+pub async fn record_products(dir: &Path, sandbox: &Sandbox) {
     let recording = Recording {
         record_dir: Some(dir.to_path_buf()),
         ..Recording::default()
@@ -691,7 +697,6 @@ pub async fn record_two_products(dir: &Path) {
         assert_eq!(r.status(), 200);
     }
     recorder.stop().await;
-    sandbox.shutdown().await;
 }
 
 async fn read(gateway: &Running, id: u32) -> (u16, Option<String>, Value) {

@@ -492,7 +492,7 @@ pub(crate) struct Keys<'a> {
 /// (which in Magento 1 trims the port) and the request URI, so a store on port 8081 checks
 /// the signature of `http://host/api/rest/...`. On 80 and 443 that is RFC 5849's base URI
 /// too. A base that is not an http(s) URL (`replay:DIR`) is kept as it is: nothing checks it.
-fn signing_base(base: &str) -> String {
+pub(crate) fn signing_base(base: &str) -> String {
     let base = base.trim_end_matches('/');
     match reqwest::Url::parse(base) {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => {
@@ -586,13 +586,13 @@ fn as_the_store_reads(query: &[(String, String)]) -> Vec<(String, String)> {
 }
 
 /// 32 hex digits: the store keeps nonces in a `VARCHAR(32)`.
-pub(super) fn nonce() -> String {
+pub(crate) fn nonce() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the operating system's random generator");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub(super) fn timestamp() -> u64 {
+pub(crate) fn timestamp() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())

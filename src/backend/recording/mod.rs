@@ -23,6 +23,7 @@ pub mod ageing;
 pub mod bench;
 pub mod cassette;
 pub mod control;
+pub mod drift;
 pub mod failures;
 pub mod faults;
 pub mod har;

@@ -381,15 +381,12 @@ fn describe_place(
         None => "has no recorded_at, so its age is unknown".to_owned(),
     };
     format!(
-        "{}, interaction {} ({}), {age}, older than {} {}",
+        "{}, interaction {} ({}), {age}, older than {}={}",
         file.display(),
         found.index,
         found.interaction.request.describe(),
         ageing::MAX_AGE_KEY,
-        ageing
-            .max_age
-            .map(|m| humantime::format_duration(m).to_string())
-            .unwrap_or_default()
+        ageing.max_age.map(ageing::describe).unwrap_or_default()
     )
 }
 
