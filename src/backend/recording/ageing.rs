@@ -102,10 +102,10 @@ pub fn now_text() -> String {
 /// An RFC 3339 time: `Z` or an offset (`+01:00`, as HAR files write them), fractions allowed.
 pub fn parse_time(text: &str) -> Result<SystemTime, String> {
     let text = text.trim();
-    if let Ok(at) = humantime::parse_rfc3339_weak(text.trim_end_matches(['Z', 'z'])) {
-        if text.ends_with(['Z', 'z']) || !has_offset(text) {
-            return Ok(at);
-        }
+    if let Ok(at) = humantime::parse_rfc3339_weak(text.trim_end_matches(['Z', 'z']))
+        && (text.ends_with(['Z', 'z']) || !has_offset(text))
+    {
+        return Ok(at);
     }
     // An offset: the local time minus the offset is UTC.
     if has_offset(text) {

@@ -89,17 +89,13 @@ fn reply(status: StatusCode, value: &Value) -> Response {
 }
 
 /// The rules text of a body: plain, a JSON string, or `{"<field>": "..."}`.
-fn rules_text(body: &Bytes, field: &str) -> Result<String, Response> {
-    let text = std::str::from_utf8(body)
-        .map_err(|_| problem(StatusCode::BAD_REQUEST, "the body is not UTF-8 text"))?;
+fn rules_text(body: &Bytes, field: &str) -> Result<String, String> {
+    let text = std::str::from_utf8(body).map_err(|_| "the body is not UTF-8 text".to_owned())?;
     match serde_json::from_str::<Value>(text) {
         Ok(Value::String(rules)) => Ok(rules),
         Ok(Value::Object(map)) => match map.get(field) {
             Some(Value::String(rules)) => Ok(rules.clone()),
-            _ => Err(problem(
-                StatusCode::BAD_REQUEST,
-                &format!("a JSON body needs a string field {field:?}"),
-            )),
+            _ => Err(format!("a JSON body needs a string field {field:?}")),
         },
         _ => Ok(text.to_owned()),
     }
@@ -124,26 +120,22 @@ async fn state(State(control): State<Control>) -> Response {
 }
 
 async fn set_faults(State(control): State<Control>, body: Bytes) -> Response {
-    match rules_text(&body, "faults")
-        .and_then(|t| faults::parse(&t).map_err(|e| problem(StatusCode::BAD_REQUEST, &e)))
-    {
+    match rules_text(&body, "faults").and_then(|t| faults::parse(&t)) {
         Ok(rules) => {
             control.replay.bench().set_faults(rules);
             state(State(control)).await
         }
-        Err(response) => response,
+        Err(error) => problem(StatusCode::BAD_REQUEST, &error),
     }
 }
 
 async fn add_faults(State(control): State<Control>, body: Bytes) -> Response {
-    match rules_text(&body, "faults")
-        .and_then(|t| faults::parse(&t).map_err(|e| problem(StatusCode::BAD_REQUEST, &e)))
-    {
+    match rules_text(&body, "faults").and_then(|t| faults::parse(&t)) {
         Ok(rules) => {
             control.replay.bench().add_faults(rules);
             state(State(control)).await
         }
-        Err(response) => response,
+        Err(error) => problem(StatusCode::BAD_REQUEST, &error),
     }
 }
 
@@ -153,14 +145,12 @@ async fn clear_faults(State(control): State<Control>) -> Response {
 }
 
 async fn set_latency(State(control): State<Control>, body: Bytes) -> Response {
-    match rules_text(&body, "latency")
-        .and_then(|t| Latencies::parse(&t).map_err(|e| problem(StatusCode::BAD_REQUEST, &e)))
-    {
+    match rules_text(&body, "latency").and_then(|t| Latencies::parse(&t)) {
         Ok(latency) => {
             control.replay.bench().set_latency(latency);
             state(State(control)).await
         }
-        Err(response) => response,
+        Err(error) => problem(StatusCode::BAD_REQUEST, &error),
     }
 }
 

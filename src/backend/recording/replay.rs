@@ -403,10 +403,11 @@ async fn record_again(
     let (Some(library), Some(refresh)) = (library, refresh) else {
         return Err("STOREGATE_REPLAY_UPSTREAM_URL is not set".into());
     };
-    if !refresh.token.is_empty() && Store::of(&outgoing.path) == Store::Magento2 {
-        if let Ok(value) = HeaderValue::from_str(&format!("Bearer {}", refresh.token)) {
-            outgoing.headers.insert(http::header::AUTHORIZATION, value);
-        }
+    if !refresh.token.is_empty()
+        && Store::of(&outgoing.path) == Store::Magento2
+        && let Ok(value) = HeaderValue::from_str(&format!("Bearer {}", refresh.token))
+    {
+        outgoing.headers.insert(http::header::AUTHORIZATION, value);
     }
     let started = Instant::now();
     let answer = refresh

@@ -1,4 +1,5 @@
 use super::*;
+use crate::backend::recording::bench::Bench;
 use crate::backend::recording::scrub::Rules;
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
@@ -92,5 +93,62 @@ async fn strict_names_the_miss_and_record_missing_fills_it() {
     );
     assert_eq!(Mode::parse(None).unwrap(), Mode::Strict);
     assert!(Mode::parse(Some("sometimes")).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The gateway's side of the bench (`replay:DIR`): each fault as the network client would
+/// report it, delays within the caller's deadline, in paused time (no real waiting).
+#[tokio::test(start_paused = true)]
+async fn faults_and_delays_reach_the_gateway_as_the_wire_would_give_them() {
+    let dir = std::env::temp_dir().join(format!("storegate-replay-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let scrubber = Arc::new(Scrubber::new(&Rules::default(), &[]).unwrap());
+    let library = Arc::new(Library::open(&dir).unwrap());
+    let store = Arc::new(Store::default());
+    let recorder = super::super::recorder::Recorder::new(store, library.clone(), scrubber.clone());
+    recorder
+        .send(get("/rest/default/V1/products/A"))
+        .await
+        .unwrap();
+    let bench = |faults: &str, latency: &str| {
+        let settings = super::super::bench::Settings::parse(Some(latency), Some(faults)).unwrap();
+        Replay::new(library.clone(), scrubber.clone(), Ignore::default(), None)
+            .with_bench(Arc::new(Bench::new(Some(3), settings)))
+    };
+    let call = |replay: Replay| async move {
+        let started = tokio::time::Instant::now();
+        let result = replay.send(get("/rest/default/V1/products/A")).await;
+        (result, started.elapsed())
+    };
+    // `get` gives every call a one-second deadline.
+    let (result, took) = call(bench("", "fixed:300ms")).await;
+    assert_eq!(
+        (result.unwrap().status.as_u16(), took),
+        (200, Duration::from_millis(300))
+    );
+    let (result, took) = call(bench("", "fixed:5s")).await;
+    assert!(matches!(result, Err(UpstreamError::Timeout)));
+    assert_eq!(took, Duration::from_secs(1));
+    let (result, took) = call(bench("hang", "")).await;
+    assert!(matches!(result, Err(UpstreamError::Timeout)));
+    assert_eq!(took, Duration::from_secs(1));
+    let (result, _) = call(bench("reset", "")).await;
+    assert!(matches!(result, Err(UpstreamError::Connect(m)) if m.contains("reset")));
+    let (result, _) = call(bench("empty", "")).await;
+    assert!(matches!(result, Err(UpstreamError::Connect(_))));
+    let (result, _) = call(bench("truncate", "")).await;
+    assert!(matches!(result, Err(UpstreamError::Protocol(_))));
+    let (result, took) = call(bench("dribble:400ms", "fixed:100ms")).await;
+    assert_eq!(
+        (result.unwrap().status.as_u16(), took),
+        (200, Duration::from_millis(500))
+    );
+    let (result, took) = call(bench("slow_first_byte:2s", "")).await;
+    assert!(matches!(result, Err(UpstreamError::Timeout)));
+    assert_eq!(took, Duration::from_secs(1));
+    let (result, _) = call(bench("db_gone", "")).await;
+    let answer = result.unwrap();
+    assert_eq!(answer.status, 500);
+    assert!(String::from_utf8_lossy(&answer.body).contains("Report ID: webapi-"));
     let _ = std::fs::remove_dir_all(&dir);
 }
