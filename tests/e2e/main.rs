@@ -13,5 +13,6 @@ mod products;
 mod recording;
 mod replay_ageing;
 mod replay_bench;
+mod replay_support;
 mod schema;
 mod stock_and_images;

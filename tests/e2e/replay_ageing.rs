@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
 use super::recording::{temp_dir, test_data_dir};
-use super::replay_bench::{ReplayServer, product, record_products, write_cassette};
+use super::replay_support::{ReplayServer, product, record_products, write_cassette};
 
 const LONG_AGO: &str = "2020-01-02T03:04:05Z";
 
