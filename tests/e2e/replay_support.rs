@@ -66,6 +66,19 @@ impl ReplayServer {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 
+    /// What it logged, once `needle` is in it (the log is written by a thread of its own,
+    /// shortly after the line): at most five seconds.
+    pub fn log_with(&self, needle: &str) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let log = self.log();
+            if log.contains(needle) || std::time::Instant::now() > deadline {
+                return log;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     pub fn control(&self, path: &str) -> String {
         format!("{}/__storegate{path}", self.url)
     }

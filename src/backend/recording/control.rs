@@ -120,19 +120,22 @@ async fn state(State(control): State<Control>) -> Response {
 }
 
 async fn set_faults(State(control): State<Control>, body: Bytes) -> Response {
-    match rules_text(&body, "faults").and_then(|t| faults::parse(&t)) {
-        Ok(rules) => {
-            control.replay.bench().set_faults(rules);
-            state(State(control)).await
-        }
-        Err(error) => problem(StatusCode::BAD_REQUEST, &error),
-    }
+    change_faults(control, body, |bench, rules| bench.set_faults(rules)).await
 }
 
 async fn add_faults(State(control): State<Control>, body: Bytes) -> Response {
+    change_faults(control, body, |bench, rules| bench.add_faults(rules)).await
+}
+
+/// The fault rules of `body` handed to `apply`; a bad one is a 400 and changes nothing.
+async fn change_faults(
+    control: Control,
+    body: Bytes,
+    apply: impl FnOnce(&super::bench::Bench, Vec<faults::FaultRule>),
+) -> Response {
     match rules_text(&body, "faults").and_then(|t| faults::parse(&t)) {
         Ok(rules) => {
-            control.replay.bench().add_faults(rules);
+            apply(control.replay.bench(), rules);
             state(State(control)).await
         }
         Err(error) => problem(StatusCode::BAD_REQUEST, &error),

@@ -24,13 +24,13 @@ use tokio::time::Instant;
 
 use super::ageing::{self, Ageing, Stale, Verdict};
 use super::bench::{Asked, Bench};
-use super::cassette::{self, Body, Interaction, Response};
+use super::cassette;
 use super::failures::Store;
 use super::faults::Fault;
 use super::library::{Found, Library};
 use super::matching::Ignore;
 use super::scrub::Scrubber;
-use super::wire_form::{header_map, to_answer, to_request};
+use super::wire_form::{to_answer, to_request};
 use crate::backend::error::UpstreamError;
 use crate::backend::transport::{Answer, Outgoing, Transport};
 
@@ -419,19 +419,13 @@ async fn record_again(
         return Err(format!("it answered {}", answer.status));
     }
     let elapsed_ms = started.elapsed().as_millis() as u64;
-    let request = wanted.clone();
-    let mut response = Response {
-        status: answer.status.as_u16(),
-        headers: header_map(&answer.headers),
-        body: Body::from_bytes(&answer.body),
+    let interaction = super::recorder::recorded(
+        wanted.clone(),
+        &answer,
         elapsed_ms,
-    };
-    scrubber.response(&request, &mut response);
-    let interaction = Interaction {
-        recorded_at: Some(ageing::now_text()),
-        request,
-        response,
-    };
+        ageing::now_text(),
+        scrubber,
+    );
     let (library, file, index) = (library.clone(), found.file.clone(), found.index);
     match tokio::task::spawn_blocking(move || library.replace(&file, index, interaction)).await {
         Ok(Ok(())) => {}
