@@ -54,12 +54,12 @@ async fn answer(State(replay): State<Arc<Replay>>, request: Request) -> Response
     };
     let path = parts.uri.path();
     // Whatever sits before `/rest/` (Magento 2) or `/api/rest` (OpenMage) is the store's
-    // base URL, not part of the call.
-    let path = path
-        .find("/api/rest")
-        .or_else(|| path.find("/rest/"))
-        .map_or(path, |at| &path[at..])
-        .to_owned();
+    // base URL, not part of the call; the first of the two marks it (a SKU may hold the other).
+    let start = [path.find("/api/rest"), path.find("/rest/")]
+        .into_iter()
+        .flatten()
+        .min();
+    let path = start.map_or(path, |at| &path[at..]).to_owned();
     let query = parts
         .uri
         .query()
