@@ -88,16 +88,60 @@ fn reply(status: StatusCode, value: &Value) -> Response {
         .into_response()
 }
 
-/// The rules text of a body: plain, a JSON string, or `{"<field>": "..."}`.
+/// The rules text of a body: plain, a JSON string, `{"<field>": "..."}`, one rule as an
+/// object (`{"endpoint": "GET /V1/products/{}", "fault": "maintenance", "probability": 0.3}`,
+/// `{"latency": "fixed:200ms"}`), or a list of any of these.
 fn rules_text(body: &Bytes, field: &str) -> Result<String, String> {
     let text = std::str::from_utf8(body).map_err(|_| "the body is not UTF-8 text".to_owned())?;
     match serde_json::from_str::<Value>(text) {
-        Ok(Value::String(rules)) => Ok(rules),
-        Ok(Value::Object(map)) => match map.get(field) {
-            Some(Value::String(rules)) => Ok(rules.clone()),
-            _ => Err(format!("a JSON body needs a string field {field:?}")),
-        },
-        _ => Ok(text.to_owned()),
+        Ok(value) => rule_of(&value, field),
+        Err(_) => Ok(text.to_owned()),
+    }
+}
+
+fn rule_of(value: &Value, field: &str) -> Result<String, String> {
+    match value {
+        Value::String(rules) => Ok(rules.clone()),
+        Value::Array(items) => Ok(items
+            .iter()
+            .map(|item| rule_of(item, field))
+            .collect::<Result<Vec<_>, _>>()?
+            .join("; ")),
+        Value::Object(map) => {
+            // `faults` / `latency` hold rules; `fault` names one, with its endpoint and
+            // probability beside it.
+            let one = if field == "faults" {
+                "fault"
+            } else {
+                "latency"
+            };
+            if let Some(rules) = map.get(field).filter(|_| field != one) {
+                return rule_of(rules, field);
+            }
+            let Some(Value::String(setting)) = map.get(one) else {
+                return Err(format!(
+                    "a JSON body needs {field:?} (rules) or {one:?} (one rule, with \"endpoint\" and \"probability\" if any)"
+                ));
+            };
+            let mut rule = setting.clone();
+            match map.get("probability") {
+                None | Some(Value::Null) => {}
+                Some(Value::Number(p)) => rule = format!("{rule}@{p}"),
+                Some(other) => {
+                    return Err(format!(
+                        "\"probability\" {other} is not a number from 0 to 1"
+                    ));
+                }
+            }
+            match map.get("endpoint") {
+                None | Some(Value::Null) => Ok(rule),
+                Some(Value::String(endpoint)) => Ok(format!("{endpoint}={rule}")),
+                Some(other) => Err(format!(
+                    "\"endpoint\" {other} is not a string such as \"GET /V1/products/{{}}\""
+                )),
+            }
+        }
+        other => Err(format!("{other} is not a rule")),
     }
 }
 
@@ -193,4 +237,59 @@ async fn counts(State(control): State<Control>) -> Response {
         StatusCode::OK,
         &json!({ "counts": control.replay.bench().counts() }),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(body: &str, field: &str) -> Result<String, String> {
+        rules_text(&Bytes::from(body.to_owned()), field)
+    }
+
+    #[test]
+    fn bodies_say_rules_in_several_forms() {
+        assert_eq!(
+            rules("maintenance@0.3", "faults").unwrap(),
+            "maintenance@0.3"
+        );
+        assert_eq!(rules("\"reset\"", "faults").unwrap(), "reset");
+        assert_eq!(
+            rules(r#"{"faults": "reset; empty"}"#, "faults").unwrap(),
+            "reset; empty"
+        );
+        assert_eq!(
+            rules(
+                r#"{"endpoint": "GET /V1/products/{}", "fault": "maintenance", "probability": 0.3}"#,
+                "faults"
+            )
+            .unwrap(),
+            "GET /V1/products/{}=maintenance@0.3"
+        );
+        assert_eq!(
+            rules(
+                r#"[{"fault": "reset"}, "GET /V1/orders=http:500"]"#,
+                "faults"
+            )
+            .unwrap(),
+            "reset; GET /V1/orders=http:500"
+        );
+        assert_eq!(
+            rules(
+                r#"{"endpoint": "GET /V1/orders", "latency": "fixed:1s"}"#,
+                "latency"
+            )
+            .unwrap(),
+            "GET /V1/orders=fixed:1s"
+        );
+        assert!(rules(r#"{"fault": "reset", "probability": "often"}"#, "faults").is_err());
+        assert!(
+            rules(r#"{"nothing": 1}"#, "faults")
+                .unwrap_err()
+                .contains("\"fault\"")
+        );
+        // Parsed as rules afterwards: a bad probability is still named there.
+        let text = rules(r#"{"fault": "maintenance", "probability": 1.5}"#, "faults").unwrap();
+        assert!(faults::parse(&text).unwrap_err().contains("outside 0-1"));
+    }
 }
