@@ -288,7 +288,7 @@ pub const KEYS: &[Key] = &[
     key(
         "replay_upstream_url",
         "none",
-        "the real store behind record-missing and passthrough (read by recording)",
+        "the real store behind record-missing, passthrough, STOREGATE_REPLAY_STALE=record and `storegate cassette drift` (read by recording)",
     ),
     key(
         "replay_ignore",
