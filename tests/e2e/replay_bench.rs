@@ -87,12 +87,13 @@ async fn lognormal_latency_has_the_median_and_p99_asked_for() {
         (p99 - 400.0).abs() <= 100.0,
         "chosen p99 {p99:.1} ms, not within 25% of 400"
     );
-    // The client's clock: the same bounds, with 100 ms more above p99 for a machine busy
-    // with other builds (four slow calls of 400 move it; the delays chosen are checked above).
+    // The client's clock: never before the delay chosen (below), and the median and p99 as
+    // set, with room above for a machine busy with other builds (a call's wall time is its
+    // delay plus however long the loaded machine took to run the two processes).
     let (median, p99) = (quantile(&measured, 0.5), quantile(&measured, 0.99));
     assert!(
-        (median - 100.0).abs() <= 15.0,
-        "measured median {median:.1} ms, not within 15% of 100"
+        (85.0..=155.0).contains(&median),
+        "measured median {median:.1} ms, not within 15% of 100 (+40 ms of load)"
     );
     assert!(
         (300.0..=600.0).contains(&p99),
@@ -171,14 +172,15 @@ async fn recorded_latency_reproduces_the_stores_own_timings() {
             let chosen = call["delay_ms"].as_f64().unwrap();
             assert!((chosen - recorded * factor).abs() < 0.5, "{call}");
         }
-        // What the client saw: each one's median within 20% of the recorded time, scaled
-        // (the median of five: one call slowed by the busy machine says nothing of replay).
+        // What the client saw: never before the recorded time, scaled, and the median of five
+        // within 20% of it, with 25 ms more for a machine busy with other builds (one slow
+        // call says nothing of replay; the delays chosen are checked exactly above).
         for (i, recorded) in [40.0, 120.0, 250.0].into_iter().enumerate() {
             let mut times = took[i].clone();
             times.sort_by(f64::total_cmp);
             let (median, want) = (times[2], recorded * factor);
             assert!(
-                (median - want).abs() <= want * 0.2 && times[0] >= want - 1.0,
+                times[0] >= want - 1.0 && median >= want * 0.8 && median <= want * 1.2 + 25.0,
                 "{latency}: recorded {recorded} ms, took {times:?}"
             );
         }
