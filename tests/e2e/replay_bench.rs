@@ -190,7 +190,11 @@ async fn recorded_latency_reproduces_the_stores_own_timings() {
             .send()
             .await
             .unwrap();
-        assert!(started.elapsed() < Duration::from_millis(150));
+        assert!(
+            started.elapsed() < Duration::from_millis(290),
+            "{:?}",
+            started.elapsed()
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
