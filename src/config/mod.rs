@@ -174,6 +174,16 @@ pub struct Recording {
     pub mask_pii: bool,
     /// `STOREGATE_RECORD_MASK_KEY`: the key of the fakes' keyed hash.
     pub mask_key: Option<Secret>,
+    /// `STOREGATE_REPLAY_LATENCY`: delays of replayed answers (`fixed:200ms`, ...).
+    pub replay_latency: Option<String>,
+    /// `STOREGATE_REPLAY_SEED`: the seed of replay's random delays and faults.
+    pub replay_seed: Option<u64>,
+    /// `STOREGATE_REPLAY_FAULTS`: faults with a probability (`maintenance@0.3`, ...).
+    pub replay_faults: Option<String>,
+    /// `STOREGATE_REPLAY_MAX_AGE`: how old a replayed answer may be (`30d`).
+    pub replay_max_age: Option<String>,
+    /// `STOREGATE_REPLAY_STALE`: `warn`, `error` or `record` past that age.
+    pub replay_stale: Option<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -402,5 +402,19 @@ fn recording(raw: &RawValues) -> Result<Recording, ConfigError> {
             .get("record_mask_key")
             .filter(|r| !r.value.is_empty())
             .map(|r| Secret::new(r.value.clone())),
+        // Checked and compiled by `recording::check` (the start refuses a bad one).
+        replay_latency: text("replay_latency"),
+        replay_seed: match raw.get("replay_seed") {
+            Some(r) if !r.value.trim().is_empty() => Some(
+                r.value
+                    .trim()
+                    .parse::<u64>()
+                    .map_err(|_| r.fail("a whole number from 0 to 18446744073709551615"))?,
+            ),
+            _ => None,
+        },
+        replay_faults: text("replay_faults"),
+        replay_max_age: text("replay_max_age"),
+        replay_stale: text("replay_stale"),
     })
 }
