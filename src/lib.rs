@@ -6,6 +6,7 @@
 //! Each folder is a layer; a layer imports only layers below it (the floors, the request
 //! path and the few imports that run back up: `docs/architecture.md`; a folder-by-folder
 //! map: `docs/code-map.md`). From the ground up:
+//! - [`compare`]: two JSON answers compared field by field (the shadow, cassette drift).
 //! - [`per_thread`]: numbers every request updates, kept per worker thread.
 //! - [`context`]: the request a task serves (id, deadline, peer, trace, profile).
 //! - [`config`]: the contract's configuration (TOML file and `STOREGATE_*` variables).
@@ -33,6 +34,7 @@ pub mod auth;
 pub mod backend;
 pub mod cache;
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod context;
 pub mod front;
