@@ -14,6 +14,7 @@
 //! layers, so they answer even when the API sheds load. CORS, when configured, wraps it all.
 
 pub mod cors;
+mod dual;
 pub mod fallback;
 pub mod fast_path;
 
@@ -66,11 +67,43 @@ pub struct Parts {
     pub mappings: Mappings,
 }
 
-/// The configured store behind the port, its calls through the recorder or the cassettes
-/// when the configuration asks for them.
+/// Which store a back end talks to: its kind, where it is, with which credentials and
+/// store views, and whether its calls are recorded. The serving back end's comes from
+/// `STOREGATE_BACKEND` and `STOREGATE_UPSTREAM_*` ([`Store::serving`]); the dual run's
+/// candidate from `STOREGATE_SHADOW_*` (`dual`). One value, so both are built alike.
+pub struct Store<'a> {
+    pub kind: BackendKind,
+    /// The base URL called (the embedded sandbox's in sandbox mode), or `replay:DIR`.
+    pub url: &'a str,
+    pub token: &'a str,
+    /// The configured URL and credentials (an OpenMage store's OAuth keys); None in
+    /// sandbox mode.
+    pub upstream: Option<&'a crate::config::Upstream>,
+    /// OpenMage: the store views (code, id, website); empty: the default store as 1.
+    pub store_views: &'a [(String, u64, u64)],
+    /// Recording and replay of its calls.
+    pub recording: &'a crate::config::Recording,
+}
+
+impl<'a> Store<'a> {
+    /// The store the gateway serves from.
+    pub fn serving(config: &'a Config, parts: &'a Parts) -> Store<'a> {
+        Store {
+            kind: config.backend,
+            url: &parts.upstream_url,
+            token: &parts.upstream_token,
+            upstream: config.upstream.as_ref(),
+            store_views: &config.openmage_store_views,
+            recording: &config.recording,
+        }
+    }
+}
+
+/// A store behind the port, its calls through the recorder or the cassettes when its
+/// settings ask for them.
 fn back_end(
     config: &Config,
-    parts: &Parts,
+    store: &Store<'_>,
     metrics: UpstreamMetrics,
 ) -> Result<Arc<dyn Backend>, String> {
     let options = resilience::Options {
@@ -81,17 +114,17 @@ fn back_end(
     let wire = |transport| {
         crate::backend::recording::wire(
             transport,
-            &config.recording,
-            &parts.upstream_url,
-            &parts.upstream_token,
+            store.recording,
+            store.url,
+            store.token,
             config.upstream_timeout,
         )
     };
-    match config.backend {
+    match store.kind {
         BackendKind::Magento2 => {
             let magento = Magento::new(
-                &parts.upstream_url,
-                &parts.upstream_token,
+                store.url,
+                store.token,
                 config.upstream_timeout,
                 &config.default_store,
             )?
@@ -100,28 +133,27 @@ fn back_end(
             Ok(Arc::new(magento.with_transport(transport)))
         }
         BackendKind::OpenMage => {
-            let credentials = config
+            let credentials = store
                 .upstream
-                .as_ref()
                 .and_then(Credentials::from_upstream)
                 .unwrap_or_else(Credentials::none);
             let client = OpenMage::new(
-                &parts.upstream_url,
+                store.url,
                 credentials,
                 config.upstream_timeout,
                 &config.default_store,
             )?
             .with_resilience(&options, metrics);
             let transport = wire(client.transport())?;
-            let views = if config.openmage_store_views.is_empty() {
+            let views = if store.store_views.is_empty() {
                 vec![View {
                     id: 1,
                     code: config.default_store.clone(),
                     website_id: 1,
                 }]
             } else {
-                config
-                    .openmage_store_views
+                store
+                    .store_views
                     .iter()
                     .map(|(code, id, website_id)| View {
                         id: *id,
@@ -130,13 +162,12 @@ fn back_end(
                     })
                     .collect()
             };
-            let base = config
+            let base = store
                 .upstream
-                .as_ref()
                 .and_then(|u| {
                     (!u.url.starts_with(crate::config::REPLAY_SCHEME)).then(|| u.url.clone())
                 })
-                .unwrap_or_else(|| parts.upstream_url.clone());
+                .unwrap_or_else(|| store.url.to_owned());
             Ok(Arc::new(OpenMageBackend::new(
                 client.with_transport(transport),
                 &base,
@@ -149,7 +180,12 @@ fn back_end(
 /// Builds the state and the service.
 pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String> {
     let upstream_metrics = UpstreamMetrics::default();
-    let backend = back_end(&config, &parts, upstream_metrics.clone())?;
+    let backend = back_end(
+        &config,
+        &Store::serving(&config, &parts),
+        upstream_metrics.clone(),
+    )?;
+    let candidate = dual::Candidate::build(&config, &parts)?;
     let cache = Arc::new(Cache::with_windows(
         config.cache_max_bytes,
         config.cache_ttl,
@@ -202,13 +238,18 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     }
     let oauth = Arc::new(oauth);
     shared.attach_oauth(oauth.verified());
-    let metrics = Arc::new(
-        Arc::try_unwrap(metrics)
-            .map_err(|_| "metrics shared before the OAuth series were added".to_owned())?
-            .with_collector(Box::new(crate::observe::process::OAuthSeries(
-                oauth.verified().clone(),
-            ))),
-    );
+    let metrics = Arc::try_unwrap(metrics)
+        .map_err(|_| "metrics shared before the OAuth series were added".to_owned())?
+        .with_collector(Box::new(crate::observe::process::OAuthSeries(
+            oauth.verified().clone(),
+        )));
+    let metrics = Arc::new(match &candidate {
+        Some(candidate) => candidate.register(metrics),
+        None => metrics,
+    });
+    let shadow = candidate
+        .as_ref()
+        .and_then(|candidate| candidate.shadow(&config, &parts, shared.clone()));
     // A shared store's schema is brought up to date now, not by the first sign-in (and a
     // database down at start is logged, not fatal: the catalog serves without it).
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -238,7 +279,11 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         uploads: Arc::new(Semaphore::new(config.max_uploads_in_flight)),
         config,
         upstream_up,
+        shadow,
     });
+    if let Some(candidate) = candidate {
+        candidate.attach(&app);
+    }
     Ok((router(app.clone()), app))
 }
 
@@ -252,7 +297,9 @@ pub fn served_routes(app: &AppState) -> Vec<String> {
     assemble(app.clone()).1
 }
 
-fn assemble(app: AppState) -> (Router, Vec<String>) {
+/// The API under `/api/rest` (without that prefix) with its layers, over `app`: what the
+/// gateway nests there, and what the dual run's sides answer with (`dual`).
+fn api(app: AppState) -> (Router, Vec<String>) {
     // A silent client is refused within the request's deadline: the wait for the next
     // piece of its body is never longer than the deadline itself (issue 23).
     let timeouts = (
@@ -280,8 +327,12 @@ fn assemble(app: AppState) -> (Router, Vec<String>) {
                     request_deadline(timeouts, request, next)
                 })),
         )
-        .with_state(app.clone());
+        .with_state(app);
+    (api, api_templates)
+}
 
+fn assemble(app: AppState) -> (Router, Vec<String>) {
+    let (api, api_templates) = api(app.clone());
     let (outside, outside_templates) = crate::resources::ops::routes(app.clone())
         .merge(crate::resources::oauth::endpoints::routes(app.clone()))
         .merge(crate::resources::api_docs::routes())
@@ -318,6 +369,8 @@ fn assemble(app: AppState) -> (Router, Vec<String>) {
 pub struct Service {
     router: NormalizePath<Router>,
     early: Option<Arc<Early>>,
+    /// The dual run, when `STOREGATE_SHADOW_SERVE` sends reads to the candidate.
+    cutover: Option<Arc<crate::shadow::Shadow>>,
 }
 
 /// The service for `router`, built by [`build`] with `app`.
@@ -325,11 +378,26 @@ pub fn service(router: Router, app: &AppState) -> Service {
     Service {
         router: NormalizePath::trim_trailing_slash(router),
         early: Early::new(app),
+        cutover: app.shadow.clone().filter(|shadow| shadow.serves_any()),
     }
 }
 
 impl crate::server::Serve for Service {
     async fn serve(&self, request: Request) -> Response {
+        if let Some(shadow) = &self.cutover
+            && let Some(class) = shadow.takes(&request)
+        {
+            return shadow
+                .serve(class, request, |request| self.serve_here(request))
+                .await;
+        }
+        self.serve_here(request).await
+    }
+}
+
+impl Service {
+    /// `request` answered by this gateway's own back end.
+    async fn serve_here(&self, request: Request) -> Response {
         let request = match &self.early {
             Some(early) if early.may_answer(&request) => match early.answer(request).await {
                 Ok(response) => return response,
@@ -455,16 +523,27 @@ impl Early {
             .await
             {
                 FastPath::Hit(response, user_type) => {
-                    observed.set_route(self.route(request.uri().path()));
+                    let route = self.route(request.uri().path());
+                    let noted = app.shadow.as_ref().and_then(|shadow| {
+                        shadow.note(
+                            request.method(),
+                            request.uri(),
+                            request.headers(),
+                            route.as_deref(),
+                            resolved.caller().map(|caller| caller.principal),
+                        )
+                    });
+                    observed.set_route(route);
                     observed.set_cache_status("HIT");
                     // No `Content-Length` here, where axum's route would set one: hyper
                     // writes it at the same place, after the other headers.
-                    Ok(observed.finish(
+                    let response = observed.finish(
                         &app.metrics,
                         app.config.access_log,
                         response,
                         Some(user_type),
-                    ))
+                    );
+                    Ok(shadowed(app, noted, response).await)
                 }
                 FastPath::Miss(fast_key) => {
                     request
@@ -545,6 +624,16 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
             .await
         }
     };
+    // The dual run notes a write, or a read it samples, before the request goes on.
+    let noted = app.shadow.as_ref().and_then(|shadow| {
+        shadow.note(
+            request.method(),
+            request.uri(),
+            request.headers(),
+            observed.route(),
+            resolved.caller().map(|caller| caller.principal),
+        )
+    });
     let (response, user_type) = match found {
         FastPath::Hit(response, user_type) => (response, Some(user_type)),
         FastPath::Miss(fast_key) => {
@@ -564,7 +653,16 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
             (response, None)
         }
     };
-    observed.finish(&app.metrics, app.config.access_log, response, user_type)
+    let response = observed.finish(&app.metrics, app.config.access_log, response, user_type);
+    shadowed(&app, noted, response).await
+}
+
+/// The answer, after the dual run saw it (when it noted the request): unchanged.
+async fn shadowed(app: &App, noted: Option<crate::shadow::Noted>, response: Response) -> Response {
+    match (noted, &app.shadow) {
+        (Some(noted), Some(shadow)) => shadow.after(noted, response).await,
+        _ => response,
+    }
 }
 
 async fn route_not_found() -> ApiError {

@@ -606,6 +606,21 @@ impl Mappings {
         Mappings::builtin(Builtin::Magento2)
     }
 
+    /// The mappings of a kind of store without `STOREGATE_MAPPINGS`: `folder` when it holds
+    /// the files (so edits apply on restart), else the kind's copy built into the binary.
+    pub fn of_backend(
+        backend: crate::config::BackendKind,
+        folder: &FsPath,
+    ) -> Result<Mappings, MappingError> {
+        if folder.join("product.toml").is_file() {
+            return Mappings::load_dir(folder);
+        }
+        Ok(Mappings::builtin(match backend {
+            crate::config::BackendKind::Magento2 => Builtin::Magento2,
+            crate::config::BackendKind::OpenMage => Builtin::OpenMage,
+        }))
+    }
+
     /// A folder of mappings built into the binary.
     pub fn builtin(folder: Builtin) -> Mappings {
         let (mut spec, mut original) = (Resources::new(), Resources::new());
