@@ -137,7 +137,7 @@ impl Candidate {
             fresh_in_flight,
             None,
         );
-        let candidate_service = shadow.serves_any().then(|| {
+        let candidate_service = shadow.settings().serve.any().then(|| {
             let config = &self.config;
             let cache = Arc::new(Cache::with_windows(
                 config.cache_max_bytes,

@@ -387,9 +387,11 @@ impl crate::server::Serve for Service {
         if let Some(shadow) = &self.cutover
             && let Some(class) = shadow.takes(&request)
         {
-            return shadow
-                .serve(class, request, |request| self.serve_here(request))
-                .await;
+            // Boxed: a cut-over read holds two gateways' futures, which a hit never needs.
+            return Box::pin(
+                shadow.serve(class, request, |request| Box::pin(self.serve_here(request))),
+            )
+            .await;
         }
         self.serve_here(request).await
     }

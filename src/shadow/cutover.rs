@@ -49,13 +49,28 @@ impl Shadow {
         };
         let copy = copy_of(&request);
         let budget = self.budget();
-        let why = match tokio::time::timeout(budget, candidate.answer(request)).await {
-            Ok(response) if !response.status().is_server_error() => {
+        // A task of its own (the connection's peer carried over): the candidate's gateway is
+        // a whole second request path, which nested in this one's would double the depth of
+        // every poll; and a candidate past its budget is stopped, not waited for.
+        let answer = candidate.answer(request);
+        let peer = crate::context::request::peer();
+        let mut task = tokio::spawn(async move {
+            match peer {
+                Some(peer) => crate::context::request::with_peer(peer, answer).await,
+                None => answer.await,
+            }
+        });
+        let why = match tokio::time::timeout(budget, &mut task).await {
+            Ok(Ok(response)) if !response.status().is_server_error() => {
                 self.served(class, "candidate");
                 return response;
             }
-            Ok(response) => format!("status {}", response.status().as_u16()),
-            Err(_) => format!("no answer within {} ms", budget.as_millis()),
+            Ok(Ok(response)) => format!("status {}", response.status().as_u16()),
+            Ok(Err(_)) => "its task failed".to_owned(),
+            Err(_) => {
+                task.abort();
+                format!("no answer within {} ms", budget.as_millis())
+            }
         };
         self.served(class, "fallback");
         crate::observe::log_limit::warn(

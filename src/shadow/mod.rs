@@ -236,9 +236,10 @@ impl Shadow {
         &self.inner.settings
     }
 
-    /// Whether `STOREGATE_SHADOW_SERVE` sends any reads to the candidate.
+    /// Whether `STOREGATE_SHADOW_SERVE` sends any reads to the candidate, from the gateway
+    /// over the serving back end (the one over the candidate sends none anywhere).
     pub fn serves_any(&self) -> bool {
-        self.inner.settings.serve.any()
+        self.role == Role::Serving && self.inner.settings.serve.any()
     }
 
     /// What the front notes of a request before it is answered: a write (counted as not
