@@ -30,6 +30,7 @@ mod cutover;
 pub mod report;
 pub mod routes;
 mod run;
+mod series;
 pub mod tally;
 
 use std::sync::atomic::AtomicUsize;
@@ -41,10 +42,6 @@ use axum::response::Response;
 use futures_util::future::BoxFuture;
 use hmac::{Hmac, Mac};
 use http::{HeaderMap, Method, Uri};
-use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
 use sha2::Sha256;
 use tokio::sync::Semaphore;
 
@@ -53,6 +50,8 @@ use crate::compare::{Options, Treatment};
 use crate::config::shadow::RouteClass;
 use crate::context::profile::Profile;
 use crate::shared_state::SharedState;
+pub use series::Series;
+use series::{ComparisonLabels, ServedLabels};
 use tally::{Outcome, Tally, field};
 
 /// Answers an API request as one side of the comparison would: the front's own API stack
@@ -114,54 +113,6 @@ struct Inner {
     plain: Options,
     personal: Options,
     serving_kind: &'static str,
-}
-
-/// `storegate_shadow_comparisons_total{route,user_type,outcome}` and
-/// `storegate_shadow_served_total{class,outcome}`, this instance's.
-#[derive(Clone, Default)]
-pub struct Series {
-    comparisons: Family<ComparisonLabels, Counter>,
-    served: Family<ServedLabels, Counter>,
-}
-
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ComparisonLabels {
-    /// The report's name of the route (`GET /products/:id`): a small fixed set.
-    route: String,
-    user_type: &'static str,
-    outcome: &'static str,
-}
-
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ServedLabels {
-    class: &'static str,
-    /// `candidate`, or `fallback` (the candidate failed, the serving back end answered).
-    outcome: &'static str,
-}
-
-impl std::fmt::Debug for Series {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Series")
-    }
-}
-
-impl Collector for Series {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let metric = encoder.encode_descriptor(
-            "shadow_comparisons",
-            "Reads of the dual run by route, user type and outcome (matched, differed, noise, lag, error, timeout, not_compared, skipped)",
-            None,
-            self.comparisons.metric_type(),
-        )?;
-        self.comparisons.encode(metric)?;
-        let metric = encoder.encode_descriptor(
-            "shadow_served",
-            "Reads STOREGATE_SHADOW_SERVE sent to the candidate, by route class: served by it, or by the serving back end after it failed",
-            None,
-            self.served.metric_type(),
-        )?;
-        self.served.encode(metric)
-    }
 }
 
 impl Shadow {

@@ -44,6 +44,9 @@ pub async fn report(
     if caller.principal != Principal::Admin {
         return Err(ApiError::access_denied());
     }
+    if !matches!(method, Method::GET | Method::HEAD | Method::DELETE) {
+        return Err(ApiError::not_supported());
+    }
     let shadow = app.shadow.as_ref().ok_or_else(no_dual_run)?;
     match method {
         Method::GET | Method::HEAD => {
