@@ -6,6 +6,7 @@ mod browser;
 mod cutover;
 mod fleet;
 mod harness;
+mod seeding;
 mod settings;
 
 use std::time::{Duration, Instant};
