@@ -659,10 +659,12 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
     shadowed(&app, noted, response).await
 }
 
-/// The answer, after the dual run saw it (when it noted the request): unchanged.
+/// The answer, after the dual run saw it (when it noted the request): unchanged. Boxed where
+/// it runs, so that a request the dual run did not note (every request without a shadow)
+/// carries one pointer for it in its future, not the comparison's start.
 async fn shadowed(app: &App, noted: Option<crate::shadow::Noted>, response: Response) -> Response {
     match (noted, &app.shadow) {
-        (Some(noted), Some(shadow)) => shadow.after(noted, response).await,
+        (Some(noted), Some(shadow)) => Box::pin(shadow.after(noted, response)).await,
         _ => response,
     }
 }
