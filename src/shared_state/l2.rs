@@ -300,13 +300,15 @@ impl SecondLevel for SharedCache {
 }
 
 /// The part of Redis a back end's records live in: its kind and a digest of its URL (the
-/// embedded sandbox's when none is configured).
+/// embedded sandbox's when none is configured). Cassettes (`replay:DIR`) stand in for the
+/// store they were recorded from, whatever their folder: one scope for all of them.
 pub fn backend_scope(config: &crate::config::Config) -> String {
     use sha2::Digest;
-    let url = config
-        .upstream
-        .as_ref()
-        .map_or("sandbox", |u| u.url.as_str());
+    let url = match config.upstream.as_ref().map(|u| u.url.as_str()) {
+        None => "sandbox",
+        Some(url) if url.starts_with(crate::config::REPLAY_SCHEME) => "replay",
+        Some(url) => url,
+    };
     let digest = sha2::Sha256::digest(url.as_bytes());
     let short: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
     format!("{}@{short}", config.backend.as_str())
