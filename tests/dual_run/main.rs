@@ -366,9 +366,11 @@ async fn a_candidate_answering_in_two_seconds_costs_the_apps_reads_nothing() {
     };
     let (with, without) = (p50(&mut with), p50(&mut without));
     eprintln!("p50 with a 2 s candidate: {with:?}; without a shadow: {without:?}");
-    assert!(with < Duration::from_millis(300), "p50 {with:?}");
+    // Well under the candidate's 2 s, and within noise of the same reads without a shadow
+    // (a loaded CI machine moves both alike).
+    assert!(with < Duration::from_millis(1000), "p50 {with:?}");
     assert!(
-        with < without * 3 + Duration::from_millis(30),
+        with < without * 3 + Duration::from_millis(50),
         "p50 {with:?} against {without:?}"
     );
     // The comparisons ran, later, and the candidate (four calls of 2 s for a product, past
