@@ -17,6 +17,7 @@
 //! - [`observe`]: request ids, the access log, metrics.
 //! - [`backend`]: the port to the store, its Magento 2 and OpenMage adapters, recording.
 //! - [`server`]: the accept loop, connection limits and timeouts, draining.
+//! - [`shadow`]: the dual run: a candidate back end compared with the serving one, cut-over.
 //! - [`rules`]: policy, privacy, pricing, mappings, upload checks: data in, data out.
 //! - [`app`]: the handles every request shares.
 //! - [`records`]: back-end records through the cache, indexes, lookups, lists.
@@ -45,6 +46,7 @@ pub mod records;
 pub mod resources;
 pub mod rules;
 pub mod server;
+pub mod shadow;
 pub mod shared_state;
 
 use std::net::SocketAddr;
@@ -83,13 +85,7 @@ fn default_mappings(
     backend: config::BackendKind,
     folder: &std::path::Path,
 ) -> Result<rules::mapping::Mappings, rules::mapping::MappingError> {
-    use rules::mapping::Mappings;
-    if folder.join("product.toml").is_file() {
-        return Mappings::load_dir(folder);
-    }
-    Ok(Mappings::builtin(backend::registry::builtin_mappings(
-        backend.as_str(),
-    )))
+    rules::mapping::Mappings::of_backend(backend, folder)
 }
 
 /// `http://ADDR` as a client can use it: an unspecified address (`0.0.0.0`, `::`) is

@@ -55,6 +55,12 @@ enum Command {
         /// Extra generated products on top of the seeded catalog.
         #[arg(long, default_value_t = 0)]
         products: usize,
+        /// Copy this store's catalog, stock, images, customers, addresses and orders into the
+        /// sandbox instead of its own seed, read through the gateway with the serving back
+        /// end's kind and credentials (`STOREGATE_BACKEND`, `STOREGATE_UPSTREAM_TOKEN`, ...).
+        /// Passwords are not copied. docs/dual-run.md.
+        #[arg(long, value_name = "URL")]
+        seed_from: Option<String>,
     },
     /// OAuth 1.0a consumers and tokens (in STOREGATE_DATA_DIR).
     #[command(subcommand)]
@@ -174,12 +180,15 @@ fn main() -> ExitCode {
             public_url,
             latency_ms,
             products,
+            seed_from,
         }) => runtime.block_on(sandbox(
             config,
+            cli.config.as_deref(),
             listen,
             public_url,
             Duration::from_millis(latency_ms),
             products,
+            seed_from,
         )),
         Some(Command::Replay {
             dir,
@@ -464,6 +473,7 @@ async fn serve(mut config: Config) -> Result<(), Failure> {
                 token: None,
                 latency: config.sandbox_latency,
                 generated_products: config.sandbox_products,
+                seed: None,
             };
             let started = Sandbox::start(sandbox_listener, options)
                 .await
@@ -610,24 +620,58 @@ async fn healthcheck(config: &Config, url: Option<String>) -> Result<(), Failure
 
 async fn sandbox(
     config: Config,
+    file: Option<&Path>,
     listen: SocketAddr,
     public_url: Option<String>,
     latency: Duration,
     products: usize,
+    seed_from: Option<String>,
 ) -> Result<(), Failure> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    let token = config
-        .upstream
-        .as_ref()
-        .map(|u| u.token.expose().to_owned())
-        .or_else(|| std::env::var("STOREGATE_UPSTREAM_TOKEN").ok());
+    let seed = match &seed_from {
+        Some(url) => {
+            // The store to copy, configured as the serving back end would be with that URL
+            // (its kind and credentials checked as at a start).
+            let source = Config::from_sources(file, &|name| {
+                if name == "STOREGATE_UPSTREAM_URL" {
+                    Some(url.clone())
+                } else {
+                    std::env::var(name).ok()
+                }
+            })
+            .map_err(|e| Failure::Config(e.to_string()))?;
+            storegate::backend::transport::install_crypto();
+            let seed = storegate::cli::seed::read(&source, url)
+                .await
+                .map_err(|e| format!("cannot copy {url}: {e}"))?;
+            eprintln!(
+                "storegate: copied {} products ({} image files), {} customers and {} orders from {url}",
+                seed.products.len(),
+                seed.media_files.len(),
+                seed.customers.len(),
+                seed.orders.len()
+            );
+            Some(std::sync::Arc::new(seed))
+        }
+        None => None,
+    };
+    // The store's own token is for the store; a copy gets a token of its own.
+    let token = match seed {
+        Some(_) => None,
+        None => config
+            .upstream
+            .as_ref()
+            .map(|u| u.token.expose().to_owned())
+            .or_else(|| std::env::var("STOREGATE_UPSTREAM_TOKEN").ok()),
+    };
     let printed = token.is_none();
     let options = SandboxOptions {
         token,
         latency,
         generated_products: products,
+        seed,
     };
     let sandbox = Sandbox::start(listener, options)
         .await
@@ -650,12 +694,16 @@ async fn sandbox(
             ))
             .field("integration_token", sandbox.token());
     }
-    banner
-        .line(format!(
-            "demo customer: {DEMO_CUSTOMER_EMAIL} / {DEMO_CUSTOMER_PASSWORD}"
-        ))
-        .field("demo_customer", DEMO_CUSTOMER_EMAIL)
-        .print();
+    if seed_from.is_none() {
+        banner
+            .line(format!(
+                "demo customer: {DEMO_CUSTOMER_EMAIL} / {DEMO_CUSTOMER_PASSWORD}"
+            ))
+            .field("demo_customer", DEMO_CUSTOMER_EMAIL);
+    } else {
+        banner.line("customers' passwords were not copied: each has a random one".to_owned());
+    }
+    banner.print();
     storegate::shutdown_signal().await;
     sandbox.shutdown().await;
     Ok(())

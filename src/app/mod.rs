@@ -42,6 +42,9 @@ pub struct App {
     pub uploads: Arc<Semaphore>,
     /// The upstream's state as `/readyz` last saw it (`storegate_upstream_up`).
     pub upstream_up: crate::observe::process::UpstreamUp,
+    /// The dual run (`STOREGATE_SHADOW_*`): a candidate back end compared with this one;
+    /// None without a candidate (and then it costs nothing).
+    pub shadow: Option<Arc<crate::shadow::Shadow>>,
 }
 
 pub type AppState = Arc<App>;

@@ -12,12 +12,14 @@
 //! - `sources`: the file and the environment read into raw values with their origins.
 //! - `sections`: the raw values checked and set, one function a section.
 //! - `parse`: the value parsers they share.
+//! - [`shadow`]: the dual run's candidate back end and its settings.
 //! - [`start_checks`]: a production start cannot go wrong silently (no demo sandbox by
 //!   accident).
 
 pub mod keys;
 mod parse;
 mod sections;
+pub mod shadow;
 mod sources;
 pub mod start_checks;
 
@@ -278,6 +280,9 @@ pub struct Config {
     /// `STOREGATE_SANDBOX`: Some(true) asks for the embedded sandbox whatever else is set,
     /// Some(false) refuses to start without an upstream URL (`start_checks`).
     pub sandbox: Option<bool>,
+    /// The dual run: a candidate back end compared with the serving one, and the reads it
+    /// serves (`STOREGATE_SHADOW_*`); None: no shadow.
+    pub shadow: Option<shadow::Shadow>,
     /// Not a variable: how long verified OAuth credentials stay fresh, instead of
     /// `auth::oauth::verified`'s defaults (tests shorten it to see the store-failure
     /// fallback).
@@ -334,6 +339,7 @@ impl Default for Config {
             profile: crate::context::profile::Profile::Spec,
             database_url: None,
             sandbox: None,
+            shadow: None,
             oauth_cache_fresh: None,
         }
     }
@@ -373,6 +379,7 @@ impl Config {
         sections::upstream(&raw, &mut config)?;
         sections::credentials(&raw, &mut config)?;
         sections::caching(&raw, &mut config)?;
+        shadow::shadow(&raw, &mut config)?;
         Ok(config)
     }
 }

@@ -176,7 +176,7 @@ pub(super) fn upstream(raw: &RawValues, config: &mut Config) -> Result<(), Confi
 }
 
 /// `default=1,de=2@3`: store view codes with their ids (and websites, 1 unless named).
-fn store_views(text: &str) -> Option<Vec<(String, u64, u64)>> {
+pub(super) fn store_views(text: &str) -> Option<Vec<(String, u64, u64)>> {
     let mut views = Vec::new();
     for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (code, rest) = pair.split_once('=')?;

@@ -15,8 +15,7 @@
 
 use axum::extract::Request;
 use axum::response::Response;
-use http::header::ACCEPT;
-use http::{HeaderMap, StatusCode, Uri};
+use http::{StatusCode, Uri};
 use tower::ServiceExt as _;
 
 use crate::app::AppState;
@@ -49,24 +48,7 @@ fn is(segment: &str, name: &str) -> bool {
     segment.eq_ignore_ascii_case(name)
 }
 
-/// Whether the client is a browser asking for a page: `text/html` named with a q-value
-/// above zero.
-pub fn wants_html(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|entry| {
-            let mut parts = entry.split(';');
-            let media = parts.next().unwrap_or("").trim();
-            let q = parts
-                .filter_map(|p| p.split_once('='))
-                .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
-                .map_or(1.0, |(_, v)| v.trim().parse::<f32>().unwrap_or(0.0));
-            media.eq_ignore_ascii_case("text/html") && q > 0.0
-        })
-}
+pub use crate::http::format::wants_html;
 
 /// The fallback of the front router.
 pub async fn outside_api(app: AppState, mut request: Request) -> Response {
@@ -134,6 +116,8 @@ mod tests {
 
     #[test]
     fn browsers_ask_for_html() {
+        use http::HeaderMap;
+        use http::header::ACCEPT;
         let with = |accept: &str| {
             let mut headers = HeaderMap::new();
             headers.insert(ACCEPT, accept.parse().unwrap());

@@ -185,6 +185,11 @@ impl Observed {
         self.cache_status = Some(status);
     }
 
+    /// The route template, as routing matched it or [`Observed::set_route`] named it.
+    pub fn route(&self) -> Option<&str> {
+        self.matched.as_ref().map(Route::as_str)
+    }
+
     /// A request begun before routing goes through it after all: the template it matched.
     pub fn routed(&mut self, request: &Request) {
         self.matched = request

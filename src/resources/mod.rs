@@ -36,6 +36,8 @@ pub fn routes() -> Listed<AppState> {
         .route("/cache/purge", any(gateway::cache_purge::purge))
         .route("/oauth/tokens", any(oauth::tokens::collection))
         .route("/oauth/tokens/{id}", any(oauth::tokens::entity))
+        .route("/shadow", any(gateway::shadow::page))
+        .route("/shadow/report", any(gateway::shadow::report))
         .route("/products", any(products::collection))
         .route("/products/category/{category_id}", any(products::category))
         .route("/products/store/{store}", any(products::store_collection))
