@@ -9,6 +9,7 @@
 mod cli;
 mod clients;
 mod flow;
+mod natural_order;
 mod query_signed;
 mod store_lock;
 
@@ -170,6 +171,8 @@ pub struct Signer {
     pub extra: Vec<(String, String)>,
     /// The URL the signature covers (None: the one requested).
     pub signed_url: Option<String>,
+    /// How the parameters are sorted: RFC 5849's byte order, or Magento 1.9's natural one.
+    pub order: signature::Order,
 }
 
 pub fn now() -> i64 {
@@ -190,6 +193,7 @@ impl Signer {
             nonce: storegate::auth::oauth::store::random_hex32(),
             extra: Vec::new(),
             signed_url: None,
+            order: signature::Order::Bytes,
         }
     }
 
@@ -235,7 +239,8 @@ impl Signer {
             },
             parsed.path()
         );
-        let base = signature::base_string(verb, &base_uri, &all);
+        let base =
+            signature::base_string_of(verb, &base_uri, &signature::normalized(&all, self.order));
         let method = match self.method {
             "HMAC-SHA1" => Method::HmacSha1,
             "HMAC-SHA256" => Method::HmacSha256,
