@@ -4,12 +4,17 @@
 //!   each case can bend one thing (a port, a nonce, a timestamp, a secret).
 //! - `cli`: `storegate oauth consumer add` and `storegate oauth import`, while a gateway runs.
 //! - `clients`: real client libraries apps use (Python requests-oauthlib, PHP pecl oauth)
-//!   through the whole dance and signed calls, as Customer and as Admin.
+//!   through the whole dance and signed calls, as Customer and as Admin; a Magento 1.9 app's
+//!   natural-order signatures (`natural_order` too).
+//! - `mobile_apps`: callbacks of an app's own scheme against its registered callback, the
+//!   CLI's checks, and the authorize page in a real browser at a phone's size (`phone`).
 
 mod cli;
 mod clients;
 mod flow;
+mod mobile_apps;
 mod natural_order;
+mod phone;
 mod query_signed;
 mod store_lock;
 
