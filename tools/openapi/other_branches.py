@@ -40,7 +40,7 @@ def add_oauth(root, g):
                  "operationId": (m + path).replace("/", "_")}
             o["responses"] = {"200": ok, **(errors or {})}
             item[m] = o
-    plain("/oauth/initiate", ["post", "get"], "OAuth: a request token", "Signed with the consumer's key and secret (HMAC-SHA1 or PLAINTEXT, in the `Authorization: OAuth` header, the form or the query), with `oauth_callback` (`oob` or an http(s) URL).",
+    plain("/oauth/initiate", ["post", "get"], "OAuth: a request token", "Signed with the consumer's key and secret (HMAC-SHA1 or PLAINTEXT, in the `Authorization: OAuth` header, the form or the query), with `oauth_callback`: `oob`, or a URL the consumer accepts (under its registered callback, of any scheme, e.g. `myapp://cb/done`; without one, any http(s) URL); any other is `400 oauth_problem=parameter_rejected`. Signatures over byte-ordered (RFC 5849) or natural-ordered (Magento 1.9) parameters are accepted.",
           {"description": "`oauth_token=...&oauth_token_secret=...&oauth_callback_confirmed=true`", "content": form}, {"400": problem, "401": problem})
     plain("/oauth/token", ["post", "get"], "OAuth: an access token", "Signed with the consumer's and the authorized request token's secrets, with `oauth_verifier`.",
           {"description": "`oauth_token=...&oauth_token_secret=...`", "content": form}, {"400": problem, "401": problem})
@@ -53,7 +53,7 @@ def add_oauth(root, g):
         plain(base, ["get", "post"], "OAuth: the sign-in page", f"The page where {who} signs in to authorize `oauth_token`. " + msgs, {"description": "An HTML page.", "content": html})
         plain(base + "/simple", ["get", "post"], "OAuth: the sign-in page, simple", "The same page without the store's decoration (for pop-ups and web views). " + msgs, {"description": "An HTML page.", "content": html})
         plain(base + "/confirm", ["get", "post"], "OAuth: authorize", "Grants the request token; redirects to the callback with `oauth_token` and `oauth_verifier`, or shows the verifier for `oob`.", {"description": "An HTML page (or a 302 to the callback).", "content": html})
-        plain(base + "/reject", ["get", "post"], "OAuth: refuse", "Refuses the request token; redirects to the callback, or shows that access was refused.", {"description": "An HTML page (or a 302 to the callback).", "content": html})
+        plain(base + "/reject", ["get", "post"], "OAuth: refuse", "Refuses the request token; redirects to the consumer's rejected callback, or else to the app's own, with `oauth_token` and `rejected=1`; for `oob`, shows that access was refused.", {"description": "An HTML page (or a 302 to the callback).", "content": html})
     admin = paths["/admin/oauth_authorize"]["get"]
     admin["description"] += (" The path is matched without regard to case, as the original's was (its docs spell it `/admin/oAuth_authorize`), and so are `/simple`, `/confirm` and `/reject`."
                              " A browser (`Accept` naming `text/html`) on any other `/admin/...` URL gets an HTML 404 page (`Page not found`: `There is no page at this address."
