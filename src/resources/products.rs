@@ -561,9 +561,12 @@ async fn category_list(
     let logical = view::category(category_id, read_store.key(), &params.canonical());
     cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
+        // In a store view the Admin lists its index (an anchor category holds its children's
+        // products), a shopper the category's own products, as the original's shopper did.
+        let links_view = read_store.key().filter(|_| user == UserType::Admin);
         let mut links = app
             .backend
-            .category_products(category_id, read_store.key())
+            .category_products(category_id, links_view)
             .await
             .map_err(|e| match e {
                 UpstreamError::Status { status: 404, .. } => {
