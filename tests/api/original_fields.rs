@@ -126,3 +126,53 @@ async fn a_categorys_products_in_a_store_view_have_that_views_names_for_everyone
         assert_eq!(english["1"]["name"], "Joust Duffle Bag", "{who:?}");
     }
 }
+
+/// The original's store-view update (`PUT /products/:id/store/:store`, found missing by the
+/// legacy walk): the Admin writes one store view's values; the default store's stay.
+#[tokio::test]
+async fn the_admin_updates_a_product_in_a_store_view() {
+    let gw = original().await;
+    let put = |path: &'static str, who: As, body: &'static str| {
+        gw.send(
+            gw.request("PUT", path, who, "application/json")
+                .header("Content-Type", "application/json")
+                .body(body),
+        )
+    };
+    let r = put(
+        "/products/1/store/french",
+        As::Admin,
+        r#"{"name": "Sac Joust (nouveau)"}"#,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    for who in [As::Admin, As::Guest] {
+        let french = gw.get("/products/1/store/2", who).await.json();
+        assert_eq!(french["name"], "Sac Joust (nouveau)", "{who:?}: {french}");
+        let english = gw.get("/products/1", who).await.json();
+        assert_eq!(english["name"], "Joust Duffle Bag", "{who:?}");
+    }
+    // The default store view by id writes its own values.
+    let r = put(
+        "/products/2/store/1",
+        As::Admin,
+        r#"{"name": "Strive Pack"}"#,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        gw.get("/products/2/store/default", As::Guest).await.json()["name"],
+        "Strive Pack"
+    );
+    for (path, who, status) in [
+        ("/products/1/store/french", As::Customer(1), 403),
+        ("/products/1/store/french", As::Guest, 403),
+        ("/products/1/store/nowhere", As::Admin, 400),
+        ("/products/9999/store/french", As::Admin, 404),
+    ] {
+        let r = put(path, who, r#"{"name": "x"}"#).await;
+        assert_eq!(r.status, status, "{path} {who:?}: {}", r.body);
+    }
+    let r = put("/products/1/store/french", As::Admin, r#"{"sku": "other"}"#).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+}

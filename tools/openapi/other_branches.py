@@ -14,15 +14,19 @@ def tree_has(root, needle, *files):
 def add_store_routes(root, g):
     op, responses, ok_doc, by_view_keyed, by_view_arr, by_view, ID, LISTQ, CACHED, NF, P = (g[k] for k in
         ["op", "responses", "ok_doc", "by_view_keyed", "by_view_arr", "by_view", "ID", "LISTQ", "CACHED", "NF", "P"])
+    EMPTY, CONVERT, PRICES, body_content = (g[k] for k in ["EMPTY", "CONVERT", "PRICES", "body_content"])
     if not tree_has(root, '"/products/store/{store}"', "src/resources/mod.rs"):
         return
     A, C, G = "Admin", "Customer", "Guest"
     STORE = P("store", "a store view, by id or code", {"type": "string"})
     SE = {"400": ["Requested store is invalid"]}
-    op("/api/rest/products/store/{store}", "get", "List products in a store view", "The product list with the store view's values (names, descriptions, prices of its website). Reads only: store view values are written through the global routes.", [A, C, G],
+    op("/api/rest/products/store/{store}", "get", "List products in a store view", "The product list with the store view's values (names, descriptions, prices of its website). A store view's values are written with `PUT /products/{id}/store/{store}`.", [A, C, G],
        responses(ok_doc("Products", by_view_keyed("Product", "ListItem"), CACHED), SE, is_list=True), [STORE] + LISTQ, tags=["Products"])
     op("/api/rest/products/{id}/store/{store}", "get", "Read a product in a store view", "One product with the store view's values.", [A, C, G],
        responses(ok_doc("The product", by_view("Product", ""), CACHED), {**SE, **NF}), [ID("id", "product id"), STORE], tags=["Products"])
+    if tree_has(root, "Method::PUT", "src/resources/product_store.rs"):
+        op("/api/rest/products/{id}/store/{store}", "put", "Update a product in a store view", "The original's store-view update: only the fields sent change, and only in that store view (its name, descriptions, status...; fields Magento keeps per website or globally are written there); store 0 is the admin values. Body default JSON. Otherwise as `PUT /products/{id}`.", [A],
+           responses(EMPTY("Updated"), {**SE, **NF, "400": CONVERT + PRICES + ["Changing the SKU of a product is not supported; create a new product instead.", "Requested store is invalid"]}, has_body=True), [ID("id", "product id"), STORE], body_content("ProductUpdate"), tags=["Products"])
     for path in ("/api/rest/products/category/{category_id}/store/{store}", "/api/rest/products/store/{store}/category/{category_id}"):
         op(path, "get", "Products of a category in a store view", "Ordered by position in the category, with the store view's values; both spellings of the original.", [A, C, G],
            responses(ok_doc("Products of the category", by_view_arr("Product", "CategoryItem"), CACHED), {"400": ["Category not found.", "Requested store is invalid"]}, is_list=True), [ID("category_id", "category id"), STORE] + LISTQ, tags=["Products"])

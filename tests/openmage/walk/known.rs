@@ -123,6 +123,12 @@ fn deliberate(over: Over, step: &Step) -> Deliberate {
             | "/products/store/{S}/category/{C}"
     );
     match (over, step.who, step.method, path) {
+        // Read again after the walk's store-view update: its date is the moment of each pass.
+        (Over::OpenMage, Admin, "GET", "/products/{P}/store/{S}") => Deliberate {
+            fields: STOCK_DATA_EXTRA,
+            volatile: &["updated_at"],
+            ..Deliberate::NONE
+        },
         (Over::OpenMage, Admin, "GET", _) if single_product => Deliberate {
             fields: STOCK_DATA_EXTRA,
             ..Deliberate::NONE

@@ -350,7 +350,10 @@ async fn the_legacy_client_over_openmage() {
     if live_without_reset() {
         return;
     }
-    let stack = Stack::start_alone("legacy-walk").await;
+    // Cached records live through the walk: the calls the gateway makes then depend on
+    // the requests alone, not on how long a pass takes, so its recording replays in order.
+    let stack =
+        Stack::start_alone_with("legacy-walk", &[("STOREGATE_CACHE_TTL_SECS", "3600")]).await;
     let _lock = (!matches!(mode(), Mode::Replay)).then(StoreLock::take);
     reset_store();
     let original = original_answers(&steps::OPENMAGE, true).await;
@@ -371,12 +374,15 @@ async fn the_legacy_client_over_magento2() {
     if live_without_reset() {
         return;
     }
-    let _lock = (!matches!(mode(), Mode::Replay)).then(StoreLock::take);
-    // The original's answers need the store alone while they are asked live.
+    // The original's answers need the store alone while they are asked live: the
+    // scenarios' hold first, then the machine's lock, in the order the OpenMage walk takes
+    // them (its `Stack::start_alone`, then the lock).
     let guard = crate::hold_store_alone().await;
+    let lock = (!matches!(mode(), Mode::Replay)).then(StoreLock::take);
     reset_store();
     let original = original_answers(&steps::OPENMAGE, false).await;
     reset_store();
+    drop(lock);
     drop(guard);
     let sandbox = sandbox::OnSandbox::start().await;
     let target = Target::Gateway {

@@ -271,6 +271,22 @@ pub fn walk() -> Vec<Step> {
             "/products/{new_product}/images/{new_image}",
             None,
         ),
+        // A seeded product's image and name in a store view.
+        Step::send(
+            Admin,
+            "PUT",
+            "/products/{P}/images/{I}/store/{S}",
+            Some(json!({"label": "Walk in the store view"})),
+        ),
+        Step::get(Admin, "/products/{P}/images/{I}/store/{S}"),
+        Step::get(Guest, "/products/{P}/images/{I}/store/{S}"),
+        Step::send(
+            Admin,
+            "PUT",
+            "/products/{P}/store/{S}",
+            Some(json!({"name": "Walked in the store view"})),
+        ),
+        Step::get(Admin, "/products/{P}/store/{S}"),
         Step::send(
             Admin,
             "POST",
@@ -287,6 +303,16 @@ pub fn walk() -> Vec<Step> {
         Step::get(Admin, "/products/{new_product}/websites"),
         Step::send(Admin, "DELETE", "/products/{new_product}", None),
         Step::get(Admin, "/products/{new_product}"),
+        // A product's website taken away and given back.
+        Step::send(Admin, "DELETE", "/products/{P}/websites/1", None),
+        Step::get(Admin, "/products/{P}/websites"),
+        Step::send(
+            Admin,
+            "POST",
+            "/products/{P}/websites",
+            Some(json!({"website_id": 1})),
+        ),
+        Step::get(Admin, "/products/{P}/websites"),
         // Stock: one item, then the batch.
         Step::send(Admin, "PUT", "/stockitems/{K}", Some(json!({"qty": 42}))),
         Step::get(Admin, "/stockitems/{K}"),
