@@ -4,9 +4,11 @@
 //! Two things differ from the API's answer, because people and the original's docs reach
 //! these paths, not apps:
 //! - `/admin/oauth_authorize` (and its `/simple`, `/confirm`, `/reject`) is matched without
-//!   regard to case: the Magento 1 docs spell it `/admin/oAuth_authorize`, and the original
-//!   served that spelling. The request is served by the canonical route, with its path
-//!   rewritten, so there is one handler and one set of form actions.
+//!   regard to case: the Magento 1 docs and their PHP example spell it
+//!   `/admin/oAuth_authorize` (which the original on Linux answered with a 404:
+//!   docs/decisions/legacy-clients.md). The request is served by the canonical route, with
+//!   its path rewritten, so there is one handler and one set of form actions, and its
+//!   answer names that route for the access log and metrics ([`ServedAs`]).
 //! - A browser (an `Accept` naming `text/html`) on an unknown `/admin/...` page gets an HTML
 //!   404 page: the admin pages are pages, and an XML error tree in a browser tab tells an
 //!   operator nothing.
