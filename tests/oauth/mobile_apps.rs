@@ -451,14 +451,7 @@ async fn the_authorize_page_works_in_a_phones_browser() {
     check("the confirm page", phone.phone_problems().await);
     phone.navigations().await;
     phone.click("form[action$='/confirm'] button").await;
-    let mut sent_to = Vec::new();
-    for _ in 0..50 {
-        sent_to.extend(phone.navigations().await);
-        if sent_to.iter().any(|u| u.starts_with("myapp:")) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let sent_to = phone.sent_to("myapp:").await;
     let callback = sent_to
         .iter()
         .find(|u| u.starts_with("myapp://cb/done?"))
@@ -511,14 +504,7 @@ async fn the_authorize_page_works_in_a_phones_browser() {
     check("the operator's confirm page", phone.phone_problems().await);
     phone.navigations().await;
     phone.click("form[action$='/reject'] button").await;
-    let mut sent_to = Vec::new();
-    for _ in 0..50 {
-        sent_to.extend(phone.navigations().await);
-        if sent_to.iter().any(|u| u.starts_with("myapp:")) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let sent_to = phone.sent_to("myapp:").await;
     assert!(
         sent_to
             .iter()

@@ -242,6 +242,20 @@ impl Phone {
             .collect()
     }
 
+    /// The navigations until one goes to a URL starting with `prefix` (the app's scheme),
+    /// within five seconds; all of them, for the test to look into.
+    pub async fn sent_to(&self, prefix: &str) -> Vec<String> {
+        let mut seen = Vec::new();
+        for _ in 0..50 {
+            seen.extend(self.navigations().await);
+            if seen.iter().any(|u| u.starts_with(prefix)) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        seen
+    }
+
     /// What makes a page hard to use on a phone, in words (empty: nothing): a page wider
     /// than the screen (sideways scrolling), a field or button cut off at its edge, a tap
     /// target under 44 CSS pixels tall (Apple's and Google's guidance), a text field under

@@ -62,7 +62,7 @@ fn join(path: &str, segment: &str) -> String {
 }
 
 /// The store's lists of products, customers and orders: an object keyed by entity id.
-fn keyed_list(value: &Value) -> bool {
+pub fn keyed_list(value: &Value) -> bool {
     value.as_object().is_some_and(|map| {
         !map.is_empty()
             && map

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use crate::Known;
+use crate::compare::keyed_list;
 
 /// Path -> the JSON types seen there.
 type Shape = BTreeMap<String, BTreeSet<&'static str>>;
@@ -26,16 +27,6 @@ fn kind(value: &Value) -> &'static str {
         Value::Array(_) => "array",
         Value::Object(_) => "object",
     }
-}
-
-/// The original's lists of products, customers and orders: an object keyed by entity id.
-fn keyed_list(value: &Value) -> bool {
-    value.as_object().is_some_and(|map| {
-        !map.is_empty()
-            && map
-                .iter()
-                .all(|(k, v)| k.bytes().all(|b| b.is_ascii_digit()) && v.is_object())
-    })
 }
 
 fn join(path: &str, segment: &str) -> String {
