@@ -442,6 +442,7 @@ const NOT_CONFIGURATION: &[&str] = &[
     "STOREGATE_TEST_OPENMAGE_URL",
     "STOREGATE_TEST_OPENMAGE_WRITES",
     "STOREGATE_TEST_OPENMAGE_RECORD",
+    "STOREGATE_TEST_OPENMAGE_RESET",
 ];
 
 /// Checks the names of the `STOREGATE_*` variables: one that is not a key stops the start,

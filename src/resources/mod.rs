@@ -18,6 +18,7 @@ pub mod ops;
 pub mod order_parts;
 pub mod orders;
 pub mod product_links;
+pub mod product_store;
 pub mod products;
 pub mod stock_items;
 
@@ -50,7 +51,7 @@ pub fn routes() -> Listed<AppState> {
             any(products::store_category),
         )
         .route("/products/{id}", any(products::entity))
-        .route("/products/{id}/store/{store}", any(products::store_entity))
+        .route("/products/{id}/store/{store}", any(product_store::entity))
         .route("/products/{id}/categories", any(product_links::categories))
         .route(
             "/products/{id}/categories/{category_id}",

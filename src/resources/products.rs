@@ -113,19 +113,6 @@ pub async fn store_collection(
     read_collection(app, caller, &method, &uri, &headers, store).await
 }
 
-/// `/products/:id/store/:store`: one product in a store view.
-pub async fn store_entity(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path((id, store)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    authorize(Route::StoreProduct, &method, caller.principal)?;
-    let store = ReadStore::resolve(&app, &store).await?;
-    get_one(app, caller, &headers, &id, store).await
-}
-
 /// `/products/category/:category_id/store/:store` and
 /// `/products/store/:store/category/:category_id`: a category's products in a store view.
 pub async fn store_category(
@@ -231,7 +218,7 @@ pub async fn entity(
     }
     match authorize(Route::Product, &method, caller.principal)? {
         Operation::Retrieve => get_one(app, caller, &headers, &id, ReadStore::Default).await,
-        Operation::Update => update(app, &headers, &id, body).await,
+        Operation::Update => update(app, &headers, &id, body, Scope::All).await,
         Operation::Delete => delete(app, &id).await,
         Operation::Create => Err(ApiError::not_implemented()),
     }
@@ -364,7 +351,7 @@ fn render_product(
 // Reads
 // ---------------------------------------------------------------------------------------
 
-async fn get_one(
+pub(super) async fn get_one(
     app: AppState,
     caller: Caller,
     headers: &HeaderMap,
@@ -561,9 +548,12 @@ async fn category_list(
     let logical = view::category(category_id, read_store.key(), &params.canonical());
     cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
+        // In a store view the Admin lists its index (an anchor category holds its children's
+        // products), a shopper the category's own products, as the original's shopper did.
+        let links_view = read_store.key().filter(|_| user == UserType::Admin);
         let mut links = app
             .backend
-            .category_products(category_id, read_store.key())
+            .category_products(category_id, links_view)
             .await
             .map_err(|e| match e {
                 BackendError::Status { status: 404, .. } => {
@@ -800,11 +790,13 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     Ok(created(&format!("/api/rest/products/{id}")))
 }
 
-async fn update(
+/// An update of the fields sent, in `scope` (the admin values, or a store view's).
+pub(super) async fn update(
     app: AppState,
     headers: &HeaderMap,
     id: &str,
     body: Body,
+    scope: Scope<'_>,
 ) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     let mut input = decode_record(
@@ -866,7 +858,7 @@ async fn update(
         sent: prices,
         website: None,
     };
-    let result = app.backend.update_product(Scope::All, &sku, draft).await;
+    let result = app.backend.update_product(scope, &sku, draft).await;
     // Whatever happened, what we had cached about this product is suspect now; held off
     // for a while if Magento may still apply the change (`write_outcome`).
     write_outcome::touched(
