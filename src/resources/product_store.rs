@@ -1,8 +1,8 @@
 //! `/products/:id/store/:store`: one product in a store view. Everyone reads it (the
 //! view's values, `products::get_one`); the Admin's `PUT` writes the view's own values
 //! (its name, descriptions, status...), as the original's store-view update did: through
-//! the back end's store scope (Magento 2's `/rest/<store code>/V1/products/{sku}`,
-//! OpenMage's own store route), store 0 being the admin values.
+//! the back end's store scope (`Scope::Store`: each store's own store-view write), store 0
+//! being the admin values.
 
 use axum::body::Body;
 use axum::extract::{Path, State};
