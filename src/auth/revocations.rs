@@ -30,6 +30,9 @@ pub const SYNC_EVERY: Duration = Duration::from_secs(5);
 const RETRY_EVERY: Duration = Duration::from_secs(1);
 /// How often marks past every token's lifetime are dropped from the store.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+/// How long a start waits for the first load before it serves anyway (the store down at
+/// start: the load goes on in the background, and Redis's copy of the marks still applies).
+pub const START_WAIT: Duration = Duration::from_secs(5);
 
 /// Whether a revocation is in the store yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +53,8 @@ pub struct Revocations {
     /// (customer, at ms) the store has not taken yet.
     pending: Mutex<Vec<(u64, u64)>>,
     retrying: AtomicBool,
+    /// True once the store's marks were loaded (or there is no store).
+    loaded: tokio::sync::watch::Sender<bool>,
 }
 
 fn now_ms() -> u64 {
@@ -62,11 +67,28 @@ fn now_ms() -> u64 {
 impl Revocations {
     pub fn new(tokens: Arc<TokenIssuer>, oauth: Option<Arc<OAuth>>) -> Arc<Revocations> {
         Arc::new(Revocations {
+            loaded: tokio::sync::watch::Sender::new(oauth.is_none()),
             tokens,
             oauth,
             pending: Mutex::new(Vec::new()),
             retrying: AtomicBool::new(false),
         })
+    }
+
+    /// Waits, at most `bound`, for the store's marks to be loaded: a start does not serve
+    /// before it knows which customer tokens are revoked. False when the bound passed.
+    pub async fn loaded_within(&self, bound: Duration) -> bool {
+        let mut loaded = self.loaded.subscribe();
+        let done = tokio::time::timeout(bound, loaded.wait_for(|done| *done))
+            .await
+            .is_ok_and(|seen| seen.is_ok());
+        if !done {
+            tracing::warn!(
+                "serving before the customer revocations kept in the OAuth store were loaded \
+                 (the store does not answer); they are loaded as soon as it does"
+            );
+        }
+        done
     }
 
     /// Refuses every credential of a customer issued so far, Bearer and OAuth, on every
@@ -173,6 +195,7 @@ impl Revocations {
                                     marks = count,
                                     "customer revocations loaded from the OAuth store"
                                 );
+                                this.loaded.send_replace(true);
                             }
                             loaded = true;
                             if pruned_at.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {

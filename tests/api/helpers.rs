@@ -146,10 +146,17 @@ pub async fn mount_skus(server: &MockServer) {
         .await;
 }
 
-/// The OAuth store's folder for this test run: not the checkout's `data/`, which a test
-/// run would otherwise leave behind and share with every other run.
+/// An OAuth store's folder for one gateway of this test run: not the checkout's `data/`,
+/// which a test run would otherwise leave behind and share with every other run, and not
+/// another test's either: the store keeps customer revocations, which a gateway loads at
+/// start and every few seconds, so a test deleting customer 1 would sign out another test's
+/// customer 1.
 pub fn test_data_dir() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("storegate-api-tests-{}", std::process::id()))
+    std::env::temp_dir().join(format!(
+        "storegate-api-tests-{}/{}",
+        std::process::id(),
+        storegate::auth::oauth::store::random_hex32()
+    ))
 }
 
 pub fn test_config() -> Config {
@@ -158,6 +165,12 @@ pub fn test_config() -> Config {
         upstream_timeout: Duration::from_millis(1500),
         data_dir: test_data_dir(),
         ..Config::default()
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.running.app.config.data_dir);
     }
 }
 
