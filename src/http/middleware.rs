@@ -63,7 +63,8 @@ fn check_version(headers: &http::HeaderMap) -> Result<(), ApiError> {
 }
 
 /// The message of a path or query that does not decode.
-pub const UNDECODABLE_URL: &str = "Request URL is not valid: its path and query must be UTF-8 once percent-decoded.";
+pub const UNDECODABLE_URL: &str =
+    "Request URL is not valid: its path and query must be UTF-8 once percent-decoded.";
 
 /// Every part of the path and query must be UTF-8 once percent-decoded (`%ff` is not), as
 /// the routes' parameters and the list parameters read them. Checked here, before routing's

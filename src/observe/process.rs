@@ -299,7 +299,12 @@ impl prometheus_client::collector::Collector for OAuthSeries {
         ];
         for (name, help, value) in counters {
             let counter = ConstCounter::new(value);
-            counter.encode(encoder.encode_descriptor(name, help, None, counter.metric_type())?)?;
+            counter.encode(encoder.encode_descriptor(
+                name,
+                help,
+                None,
+                counter.metric_type(),
+            )?)?;
         }
         Ok(())
     }

@@ -58,7 +58,8 @@ pub enum SharedError {
 
 /// The message of a 503 because Redis could not be asked: it names the store that failed
 /// (not the back end, not the OAuth database).
-pub const REDIS_UNAVAILABLE: &str = "The shared state store (Redis) is unavailable. Try again later.";
+pub const REDIS_UNAVAILABLE: &str =
+    "The shared state store (Redis) is unavailable. Try again later.";
 
 impl From<SharedError> for ApiError {
     /// A 503 with `Retry-After`: the client may send the same request again shortly.
@@ -69,11 +70,11 @@ impl From<SharedError> for ApiError {
             SharedError::Busy => "The service is temporarily unavailable. Try again later.",
         };
         ApiError::new(http::StatusCode::SERVICE_UNAVAILABLE, message)
-        .with_header(
-            http::header::RETRY_AFTER,
-            http::HeaderValue::from_static("1"),
-        )
-        .with_cause(error.to_string())
+            .with_header(
+                http::header::RETRY_AFTER,
+                http::HeaderValue::from_static("1"),
+            )
+            .with_cause(error.to_string())
     }
 }
 

@@ -50,7 +50,7 @@ impl NonceGuard for SharedNonces {
             if self.shared.redis_status() == RedisStatus::Down {
                 return Ok(self
                     .seen
-                    .claim_here(key, format_args!("Redis is unreachable")));
+                    .claim_here(key, format_args!("the shared guard, Redis, is unreachable")));
             }
             let claimed = self.shared.claim_once(key, ttl).await;
             Ok(self.seen.decide(key, claimed.map_err(|e| e.to_string())))

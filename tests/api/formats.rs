@@ -281,7 +281,10 @@ async fn undecodable_paths_and_queries_get_the_api_error_tree_in_json_and_xml() 
         ("/products/1/images/%C3%28", Who::Admin),
         ("/customers/%fe/addresses", Who::Customer(1)),
         ("/stockitems/%80", Who::Admin),
-        ("/products?filter[0][attribute]=name&filter[0][like]=%ff", Who::Guest),
+        (
+            "/products?filter[0][attribute]=name&filter[0][like]=%ff",
+            Who::Guest,
+        ),
         ("/products/1?x=%c0", Who::Guest),
         ("/no/such/route/%ff", Who::Guest),
     ] {

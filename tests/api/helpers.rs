@@ -17,6 +17,8 @@ pub struct Gateway {
     pub running: Running,
     pub upstream: MockServer,
     pub http: reqwest::Client,
+    /// Held to be removed with the gateway.
+    pub _data_dir: DataDir,
 }
 
 /// Who makes a request.
@@ -168,9 +170,12 @@ pub fn test_config() -> Config {
     }
 }
 
-impl Drop for Gateway {
+/// A gateway's data folder, removed with it.
+pub struct DataDir(pub PathBuf);
+
+impl Drop for DataDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.running.app.config.data_dir);
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -200,6 +205,7 @@ impl Gateway {
             .await
             .unwrap();
         Gateway {
+            _data_dir: DataDir(running.app.config.data_dir.clone()),
             running,
             upstream,
             http: reqwest::Client::builder()

@@ -22,7 +22,12 @@ type Pair = (String, String);
 
 impl Fleet {
     /// A signed `GET /api/rest/customers/1` on `gw` with a fresh nonce: status, body, time.
-    async fn verified_call(&self, gw: &Running, consumer: &Pair, token: &Pair) -> (u16, String, Duration) {
+    async fn verified_call(
+        &self,
+        gw: &Running,
+        consumer: &Pair,
+        token: &Pair,
+    ) -> (u16, String, Duration) {
         let began = Instant::now();
         let (status, body) = self
             .signed_get(gw, "/customers/1", consumer, token, &random_hex32())
@@ -74,7 +79,12 @@ impl Fleet {
     }
 
     /// Polls `initiate` on `gw` until it is 200; how long that took.
-    async fn until_sign_ins_work(&self, gw: &Running, consumer: &Pair, within: Duration) -> Duration {
+    async fn until_sign_ins_work(
+        &self,
+        gw: &Running,
+        consumer: &Pair,
+        within: Duration,
+    ) -> Duration {
         let began = Instant::now();
         loop {
             let (status, body) = self.initiate(gw, consumer).await;
@@ -105,12 +115,24 @@ impl Fleet {
 }
 
 /// Verified calls on `gw` for `span`: each 200 within `bound`.
-async fn verified_calls_hold(fleet: &Fleet, gw: &Running, consumer: &Pair, token: &Pair, span: Duration, bound: Duration) -> usize {
+async fn verified_calls_hold(
+    fleet: &Fleet,
+    gw: &Running,
+    consumer: &Pair,
+    token: &Pair,
+    span: Duration,
+    bound: Duration,
+) -> usize {
     let began = Instant::now();
     let mut calls = 0;
     while began.elapsed() < span {
         let (status, body, took) = fleet.verified_call(gw, consumer, token).await;
-        assert_eq!(status, 200, "call {calls} after {:?}: {body}", began.elapsed());
+        assert_eq!(
+            status,
+            200,
+            "call {calls} after {:?}: {body}",
+            began.elapsed()
+        );
         assert!(took < bound, "call {calls} took {took:?}");
         calls += 1;
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -119,7 +141,8 @@ async fn verified_calls_hold(fleet: &Fleet, gw: &Running, consumer: &Pair, token
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sign_in_forgets_only_what_it_replaces_so_a_dead_database_leaves_verified_tokens_served() {
+async fn a_sign_in_forgets_only_what_it_replaces_so_a_dead_database_leaves_verified_tokens_served()
+{
     // Production freshness: revocations arrive through Redis.
     let Some(mut fleet) = Fleet::start(true, None).await else {
         return;
@@ -143,13 +166,28 @@ async fn a_sign_in_forgets_only_what_it_replaces_so_a_dead_database_leaves_verif
 
     fleet.database.kill();
     for gw in [&fleet.a, &fleet.b] {
-        verified_calls_hold(&fleet, gw, &first, &token, Duration::from_millis(1500), Duration::from_secs(1)).await;
+        verified_calls_hold(
+            &fleet,
+            gw,
+            &first,
+            &token,
+            Duration::from_millis(1500),
+            Duration::from_secs(1),
+        )
+        .await;
     }
     // A new sign-in cannot be vouched for: a clear 503, at once.
     let began = Instant::now();
     let (status, body) = fleet.initiate(&fleet.a, &first).await;
-    assert_eq!((status, body.as_str()), (503, "oauth_problem=internal_error"));
-    assert!(began.elapsed() < Duration::from_secs(2), "{:?}", began.elapsed());
+    assert_eq!(
+        (status, body.as_str()),
+        (503, "oauth_problem=internal_error")
+    );
+    assert!(
+        began.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        began.elapsed()
+    );
     // The Admin's token list names the store that failed.
     let response = fleet
         .http
@@ -164,7 +202,9 @@ async fn a_sign_in_forgets_only_what_it_replaces_so_a_dead_database_leaves_verif
         message(&response.text().await.unwrap()),
         "The OAuth sign-in store is unavailable. Try again later."
     );
-    fleet.until_store_is(&fleet.a, "down", Duration::from_secs(2)).await;
+    fleet
+        .until_store_is(&fleet.a, "down", Duration::from_secs(2))
+        .await;
 
     // Back: sign-ins work within a second of the database answering again.
     fleet.database.restart().await;
@@ -172,7 +212,9 @@ async fn a_sign_in_forgets_only_what_it_replaces_so_a_dead_database_leaves_verif
         .until_sign_ins_work(&fleet.b, &first, Duration::from_secs(1))
         .await;
     eprintln!("sign-ins back {took:?} after the database answered");
-    fleet.until_store_is(&fleet.a, "up", Duration::from_secs(1)).await;
+    fleet
+        .until_store_is(&fleet.a, "up", Duration::from_secs(1))
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -188,9 +230,19 @@ async fn a_locked_or_hung_database_is_degraded_and_costs_a_verified_token_under_
     }
 
     // An operator's LOCK TABLES ... WRITE held for 15 s.
-    let lock = fleet.database.lock_tables(&["oauth_token", "oauth_consumer"], 15);
+    let lock = fleet
+        .database
+        .lock_tables(&["oauth_token", "oauth_consumer"], 15);
     let locked = Instant::now();
-    let calls = verified_calls_hold(&fleet, &fleet.a, &consumer, &token, Duration::from_secs(4), Duration::from_secs(2)).await;
+    let calls = verified_calls_hold(
+        &fleet,
+        &fleet.a,
+        &consumer,
+        &token,
+        Duration::from_secs(4),
+        Duration::from_secs(2),
+    )
+    .await;
     eprintln!("{calls} verified calls during the lock, each under 2 s");
     let ready = fleet
         .until_store_is(&fleet.a, "degraded", Duration::from_secs(2))
@@ -201,35 +253,80 @@ async fn a_locked_or_hung_database_is_degraded_and_costs_a_verified_token_under_
             .is_some_and(|e| e.starts_with("OAuth store: mysql://127.0.0.1:")),
         "{ready}"
     );
-    assert_eq!(fleet.metric(&fleet.a, "storegate_oauth_store_state").await, Some(1.0));
-    assert_eq!(fleet.metric(&fleet.a, "storegate_oauth_store_up").await, Some(0.0));
-    assert!(fleet.metric(&fleet.a, "storegate_oauth_store_fallbacks_total").await.unwrap() >= 1.0);
+    assert_eq!(
+        fleet.metric(&fleet.a, "storegate_oauth_store_state").await,
+        Some(1.0)
+    );
+    assert_eq!(
+        fleet.metric(&fleet.a, "storegate_oauth_store_up").await,
+        Some(0.0)
+    );
+    assert!(
+        fleet
+            .metric(&fleet.a, "storegate_oauth_store_fallbacks_total")
+            .await
+            .unwrap()
+            >= 1.0
+    );
     let began = Instant::now();
     let (status, _) = fleet.initiate(&fleet.a, &consumer).await;
     assert_eq!(status, 503);
-    assert!(began.elapsed() < Duration::from_secs(2), "{:?}", began.elapsed());
+    assert!(
+        began.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        began.elapsed()
+    );
     // The other instance, which made no call meanwhile, sees it at its first probe.
-    fleet.until_store_is(&fleet.b, "degraded", Duration::from_secs(2)).await;
+    fleet
+        .until_store_is(&fleet.b, "degraded", Duration::from_secs(2))
+        .await;
     lock.wait();
     assert!(locked.elapsed() >= Duration::from_secs(14), "the lock held");
     let took = fleet
         .until_sign_ins_work(&fleet.a, &consumer, Duration::from_secs(1))
         .await;
     eprintln!("sign-ins back {took:?} after the lock was released");
-    fleet.until_store_is(&fleet.a, "up", Duration::from_secs(1)).await;
+    fleet
+        .until_store_is(&fleet.a, "up", Duration::from_secs(1))
+        .await;
 
     // The server hung (SIGSTOP) for 8 s, its connections open and silent.
     fleet.database.pause();
     let paused = Instant::now();
-    verified_calls_hold(&fleet, &fleet.b, &consumer, &token, Duration::from_secs(3), Duration::from_secs(2)).await;
-    fleet.until_store_is(&fleet.b, "degraded", Duration::from_secs(2)).await;
-    assert_eq!(fleet.metric(&fleet.b, "storegate_oauth_store_state").await, Some(1.0));
+    verified_calls_hold(
+        &fleet,
+        &fleet.b,
+        &consumer,
+        &token,
+        Duration::from_secs(3),
+        Duration::from_secs(2),
+    )
+    .await;
+    fleet
+        .until_store_is(&fleet.b, "degraded", Duration::from_secs(2))
+        .await;
+    assert_eq!(
+        fleet.metric(&fleet.b, "storegate_oauth_store_state").await,
+        Some(1.0)
+    );
     let began = Instant::now();
     let (status, _) = fleet.initiate(&fleet.b, &consumer).await;
     assert_eq!(status, 503);
-    assert!(began.elapsed() < Duration::from_secs(2), "{:?}", began.elapsed());
+    assert!(
+        began.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        began.elapsed()
+    );
     let rest = Duration::from_secs(8).saturating_sub(paused.elapsed());
-    verified_calls_hold(&fleet, &fleet.a, &consumer, &token, rest, Duration::from_secs(2)).await;
+    verified_calls_hold(
+        &fleet,
+        &fleet.a,
+        &consumer,
+        &token,
+        rest,
+        Duration::from_secs(2),
+    )
+    .await;
     fleet.database.resume();
     let took = fleet
         .until_sign_ins_work(&fleet.b, &consumer, Duration::from_secs(1))
@@ -254,31 +351,57 @@ async fn redis_killed_leaves_signed_calls_of_verified_tokens_served_on_both_inst
     for gw in [&fleet.a, &fleet.b] {
         let began = Instant::now();
         while fleet.ready(gw).await.1["redis"] != "down" {
-            assert!(began.elapsed() < Duration::from_secs(3), "Redis never seen down");
+            assert!(
+                began.elapsed() < Duration::from_secs(3),
+                "Redis never seen down"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
     for gw in [&fleet.a, &fleet.b] {
-        verified_calls_hold(&fleet, gw, &consumer, &token, Duration::from_secs(1), Duration::from_secs(1)).await;
+        verified_calls_hold(
+            &fleet,
+            gw,
+            &consumer,
+            &token,
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        )
+        .await;
         assert!(
-            fleet.metric(gw, "storegate_oauth_nonce_fallbacks_total").await.unwrap() >= 1.0,
+            fleet
+                .metric(gw, "storegate_oauth_nonce_fallbacks_total")
+                .await
+                .unwrap()
+                >= 1.0,
             "counted"
         );
         // A replay to the same instance is still refused.
         let nonce = random_hex32();
-        let first = fleet.signed_get(gw, "/customers/1", &consumer, &token, &nonce).await;
+        let first = fleet
+            .signed_get(gw, "/customers/1", &consumer, &token, &nonce)
+            .await;
         assert_eq!(first.0, 200, "{}", first.1);
-        let replay = fleet.signed_get(gw, "/customers/1", &consumer, &token, &nonce).await;
-        assert_eq!((replay.0, message(&replay.1).as_str()), (401, "oauth_problem=nonce_used"));
+        let replay = fleet
+            .signed_get(gw, "/customers/1", &consumer, &token, &nonce)
+            .await;
+        assert_eq!(
+            (replay.0, message(&replay.1).as_str()),
+            (401, "oauth_problem=nonce_used")
+        );
     }
     // Back: the nonces are the fleet's again within a second.
     fleet.redis.as_mut().unwrap().restart().await;
     let began = Instant::now();
     loop {
         let nonce = random_hex32();
-        let on_a = fleet.signed_get(&fleet.a, "/customers/1", &consumer, &token, &nonce).await;
+        let on_a = fleet
+            .signed_get(&fleet.a, "/customers/1", &consumer, &token, &nonce)
+            .await;
         assert_eq!(on_a.0, 200, "{}", on_a.1);
-        let on_b = fleet.signed_get(&fleet.b, "/customers/1", &consumer, &token, &nonce).await;
+        let on_b = fleet
+            .signed_get(&fleet.b, "/customers/1", &consumer, &token, &nonce)
+            .await;
         if on_b.0 == 401 && message(&on_b.1) == "oauth_problem=nonce_used" {
             break;
         }
@@ -288,7 +411,10 @@ async fn redis_killed_leaves_signed_calls_of_verified_tokens_served_on_both_inst
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    eprintln!("nonces shared again {:?} after Redis answered", began.elapsed());
+    eprintln!(
+        "nonces shared again {:?} after Redis answered",
+        began.elapsed()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -304,12 +430,18 @@ async fn a_token_revoked_before_redis_restarts_empty_is_refused_by_an_instance_s
     let oauth = fleet.dance(&consumer).await;
     let bearer = fleet.customer_token(&fleet.a).await;
     assert_eq!(fleet.bearer_get(&fleet.b, &bearer).await.0, 200);
-    assert_eq!(fleet.verified_call(&fleet.b, &consumer, &oauth).await.0, 200);
+    assert_eq!(
+        fleet.verified_call(&fleet.b, &consumer, &oauth).await.0,
+        200
+    );
 
     // The first app's token by id, through A's Admin endpoint.
     let list: Value = fleet
         .http
-        .get(format!("{}/api/rest/oauth/tokens?customer_id=1", Fleet::origin(&fleet.a)))
+        .get(format!(
+            "{}/api/rest/oauth/tokens?customer_id=1",
+            Fleet::origin(&fleet.a)
+        ))
         .bearer_auth(ADMIN_KEY)
         .header("Accept", "application/json")
         .send()
@@ -327,7 +459,10 @@ async fn a_token_revoked_before_redis_restarts_empty_is_refused_by_an_instance_s
         .unwrap_or_else(|| panic!("{list}"));
     let response = fleet
         .http
-        .delete(format!("{}/api/rest/oauth/tokens/{id}", Fleet::origin(&fleet.a)))
+        .delete(format!(
+            "{}/api/rest/oauth/tokens/{id}",
+            Fleet::origin(&fleet.a)
+        ))
         .bearer_auth(ADMIN_KEY)
         .send()
         .await

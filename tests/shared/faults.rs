@@ -37,7 +37,10 @@ async fn a_delete_refused_while_redis_is_down_leaves_the_customers_tokens_workin
     let (token, id) = c.customer_token(&c.a).await;
     let path = format!("/customers/{id}");
     for gw in [&c.a, &c.b] {
-        assert_eq!(c.call(gw, "GET", &path, Some(&token), None).await.status, 200);
+        assert_eq!(
+            c.call(gw, "GET", &path, Some(&token), None).await.status,
+            200
+        );
     }
     c.redis.kill();
     c.until(Duration::from_secs(3), || async {
@@ -47,12 +50,20 @@ async fn a_delete_refused_while_redis_is_down_leaves_the_customers_tokens_workin
     let started = Instant::now();
     let r = c.admin(&c.a, "DELETE", &path, None).await;
     assert_eq!(r.status, 503, "{}", r.body);
-    assert_eq!(messages(&r.body), vec![REDIS_DOWN.to_owned()], "names Redis");
+    assert_eq!(
+        messages(&r.body),
+        vec![REDIS_DOWN.to_owned()],
+        "names Redis"
+    );
     assert_eq!(r.header("retry-after"), Some("1"));
     assert!(started.elapsed() < Duration::from_secs(2));
     // Refused: nothing happened, here or in Magento.
     let r = c.call(&c.a, "GET", &path, Some(&token), None).await;
-    assert_eq!(r.status, 200, "the token works on the refusing instance: {}", r.body);
+    assert_eq!(
+        r.status, 200,
+        "the token works on the refusing instance: {}",
+        r.body
+    );
 
     c.redis.restart().await;
     for gw in [&c.a, &c.b] {
@@ -67,13 +78,20 @@ async fn a_delete_refused_while_redis_is_down_leaves_the_customers_tokens_workin
         let r = c.call(gw, "GET", &path, Some(&token), None).await;
         assert_eq!(r.status, 200, "signed out by a refused DELETE: {}", r.body);
     }
-    assert_eq!(c.admin(&c.b, "GET", &path, None).await.status, 200, "not deleted");
+    assert_eq!(
+        c.admin(&c.b, "GET", &path, None).await.status,
+        200,
+        "not deleted"
+    );
     // Now the delete goes through, and signs the customer out on both.
     let r = c.admin(&c.b, "DELETE", &path, None).await;
     assert_eq!(r.status, 200, "{}", r.body);
     for gw in [&c.a, &c.b] {
         c.until(Duration::from_secs(1), || async {
-            c.call(gw, "GET", "/products", Some(&token), None).await.status == 401
+            c.call(gw, "GET", "/products", Some(&token), None)
+                .await
+                .status
+                == 401
         })
         .await;
     }
@@ -100,7 +118,11 @@ async fn writes_succeed_within_a_second_after_redis_resumes_from_a_fifteen_secon
             let r = write(gw).await;
             assert_eq!(r.status, 503, "{}", r.body);
             assert_eq!(messages(&r.body), vec![REDIS_DOWN.to_owned()]);
-            assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+            assert!(
+                started.elapsed() < Duration::from_secs(2),
+                "{:?}",
+                started.elapsed()
+            );
             refused += 1;
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -123,11 +145,17 @@ async fn writes_succeed_within_a_second_after_redis_resumes_from_a_fifteen_secon
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
-    eprintln!("{refused} writes refused during the hang; the first write after it succeeded {first:?} after Redis resumed");
+    eprintln!(
+        "{refused} writes refused during the hang; the first write after it succeeded {first:?} after Redis resumed"
+    );
     // And every write after it, on both instances.
     for gw in [&c.a, &c.b, &c.a, &c.b] {
         let r = write(gw).await;
         assert_eq!(r.status, 200, "{}", r.body);
     }
-    assert!(resumed.elapsed() < Duration::from_secs(2), "{:?}", resumed.elapsed());
+    assert!(
+        resumed.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        resumed.elapsed()
+    );
 }

@@ -282,14 +282,16 @@ impl TokenStore for Guarded {
         consumer_id: i64,
         callback: &'a str,
     ) -> StoreFuture<'a, Token> {
-        self.0.call(move |s| s.create_request_token(consumer_id, callback))
+        self.0
+            .call(move |s| s.create_request_token(consumer_id, callback))
     }
     fn authorize_request_token<'a>(
         &'a self,
         token: &'a str,
         owner: Owner,
     ) -> StoreFuture<'a, Option<String>> {
-        self.0.call(move |s| s.authorize_request_token(token, owner))
+        self.0
+            .call(move |s| s.authorize_request_token(token, owner))
     }
     fn delete_request_token<'a>(&'a self, token: &'a str) -> StoreFuture<'a, ()> {
         self.0.call(move |s| s.delete_request_token(token))
@@ -306,7 +308,8 @@ impl TokenStore for Guarded {
         limit: u32,
         offset: u64,
     ) -> StoreFuture<'_, Vec<AccessTokenInfo>> {
-        self.0.call(move |s| s.list_access_tokens(customer_id, limit, offset))
+        self.0
+            .call(move |s| s.list_access_tokens(customer_id, limit, offset))
     }
     fn revoke_token(&self, id: i64) -> StoreFuture<'_, bool> {
         self.0.call(move |s| s.revoke_token(id))
@@ -327,7 +330,8 @@ impl TokenStore for Guarded {
         self.0.call(move |s| s.export())
     }
     fn put_store_session<'a>(&'a self, customer_id: u64, session: &'a str) -> StoreFuture<'a, ()> {
-        self.0.call(move |s| s.put_store_session(customer_id, session))
+        self.0
+            .call(move |s| s.put_store_session(customer_id, session))
     }
     fn store_session(&self, customer_id: u64) -> StoreFuture<'_, Option<String>> {
         self.0.call(move |s| s.store_session(customer_id))
@@ -390,12 +394,16 @@ mod tests {
         assert_eq!(guard.health().state(), StoreState::Up);
 
         fake.down.store(true, Ordering::SeqCst);
-        assert_eq!(
-            store.token("t").await.unwrap_err().failure,
-            Failure::Down
-        );
+        assert_eq!(store.token("t").await.unwrap_err().failure, Failure::Down);
         assert_eq!(guard.health().state(), StoreState::Down);
-        assert!(guard.health().last_error().unwrap().to_string().contains("fake"));
+        assert!(
+            guard
+                .health()
+                .last_error()
+                .unwrap()
+                .to_string()
+                .contains("fake")
+        );
         fake.down.store(false, Ordering::SeqCst);
         let began = Instant::now();
         while guard.health().is_open() {

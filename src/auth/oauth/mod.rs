@@ -332,8 +332,7 @@ fn open_store_with(
     lock_wait: Option<Duration>,
 ) -> Result<Arc<dyn TokenStore>, StoreError> {
     let url = config.database_url.as_ref().map(|s| s.expose());
-    let location =
-        database::Location::resolve(url, &config.data_dir).map_err(StoreError::down)?;
+    let location = database::Location::resolve(url, &config.data_dir).map_err(StoreError::down)?;
     let place = location.describe();
     Ok(match location {
         database::Location::Sqlite(path) => Arc::new(sqlite::EmbeddedStore(Arc::new(

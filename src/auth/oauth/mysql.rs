@@ -524,9 +524,7 @@ impl TokenStore for MySqlStore {
             .map_err(|e| self.fail(e))?;
             self.token_by(&token)
                 .await?
-                .ok_or_else(|| {
-                    StoreError::answered("the request token just written is not there")
-                })
+                .ok_or_else(|| StoreError::answered("the request token just written is not there"))
         })
     }
 

@@ -112,9 +112,7 @@ impl SeenNonces {
                 self.seen.insert(key.to_owned(), ());
                 fresh
             }
-            Err(error) => {
-                self.claim_here(key, format_args!("{error}"))
-            }
+            Err(error) => self.claim_here(key, format_args!("{error}")),
         }
     }
 

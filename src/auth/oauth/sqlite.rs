@@ -617,7 +617,11 @@ impl SqliteStore {
     pub fn probe(&self) -> Result<(), StoreError> {
         self.with(|c| {
             for table in PROBED_TABLES {
-                c.query_row(&format!("SELECT COUNT(*) FROM (SELECT 1 FROM {table} LIMIT 1)"), [], |_| Ok(()))?;
+                c.query_row(
+                    &format!("SELECT COUNT(*) FROM (SELECT 1 FROM {table} LIMIT 1)"),
+                    [],
+                    |_| Ok(()),
+                )?;
             }
             Ok(())
         })

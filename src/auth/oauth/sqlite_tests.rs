@@ -75,7 +75,10 @@ fn the_dance_replaces_earlier_access_tokens() {
         let exchanged = store.exchange(&request).unwrap();
         let access = exchanged.access;
         let error = store.exchange(&request).unwrap_err();
-        assert!(!error.is_outage(), "used up is the store's answer: {error:?}");
+        assert!(
+            !error.is_outage(),
+            "used up is the store's answer: {error:?}"
+        );
         assert!(store.token(&request.token).unwrap().is_none());
         assert_eq!(access.owner, Some(Owner::Customer(5)));
         match first.replace(access.token.clone()) {
@@ -175,7 +178,11 @@ fn a_locked_file_is_a_slow_store_not_a_refusal() {
             c.execute("DELETE FROM oauth_nonce", [])
         })
         .unwrap_err();
-    assert_eq!(error.failure, crate::auth::oauth::store::Failure::Slow, "{error}");
+    assert_eq!(
+        error.failure,
+        crate::auth::oauth::store::Failure::Slow,
+        "{error}"
+    );
     assert!(waiting.elapsed() < Duration::from_secs(2));
     holder.execute_batch("ROLLBACK").unwrap();
     std::fs::remove_dir_all(dir).unwrap();

@@ -233,7 +233,7 @@ impl VerifiedCache {
                 crate::observe::log_limit::warn(
                     "oauth_store_verified_fallback",
                     format_args!(
-                        "OAuth store failing ({error}): credentials verified before serve"
+                        "the OAuth store is failing ({error}): credentials verified before serve"
                     ),
                 );
                 Ok(Some(value))
