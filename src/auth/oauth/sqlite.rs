@@ -613,7 +613,9 @@ impl SqliteStore {
         })
     }
 
-    /// Reads each table a signed call needs (a lock held on one shows here).
+    /// Reads each table a signed call needs, then takes the file's write lock and lets it
+    /// go: another process holding it (an operator's `sqlite3`, a VACUUM) stops sign-ins
+    /// and nonce claims though reads go on (WAL), and shows here as a slow store.
     pub fn probe(&self) -> Result<(), StoreError> {
         self.with(|c| {
             for table in PROBED_TABLES {
@@ -623,7 +625,7 @@ impl SqliteStore {
                     |_| Ok(()),
                 )?;
             }
-            Ok(())
+            c.execute_batch("BEGIN IMMEDIATE; ROLLBACK")
         })
     }
 }
