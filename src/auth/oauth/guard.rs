@@ -190,11 +190,15 @@ impl GuardedStore {
                 Ok(result) => result,
                 Err(_) => {
                     self.health.timeouts.fetch_add(1, Ordering::Relaxed);
-                    Err(StoreError::slow(format!(
-                        "{}: no answer within {} ms (STOREGATE_DATABASE_TIMEOUT_MS)",
-                        self.inner.describe(),
-                        self.deadline.as_millis()
-                    )))
+                    // A server that refuses connections is down, not slow.
+                    match self.inner.reach().await {
+                        Err(refused) => Err(refused),
+                        Ok(()) => Err(StoreError::slow(format!(
+                            "{}: no answer within {} ms (STOREGATE_DATABASE_TIMEOUT_MS)",
+                            self.inner.describe(),
+                            self.deadline.as_millis()
+                        ))),
+                    }
                 }
             };
             match &result {
@@ -258,6 +262,9 @@ impl TokenStore for Guarded {
     }
     fn ping(&self) -> StoreFuture<'_, ()> {
         self.0.call(move |s| s.ping())
+    }
+    fn reach(&self) -> StoreFuture<'_, ()> {
+        self.0.inner.reach()
     }
     fn probe(&self) -> StoreFuture<'_, ()> {
         self.0.call(move |s| s.probe())

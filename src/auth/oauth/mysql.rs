@@ -75,8 +75,14 @@ pub struct MySqlStore {
     pool: MySqlPool,
     /// `mysql://host:port/database`, for messages.
     place: String,
+    /// The server's TCP address, for the probe's first question (None: a Unix socket).
+    server: Option<(String, u16)>,
     schema: OnceCell<()>,
 }
+
+/// How long the probe's TCP connect may take before it counts as a server that does not
+/// answer (slow), not one that refuses (down).
+const CONNECT_CHECK: Duration = Duration::from_millis(200);
 
 impl MySqlStore {
     /// The store at `url` (`mysql://...`); connects on first use.
@@ -117,12 +123,18 @@ impl MySqlStore {
                 })
             });
         }
+        let server = url
+            .parse::<sqlx::mysql::MySqlConnectOptions>()
+            .ok()
+            .filter(|o| o.get_socket().is_none())
+            .map(|o| (o.get_host().to_owned(), o.get_port()));
         let pool = options
             .connect_lazy(url)
             .map_err(|e| StoreError::from(e).at(&place))?;
         Ok(MySqlStore {
             pool,
             place,
+            server,
             schema: OnceCell::new(),
         })
     }
@@ -419,8 +431,24 @@ impl TokenStore for MySqlStore {
         })
     }
 
+    fn reach(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            // The pool retries a refused connection until its acquire timeout, which makes a
+            // stopped server look like a slow one; the kernel of a hung server's host still
+            // accepts the connection.
+            if let Some((host, port)) = &self.server {
+                let connect = tokio::net::TcpStream::connect((host.as_str(), *port));
+                if let Ok(Err(error)) = tokio::time::timeout(CONNECT_CHECK, connect).await {
+                    return Err(StoreError::down(format!("{}: {error}", self.place)));
+                }
+            }
+            Ok(())
+        })
+    }
+
     fn probe(&self) -> StoreFuture<'_, ()> {
         Box::pin(async move {
+            self.reach().await?;
             // One statement reading each table a signed call needs: a table another
             // session locked (LOCK TABLES ... WRITE) makes it wait, as the calls would.
             sqlx::query(

@@ -222,6 +222,13 @@ pub trait TokenStore: Send + Sync + std::fmt::Debug {
     fn describe(&self) -> String;
     /// One cheap round trip: is the store there? (Start, reconnection.)
     fn ping(&self) -> StoreFuture<'_, ()>;
+    /// Does the server take connections at all? `Err` ([`Failure::Down`]) when it refuses
+    /// them; `Ok` when it does, or cannot tell, or there is no server (a file). Asked when a
+    /// call passed its deadline, to tell a stopped server from a hung or locked one (a pool
+    /// retries refused connections until its deadline, which looks alike).
+    fn reach(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
     /// Can the signed-call path be served? Reads each table it needs, so that a table
     /// locked by another session shows as a slow store, not only a server that is gone
     /// (`/readyz`, the breaker's probe). By default a [`TokenStore::ping`].
