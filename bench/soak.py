@@ -166,11 +166,13 @@ def client(number, customer, signer):
         product = rng.randint(1, PRODUCTS)
         if roll < 0.50:
             accept = "application/json" if rng.random() < 0.7 else "application/xml"
-            send("guest read", "GET", f"/api/rest/products/{product}", {"Accept": accept})
+            # A generated catalog has gaps in its ids: a 404 is an answer, not a failure.
+            send("guest read", "GET", f"/api/rest/products/{product}", {"Accept": accept},
+                 ok=(200, 404))
         elif roll < 0.58:
             send("guest list", "GET", f"/api/rest/products?page={rng.randint(1, 50)}&limit=20")
         elif roll < 0.66:
-            send("stock read", "GET", f"/api/rest/stockitems/{product}", admin)
+            send("stock read", "GET", f"/api/rest/stockitems/{product}", admin, ok=(200, 404))
         elif roll < 0.76:
             path = rng.choice([f"/api/rest/customers/{customer_id}",
                                f"/api/rest/customers/{customer_id}/addresses"])

@@ -19,12 +19,14 @@ use crate::shared_state::RedisStatus;
 /// on one instance is refused on all.
 ///
 /// Redis unreachable (down, or past its deadline) does not stop signed calls: the nonce is
-/// claimed in this instance's own set instead ([`SeenNonces`], which also remembers every
-/// nonce claimed through Redis), counted in `storegate_oauth_nonce_fallbacks_total` and
-/// logged once per interval. A replay to this instance is still refused; one to another
-/// instance is not until Redis is back, and only inside the timestamp window every request
-/// must fall in anyway (docs/decisions/shared-state.md). While Redis is known to be down it
-/// is not asked at all, so no signed call waits for its deadline.
+/// claimed in this instance's own set instead ([`SeenNonces::fallback_only`]), counted in
+/// `storegate_oauth_nonce_fallbacks_total` and logged once per interval. A replay of a nonce
+/// claimed during the outage is still refused here; one to another instance, or of a nonce
+/// claimed before the outage, is not until Redis is back, and only inside the timestamp
+/// window every request must fall in anyway (docs/decisions/failing-soft.md). Nonces
+/// claimed through Redis are not kept here: in steady operation this costs no memory (a
+/// soak found a set of every nonce growing by the signed calls' rate). While Redis is known
+/// to be down it is not asked at all, so no signed call waits for its deadline.
 #[derive(Debug)]
 pub struct SharedNonces {
     shared: Arc<SharedState>,
@@ -35,7 +37,7 @@ impl SharedNonces {
     pub fn new(shared: Arc<SharedState>) -> SharedNonces {
         SharedNonces {
             shared,
-            seen: SeenNonces::new(),
+            seen: SeenNonces::fallback_only(),
         }
     }
 }

@@ -74,6 +74,9 @@ impl NonceGuard for StoreNonces {
 pub struct SeenNonces {
     seen: moka::sync::Cache<String, ()>,
     fallbacks: std::sync::atomic::AtomicU64,
+    /// Whether the shared guard's answers are remembered too, not only this process's own
+    /// claims (see [`SeenNonces::fallback_only`]).
+    remember_shared: bool,
 }
 
 impl std::fmt::Debug for SeenNonces {
@@ -93,6 +96,9 @@ impl Default for SeenNonces {
 const LOCAL_NONCES: u64 = 200_000;
 
 impl SeenNonces {
+    /// Remembers every nonce, the shared guard's included: a replay to this process of a
+    /// nonce claimed before an outage is refused during it. Costs memory in proportion to
+    /// the signed calls of the timestamp window (up to [`LOCAL_NONCES`], about 30 MB).
     pub fn new() -> SeenNonces {
         SeenNonces {
             seen: moka::sync::Cache::builder()
@@ -100,6 +106,18 @@ impl SeenNonces {
                 .time_to_live(FUTURE_SKEW + PAST_WINDOW)
                 .build(),
             fallbacks: std::sync::atomic::AtomicU64::new(0),
+            remember_shared: true,
+        }
+    }
+
+    /// Remembers only the nonces this process claimed alone (while the shared guard could not
+    /// be asked): nothing in steady operation, where the guard (Redis) is the memory. A
+    /// replay, to this process during an outage, of a nonce claimed before it passes, inside
+    /// the timestamp window, like one to another instance (docs/decisions/failing-soft.md).
+    pub fn fallback_only() -> SeenNonces {
+        SeenNonces {
+            remember_shared: false,
+            ..SeenNonces::new()
         }
     }
 
@@ -109,7 +127,9 @@ impl SeenNonces {
     pub fn decide(&self, key: &str, shared: Result<bool, String>) -> bool {
         match shared {
             Ok(fresh) => {
-                self.seen.insert(key.to_owned(), ());
+                if self.remember_shared {
+                    self.seen.insert(key.to_owned(), ());
+                }
                 fresh
             }
             Err(error) => self.claim_here(key, format_args!("{error}")),
