@@ -230,3 +230,54 @@ impl Revocations {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::oauth::fake_store::Fake;
+    use crate::auth::oauth::store::TokenStore;
+
+    fn built(store: &Arc<Fake>) -> (Arc<Revocations>, Arc<TokenIssuer>) {
+        let tokens = Arc::new(TokenIssuer::new(b"k".to_vec(), Duration::from_secs(3600)));
+        let store: Arc<dyn TokenStore> = store.clone();
+        let oauth = Arc::new(OAuth::new(
+            store,
+            &crate::config::Config::default(),
+            b"secret",
+        ));
+        (Revocations::new(tokens.clone(), Some(oauth)), tokens)
+    }
+
+    #[tokio::test]
+    async fn a_revocation_the_store_could_not_take_applies_at_once_and_lands_later() {
+        let store = Arc::new(Fake::default());
+        let (revocations, tokens) = built(&store);
+        let token = tokens.issue(7).token;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        store.down.store(true, Ordering::SeqCst);
+        assert_eq!(revocations.revoke_customer(7).await, Durability::Pending);
+        assert!(tokens.verify(&token).is_err(), "refused at once");
+        assert_eq!(revocations.pending(), 1);
+        store.down.store(false, Ordering::SeqCst);
+        let began = std::time::Instant::now();
+        while revocations.pending() > 0 {
+            assert!(began.elapsed() < Duration::from_secs(3), "never written");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(revocations.revoke_customer(8).await, Durability::Written);
+    }
+
+    #[tokio::test]
+    async fn the_start_waits_for_the_marks_but_not_for_ever() {
+        let store = Arc::new(Fake::default());
+        let (revocations, _) = built(&store);
+        revocations.spawn_sync();
+        assert!(revocations.loaded_within(Duration::from_secs(2)).await);
+
+        let store = Arc::new(Fake::default());
+        store.hung.store(true, Ordering::SeqCst);
+        let (revocations, _) = built(&store);
+        revocations.spawn_sync();
+        assert!(!revocations.loaded_within(Duration::from_millis(300)).await);
+    }
+}

@@ -166,6 +166,7 @@ async fn a_sign_in_forgets_only_what_it_replaces_so_a_dead_database_leaves_verif
     // Another consumer's sign-in replaces nothing of the first's.
     let other = fleet.register_consumer("other app");
     let _ = fleet.dance(&other).await;
+    let bearer = fleet.customer_token(&fleet.a).await;
 
     fleet.database.kill();
     for gw in [&fleet.a, &fleet.b] {
@@ -192,6 +193,10 @@ async fn a_sign_in_forgets_only_what_it_replaces_so_a_dead_database_leaves_verif
         "{:?}",
         began.elapsed()
     );
+    eprintln!(
+        "database killed: a new sign-in's 503 in {:?}",
+        began.elapsed()
+    );
     // The Admin's token list names the store that failed.
     let response = fleet
         .http
@@ -209,6 +214,21 @@ async fn a_sign_in_forgets_only_what_it_replaces_so_a_dead_database_leaves_verif
     fleet
         .until_store_is(&fleet.a, "down", Duration::from_secs(2))
         .await;
+    // A customer DELETE needs the store to keep the revocation: refused, naming it, and
+    // nothing happens.
+    let response = fleet
+        .http
+        .delete(format!("{}/api/rest/customers/1", Fleet::origin(&fleet.a)))
+        .bearer_auth(ADMIN_KEY)
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(
+        message(&response.text().await.unwrap()),
+        "The OAuth sign-in store is unavailable. Try again later."
+    );
 
     // Back: sign-ins work within a second of the database answering again.
     fleet.database.restart().await;
@@ -219,6 +239,11 @@ async fn a_sign_in_forgets_only_what_it_replaces_so_a_dead_database_leaves_verif
     fleet
         .until_store_is(&fleet.a, "up", Duration::from_secs(1))
         .await;
+    // The refused DELETE took no effect: the customer is there, their token works.
+    for gw in [&fleet.a, &fleet.b] {
+        let (status, body) = fleet.bearer_get(gw, &bearer).await;
+        assert_eq!(status, 200, "{body}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -20,7 +20,7 @@
 
 pub mod database;
 #[cfg(test)]
-mod fake_store;
+pub(crate) mod fake_store;
 pub mod guard;
 pub mod import;
 pub mod mysql;
