@@ -80,14 +80,19 @@ def log(*args):
 
 
 def rss_of(pid):
-    """(VmRSS, RssAnon) in bytes."""
+    """(VmRSS, RssAnon, AnonHugePages) in bytes: the last is how much of the resident anonymous
+    memory is transparent huge pages, which a 2 MiB page keeps whole while anything in it lives."""
     fields = {}
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            name, _, value = line.partition(":")
-            if name in ("VmRSS", "RssAnon"):
-                fields[name] = int(value.split()[0]) * 1024
-    return fields.get("VmRSS", 0), fields.get("RssAnon", 0)
+    for source in (f"/proc/{pid}/status", f"/proc/{pid}/smaps_rollup"):
+        try:
+            with open(source) as text:
+                for line in text:
+                    name, _, value = line.partition(":")
+                    if name in ("VmRSS", "RssAnon", "AnonHugePages"):
+                        fields[name] = int(value.split()[0]) * 1024
+        except OSError:
+            pass
+    return fields.get("VmRSS", 0), fields.get("RssAnon", 0), fields.get("AnonHugePages", 0)
 
 
 def metrics():
@@ -296,20 +301,22 @@ def main():
                 time.sleep(wait)
             if time.monotonic() > deadline or gateway.poll() is not None:
                 raise SystemExit("the gateway exited or the run overran its bound")
-            rss, anon = rss_of(gateway.pid)
+            rss, anon, huge = rss_of(gateway.pid)
             values = metrics()
             done, failed = COUNTS.snapshot()
             sample = {
                 "minute": minute,
                 "rss_mib": rss / 2**20,
                 "rss_anon_mib": anon / 2**20,
+                "huge_pages_mib": huge / 2**20,
                 "cache_weight_mib": values.get("storegate_cache_weight_bytes", 0) / 2**20,
                 "cache_entries": int(values.get("storegate_cache_entries", 0)),
                 "requests": sum(done.values()),
                 "failed": sum(failed.values()),
             }
             samples.append(sample)
-            log(f"minute {minute}: RSS {sample['rss_mib']:.1f} MiB (anon {sample['rss_anon_mib']:.1f}), "
+            log(f"minute {minute}: RSS {sample['rss_mib']:.1f} MiB (anon {sample['rss_anon_mib']:.1f}, "
+                f"huge pages {sample['huge_pages_mib']:.1f}), "
                 f"cache {sample['cache_weight_mib']:.1f} MiB / {sample['cache_entries']} entries, "
                 f"{sample['requests']} requests, {sample['failed']} failed")
     finally:
@@ -342,12 +349,12 @@ def report(samples, done, failed, stores):
         "- requests: " + ", ".join(f"{kind} {count:,}" + (f" ({failed[kind]} failed)" if failed.get(kind) else "")
                                    for kind, count in sorted(done.items())),
         "",
-        "| minute | RSS MiB | RssAnon MiB | cache weight MiB | cache entries | requests so far |",
-        "|--:|--:|--:|--:|--:|--:|",
+        "| minute | RSS MiB | RssAnon MiB | of which huge pages MiB | cache weight MiB | cache entries | requests so far |",
+        "|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for s in samples:
         if s["minute"] in (1, 2, 5) or s["minute"] % 5 == 0 or s is last:
-            lines.append(f"| {s['minute']} | {s['rss_mib']:.1f} | {s['rss_anon_mib']:.1f} | "
+            lines.append(f"| {s['minute']} | {s['rss_mib']:.1f} | {s['rss_anon_mib']:.1f} | {s['huge_pages_mib']:.1f} | "
                          f"{s['cache_weight_mib']:.1f} | {s['cache_entries']:,} | {s['requests']:,} |")
     if ten:
         change = (last["rss_mib"] - ten["rss_mib"]) / ten["rss_mib"]
