@@ -24,9 +24,9 @@ use crate::shared_state::RedisStatus;
 /// claimed during the outage is still refused here; one to another instance, or of a nonce
 /// claimed before the outage, is not until Redis is back, and only inside the timestamp
 /// window every request must fall in anyway (docs/decisions/failing-soft.md). Nonces
-/// claimed through Redis are not kept here: in steady operation this costs no memory (a
-/// soak found a set of every nonce growing by the signed calls' rate). While Redis is known
-/// to be down it is not asked at all, so no signed call waits for its deadline.
+/// claimed through Redis are not kept here: in steady operation this costs no memory (a set
+/// of every nonce would grow with the signed calls of the two-hour window). While Redis is
+/// known to be down it is not asked at all, so no signed call waits for its deadline.
 #[derive(Debug)]
 pub struct SharedNonces {
     shared: Arc<SharedState>,
