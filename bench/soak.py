@@ -49,7 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import signed  # noqa: E402  (the consumer and token import, and the MariaDB start, of row 8)
-from processes import Processes, wait_http  # noqa: E402
+from processes import Processes, wait_http, write_between_markers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "soak-out"
@@ -233,15 +233,7 @@ def make_signer():
 
 def write_results(section):
     results_md = ROOT / "bench" / "RESULTS.md"
-    text = results_md.read_text() if results_md.exists() else "# Benchmark results\n"
-    block = f"{START_MARK}\n{section.rstrip()}\n{END_MARK}"
-    if START_MARK in text and END_MARK in text:
-        before, rest = text.split(START_MARK, 1)
-        _, after = rest.split(END_MARK, 1)
-        text = before + block + after
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    results_md.write_text(text)
+    write_between_markers(results_md, START_MARK, END_MARK, section)
     log(f"written to {results_md.relative_to(ROOT)}")
 
 

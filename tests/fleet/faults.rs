@@ -50,6 +50,19 @@ impl Fleet {
             .and_then(|value| value.trim().parse().ok())
     }
 
+    /// `verb /api/rest{path}` on `gw` as the Admin, JSON: status and body.
+    async fn admin(&self, gw: &Running, verb: reqwest::Method, path: &str) -> (u16, String) {
+        let response = self
+            .http
+            .request(verb, format!("{}/api/rest{path}", Fleet::origin(gw)))
+            .bearer_auth(ADMIN_KEY)
+            .header("Accept", "application/json")
+            .send()
+            .await
+            .unwrap();
+        (response.status().as_u16(), response.text().await.unwrap())
+    }
+
     /// The demo customer's Bearer token, from `gw`.
     async fn customer_token(&self, gw: &Running) -> String {
         let response = self
@@ -198,36 +211,30 @@ async fn a_sign_in_forgets_only_what_it_replaces_so_a_dead_database_leaves_verif
         began.elapsed()
     );
     // The Admin's token list names the store that failed.
-    let response = fleet
-        .http
-        .get(format!("{}/api/rest/oauth/tokens", Fleet::origin(&fleet.b)))
-        .bearer_auth(ADMIN_KEY)
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 503);
+    let (status, body) = fleet
+        .admin(&fleet.b, reqwest::Method::GET, "/oauth/tokens")
+        .await;
     assert_eq!(
-        message(&response.text().await.unwrap()),
-        "The OAuth sign-in store is unavailable. Try again later."
+        (status, message(&body).as_str()),
+        (
+            503,
+            "The OAuth sign-in store is unavailable. Try again later."
+        )
     );
     fleet
         .until_store_is(&fleet.a, "down", Duration::from_secs(2))
         .await;
     // A customer DELETE needs the store to keep the revocation: refused, naming it, and
     // nothing happens.
-    let response = fleet
-        .http
-        .delete(format!("{}/api/rest/customers/1", Fleet::origin(&fleet.a)))
-        .bearer_auth(ADMIN_KEY)
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 503);
+    let (status, body) = fleet
+        .admin(&fleet.a, reqwest::Method::DELETE, "/customers/1")
+        .await;
     assert_eq!(
-        message(&response.text().await.unwrap()),
-        "The OAuth sign-in store is unavailable. Try again later."
+        (status, message(&body).as_str()),
+        (
+            503,
+            "The OAuth sign-in store is unavailable. Try again later."
+        )
     );
 
     // Back: sign-ins work within a second of the database answering again.
@@ -468,20 +475,14 @@ async fn a_token_revoked_before_redis_restarts_empty_is_refused_by_an_instance_s
     );
 
     // The first app's token by id, through A's Admin endpoint.
-    let list: Value = fleet
-        .http
-        .get(format!(
-            "{}/api/rest/oauth/tokens?customer_id=1",
-            Fleet::origin(&fleet.a)
-        ))
-        .bearer_auth(ADMIN_KEY)
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, body) = fleet
+        .admin(
+            &fleet.a,
+            reqwest::Method::GET,
+            "/oauth/tokens?customer_id=1",
+        )
+        .await;
+    let list: Value = serde_json::from_str(&body).unwrap();
     let id = list
         .as_array()
         .unwrap()
@@ -489,25 +490,18 @@ async fn a_token_revoked_before_redis_restarts_empty_is_refused_by_an_instance_s
         .find(|t| t["consumer_key"] == admin_app.0.as_str())
         .map(|t| t["id"].clone())
         .unwrap_or_else(|| panic!("{list}"));
-    let response = fleet
-        .http
-        .delete(format!(
-            "{}/api/rest/oauth/tokens/{id}",
-            Fleet::origin(&fleet.a)
-        ))
-        .bearer_auth(ADMIN_KEY)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let response = fleet
-        .http
-        .delete(format!("{}/api/rest/customers/1", Fleet::origin(&fleet.a)))
-        .bearer_auth(ADMIN_KEY)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+    let revoke = format!("/oauth/tokens/{id}");
+    assert_eq!(
+        fleet
+            .admin(&fleet.a, reqwest::Method::DELETE, &revoke)
+            .await
+            .0,
+        200
+    );
+    let (status, body) = fleet
+        .admin(&fleet.a, reqwest::Method::DELETE, "/customers/1")
+        .await;
+    assert_eq!(status, 200, "{body}");
     // Refused by the other instance within a second (until then the customer is simply
     // gone from Magento: 404).
     let began = Instant::now();
