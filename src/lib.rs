@@ -81,14 +81,13 @@ fn default_mappings(
     backend: config::BackendKind,
     folder: &std::path::Path,
 ) -> Result<rules::mapping::Mappings, rules::mapping::MappingError> {
-    use rules::mapping::{Builtin, Mappings};
+    use rules::mapping::Mappings;
     if folder.join("product.toml").is_file() {
         return Mappings::load_dir(folder);
     }
-    Ok(Mappings::builtin(match backend {
-        config::BackendKind::Magento2 => Builtin::Magento2,
-        config::BackendKind::OpenMage => Builtin::OpenMage,
-    }))
+    Ok(Mappings::builtin(backend::registry::builtin_mappings(
+        backend.as_str(),
+    )))
 }
 
 /// `http://ADDR` as a client can use it: an unspecified address (`0.0.0.0`, `::`) is

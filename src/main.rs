@@ -197,8 +197,9 @@ fn main() -> ExitCode {
 }
 
 fn import_har(config: &Config, file: &Path, dir: &Path) -> Result<(), String> {
-    let scrubber = storegate::backend::recording::scrubber(&config.recording, &[])?;
-    let imported = storegate::backend::recording::har::import(file, dir, &scrubber)?;
+    let wires = storegate::backend::registry::WIRES;
+    let scrubber = storegate::backend::recording::scrubber(&config.recording, &[], wires)?;
+    let imported = storegate::backend::recording::har::import(file, dir, &scrubber, wires)?;
     println!(
         "imported {} Magento REST call(s) into {} ({} other entries skipped)",
         imported.interactions,

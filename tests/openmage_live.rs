@@ -14,8 +14,8 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use storegate::backend::error::UpstreamError;
 use storegate::backend::openmage::{Credentials, OpenMage};
+use storegate::backend::port::BackendError;
 use storegate::config::Secret;
 
 fn padded(prefix: &str, fill: char) -> String {
@@ -73,7 +73,7 @@ async fn a_guest_reads_a_product_unsigned() {
 async fn a_missing_product_is_the_stores_404() {
     let Some(store) = store() else { return };
     let error = store.get("/products/999999", &[]).await.unwrap_err();
-    let UpstreamError::Status { status, error } = &error else {
+    let BackendError::Status { status, error } = &error else {
         panic!("a status: {error:?}")
     };
     assert_eq!(*status, 404);
@@ -136,7 +136,7 @@ async fn a_wrong_secret_is_the_stores_401() {
         )
         .await
         .unwrap_err();
-    let UpstreamError::Status { status, error } = &error else {
+    let BackendError::Status { status, error } = &error else {
         panic!("a status: {error:?}")
     };
     assert_eq!(*status, 401);
@@ -184,8 +184,8 @@ async fn a_product_is_created_read_and_deleted() {
 }
 
 /// The adapter behind the port, on the seeded store (store view 2 is `de`).
-fn adapter() -> Option<storegate::backend::openmage::adapter::OpenMageBackend> {
-    use storegate::backend::openmage::adapter::{OpenMageBackend, View};
+fn adapter() -> Option<storegate::backend::openmage::OpenMageBackend> {
+    use storegate::backend::openmage::{OpenMageBackend, View};
     let client = store()?;
     let url = std::env::var("STOREGATE_TEST_OPENMAGE_URL").ok()?;
     let views = vec![
@@ -205,7 +205,7 @@ fn adapter() -> Option<storegate::backend::openmage::adapter::OpenMageBackend> {
 
 #[tokio::test]
 async fn the_adapter_reads_products_pages_and_renderings() {
-    use storegate::backend::port::{Backend, Scope, SearchCriteria};
+    use storegate::backend::port::{Catalog, Media, ProductRecords, Scope, SearchCriteria};
     let Some(backend) = adapter() else { return };
     let skus = backend.skus_of(&[1, 2]).await.unwrap();
     assert_eq!(skus.len(), 2, "{skus:?}");
@@ -213,14 +213,14 @@ async fn the_adapter_reads_products_pages_and_renderings() {
     let raw = backend.product(Scope::Default, &sku).await.unwrap();
     let product: Value = serde_json::from_slice(&raw).unwrap();
     assert_eq!(product["id"], 1);
-    assert_eq!(backend.read_assignments(&product).website_ids, [1]);
+    assert_eq!(backend.assignments(&product).website_ids, [1]);
     assert!(backend.on_website(&product, 1) && !backend.on_website(&product, 9));
     let german = backend.product(Scope::Store("de"), &sku).await.unwrap();
     let german: Value = serde_json::from_slice(&german).unwrap();
     assert_ne!(german["name"], product["name"], "store view values");
     // Five products, two a page: page 3 holds one, page 4 is past the end.
     let page = |n| SearchCriteria::new().page(2, n);
-    let read = |raw: bytes::Bytes| backend.read_list(&raw).unwrap();
+    let read = |page: storegate::backend::port::Page| page.read().unwrap();
     let third = read(backend.search_products(Scope::All, &page(3)).await.unwrap());
     assert_eq!((third.items.len(), third.total_count), (1, 5));
     let fourth = read(backend.search_products(Scope::All, &page(4)).await.unwrap());
@@ -231,29 +231,37 @@ async fn the_adapter_reads_products_pages_and_renderings() {
         "{fourth:?}"
     );
     let one = SearchCriteria::new().filter("entity_id", "2", "eq");
-    let render = backend.render_info(1, "", &one, None).await.unwrap();
-    let items = backend.read_render_items(&render).unwrap();
+    let items = backend.render(1, "", &one, None).await.unwrap().items;
     assert_eq!(items[0]["id"], 2);
-    let (without, with) = backend.read_final_prices(&items[0]);
+    let (without, with) = backend.final_prices(&items[0]);
     assert!(without.is_some() && with.is_some(), "{}", items[0]);
-    let images = backend.product_in(Scope::All, &sku, Some(0)).await.unwrap();
-    let images = backend.read_images(&serde_json::from_slice(&images).unwrap());
+    let images = backend
+        .product_gallery(Scope::All, &sku, Some(0))
+        .await
+        .unwrap();
+    let images = backend.images(&serde_json::from_slice(&images).unwrap());
     assert_eq!(images.len(), 2, "{images:?}");
 }
 
 #[tokio::test]
 async fn the_adapter_reads_stock_customers_and_orders() {
-    use storegate::backend::port::{Backend, SearchCriteria};
+    use storegate::backend::port::{Catalog, Orders, People, SearchCriteria, Stock};
     let Some(backend) = adapter() else { return };
     let sku = backend.skus_of(&[1]).await.unwrap()[0].sku.clone();
     let item: Value = serde_json::from_slice(&backend.stock_item(&sku).await.unwrap()).unwrap();
     // A page larger than the store serves (100) is read in its pages, and ends.
     let all = backend
-        .read_list(&backend.stock_items_page(None, 1, 300).await.unwrap())
+        .stock_items_page(None, 1, 300)
+        .await
+        .unwrap()
+        .read()
         .unwrap();
     assert_eq!((all.items.len(), all.total_count), (5, 5), "{all:?}");
     let past = backend
-        .read_list(&backend.stock_items_page(None, 2, 300).await.unwrap())
+        .stock_items_page(None, 2, 300)
+        .await
+        .unwrap()
+        .read()
         .unwrap();
     assert!(past.items.is_empty(), "{past:?}");
     assert_eq!(item["product_id"], "1", "{item}");

@@ -16,7 +16,13 @@ pub async fn serve(
     settings: &Recording,
     token: &str,
 ) -> Result<(), String> {
-    let transport = replay_transport(dir, settings, token, Duration::from_secs(30))?;
+    let transport = replay_transport(
+        dir,
+        settings,
+        token,
+        Duration::from_secs(30),
+        crate::backend::registry::WIRES,
+    )?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;

@@ -65,10 +65,14 @@ pub enum CorsOrigins {
     List(Vec<String>),
 }
 
+/// The names `STOREGATE_BACKEND` takes: the kinds of `crate::backend::registry` (a test
+/// there keeps the two lists the same).
+pub const BACKEND_KINDS: &[&str] = &["magento2", "openmage"];
+
 /// Which kind of store the gateway fronts (`STOREGATE_BACKEND`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BackendKind {
-    /// Magento 2 through `/rest/{scope}/V1/...`, with an integration token (Bearer).
+    /// Magento 2 through its REST API, with an integration token (Bearer).
     #[default]
     Magento2,
     /// OpenMage (Magento 1.9) through its own REST API, `/api/rest/...`, every call signed
@@ -105,7 +109,7 @@ impl BackendKind {
 /// Where the gateway's store lives.
 #[derive(Debug, Clone)]
 pub struct Upstream {
-    /// Base URL without a trailing slash; calls go to `{url}/rest/{scope}/V1/...` (Magento 2)
+    /// Base URL without a trailing slash; calls go to the store's REST API under it (Magento 2)
     /// or `{url}/api/rest/...` (OpenMage). Or `replay:DIR`: answers come from the cassettes
     /// in DIR (`crate::backend::recording`).
     pub url: String,

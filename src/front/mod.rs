@@ -33,13 +33,10 @@ use tower_http::normalize_path::NormalizePath;
 
 use crate::auth::caller;
 use crate::auth::{self, Authenticator, TokenIssuer};
-use crate::backend::magento2::Magento;
-use crate::backend::openmage::adapter::{OpenMageBackend, View};
-use crate::backend::openmage::{Credentials, OpenMage};
-use crate::backend::port::Backend;
-use crate::backend::resilience;
+use crate::backend::port::SessionKeeper;
+use crate::backend::registry::{OAuthKeys, Registry, Settings, Wiring};
+use crate::backend::shell::resilience;
 use crate::cache::Cache;
-use crate::config::BackendKind;
 use crate::config::Config;
 use crate::context::request;
 use crate::http::{ApiError, middleware::negotiate};
@@ -66,90 +63,70 @@ pub struct Parts {
     pub mappings: Mappings,
 }
 
-/// The configured store behind the port, its calls through the recorder or the cassettes
-/// when the configuration asks for them.
-fn back_end(
-    config: &Config,
-    parts: &Parts,
-    metrics: UpstreamMetrics,
-) -> Result<Arc<dyn Backend>, String> {
-    let options = resilience::Options {
-        failure_threshold: config.circuit_failure_threshold,
-        open_for: config.circuit_open,
-        max_in_flight: config.upstream_max_in_flight,
-    };
-    let wire = |transport| {
-        crate::backend::recording::wire(
-            transport,
-            &config.recording,
-            &parts.upstream_url,
-            &parts.upstream_token,
-            config.upstream_timeout,
-        )
-    };
-    match config.backend {
-        BackendKind::Magento2 => {
-            let magento = Magento::new(
-                &parts.upstream_url,
-                &parts.upstream_token,
-                config.upstream_timeout,
-                &config.default_store,
-            )?
-            .with_resilience(&options, metrics);
-            let transport = wire(magento.transport())?;
-            Ok(Arc::new(magento.with_transport(transport)))
-        }
-        BackendKind::OpenMage => {
-            let credentials = config
-                .upstream
-                .as_ref()
-                .and_then(Credentials::from_upstream)
-                .unwrap_or_else(Credentials::none);
-            let client = OpenMage::new(
-                &parts.upstream_url,
-                credentials,
-                config.upstream_timeout,
-                &config.default_store,
-            )?
-            .with_resilience(&options, metrics);
-            let transport = wire(client.transport())?;
-            let views = if config.openmage_store_views.is_empty() {
-                vec![View {
-                    id: 1,
-                    code: config.default_store.clone(),
-                    website_id: 1,
-                }]
-            } else {
-                config
-                    .openmage_store_views
-                    .iter()
-                    .map(|(code, id, website_id)| View {
-                        id: *id,
-                        code: code.clone(),
-                        website_id: *website_id,
-                    })
-                    .collect()
-            };
-            let base = config
-                .upstream
-                .as_ref()
-                .and_then(|u| {
-                    (!u.url.starts_with(crate::config::REPLAY_SCHEME)).then(|| u.url.clone())
-                })
-                .unwrap_or_else(|| parts.upstream_url.clone());
-            Ok(Arc::new(OpenMageBackend::new(
-                client.with_transport(transport),
-                &base,
-                views,
-            )))
-        }
+/// The settings of the configured back end, from the configuration and what the caller
+/// knows besides (the store's URL and credential, the sandbox's in sandbox mode).
+pub fn backend_settings(config: &Config, parts: &Parts) -> Settings {
+    Settings {
+        kind: config.backend.as_str().to_owned(),
+        url: parts.upstream_url.clone(),
+        token: crate::config::Secret::new(&parts.upstream_token),
+        oauth: config
+            .upstream
+            .as_ref()
+            .and_then(|u| u.oauth.as_ref())
+            .map(|oauth| OAuthKeys {
+                consumer_key: oauth.consumer_key.clone(),
+                consumer_secret: oauth.consumer_secret.clone(),
+                token_secret: oauth.token_secret.clone(),
+            }),
+        store_views: config.openmage_store_views.clone(),
+        default_store: config.default_store.clone(),
+        timeout: config.upstream_timeout,
+        resilience: resilience::Options {
+            failure_threshold: config.circuit_failure_threshold,
+            open_for: config.circuit_open,
+            max_in_flight: config.upstream_max_in_flight,
+        },
+        recording: config.recording.clone(),
     }
 }
 
-/// Builds the state and the service.
+/// Customers' store sessions, kept in the OAuth store (shared by every instance) for a
+/// back end that keeps them.
+#[derive(Debug)]
+struct OAuthSessions(Arc<crate::auth::oauth::OAuth>);
+
+#[async_trait::async_trait]
+impl SessionKeeper for OAuthSessions {
+    async fn session(&self, customer_id: u64) -> Result<Option<String>, String> {
+        self.0
+            .store()
+            .store_session(customer_id)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn keep(&self, customer_id: u64, session: &str) -> Result<(), String> {
+        self.0
+            .store()
+            .put_store_session(customer_id, session)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Builds the state and the service, the back end one of this build's kinds.
 pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String> {
+    build_with(config, parts, &Registry::standard())
+}
+
+/// Builds the state and the service, the back end of `config`'s kind from `registry`.
+pub fn build_with(
+    config: Config,
+    parts: Parts,
+    registry: &Registry,
+) -> Result<(Router, AppState), String> {
     let upstream_metrics = UpstreamMetrics::default();
-    let backend = back_end(&config, &parts, upstream_metrics.clone())?;
     let cache = Arc::new(Cache::with_windows(
         config.cache_max_bytes,
         config.cache_ttl,
@@ -162,32 +139,11 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             crate::server::default_max_connections(config.upstream_max_in_flight)
         }),
     ));
-    let upstream_up = crate::observe::process::UpstreamUp::default();
-    let metrics = Metrics::new(
-        upstream_metrics,
-        cache.clone(),
-        {
-            let probe = backend.circuit_probe();
-            Arc::new(move || probe() as i64)
-        },
-        {
-            let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
-            Arc::new(move || (max - in_flight.available_permits()) as i64)
-        },
-        {
-            let connections = connections.clone();
-            Arc::new(move || (connections.open() as i64, connections.refused()))
-        },
-    )
-    .with_collector(Box::new(crate::observe::process::ProcessCollector {
-        upstream_up: upstream_up.clone(),
-    }));
     let tokens = Arc::new(TokenIssuer::new(
         parts.token_secret.clone(),
         config.token_ttl,
     ));
     let shared = SharedState::start(&config, &cache, &tokens)?;
-    let metrics = Arc::new(metrics.with_shared_state(shared.clone()));
     let mut oauth = crate::auth::oauth::OAuth::open(&config, &parts.token_secret)?;
     if config.redis_url.is_some() {
         // Several machines: a nonce used on one instance is refused on every other, and a
@@ -202,13 +158,38 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     }
     let oauth = Arc::new(oauth);
     shared.attach_oauth(oauth.verified());
-    let metrics = Arc::new(
-        Arc::try_unwrap(metrics)
-            .map_err(|_| "metrics shared before the OAuth series were added".to_owned())?
-            .with_collector(Box::new(crate::observe::process::OAuthSeries(
-                oauth.clone(),
-            ))),
-    );
+    let backend = registry.build(
+        &backend_settings(&config, &parts),
+        &Wiring {
+            metrics: upstream_metrics.clone(),
+            sessions: Some(Arc::new(OAuthSessions(oauth.clone()))),
+        },
+    )?;
+    let upstream_up = crate::observe::process::UpstreamUp::default();
+    let metrics = Metrics::new(
+        upstream_metrics,
+        cache.clone(),
+        {
+            let probe = backend.circuit();
+            Arc::new(move || probe() as i64)
+        },
+        {
+            let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
+            Arc::new(move || (max - in_flight.available_permits()) as i64)
+        },
+        {
+            let connections = connections.clone();
+            Arc::new(move || (connections.open() as i64, connections.refused()))
+        },
+    )
+    .with_collector(Box::new(crate::observe::process::ProcessCollector {
+        upstream_up: upstream_up.clone(),
+    }))
+    .with_shared_state(shared.clone())
+    .with_collector(Box::new(crate::observe::process::OAuthSeries(
+        oauth.clone(),
+    )));
+    let metrics = Arc::new(metrics);
     let auth = Arc::new(Authenticator::new(
         parts.admin_digests,
         tokens,

@@ -72,7 +72,7 @@ struct RequestLabels {
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct UpstreamLabels {
-    /// The Magento path template (`/V1/products/{}`), never the raw path.
+    /// The back end's path template (`/api/rest/products/{}`), never the raw path.
     endpoint: String,
     method: &'static str,
     outcome: &'static str,
@@ -138,7 +138,7 @@ impl Default for UpstreamMetrics {
 
 impl UpstreamMetrics {
     /// One call (or one call not made), by the endpoint it was for: the path's template
-    /// (`upstream::endpoint::template`), never the raw path.
+    /// (`backend::shell::paths::template`), never the raw path.
     pub fn call(&self, method: &Method, endpoint: &str, outcome: Outcome, elapsed: Duration) {
         self.calls
             .get_or_create(&UpstreamLabels {

@@ -1,8 +1,8 @@
 //! The cassette format: what one upstream exchange looks like on disk, and the folder of
 //! cassette files a recording writes and a replay reads.
 //!
-//! One pretty-printed JSON file per endpoint (`get.products.{}.json` holds every
-//! `GET /V1/products/{sku}` exchange), interactions in the order they happened, header
+//! One pretty-printed JSON file per endpoint (`get.api.rest.products.{}.json` holds every
+//! `GET /api/rest/products/{id}` exchange), interactions in the order they happened, header
 //! and query names sorted, JSON bodies written as JSON, other bodies as text or base64:
 //! a re-recording diffs like a change of the store. See docs/recording.md, "Cassette format".
 
@@ -22,7 +22,8 @@ pub const FORMAT_VERSION: u32 = 1;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Cassette {
     pub storegate_cassette: u32,
-    /// `GET /V1/products/{}`: what the file holds (informative; matching never reads it).
+    /// `GET /api/rest/products/{}`: what the file holds (informative; matching never reads
+    /// it).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub endpoint: String,
     pub interactions: Vec<Interaction>,
@@ -38,8 +39,7 @@ pub struct Interaction {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Request {
     pub method: String,
-    /// `/rest/<scope>/V1/...` (Magento 2) or `/api/rest/...` (OpenMage) without the query,
-    /// as sent.
+    /// The store's path without the query, as sent.
     pub path: String,
     /// Decoded pairs by name; a name sent more than once holds a list.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -170,7 +170,7 @@ impl Request {
         self.query = query;
     }
 
-    /// `GET /rest/default/V1/x?a=1`, for messages.
+    /// `GET /api/rest/x?a=1`, for messages.
     pub fn describe(&self) -> String {
         let mut text = format!("{} {}", self.method, self.path);
         let pairs = self.query_pairs();
@@ -199,35 +199,6 @@ pub fn shorten(text: &str, max: usize) -> String {
     let mut out: String = text.chars().take(max).collect();
     out.push('…');
     out
-}
-
-/// The file an exchange belongs in: `get.products.{}.json` for `GET /rest/x/V1/products/y`
-/// (Magento 2: the scope and `V1` left out), `get.api.rest.products.{}.json` for
-/// `GET /api/rest/products/1` (OpenMage: the whole path, so the two never share a file).
-pub fn file_name(method: &str, path: &str) -> String {
-    let template = template(path);
-    let mut name = method.to_ascii_lowercase();
-    for segment in template.split('/').filter(|s| !s.is_empty() && *s != "V1") {
-        name.push('.');
-        name.push_str(segment);
-    }
-    name.push_str(".json");
-    name
-}
-
-/// `GET /V1/products/{}`, `GET /api/rest/products/{}`.
-pub fn endpoint(method: &str, path: &str) -> String {
-    format!("{} {}", method.to_ascii_uppercase(), template(path))
-}
-
-/// The template of a recorded path: OpenMage's from `/api/rest` on, Magento 2's from `/V1/`
-/// on (the store scope before it is left out).
-fn template(path: &str) -> String {
-    if crate::backend::openmage::endpoint::is_openmage(path) {
-        return crate::backend::openmage::endpoint::template(path);
-    }
-    let service = path.find("/V1/").map_or(path, |at| &path[at..]);
-    crate::backend::magento2::endpoint::template(service)
 }
 
 /// Every cassette file under `dir` (sub-folders included, so a team can keep one folder
@@ -347,45 +318,53 @@ pub fn append(path: &Path, endpoint: &str, interaction: &Interaction) -> Result<
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A store of the tests' own: `/shop/api/...`, its names `shop`, `api`, `products`.
+    #[derive(Debug)]
+    pub(crate) struct TestWire;
+
+    impl crate::backend::port::WireShape for TestWire {
+        fn kind(&self) -> &'static str {
+            "test"
+        }
+        fn owns(&self, path: &str) -> bool {
+            path.starts_with("/shop/")
+        }
+        fn template(&self, path: &str) -> String {
+            crate::backend::shell::paths::template(path, &["shop", "api", "products"])
+        }
+        fn unnamed_segments(&self) -> &'static [&'static str] {
+            &["api"]
+        }
+        fn token_endpoints(&self) -> &'static [&'static str] {
+            &["/shop/api/token"]
+        }
+        fn form_token_endpoints(&self) -> &'static [&'static str] {
+            &["/oauth/token"]
+        }
+    }
+
+    pub(crate) const WIRES: crate::backend::recording::Wires =
+        crate::backend::recording::Wires(&[&TestWire]);
+
     #[test]
     fn files_are_named_after_the_endpoint() {
+        let file_name = |method, path| WIRES.file_name(method, path);
+        let endpoint = |method, path| WIRES.endpoint(method, path);
+        // Each store's own names: its adapter's tests.
         assert_eq!(
-            file_name("GET", "/rest/default/V1/products/24-MB01"),
-            "get.products.{}.json"
+            file_name("GET", "/shop/api/products/1"),
+            "get.shop.products.{}.json"
         );
         assert_eq!(
-            file_name("POST", "/rest/all/V1/products/24-MB01/media"),
-            "post.products.{}.media.json"
+            endpoint("put", "/shop/api/products/3"),
+            "PUT /shop/api/products/{}"
         );
-        assert_eq!(
-            file_name("POST", "/rest/default/V1/integration/customer/token"),
-            "post.integration.customer.token.json"
-        );
-        // OpenMage: ids and stores are placeholders; the file never is a Magento 2 one.
-        assert_eq!(
-            file_name("GET", "/api/rest/products/1"),
-            "get.api.rest.products.{}.json"
-        );
-        assert_eq!(
-            file_name("GET", "/api/rest/products/1/images/7/store/2"),
-            "get.api.rest.products.{}.images.{}.store.{}.json"
-        );
-        assert_eq!(
-            file_name("POST", "/api/rest/customers/1/addresses"),
-            "post.api.rest.customers.{}.addresses.json"
-        );
-        assert_eq!(
-            endpoint("put", "/api/rest/stockitems/3"),
-            "PUT /api/rest/stockitems/{}"
-        );
-        assert_eq!(
-            endpoint("get", "/rest/default/V1/products/24-MB01"),
-            "GET /V1/products/{}"
-        );
+        // A path no known store owns: every segment a value.
+        assert_eq!(endpoint("get", "/static/logo.png"), "GET /{}/{}");
     }
 
     #[test]
@@ -395,7 +374,7 @@ mod tests {
         let exchange = |n: u64| Interaction {
             request: Request {
                 method: "GET".into(),
-                path: format!("/rest/default/V1/products/{n}"),
+                path: format!("/api/rest/products/{n}"),
                 query: BTreeMap::new(),
                 headers: BTreeMap::new(),
                 body: Body::default(),
@@ -411,12 +390,12 @@ mod tests {
         };
         let appended = dir.join("appended.json");
         for n in 0..3 {
-            append(&appended, "GET /V1/products/{}", &exchange(n)).unwrap();
+            append(&appended, "GET /api/rest/products/{}", &exchange(n)).unwrap();
         }
         let whole = dir.join("whole.json");
         let cassette = Cassette {
             storegate_cassette: FORMAT_VERSION,
-            endpoint: "GET /V1/products/{}".into(),
+            endpoint: "GET /api/rest/products/{}".into(),
             interactions: (0..3).map(exchange).collect(),
         };
         write(&whole, &cassette).unwrap();
@@ -427,7 +406,7 @@ mod tests {
         // A file edited by hand (no final newline) is rewritten whole, and still reads.
         let text = std::fs::read_to_string(&whole).unwrap();
         std::fs::write(&whole, text.trim_end()).unwrap();
-        append(&whole, "GET /V1/products/{}", &exchange(3)).unwrap();
+        append(&whole, "GET /api/rest/products/{}", &exchange(3)).unwrap();
         assert_eq!(read(&whole).unwrap().interactions.len(), 4);
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -449,7 +428,7 @@ mod tests {
     fn a_cassette_reads_back_as_written() {
         let mut request = Request {
             method: "GET".into(),
-            path: "/rest/default/V1/products".into(),
+            path: "/api/rest/products".into(),
             query: BTreeMap::new(),
             headers: BTreeMap::new(),
             body: Body::default(),
@@ -461,7 +440,7 @@ mod tests {
         ]);
         let cassette = Cassette {
             storegate_cassette: FORMAT_VERSION,
-            endpoint: "GET /V1/products".into(),
+            endpoint: "GET /api/rest/products".into(),
             interactions: vec![Interaction {
                 request,
                 response: Response {

@@ -8,10 +8,13 @@ use std::sync::Mutex;
 
 use super::cassette::{self, Cassette, FORMAT_VERSION, Interaction, Request, Response};
 use super::matching::Ignore;
+use super::wires::Wires;
 
 #[derive(Debug)]
 pub struct Library {
     dir: PathBuf,
+    /// The stores whose exchanges it holds (file names, endpoints).
+    wires: Wires,
     /// Replay reads answers from memory; a recording only writes, and keeps nothing.
     replaying: bool,
     state: Mutex<State>,
@@ -26,7 +29,7 @@ struct State {
 
 impl Library {
     /// The cassettes under `dir` (none yet if it does not exist).
-    pub fn open(dir: &Path) -> Result<Library, String> {
+    pub fn open(dir: &Path, wires: Wires) -> Result<Library, String> {
         let files = cassette::load_dir(dir)?;
         let used = files
             .iter()
@@ -34,6 +37,7 @@ impl Library {
             .collect();
         Ok(Library {
             dir: dir.to_path_buf(),
+            wires,
             replaying: true,
             state: Mutex::new(State { files, used }),
         })
@@ -41,11 +45,12 @@ impl Library {
 
     /// A folder to record into: appends only, nothing held in memory (a recording gateway
     /// may run for hours).
-    pub fn for_recording(dir: &Path) -> Result<Library, String> {
+    pub fn for_recording(dir: &Path, wires: Wires) -> Result<Library, String> {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create the cassette folder {}: {e}", dir.display()))?;
         Ok(Library {
             dir: dir.to_path_buf(),
+            wires,
             replaying: false,
             state: Mutex::new(State::default()),
         })
@@ -109,11 +114,9 @@ impl Library {
     /// Adds an interaction at the end of its endpoint's file; `served`: replay counts it as
     /// answered already. Blocking: call it from a blocking thread.
     pub fn append(&self, interaction: Interaction, served: bool) -> Result<(), String> {
-        let name = PathBuf::from(cassette::file_name(
-            &interaction.request.method,
-            &interaction.request.path,
-        ));
-        let endpoint = cassette::endpoint(&interaction.request.method, &interaction.request.path);
+        let request = &interaction.request;
+        let name = PathBuf::from(self.wires.file_name(&request.method, &request.path));
+        let endpoint = self.wires.endpoint(&request.method, &request.path);
         // Written under the lock: two appends to one file must not interleave.
         let mut state = self.state();
         cassette::append(&self.dir.join(&name), &endpoint, &interaction)?;
@@ -138,6 +141,7 @@ impl Library {
 mod tests {
     use super::*;
     use crate::backend::recording::cassette::Body;
+    use crate::backend::recording::cassette::tests::WIRES;
     use serde_json::json;
 
     fn exchange(path: &str, answer: serde_json::Value) -> Interaction {
@@ -162,34 +166,28 @@ mod tests {
     fn repeated_requests_replay_in_order_then_the_last_again() {
         let dir = std::env::temp_dir().join(format!("storegate-library-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let recording = Library::open(&dir).unwrap();
+        let recording = Library::open(&dir, WIRES).unwrap();
         for n in 1..=2 {
             recording
-                .append(
-                    exchange("/rest/default/V1/products/A", json!({"n": n})),
-                    false,
-                )
+                .append(exchange("/shop/api/products/A", json!({"n": n})), false)
                 .unwrap();
         }
         recording
-            .append(
-                exchange("/rest/default/V1/orders", json!({"items": []})),
-                false,
-            )
+            .append(exchange("/shop/api/orders", json!({"items": []})), false)
             .unwrap();
         // What was written is what a new run reads.
-        let replay = Library::open(&dir).unwrap();
+        let replay = Library::open(&dir, WIRES).unwrap();
         assert_eq!(replay.len(), 3);
-        let wanted = exchange("/rest/default/V1/products/A", json!(null)).request;
+        let wanted = exchange("/shop/api/products/A", json!(null)).request;
         let ignore = Ignore::default();
         let answers: Vec<_> = (0..3)
             .map(|_| replay.answer(&wanted, &ignore).unwrap().body.body.unwrap())
             .collect();
         assert_eq!(answers, [json!({"n": 1}), json!({"n": 2}), json!({"n": 2})]);
-        let miss = exchange("/rest/default/V1/products/B", json!(null)).request;
+        let miss = exchange("/shop/api/products/B", json!(null)).request;
         assert_eq!(
             replay.answer(&miss, &ignore).unwrap_err(),
-            "closest recorded: GET /rest/default/V1/products/A (differs in path)"
+            "closest recorded: GET /shop/api/products/A (differs in path)"
         );
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -1,5 +1,6 @@
-//! Recording real upstream traffic to cassettes, and replaying it: a deterministic Magento
-//! for tests, laptops and CI, with no store and no secrets.
+//! Recording real store traffic to cassettes, and replaying it: a deterministic store for
+//! tests, laptops and CI, with no store and no secrets. It knows no store: each back end
+//! hands it the [`Wires`] of its own.
 //!
 //! Everything here sits at one seam, the upstream client's [`Transport`]:
 //! - `STOREGATE_RECORD_DIR=DIR` wraps the transport in a [`recorder::Recorder`] that
@@ -26,6 +27,9 @@ pub mod replay;
 pub mod scrub;
 pub mod server;
 pub mod wire_form;
+pub mod wires;
+
+pub use wires::Wires;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -43,8 +47,9 @@ use scrub::{Rules, Scrubber};
 /// real customers' data.
 const DEFAULT_MASK_KEY: &[u8] = b"storegate-pii-mask";
 
-/// The scrubber of these settings; `secrets` (the integration token) are scrubbed anywhere.
-pub fn scrubber(settings: &Recording, secrets: &[&str]) -> Result<Scrubber, String> {
+/// The scrubber of these settings for `wires`' exchanges; `secrets` (the gateway's
+/// credential) are scrubbed anywhere.
+pub fn scrubber(settings: &Recording, secrets: &[&str], wires: Wires) -> Result<Scrubber, String> {
     let mask_key = settings.mask_pii.then(|| {
         settings
             .mask_key
@@ -61,6 +66,7 @@ pub fn scrubber(settings: &Recording, secrets: &[&str]) -> Result<Scrubber, Stri
             mask_key,
         },
         secrets,
+        wires,
     )
 }
 
@@ -70,9 +76,10 @@ pub fn replay_transport(
     settings: &Recording,
     token: &str,
     timeout: Duration,
+    wires: Wires,
 ) -> Result<Arc<dyn Transport>, String> {
     let mode = Mode::parse(settings.replay_mode.as_deref())?;
-    let scrubber = Arc::new(scrubber(settings, &[token])?);
+    let scrubber = Arc::new(scrubber(settings, &[token], wires)?);
     let ignore = Ignore::parse(&settings.replay_ignore)?;
     let forward = || -> Result<Arc<dyn Transport>, String> {
         let url = settings.replay_upstream_url.as_deref().ok_or_else(|| {
@@ -96,7 +103,7 @@ pub fn replay_transport(
                     dir.display()
                 ));
             }
-            let library = Arc::new(Library::open(dir)?);
+            let library = Arc::new(Library::open(dir, wires)?);
             if library.is_empty() && mode == Mode::Strict {
                 tracing::warn!(cassettes = %dir.display(), "replay: the cassette folder holds no interaction; every call will fail");
             }
@@ -115,13 +122,15 @@ pub fn replay_transport(
 
 /// Puts recording and replay in front of an adapter's `transport`, as configured:
 /// `upstream_url` of `replay:DIR` answers from DIR; `record_dir` records every exchange.
-/// Gives the transport the adapter is to use.
+/// `wires`: how the adapter's store looks on the wire. Gives the transport the adapter is to
+/// use.
 pub fn wire(
     transport: Arc<dyn Transport>,
     settings: &Recording,
     upstream_url: &str,
     token: &str,
     timeout: Duration,
+    wires: Wires,
 ) -> Result<Arc<dyn Transport>, String> {
     let replay_dir = upstream_url.strip_prefix(REPLAY_SCHEME).map(Path::new);
     if let (Some(replaying), Some(recording)) = (replay_dir, &settings.record_dir)
@@ -134,12 +143,12 @@ pub fn wire(
         ));
     }
     let mut transport = match replay_dir {
-        Some(dir) => replay_transport(dir, settings, token, timeout)?,
+        Some(dir) => replay_transport(dir, settings, token, timeout, wires)?,
         None => transport,
     };
     if let Some(dir) = &settings.record_dir {
-        let library = Arc::new(Library::for_recording(dir)?);
-        let scrubber = Arc::new(scrubber(settings, &[token])?);
+        let library = Arc::new(Library::for_recording(dir, wires)?);
+        let scrubber = Arc::new(scrubber(settings, &[token], wires)?);
         tracing::info!(cassettes = %dir.display(), "recording every upstream exchange");
         transport = Arc::new(recorder::Recorder::new(transport, library, scrubber));
     }

@@ -10,7 +10,7 @@ use super::cassette::{Body, Interaction, Response};
 use super::library::Library;
 use super::scrub::Scrubber;
 use super::wire_form::{header_map, to_request};
-use crate::backend::error::UpstreamError;
+use crate::backend::port::BackendError;
 use crate::backend::transport::{Answer, Outgoing, Transport};
 
 #[derive(Debug)]
@@ -35,7 +35,7 @@ impl Recorder {
 }
 
 impl Transport for Recorder {
-    fn send(&self, outgoing: Outgoing) -> BoxFuture<'static, Result<Answer, UpstreamError>> {
+    fn send(&self, outgoing: Outgoing) -> BoxFuture<'static, Result<Answer, BackendError>> {
         let request = to_request(&outgoing);
         let started = Instant::now();
         let sent = self.inner.send(outgoing);

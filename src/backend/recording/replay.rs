@@ -16,7 +16,7 @@ use super::library::Library;
 use super::matching::Ignore;
 use super::scrub::Scrubber;
 use super::wire_form::{to_answer, to_request};
-use crate::backend::error::UpstreamError;
+use crate::backend::port::BackendError;
 use crate::backend::transport::{Answer, Outgoing, Transport};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,13 +68,13 @@ impl Replay {
 }
 
 impl Transport for Replay {
-    fn send(&self, outgoing: Outgoing) -> BoxFuture<'static, Result<Answer, UpstreamError>> {
+    fn send(&self, outgoing: Outgoing) -> BoxFuture<'static, Result<Answer, BackendError>> {
         // Looked up in the form it was written in: scrubbed and masked the same way.
         let mut wanted = to_request(&outgoing);
         self.scrubber.request(&mut wanted);
         let result = match self.library.answer(&wanted, &self.ignore) {
             Ok(response) => to_answer(&response).map_err(|e| {
-                UpstreamError::Protocol(format!(
+                BackendError::Protocol(format!(
                     "replay: the recorded answer to {} is unusable: {e}",
                     wanted.describe()
                 ))
@@ -88,7 +88,7 @@ impl Transport for Replay {
                         cassettes = %self.library.dir().display(),
                         "{message}"
                     );
-                    Err(UpstreamError::Protocol(message))
+                    Err(BackendError::Protocol(message))
                 }
             },
         };
@@ -99,6 +99,7 @@ impl Transport for Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::recording::cassette::tests::WIRES;
     use crate::backend::recording::scrub::Rules;
     use bytes::Bytes;
     use http::{HeaderMap, Method, StatusCode};
@@ -112,7 +113,7 @@ mod tests {
     }
 
     impl Transport for Store {
-        fn send(&self, request: Outgoing) -> BoxFuture<'static, Result<Answer, UpstreamError>> {
+        fn send(&self, request: Outgoing) -> BoxFuture<'static, Result<Answer, BackendError>> {
             self.calls.lock().unwrap().push(request.path.clone());
             let body = serde_json::json!({ "path": request.path }).to_string();
             Box::pin(std::future::ready(Ok(Answer {
@@ -131,6 +132,7 @@ mod tests {
             headers: HeaderMap::new(),
             body: None,
             timeout: Duration::from_secs(1),
+            exact_path: false,
         }
     }
 
@@ -138,9 +140,9 @@ mod tests {
     async fn strict_names_the_miss_and_record_missing_fills_it() {
         let dir = std::env::temp_dir().join(format!("storegate-replay-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let scrubber = Arc::new(Scrubber::new(&Rules::default(), &[]).unwrap());
+        let scrubber = Arc::new(Scrubber::new(&Rules::default(), &[], WIRES).unwrap());
         let store = Arc::new(Store::default());
-        let library = Arc::new(Library::open(&dir).unwrap());
+        let library = Arc::new(Library::open(&dir, WIRES).unwrap());
         let recorder =
             super::super::recorder::Recorder::new(store.clone(), library.clone(), scrubber.clone());
         let filling = Replay::new(
@@ -150,41 +152,37 @@ mod tests {
             Some(Arc::new(recorder)),
         );
         for _ in 0..2 {
-            let answer = filling
-                .send(get("/rest/default/V1/products/A"))
-                .await
-                .unwrap();
+            let answer = filling.send(get("/shop/api/products/A")).await.unwrap();
             assert_eq!(
                 answer.body,
-                Bytes::from(r#"{"path":"/rest/default/V1/products/A"}"#)
+                Bytes::from(r#"{"path":"/shop/api/products/A"}"#)
             );
         }
         // The second call was answered from what the first one recorded.
         assert_eq!(store.calls.lock().unwrap().len(), 1);
 
         let strict = Replay::new(
-            Arc::new(Library::open(&dir).unwrap()),
+            Arc::new(Library::open(&dir, WIRES).unwrap()),
             scrubber,
             Ignore::default(),
             None,
         );
         assert_eq!(
             strict
-                .send(get("/rest/default/V1/products/A"))
+                .send(get("/shop/api/products/A"))
                 .await
                 .unwrap()
                 .status,
             200
         );
-        let Err(UpstreamError::Protocol(message)) =
-            strict.send(get("/rest/default/V1/products/B")).await
+        let Err(BackendError::Protocol(message)) = strict.send(get("/shop/api/products/B")).await
         else {
             panic!("a miss is an error");
         };
         assert_eq!(
             message,
-            "replay: no recorded answer for GET /rest/default/V1/products/B?a=1&b=2; \
-             closest recorded: GET /rest/default/V1/products/A?a=1&b=2 (differs in path)"
+            "replay: no recorded answer for GET /shop/api/products/B?a=1&b=2; \
+             closest recorded: GET /shop/api/products/A?a=1&b=2 (differs in path)"
         );
         assert_eq!(
             Mode::parse(Some("Record-Missing")).unwrap(),

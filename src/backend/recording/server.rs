@@ -15,7 +15,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use http::StatusCode;
 
-use crate::backend::error::UpstreamError;
+use crate::backend::port::BackendError;
 use crate::backend::transport::{Outgoing, Transport};
 
 /// Largest request body accepted (image uploads travel base64 in JSON).
@@ -44,6 +44,7 @@ async fn answer(State(transport): State<Arc<dyn Transport>>, request: Request) -
         .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
         .unwrap_or_default();
     let outgoing = Outgoing {
+        exact_path: false,
         method: parts.method,
         path,
         query,
@@ -60,8 +61,8 @@ async fn answer(State(transport): State<Arc<dyn Transport>>, request: Request) -
             }
             response
         }
-        Err(UpstreamError::Protocol(message)) => error_response(StatusCode::BAD_GATEWAY, &message),
-        Err(UpstreamError::Timeout) => error_response(
+        Err(BackendError::Protocol(message)) => error_response(StatusCode::BAD_GATEWAY, &message),
+        Err(BackendError::Timeout) => error_response(
             StatusCode::GATEWAY_TIMEOUT,
             "the store did not answer in time",
         ),

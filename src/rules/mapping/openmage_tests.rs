@@ -28,10 +28,15 @@ fn store(name: &str) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// OpenMage's mapping files as built in.
+fn openmage() -> &'static [(&'static str, &'static str)] {
+    crate::backend::registry::builtin_mappings("openmage")
+}
+
 /// The OpenMage mapping of a resource in a profile.
 fn mapping(resource: &str, profile: Option<&str>) -> ResourceMapping {
     let file = format!("{resource}.toml");
-    let (name, text) = EMBEDDED_OPENMAGE
+    let (name, text) = openmage()
         .iter()
         .find(|(name, _)| *name == file)
         .unwrap_or_else(|| panic!("no {file}"));
@@ -125,9 +130,9 @@ fn keyed(list: &Value, id: &str) -> Value {
 
 #[test]
 fn the_openmage_folder_loads_and_is_built_in() {
-    let dir = FsPath::new(env!("CARGO_MANIFEST_DIR")).join(Builtin::OpenMage.folder());
+    let dir = FsPath::new(env!("CARGO_MANIFEST_DIR")).join("mappings/openmage");
     Mappings::load_dir(&dir).unwrap();
-    let mappings = Mappings::builtin(Builtin::OpenMage);
+    let mappings = Mappings::builtin(openmage());
     for profile in [Profile::Spec, Profile::Original] {
         let product = crate::context::profile::sync_scope(profile, || mappings.get("product"));
         assert_eq!(
@@ -141,8 +146,9 @@ fn the_openmage_folder_loads_and_is_built_in() {
 /// store changes where a field comes from, never which fields a user type gets.
 #[test]
 fn openmage_has_every_field_and_view_of_magento2() {
-    assert_eq!(EMBEDDED.len(), EMBEDDED_OPENMAGE.len());
-    for ((name, magento2), (other, openmage)) in EMBEDDED.iter().zip(EMBEDDED_OPENMAGE) {
+    let magento2_files = crate::backend::registry::builtin_mappings("magento2");
+    assert_eq!(magento2_files.len(), openmage().len());
+    for ((name, magento2), (other, openmage)) in magento2_files.iter().zip(openmage()) {
         assert_eq!(name, other);
         for profile in PROFILES {
             let theirs = parse_file(name, magento2, profile).unwrap();

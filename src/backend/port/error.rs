@@ -1,13 +1,15 @@
-//! What can go wrong talking to Magento 2, in Magento's own terms.
+//! What can go wrong asking a back end, in the port's terms: [`BackendError`], whichever
+//! store answered, with the store's own message ([`StoreMessage`]) where it sent one.
 //!
-//! Magento renders errors as `{"message": "<template>", "parameters": [...] | {...},
-//! "errors": [...]}` where the template holds `%1` (positional) or `%name` (named)
-//! placeholders. [`StoreMessage::text`] substitutes them. Turning these into the old API's
-//! messages is the resources' job (`resources::upstream_errors`), not this module's.
+//! A store's error message is a template with `%1` (positional) or `%name` (named)
+//! placeholders and their parameters (Magento 2 writes them so; an adapter whose store
+//! writes plain text gives a message without parameters). [`StoreMessage::text`]
+//! substitutes them. What the client is told is decided above the port, once
+//! (`rules::backend_errors`): nothing here knows the API's statuses or messages.
 
 use serde_json::Value;
 
-/// An error body from Magento 2.
+/// A store's error message, as an adapter read it from the store's error body.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StoreMessage {
     /// The untranslated template, e.g. `No such entity with %fieldName = %fieldValue`.
@@ -18,8 +20,8 @@ pub struct StoreMessage {
 }
 
 impl StoreMessage {
-    /// Reads an error body; anything that is not Magento's JSON error shape gives an empty
-    /// message (an HTML error page from a proxy in front of Magento, for example).
+    /// Reads an error body in Magento 2's shape (`{"message", "parameters", "errors"}`);
+    /// anything else gives an empty message (an HTML error page from a proxy, say).
     pub fn parse(body: &[u8]) -> StoreMessage {
         let Ok(value) = serde_json::from_slice::<Value>(body) else {
             return StoreMessage::default();
@@ -105,10 +107,10 @@ pub fn substitute(template: &str, parameters: &Value) -> String {
     out
 }
 
-/// A failed call to Magento 2.
+/// A back end's failure.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum UpstreamError {
-    /// Magento answered with an error status.
+pub enum BackendError {
+    /// The store answered with an error status.
     #[error("upstream answered {status}: {}", error.text())]
     Status { status: u16, error: StoreMessage },
     /// No answer within the deadline.
@@ -123,12 +125,19 @@ pub enum UpstreamError {
     /// We are not calling the upstream right now (the circuit is open).
     #[error("upstream is marked unavailable")]
     Unavailable,
+    /// The back end has no such operation (its store lacks the feature): what, in words.
+    #[error("{0} is not available with this back end")]
+    Unsupported(String),
 }
 
-impl UpstreamError {
+/// The name the error had before the port spoke the gateway's words; kept while branches
+/// that still say it are merged.
+pub type UpstreamError = BackendError;
+
+impl BackendError {
     pub fn status(&self) -> Option<u16> {
         match self {
-            UpstreamError::Status { status, .. } => Some(*status),
+            BackendError::Status { status, .. } => Some(*status),
             _ => None,
         }
     }
@@ -140,18 +149,19 @@ impl UpstreamError {
     /// Worth one retry for an idempotent read.
     pub fn is_transient(&self) -> bool {
         match self {
-            UpstreamError::Connect(_) => true,
-            UpstreamError::Status { status, .. } => matches!(status, 502..=504),
+            BackendError::Connect(_) => true,
+            BackendError::Status { status, .. } => matches!(status, 502..=504),
             _ => false,
         }
     }
 }
 
-/// Magento's failures (5xx, timeouts, no connection, open circuit) let the cache serve a
-/// stale record; its answers (404, 400, ...) do not.
-impl crate::cache::FetchError for UpstreamError {
+/// A store's failures (5xx, timeouts, no connection, open circuit) let the cache serve a
+/// stale record; its answers (404, 400, ...) and a missing feature do not.
+impl crate::cache::FetchError for BackendError {
     fn allows_stale(&self) -> bool {
-        !matches!(self, UpstreamError::Status { status, .. } if *status < 500)
+        !matches!(self, BackendError::Status { status, .. } if *status < 500)
+            && !matches!(self, BackendError::Unsupported(_))
     }
 }
 

@@ -1,10 +1,10 @@
-//! Keeping Magento's failures from becoming the gateway's: a circuit breaker, a retry
+//! Keeping a store's failures from becoming the gateway's: a circuit breaker, a retry
 //! budget, a bound on calls in flight, and the request's deadline.
 //!
 //! - **Circuit breaker** (one per upstream, shared by every clone of the client). Closed, it
 //!   counts consecutive failed calls (no answer, a timeout, a 5xx, an unreadable body); at
 //!   the threshold it opens and every call fails at once with
-//!   [`UpstreamError::Unavailable`](super::UpstreamError::Unavailable), which the cache
+//!   [`BackendError::Unavailable`](crate::backend::port::BackendError::Unavailable), which the cache
 //!   turns into stale data where it has some and the resources into a 503. After the open
 //!   period one call is let through as a probe (half-open): success closes the circuit,
 //!   failure opens it again. A 4xx is an answer, not a failure.
@@ -12,7 +12,7 @@
 //!   fifth of a token, a retry spends a whole one, and the bucket holds at most ten. During
 //!   an outage retries therefore add at most 20% to the load instead of doubling it.
 //! - **Concurrency bound.** At most `STOREGATE_UPSTREAM_MAX_IN_FLIGHT` calls wait on
-//!   Magento at once; a call past that is refused at once (shed) rather than queued, so a
+//!   the store at once; a call past that is refused at once (shed) rather than queued, so a
 //!   slow back end costs callers a fast 503 (or stale data) instead of a pile-up.
 //! - **Deadline.** The API's request layer states when the request must be answered
 //!   ([`crate::context::request::with_deadline`]); each call's timeout is the smaller of the configured per-call
@@ -21,7 +21,7 @@
 
 use std::sync::Arc;
 
-use crate::backend::error::UpstreamError;
+use crate::backend::port::{BackendError, CircuitProbe, CircuitState};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
@@ -31,7 +31,7 @@ use tokio::time::Instant;
 
 use crate::observe::metrics::UpstreamMetrics;
 
-/// Settings of the resilience of the upstream client.
+/// Settings of the resilience of a back end's client.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Consecutive failures that open the circuit. Zero: never open.
@@ -50,15 +50,6 @@ impl Default for Options {
             max_in_flight: 256,
         }
     }
-}
-
-/// What the breaker is doing, for metrics and readiness.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum CircuitState {
-    Closed = 0,
-    Open = 1,
-    HalfOpen = 2,
 }
 
 #[derive(Debug)]
@@ -211,7 +202,7 @@ impl RetryBudget {
     }
 }
 
-/// The shared state behind every clone of one upstream client.
+/// The shared state behind every clone of one back end's client.
 #[derive(Debug)]
 pub(crate) struct Guard {
     pub(crate) breaker: Breaker,
@@ -249,10 +240,10 @@ impl Guard {
     /// Runs an idempotent read: its first try, and one more after a short wait when it
     /// failed in a way worth retrying (a connection error, 502, 503, 504), the deadline
     /// leaves room for it and the retry budget allows. Every store's client reads this way.
-    pub(crate) async fn read<T, F, Fut>(&self, mut attempt: F) -> Result<T, UpstreamError>
+    pub(crate) async fn read<T, F, Fut>(&self, mut attempt: F) -> Result<T, BackendError>
     where
         F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = Result<T, UpstreamError>>,
+        Fut: std::future::Future<Output = Result<T, BackendError>>,
     {
         self.called();
         match attempt().await {
@@ -273,7 +264,7 @@ impl Guard {
     }
 
     /// A reader of the breaker's state, for metrics.
-    pub(crate) fn probe(self: &Arc<Self>) -> Arc<dyn Fn() -> CircuitState + Send + Sync> {
+    pub(crate) fn probe(self: &Arc<Self>) -> CircuitProbe {
         let guard = self.clone();
         Arc::new(move || guard.breaker.state())
     }

@@ -14,7 +14,7 @@
 
 use http::{HeaderName, HeaderValue, StatusCode};
 
-use crate::backend::port::UpstreamError;
+use crate::backend::port::BackendError;
 use crate::cache::Cache;
 use crate::http::ApiError;
 
@@ -26,18 +26,18 @@ pub const UNKNOWN: &str =
 pub const X_WRITE_OUTCOME: HeaderName = HeaderName::from_static("x-write-outcome");
 
 /// True when Magento may have applied a write that failed this way.
-pub fn is_unknown(error: &UpstreamError) -> bool {
+pub fn is_unknown(error: &BackendError) -> bool {
     match error {
-        UpstreamError::Timeout | UpstreamError::Connect(_) | UpstreamError::Protocol(_) => true,
+        BackendError::Timeout | BackendError::Connect(_) | BackendError::Protocol(_) => true,
         // A proxy in front of Magento gave up waiting for it (or lost it).
-        UpstreamError::Status { status, .. } => matches!(status, 502 | 504),
-        // The breaker kept the call from being sent.
-        UpstreamError::Unavailable => false,
+        BackendError::Status { status, .. } => matches!(status, 502 | 504),
+        // The breaker kept the call from being sent; the back end has no such call.
+        BackendError::Unavailable | BackendError::Unsupported(_) => false,
     }
 }
 
 /// After a write: its tags invalidated, or held off when its outcome is unknown.
-pub fn touched<T>(cache: &Cache, result: &Result<T, UpstreamError>, tags: &[String]) {
+pub fn touched<T>(cache: &Cache, result: &Result<T, BackendError>, tags: &[String]) {
     match result {
         Err(error) if is_unknown(error) => {
             crate::observe::log_limit::warn(
@@ -54,7 +54,7 @@ pub fn touched<T>(cache: &Cache, result: &Result<T, UpstreamError>, tags: &[Stri
 
 /// The client's error for a failed write: the resource's own translation (`to_api`), and
 /// when the outcome is unknown, the second message and the header.
-pub fn answer(error: UpstreamError, to_api: impl FnOnce(UpstreamError) -> ApiError) -> ApiError {
+pub fn answer(error: BackendError, to_api: impl FnOnce(BackendError) -> ApiError) -> ApiError {
     let unknown = is_unknown(&error);
     let api = to_api(error);
     if unknown { mark(api) } else { api }
@@ -83,22 +83,22 @@ fn mark(api: ApiError) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::error::StoreMessage;
+    use crate::backend::port::StoreMessage;
 
     #[test]
     fn which_failures_leave_the_outcome_unknown() {
-        let status = |status| UpstreamError::Status {
+        let status = |status| BackendError::Status {
             status,
             error: StoreMessage::default(),
         };
-        assert!(is_unknown(&UpstreamError::Timeout));
-        assert!(is_unknown(&UpstreamError::Connect("reset".into())));
+        assert!(is_unknown(&BackendError::Timeout));
+        assert!(is_unknown(&BackendError::Connect("reset".into())));
         assert!(is_unknown(&status(504)));
         assert!(is_unknown(&status(502)));
         assert!(!is_unknown(&status(500)));
         assert!(!is_unknown(&status(400)));
-        assert!(!is_unknown(&UpstreamError::Unavailable));
-        let api = answer(UpstreamError::Timeout, crate::backend::errors::to_api);
+        assert!(!is_unknown(&BackendError::Unavailable));
+        let api = answer(BackendError::Timeout, crate::rules::backend_errors::to_api);
         assert_eq!(api.status(), 504);
         assert_eq!(api.messages().len(), 2);
         assert_eq!(api.messages()[1].text, UNKNOWN);

@@ -1,17 +1,18 @@
-//! Upstream failures as the old API's errors: the one place where Magento 2's statuses and
-//! messages become the spec's.
+//! A back end's failures as the API's errors: the one place where a store's statuses and
+//! messages become the spec's (the back end reports them in the port's terms and knows
+//! nothing of the API's).
 //!
 //! Resources that know better (a 404 that means "Category not found.", a 400 that means a
-//! duplicate e-mail) look at the [`UpstreamError`] first and fall back to [`to_api`].
+//! duplicate e-mail) look at the [`BackendError`] first and fall back to [`to_api`].
 
-use crate::backend::error::UpstreamError;
+use crate::backend::port::BackendError;
 use crate::http::ApiError;
 
 /// The client-facing error for an upstream failure.
-pub fn to_api(error: UpstreamError) -> ApiError {
+pub fn to_api(error: BackendError) -> ApiError {
     match &error {
-        UpstreamError::Status { status: 404, .. } => ApiError::not_found(),
-        UpstreamError::Status {
+        BackendError::Status { status: 404, .. } => ApiError::not_found(),
+        BackendError::Status {
             status: 400,
             error: m2,
         } => {
@@ -34,36 +35,41 @@ pub fn to_api(error: UpstreamError) -> ApiError {
         }
         // Our integration token was refused: a configuration problem on our side, never
         // something to tell the client about.
-        UpstreamError::Status {
+        BackendError::Status {
             status: 401 | 403, ..
         } => ApiError::bad_gateway().with_cause(format!(
             "{error} (check STOREGATE_UPSTREAM_TOKEN and the integration's resource access)"
         )),
-        UpstreamError::Status { status: 500, .. } => ApiError::internal().with_cause(&error),
-        UpstreamError::Status {
+        BackendError::Status { status: 500, .. } => ApiError::internal().with_cause(&error),
+        BackendError::Status {
             status: 502..=504, ..
         } => ApiError::unavailable().with_cause(&error),
-        UpstreamError::Status { status, .. } if *status >= 500 => {
+        BackendError::Status { status, .. } if *status >= 500 => {
             ApiError::bad_gateway().with_cause(&error)
         }
-        UpstreamError::Status { .. } => {
+        BackendError::Status { .. } => {
             ApiError::bad_request(crate::http::msg::UNKNOWN).with_cause(&error)
         }
-        UpstreamError::Timeout => ApiError::gateway_timeout().with_cause(&error),
-        UpstreamError::Connect(_) | UpstreamError::Unavailable => {
+        BackendError::Timeout => ApiError::gateway_timeout().with_cause(&error),
+        BackendError::Connect(_) | BackendError::Unavailable => {
             ApiError::unavailable().with_cause(&error)
         }
-        UpstreamError::Protocol(_) => ApiError::bad_gateway().with_cause(&error),
+        BackendError::Protocol(_) => ApiError::bad_gateway().with_cause(&error),
+        // What the store cannot do is not the client's fault, nor a failure: said as it is.
+        BackendError::Unsupported(what) => ApiError::new(
+            http::StatusCode::NOT_IMPLEMENTED,
+            format!("{what} is not available with this back end"),
+        ),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::error::StoreMessage;
+    use crate::backend::port::StoreMessage;
 
-    fn status(status: u16, body: &str) -> UpstreamError {
-        UpstreamError::Status {
+    fn status(status: u16, body: &str) -> BackendError {
+        BackendError::Status {
             status,
             error: StoreMessage::parse(body.as_bytes()),
         }
@@ -89,11 +95,9 @@ mod tests {
         );
         assert_eq!(to_api(status(401, "{}")).status().as_u16(), 502);
         assert_eq!(to_api(status(503, "")).status().as_u16(), 503);
-        assert_eq!(to_api(UpstreamError::Timeout).status().as_u16(), 504);
+        assert_eq!(to_api(BackendError::Timeout).status().as_u16(), 504);
         assert_eq!(
-            to_api(UpstreamError::Protocol("x".into()))
-                .status()
-                .as_u16(),
+            to_api(BackendError::Protocol("x".into())).status().as_u16(),
             502
         );
         let e = to_api(status(
