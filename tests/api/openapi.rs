@@ -190,7 +190,7 @@ fn messages_in_source() -> Vec<(String, String)> {
                 let not_a_message = text.starts_with("Bearer ")
                     || text.contains("realm=")
                     || [
-                        "SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE ", "ALTER ",
+                        "SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE ", "ALTER ", "BEGIN ",
                     ]
                     .iter()
                     .any(|sql| text.starts_with(sql));
