@@ -169,7 +169,10 @@ impl GuardedStore {
     /// what `/readyz` reports.
     pub async fn check(self: &Arc<Self>) -> Result<(), StoreError> {
         match self.health.last_error() {
-            Some(error) => Err(error),
+            Some(error) => {
+                self.start_probing();
+                Err(error)
+            }
             None => self.call(|store| store.probe()).await,
         }
     }
@@ -228,17 +231,19 @@ impl GuardedStore {
                 let Some(guard) = guard.upgrade() else { return };
                 let probe = tokio::time::timeout(PROBE_BOUND, guard.inner.probe()).await;
                 match probe {
-                    Ok(Ok(())) => {
-                        guard.health.succeeded();
-                        guard.health.probing.store(false, Ordering::Release);
-                        return;
-                    }
                     Ok(Err(error)) if error.is_outage() => guard.health.failed(&error),
-                    // Reachable, and answering: what failed was not the store's health.
-                    Ok(Err(_)) => {
+                    // Reachable and answering (an answer that refused something is no
+                    // outage either): closed.
+                    Ok(_) => {
                         guard.health.succeeded();
                         guard.health.probing.store(false, Ordering::Release);
-                        return;
+                        // A call that failed meanwhile opened it again while this prober
+                        // still ran, so it started none: go on probing.
+                        if !guard.health.is_open()
+                            || guard.health.probing.swap(true, Ordering::AcqRel)
+                        {
+                            return;
+                        }
                     }
                     Err(_) => guard.health.failed(&StoreError::slow(format!(
                         "{}: the probe had no answer within {} s",
