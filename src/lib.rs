@@ -6,6 +6,7 @@
 //! Each folder is a layer; a layer imports only layers below it (the floors, the request
 //! path and the few imports that run back up: `docs/architecture.md`; a folder-by-folder
 //! map: `docs/code-map.md`). From the ground up:
+//! - [`compare`]: two JSON answers compared field by field (the shadow, cassette drift).
 //! - [`per_thread`]: numbers every request updates, kept per worker thread.
 //! - [`context`]: the request a task serves (id, deadline, peer, trace, profile).
 //! - [`config`]: the contract's configuration (TOML file and `STOREGATE_*` variables).
@@ -33,6 +34,7 @@ pub mod auth;
 pub mod backend;
 pub mod cache;
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod context;
 pub mod front;
@@ -71,7 +73,7 @@ pub fn load_mappings(
 ) -> Result<rules::mapping::Mappings, rules::mapping::MappingError> {
     match &config.mappings {
         Some(dir) => rules::mapping::Mappings::load_dir(dir),
-        None => default_mappings(config.backend, config.backend.default_mappings()),
+        None => default_mappings(config.backend, &config.backend.default_mappings()),
     }
 }
 
@@ -137,8 +139,27 @@ pub async fn start(
     listener: TcpListener,
     signal: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
 ) -> Result<Running, String> {
+    start_with(
+        config,
+        parts,
+        listener,
+        signal,
+        &backend::registry::Registry::standard(),
+    )
+    .await
+}
+
+/// [`start`], the back end of the configured kind built from `registry` (a program that
+/// embeds the gateway with a back end of its own adds it there).
+pub async fn start_with(
+    config: Config,
+    parts: Parts,
+    listener: TcpListener,
+    signal: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
+    registry: &backend::registry::Registry,
+) -> Result<Running, String> {
     let limits = server::Limits::of(&config);
-    let (router, app) = front::build(config, parts)?;
+    let (router, app) = front::build_with(config, parts, registry)?;
     // Not before the revocations kept in the OAuth store are known (bounded).
     app.auth
         .revocations()

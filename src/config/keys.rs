@@ -293,12 +293,37 @@ pub const KEYS: &[Key] = &[
     key(
         "replay_upstream_url",
         "none",
-        "the real store behind record-missing and passthrough (read by recording)",
+        "the real store behind record-missing, passthrough, STOREGATE_REPLAY_STALE=record and `storegate cassette drift` (read by recording)",
     ),
     key(
         "replay_ignore",
         "none",
         "query:NAME and body:JSON.PATH left out of matching (read by recording)",
+    ),
+    key(
+        "replay_latency",
+        "none",
+        "delays of replayed answers: fixed:200ms, uniform:100ms..300ms, lognormal:median=150ms,p99=900ms, recorded, recorded*2; ENDPOINT=... for one (read by recording)",
+    ),
+    key(
+        "replay_seed",
+        "random, logged",
+        "seed of replay's random delays and faults: the same seed draws the same again (read by recording)",
+    ),
+    key(
+        "replay_faults",
+        "none",
+        "faults with a probability, e.g. GET /api/rest/products/{}=maintenance@0.3; reset@0.01 (read by recording)",
+    ),
+    key(
+        "replay_max_age",
+        "none",
+        "how old a replayed answer may be, e.g. 30d (read by recording)",
+    ),
+    key(
+        "replay_stale",
+        "warn",
+        "past STOREGATE_REPLAY_MAX_AGE: warn, error (refuse) or record (again from STOREGATE_REPLAY_UPSTREAM_URL) (read by recording)",
     ),
     key(
         "scrub_headers",
