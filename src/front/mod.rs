@@ -41,7 +41,7 @@ use crate::cache::Cache;
 use crate::config::Config;
 use crate::context::request;
 use crate::http::{ApiError, middleware::negotiate};
-use crate::observe::metrics::{Metrics, UpstreamMetrics};
+use crate::observe::metrics::{BackendMetrics, Metrics};
 use crate::observe::telemetry;
 use crate::resources;
 use crate::rules::mapping::Mappings;
@@ -154,7 +154,7 @@ pub fn build_with(
     parts: Parts,
     registry: &Registry,
 ) -> Result<(Router, AppState), String> {
-    let upstream_metrics = UpstreamMetrics::default();
+    let backend_metrics = BackendMetrics::default();
     let cache = Arc::new(Cache::with_windows(
         config.cache_max_bytes,
         config.cache_ttl,
@@ -189,13 +189,13 @@ pub fn build_with(
     let backend = registry.build(
         &backend_settings(&config, &parts),
         &Wiring {
-            metrics: upstream_metrics.clone(),
+            metrics: backend_metrics.clone(),
             sessions: Some(Arc::new(OAuthSessions(oauth.clone()))),
         },
     )?;
-    let upstream_up = crate::observe::process::UpstreamUp::default();
+    let backend_up = crate::observe::process::BackendUp::default();
     let metrics = Metrics::new(
-        upstream_metrics,
+        backend_metrics,
         cache.clone(),
         {
             let probe = backend.circuit();
@@ -211,7 +211,7 @@ pub fn build_with(
         },
     )
     .with_collector(Box::new(crate::observe::process::ProcessCollector {
-        upstream_up: upstream_up.clone(),
+        backend_up: backend_up.clone(),
     }))
     .with_shared_state(shared.clone())
     .with_collector(Box::new(crate::observe::process::OAuthSeries(
@@ -257,7 +257,7 @@ pub fn build_with(
         connections,
         uploads: Arc::new(Semaphore::new(config.max_uploads_in_flight)),
         config,
-        upstream_up,
+        backend_up,
         shadow,
     });
     if let Some(candidate) = candidate {

@@ -21,15 +21,15 @@ use crate::observe::build_info;
 
 /// The upstream's state as the last readiness probe saw it: 1 up, 0 down, -1 not probed yet.
 #[derive(Debug, Clone)]
-pub struct UpstreamUp(Arc<AtomicI64>);
+pub struct BackendUp(Arc<AtomicI64>);
 
-impl Default for UpstreamUp {
+impl Default for BackendUp {
     fn default() -> Self {
-        UpstreamUp(Arc::new(AtomicI64::new(-1)))
+        BackendUp(Arc::new(AtomicI64::new(-1)))
     }
 }
 
-impl UpstreamUp {
+impl BackendUp {
     pub fn set(&self, up: bool) {
         self.0.store(i64::from(up), Ordering::Relaxed);
     }
@@ -44,7 +44,7 @@ impl UpstreamUp {
 /// The collector registered in the gateway's registry.
 #[derive(Debug)]
 pub struct ProcessCollector {
-    pub upstream_up: UpstreamUp,
+    pub backend_up: BackendUp,
 }
 
 /// What `/proc/self` says about this process.
@@ -142,7 +142,7 @@ impl Collector for ProcessCollector {
                 ("commit", build_info::COMMIT),
             ])?,
         )?;
-        if let Some(up) = self.upstream_up.get() {
+        if let Some(up) = self.backend_up.get() {
             gauge(
                 e,
                 "upstream_up",

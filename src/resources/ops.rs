@@ -79,7 +79,7 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
         tracing::warn!(%reason, "readiness probe: the upstream refuses our credentials");
     }
     let up = up && refused.is_none();
-    app.upstream_up.set(up);
+    app.backend_up.set(up);
     let circuit = match app.backend.circuit()() {
         CircuitState::Closed => "closed",
         CircuitState::Open => "open",

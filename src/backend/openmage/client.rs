@@ -24,7 +24,7 @@ use crate::backend::port::{BackendError, CircuitProbe, ON_BEHALF_OF, StoreMessag
 use crate::backend::shell::{self, Shell, resilience};
 use crate::backend::transport::{HttpTransport, Outgoing, Transport};
 use crate::config::{Secret, Upstream};
-use crate::observe::metrics::UpstreamMetrics;
+use crate::observe::metrics::BackendMetrics;
 
 /// The OAuth 1.0a credentials the gateway signs its calls with: a consumer registered in
 /// the store, and an admin user's access token for it. Held as [`Secret`]s: `Debug` shows
@@ -41,7 +41,7 @@ impl Credentials {
     /// The configured ones (`STOREGATE_UPSTREAM_TOKEN` and the three `STOREGATE_UPSTREAM_*`
     /// OAuth keys). None without them: a Magento 2 upstream, or OpenMage cassettes replayed
     /// with no store behind (then sign with [`Credentials::none`]: nothing checks it).
-    pub fn from_upstream(upstream: &Upstream) -> Option<Credentials> {
+    pub fn from_backend(upstream: &Upstream) -> Option<Credentials> {
         let oauth = upstream.oauth.as_ref()?;
         Some(Credentials {
             consumer_key: oauth.consumer_key.clone(),
@@ -136,7 +136,7 @@ impl OpenMage {
     pub fn with_resilience(
         mut self,
         options: &resilience::Options,
-        metrics: UpstreamMetrics,
+        metrics: BackendMetrics,
     ) -> OpenMage {
         self.shell = self.shell.with_resilience(options, metrics);
         self

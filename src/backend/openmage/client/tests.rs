@@ -547,7 +547,7 @@ fn credentials_come_from_the_configuration() {
             token_secret: Secret::new("ts"),
         }),
     };
-    let credentials = Credentials::from_upstream(&upstream).unwrap();
+    let credentials = Credentials::from_backend(&upstream).unwrap();
     assert_eq!(
         [
             credentials.consumer_key.expose(),
@@ -561,5 +561,5 @@ fn credentials_come_from_the_configuration() {
         oauth: None,
         ..upstream
     };
-    assert!(Credentials::from_upstream(&magento2).is_none());
+    assert!(Credentials::from_backend(&magento2).is_none());
 }
