@@ -8,7 +8,8 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 
 use super::*;
-use crate::auth::oauth::params;
+use crate::auth::oauth::{params, signature};
+use crate::backend::openmage::signing::{Keys, as_the_store_reads, authorization, signing_base};
 use crate::backend::transport::Answer;
 use http::HeaderMap;
 
