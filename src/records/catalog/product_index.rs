@@ -1,5 +1,5 @@
-//! The product index: product id to SKU (Magento 2 addresses products by SKU, the spec
-//! by id), through the cache.
+//! The product index: product id to SKU, through the cache (the cache keys
+//! product records by SKU, as the back ends write them; the spec addresses products by id).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use crate::cache::{self, Fetched};
 use crate::http::ApiError;
 use crate::rules::backend_errors;
 
-/// The SKU of a product id (Magento 2 addresses products by SKU). 404 when there is none.
+/// The SKU of a product id (the port reads products by SKU). 404 when there is none.
 pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
     let backend = app.backend.clone();
     let (entry, _) = app
