@@ -24,9 +24,8 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
 use crate::backend::port::SearchCriteria;
-use crate::http::body::decode_record;
 use crate::http::query::ListParams;
-use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
+use crate::http::{ApiError, Doc, created, empty_ok, ok};
 use crate::rules::mapping::ResourceMapping;
 use crate::rules::mapping::View;
 use crate::rules::mapping::convert::{as_i64, is_empty};
@@ -201,14 +200,7 @@ async fn store_for_website(app: &AppState, website_id: u64) -> Result<Option<u64
 }
 
 async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Response, ApiError> {
-    let input = decode_record(
-        headers,
-        body,
-        Format::Xml,
-        app.config.body_limit,
-        ApiError::not_implemented,
-    )
-    .await?;
+    let input = super::created_record(&app, headers, body).await?;
     let mapping = app.mappings.get("customer");
     let mut errors = Vec::new();
     let profile = crate::context::profile::Profile::current();
@@ -274,14 +266,7 @@ async fn update(
     if !owns(caller.principal, id) {
         return Err(ApiError::not_found());
     }
-    let input = decode_record(
-        headers,
-        body,
-        Format::Xml,
-        app.config.body_limit,
-        ApiError::request_data_invalid,
-    )
-    .await?;
+    let input = super::update_record(&app, headers, body).await?;
     let mapping = app.mappings.get("customer");
     let fields = mapping.view(caller.user_type(), View::Update);
     let mut errors = Vec::new();
