@@ -42,6 +42,9 @@ pub struct App {
     pub uploads: Arc<Semaphore>,
     /// The upstream's state as `/readyz` last saw it (`storegate_upstream_up`).
     pub upstream_up: crate::observe::process::UpstreamUp,
+    /// Per-client rate limits and the sign-in guard (`STOREGATE_RATE_LIMITS`,
+    /// `STOREGATE_SIGNIN_LIMIT`).
+    pub limits: Arc<crate::limits::Limits>,
 }
 
 pub type AppState = Arc<App>;

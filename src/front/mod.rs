@@ -16,6 +16,7 @@
 pub mod cors;
 pub mod fallback;
 pub mod fast_path;
+pub mod limit_step;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -202,12 +203,14 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     }
     let oauth = Arc::new(oauth);
     shared.attach_oauth(oauth.verified());
+    let limits = crate::limits::Limits::new(&config, &shared, &parts.token_secret);
     let metrics = Arc::new(
         Arc::try_unwrap(metrics)
             .map_err(|_| "metrics shared before the OAuth series were added".to_owned())?
             .with_collector(Box::new(crate::observe::process::OAuthSeries(
                 oauth.verified().clone(),
-            ))),
+            )))
+            .with_collector(Box::new(crate::limits::series::LimitSeries(limits.clone()))),
     );
     // A shared store's schema is brought up to date now, not by the first sign-in (and a
     // database down at start is logged, not fatal: the catalog serves without it).
@@ -238,6 +241,7 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         uploads: Arc::new(Semaphore::new(config.max_uploads_in_flight)),
         config,
         upstream_up,
+        limits,
     });
     Ok((router(app.clone()), app))
 }
@@ -276,6 +280,10 @@ fn assemble(app: AppState) -> (Router, Vec<String>) {
                 }))
                 .layer(from_fn_with_state(app.auth.clone(), auth::authenticate))
                 .layer(from_fn(crate::observe::metrics::tag_user_type))
+                .layer(from_fn_with_state(
+                    app.clone(),
+                    limit_step::after_authentication,
+                ))
                 .layer(from_fn(move |request: Request, next: Next| {
                     request_deadline(timeouts, request, next)
                 })),
@@ -444,6 +452,26 @@ impl Early {
         let steps = async move {
             let mut observed = telemetry::Observed::begin(&request);
             let resolved = caller::resolve(&app.auth, request.headers(), request.uri().query());
+            let verdict = limit_step::before_routing(
+                app,
+                resolved.caller(),
+                request.method(),
+                request.uri().path(),
+                request.headers(),
+                observed.started().into_std(),
+            )
+            .await;
+            if let (Some(verdict), Some(caller)) = (&verdict, resolved.caller())
+                && let Some(refused) = limit_step::refusal(caller.format, verdict)
+            {
+                observed.set_route(self.route(request.uri().path()));
+                return Ok(observed.finish(
+                    &app.metrics,
+                    app.config.access_log,
+                    refused,
+                    Some(caller.user_type()),
+                ));
+            }
             match fast_path::lookup(
                 &app.cache,
                 resolved.caller(),
@@ -454,7 +482,10 @@ impl Early {
             )
             .await
             {
-                FastPath::Hit(response, user_type) => {
+                FastPath::Hit(mut response, user_type) => {
+                    if let Some(verdict) = &verdict {
+                        verdict.apply(response.headers_mut());
+                    }
                     observed.set_route(self.route(request.uri().path()));
                     observed.set_cache_status("HIT");
                     // No `Content-Length` here, where axum's route would set one: hyper
@@ -467,9 +498,11 @@ impl Early {
                     ))
                 }
                 FastPath::Miss(fast_key) => {
-                    request
-                        .extensions_mut()
-                        .insert(PreRouted { observed, fast_key });
+                    request.extensions_mut().insert(PreRouted {
+                        observed,
+                        fast_key,
+                        verdict,
+                    });
                     Err(request)
                 }
             }
@@ -491,6 +524,8 @@ impl Early {
 struct PreRouted {
     observed: telemetry::Observed,
     fast_key: Option<Arc<str>>,
+    /// The rate limits' verdict, when they counted the request (`limit_step`).
+    verdict: Option<crate::limits::Verdict>,
 }
 
 /// The front of every request, after routing, in order: request id, clock and trace
@@ -520,17 +555,42 @@ async fn front(State(app): State<AppState>, request: Request, next: Next) -> Res
 
 async fn front_steps(app: AppState, mut request: Request, next: Next) -> Response {
     // Begun before routing and looked up there already (`Early`): not looked up again.
-    let (observed, looked_up) = match request.extensions_mut().remove::<PreRouted>() {
+    let (observed, looked_up, verdict) = match request.extensions_mut().remove::<PreRouted>() {
         Some(PreRouted {
             mut observed,
             fast_key,
+            verdict,
         }) => {
             observed.routed(&request);
-            (observed, Some(FastPath::Miss(fast_key)))
+            (observed, Some(FastPath::Miss(fast_key)), Some(verdict))
         }
-        None => (telemetry::Observed::begin(&request), None),
+        None => (telemetry::Observed::begin(&request), None, None),
     };
     let resolved = caller::resolve(&app.auth, request.headers(), request.uri().query());
+    let verdict = match verdict {
+        Some(verdict) => verdict,
+        None => {
+            limit_step::before_routing(
+                &app,
+                resolved.caller(),
+                request.method(),
+                request.uri().path(),
+                request.headers(),
+                observed.started().into_std(),
+            )
+            .await
+        }
+    };
+    if let (Some(verdict), Some(caller)) = (&verdict, resolved.caller())
+        && let Some(refused) = limit_step::refusal(caller.format, verdict)
+    {
+        return observed.finish(
+            &app.metrics,
+            app.config.access_log,
+            refused,
+            Some(caller.user_type()),
+        );
+    }
     let found = match looked_up {
         Some(found) => found,
         None => {
@@ -545,12 +605,15 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
             .await
         }
     };
-    let (response, user_type) = match found {
+    let (mut response, user_type) = match found {
         FastPath::Hit(response, user_type) => (response, Some(user_type)),
         FastPath::Miss(fast_key) => {
             let api_read =
                 crate::cache::status::is_api_read(request.method(), request.uri().path());
             resolved.attach(request.extensions_mut());
+            if verdict.is_some() {
+                request.extensions_mut().insert(limit_step::Decided);
+            }
             // Boxed: the rest of a request is a large future, and a hit, which never
             // polls it, would otherwise carry room for it.
             let rest = Box::pin(telemetry::trace(request, observed.request_id(), next));
@@ -564,6 +627,9 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
             (response, None)
         }
     };
+    if let Some(verdict) = &verdict {
+        verdict.apply(response.headers_mut());
+    }
     observed.finish(&app.metrics, app.config.access_log, response, user_type)
 }
 

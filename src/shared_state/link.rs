@@ -185,6 +185,12 @@ impl Link {
         self.state.load(Ordering::Relaxed) == UP
     }
 
+    /// A call failed or passed its deadline, and none has been answered since (before the
+    /// first verdict it is not down: the first calls find out).
+    pub fn is_down(&self) -> bool {
+        self.state.load(Ordering::Relaxed) == DOWN
+    }
+
     pub fn connection(&self) -> ConnectionManager {
         self.conn.clone()
     }

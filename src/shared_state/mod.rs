@@ -31,6 +31,7 @@ mod lease;
 mod link;
 pub mod locks;
 pub mod nonces;
+pub mod scripts;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -175,6 +176,11 @@ impl SharedState {
             second_level,
             lease: lease_for(config.upstream_timeout),
         }))
+    }
+
+    /// Redis for another module's own keys and scripts (`crate::limits`), when configured.
+    pub fn scripts(&self) -> Option<scripts::Scripts> {
+        self.link.clone().map(scripts::Scripts::new)
     }
 
     pub fn redis_status(&self) -> RedisStatus {
