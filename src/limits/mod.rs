@@ -99,6 +99,30 @@ pub fn too_many(quota: &Quota) -> ApiError {
     .with_cause("rate limit (STOREGATE_RATE_LIMITS)")
 }
 
+/// The 429 of a sign-in refused before the store was asked.
+pub fn too_many_signins(refused: &signin::TooMany) -> ApiError {
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        too_many_signins_text(refused),
+    )
+    .with_header(
+        http::header::RETRY_AFTER,
+        HeaderValue::from(refused.retry_secs),
+    )
+    .with_cause(format!(
+        "failed sign-ins of this {} past STOREGATE_SIGNIN_LIMIT",
+        refused.by.as_str()
+    ))
+}
+
+/// What a refused sign-in is told, on the API and on the authorize pages.
+pub fn too_many_signins_text(refused: &signin::TooMany) -> String {
+    format!(
+        "Too many failed sign-ins. Try again in {}.",
+        seconds(refused.retry_secs)
+    )
+}
+
 /// `1 second`, `12 seconds`.
 pub fn seconds(n: u64) -> String {
     if n == 1 {
