@@ -27,6 +27,7 @@ mod privacy;
 mod products;
 mod profile;
 mod purge;
+mod rate_limits;
 mod remembering;
 mod resilience;
 mod sandboxed;

@@ -358,10 +358,9 @@ async fn page(app: AppState, request: Request, audience: Audience, simple: bool)
                 Some(&crate::limits::too_many_signins_text(&refused)),
             ),
         );
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from(refused.retry_secs),
-        );
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(refused.retry_secs));
         response
     };
     let owner = match audience {
