@@ -161,6 +161,9 @@ struct PoolState {
     refused_until: Option<Instant>,
     /// When the window said the next admission would be.
     retry_at: Option<Instant>,
+    /// The refusal is the fleet's (Redis): void once Redis is down, when each instance
+    /// counts alone from zero.
+    refused_by_fleet: bool,
     refilling: bool,
     /// In [`Budgets::leases`], for the sweeper.
     listed: bool,
@@ -184,6 +187,7 @@ impl Pool {
         } else {
             let retry = Duration::from_millis(taken.standing.retry_ms.max(1));
             state.retry_at = Some(now + retry);
+            state.refused_by_fleet = taken.in_fleet;
             state.refused_until = Some(now + retry.min(REFUSAL_KEPT));
         }
         state.remaining = taken.standing.remaining;
@@ -205,6 +209,7 @@ struct Slot {
     reset_at: Instant,
     refused_until: Option<Instant>,
     retry_at: Instant,
+    refused_by_fleet: bool,
     texts: Texts,
 }
 
@@ -289,7 +294,9 @@ impl Budgets {
                     let reset = secs_up(slot.reset_at.saturating_duration_since(now));
                     return Some(Decision::Admitted(slot.texts.quota(remaining, reset, 0)));
                 }
-                if slot.refused_until.is_some_and(|until| now < until) {
+                if slot.refused_until.is_some_and(|until| now < until)
+                    && !(slot.refused_by_fleet && self.fleet_down())
+                {
                     let retry = secs_up(slot.retry_at.saturating_duration_since(now)).max(1);
                     return Some(Decision::Refused(slot.texts.quota(0, retry, retry)));
                 }
@@ -302,7 +309,8 @@ impl Budgets {
     /// The decision through the pool (and, when it is empty, the window).
     pub async fn decide(&self, budget: Budget, rate: Rate) -> Decision {
         let pool = self.pool(budget, rate);
-        let give_up = Instant::now() + self.wait;
+        // Set when a refill this request waited for took longer than a Redis call may.
+        let mut waited_out = false;
         loop {
             let now = Instant::now();
             let refill = {
@@ -331,9 +339,15 @@ impl Budgets {
                     return self.admit(&pool, chunk, base, reset_at, until, now);
                 }
                 if let Some(until) = state.refused_until.filter(|until| now < *until) {
-                    let retry_at = state.retry_at.unwrap_or(until);
-                    drop(state);
-                    return self.refuse(&pool, until, retry_at, now);
+                    if state.refused_by_fleet && self.fleet_down() {
+                        // Redis went away since: this instance counts alone now.
+                        state.refused_until = None;
+                    } else {
+                        let retry_at = state.retry_at.unwrap_or(until);
+                        let by_fleet = state.refused_by_fleet;
+                        drop(state);
+                        return self.refuse(&pool, until, retry_at, by_fleet, now);
+                    }
                 }
                 if state.refilling {
                     false
@@ -354,22 +368,27 @@ impl Budgets {
                 drop(guard);
                 continue;
             }
-            let left = give_up.saturating_duration_since(now);
-            if left.is_zero() {
-                // The refill did not come in time (Redis slow): fail open.
+            if waited_out {
+                // Another request's refill did not come in time (Redis slow): fail open.
                 return self.admit(&pool, 0, 0, now, now, now);
             }
             let refilled = pool.refilled.notified();
             tokio::pin!(refilled);
             refilled.as_mut().enable();
             if pool.lock().refilling {
-                let _ = tokio::time::timeout(left, refilled).await;
+                // Each refill that comes in time restarts the wait: a queue of requests
+                // behind a small lease is served in turn, not failed open.
+                waited_out = tokio::time::timeout(self.wait, refilled).await.is_err();
             }
         }
     }
 
     fn ledger_is_remote(&self) -> bool {
         self.ledger.counting() == super::ledger::Counting::Fleet
+    }
+
+    fn fleet_down(&self) -> bool {
+        self.ledger.counting() == super::ledger::Counting::Degraded
     }
 
     fn pool(&self, budget: Budget, rate: Rate) -> Arc<Pool> {
@@ -428,12 +447,20 @@ impl Budgets {
         Decision::Admitted(quota)
     }
 
-    fn refuse(&self, pool: &Pool, until: Instant, retry_at: Instant, now: Instant) -> Decision {
+    fn refuse(
+        &self,
+        pool: &Pool,
+        until: Instant,
+        retry_at: Instant,
+        by_fleet: bool,
+        now: Instant,
+    ) -> Decision {
         let retry = secs_up(retry_at.saturating_duration_since(now)).max(1);
         self.keep(pool, |slot| {
             slot.tokens = 0;
             slot.refused_until = Some(until);
             slot.retry_at = retry_at;
+            slot.refused_by_fleet = by_fleet;
         });
         Decision::Refused(pool.texts.quota(0, retry, retry))
     }
@@ -471,6 +498,7 @@ impl Budgets {
                     reset_at: now,
                     refused_until: None,
                     retry_at: now,
+                    refused_by_fleet: false,
                     texts: pool.texts.own_copy(),
                 });
             }

@@ -62,6 +62,10 @@ if n > 0 then redis.call('HINCRBY', KEYS[1], ARGV[1], -n) end
 return {n}
 "#;
 
+const PROBE: &str = r#"
+return {1}
+"#;
+
 const CLEAR: &str = r#"
 redis.call('DEL', KEYS[1])
 return {1}
@@ -70,6 +74,7 @@ return {1}
 static TAKE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(TAKE));
 static GIVE_BACK_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(GIVE_BACK));
 static CLEAR_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(CLEAR));
+static PROBE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(PROBE));
 
 /// What a take got, as Redis counted it.
 #[derive(Debug, Clone, Copy)]
@@ -166,6 +171,15 @@ impl Fleet {
                 &[key],
                 &[bucket as i64, i64::from(n)],
             )
+            .await
+            .map(drop)
+    }
+
+    /// One cheap call: an answer marks Redis up again (the shared state's health loop asks
+    /// once a second; while limits count alone, they ask more often).
+    pub async fn probe(&self) -> Result<(), SharedError> {
+        self.redis
+            .run("rate limit probe", &PROBE_SCRIPT, &[], &[])
             .await
             .map(drop)
     }

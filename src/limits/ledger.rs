@@ -123,17 +123,34 @@ pub fn local_ms(at: Instant) -> u64 {
     at.saturating_duration_since(*BASE).as_millis() as u64 + 86_400_000
 }
 
+/// While Redis is down, how often it is asked whether it is back: well within the
+/// second the fleet must count again after Redis returns.
+const PROBE_EVERY: Duration = Duration::from_millis(200);
+
 impl Ledger {
-    pub fn new(fleet: Option<Fleet>) -> Ledger {
-        Ledger {
+    /// The windows; with a fleet, a background task asks a Redis that went down whether
+    /// it is back, every [`PROBE_EVERY`] (no request waits for it).
+    pub fn new(fleet: Option<Fleet>) -> Arc<Ledger> {
+        Ledger::with_capacity(fleet, LOCAL_WINDOWS)
+    }
+
+    /// With at most `capacity` local windows.
+    pub fn with_capacity(fleet: Option<Fleet>, capacity: u64) -> Arc<Ledger> {
+        let ledger = Arc::new(Ledger {
             local: moka::sync::Cache::builder()
-                .max_capacity(LOCAL_WINDOWS)
+                .max_capacity(capacity)
                 .expire_after(KeepForAWindow)
                 .build(),
             fleet,
             degraded: AtomicBool::new(false),
             fallbacks: AtomicU64::new(0),
+        });
+        if ledger.fleet.is_some()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(probe(Arc::downgrade(&ledger)));
         }
+        ledger
     }
 
     pub fn counting(&self) -> Counting {
@@ -262,6 +279,18 @@ impl Ledger {
         }
     }
 
+    /// Asks Redis whether it is back, when it is down.
+    async fn probe_once(&self) {
+        if let Some(fleet) = &self.fleet
+            && fleet.is_down()
+            && fleet.probe().await.is_ok()
+        {
+            // `fleet_now` notes the change for the next request; noted here too, so that
+            // `/readyz` and the log say it without waiting for one.
+            self.fleet_now();
+        }
+    }
+
     /// Forgets `key`'s window, here and in Redis.
     pub async fn clear(&self, key: &LedgerKey) {
         self.local.invalidate(&key.digest);
@@ -271,5 +300,15 @@ impl Ledger {
             tracing::debug!(%error, "rate limit clear failed");
             self.changed(fleet, true);
         }
+    }
+}
+
+async fn probe(ledger: std::sync::Weak<Ledger>) {
+    loop {
+        tokio::time::sleep(PROBE_EVERY).await;
+        let Some(ledger) = ledger.upgrade() else {
+            return;
+        };
+        ledger.probe_once().await;
     }
 }

@@ -188,7 +188,7 @@ impl Limits {
     /// keys the digests that name budgets (the token secret, shared by the fleet).
     pub fn new(config: &Config, shared: &SharedState, secret: &[u8]) -> Arc<Limits> {
         let fleet = shared.scripts().map(fleet::Fleet::new);
-        let ledger = Arc::new(ledger::Ledger::new(fleet));
+        let ledger = ledger::Ledger::new(fleet);
         let names = client::Names::new(secret);
         let threads = match config.workers {
             0 => std::thread::available_parallelism().map_or(1, usize::from),

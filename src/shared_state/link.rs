@@ -481,6 +481,10 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, tokens: Weak<TokenIssu
         let (mut sink, mut messages) = match connected {
             Ok(Ok(pair)) => pair,
             Ok(Err(_)) | Err(_) => {
+                // A subscription that cannot be made again is the first sign of a Redis
+                // gone away (its connection closed under it): down now, not at the next
+                // call, so that what decides without calling (rate limits) knows at once.
+                strong.mark(false, "subscription lost");
                 gap = true;
                 drop((strong, cache, tokens));
                 tokio::time::sleep(backoff).await;

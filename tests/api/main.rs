@@ -31,6 +31,7 @@ mod rate_limits;
 mod remembering;
 mod resilience;
 mod sandboxed;
+mod signin_limits;
 mod stock_items;
 mod store_views;
 mod telemetry;
