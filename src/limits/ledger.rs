@@ -312,3 +312,56 @@ async fn probe(ledger: std::sync::Weak<Ledger>) {
         ledger.probe_once().await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(n: u64) -> LedgerKey {
+        let mut digest = [0u8; 12];
+        digest[..8].copy_from_slice(&n.to_be_bytes());
+        LedgerKey {
+            digest,
+            redis: format!("test:{n}").into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn millions_of_clients_cost_a_bounded_table() {
+        let ledger = Ledger::with_capacity(None, 1_000);
+        let rate = Rate::parse("5/60s").unwrap();
+        for n in 0..20_000 {
+            assert_eq!(ledger.take(&key(n), rate, 1, false).await.granted, 1);
+        }
+        let held = ledger.local_windows();
+        assert!(held <= 1_000, "{held} windows held");
+        assert_eq!(ledger.counting(), Counting::Instance);
+    }
+
+    #[tokio::test]
+    async fn a_window_is_forgotten_once_nothing_in_it_counts() {
+        let ledger = Ledger::with_capacity(None, 1_000);
+        let rate = Rate::parse("1/1s").unwrap();
+        assert_eq!(ledger.take(&key(1), rate, 1, false).await.granted, 1);
+        assert_eq!(ledger.take(&key(1), rate, 1, false).await.granted, 0);
+        assert_eq!(ledger.local_windows(), 1);
+        // A window and two buckets after its last use.
+        tokio::time::sleep(Duration::from_millis(1_400)).await;
+        assert_eq!(ledger.local_windows(), 0);
+        assert_eq!(ledger.take(&key(1), rate, 1, false).await.granted, 1);
+    }
+
+    #[tokio::test]
+    async fn what_is_given_back_and_cleared_counts_no_more() {
+        let ledger = Ledger::with_capacity(None, 1_000);
+        let rate = Rate::parse("3/60s").unwrap();
+        let taken = ledger.take(&key(7), rate, 3, false).await;
+        assert_eq!(taken.granted, 3);
+        ledger
+            .give_back(&key(7), taken.in_fleet, taken.bucket, 2)
+            .await;
+        assert_eq!(ledger.take(&key(7), rate, 3, false).await.granted, 2);
+        ledger.clear(&key(7)).await;
+        assert_eq!(ledger.take(&key(7), rate, 3, false).await.granted, 3);
+    }
+}
