@@ -359,10 +359,7 @@ impl Budgets {
             if refill {
                 // This request refills; others finding the pool empty wait for it.
                 let guard = Refilling(&pool);
-                let taken = self
-                    .ledger
-                    .take(&pool.key, pool.rate, pool.lease, false)
-                    .await;
+                let taken = self.ledger.take(&pool.key, pool.rate, pool.lease).await;
                 pool.absorb(&mut pool.lock(), taken, Instant::now());
                 self.list(&pool);
                 drop(guard);
@@ -532,7 +529,7 @@ impl Budgets {
         let (pool, ledger) = (pool.clone(), self.ledger.clone());
         runtime.spawn(async move {
             let guard = Refilling(&pool);
-            let taken = ledger.take(&pool.key, pool.rate, pool.lease, false).await;
+            let taken = ledger.take(&pool.key, pool.rate, pool.lease).await;
             pool.absorb(&mut pool.lock(), taken, Instant::now());
             drop(guard);
         });
@@ -604,5 +601,125 @@ async fn sweep(budgets: Weak<Budgets>) {
             return;
         };
         budgets.sweep_once().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ClientKind;
+
+    fn budget(id: u64) -> Budget {
+        Budget {
+            client: Client::customer(id),
+            class: RouteClass::Catalog,
+        }
+    }
+
+    async fn decide(budgets: &Budgets, budget: Budget, rate: Rate) -> Decision {
+        match budgets.decide_here(budget, rate, Instant::now()) {
+            Some(decision) => decision,
+            None => budgets.decide(budget, rate).await,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn requests_on_many_threads_get_the_limit_and_no_more() {
+        let ledger = Ledger::new(None);
+        let budgets = Budgets::new(ledger, Names::new(b"k"), 4, Duration::from_millis(300));
+        let rate = Rate::parse("1000/10s").unwrap();
+        let mut tasks = Vec::new();
+        for _ in 0..8 {
+            let budgets = budgets.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut admitted = 0;
+                for _ in 0..300 {
+                    if let Decision::Admitted(_) = decide(&budgets, budget(1), rate).await {
+                        admitted += 1;
+                    }
+                    tokio::task::yield_now().await;
+                }
+                admitted
+            }));
+        }
+        let mut admitted = 0;
+        for task in tasks {
+            admitted += task.await.unwrap();
+        }
+        // What threads still hold in their chunks (two each here) is lost, not more.
+        assert!((980..=1000).contains(&admitted), "{admitted} admitted");
+    }
+
+    #[tokio::test]
+    async fn a_repeat_is_decided_by_the_threads_slot_and_says_what_is_left() {
+        let ledger = Ledger::new(None);
+        let budgets = Budgets::new(ledger, Names::new(b"k"), 1, Duration::from_millis(300));
+        let rate = Rate::parse("10000/60s").unwrap();
+        let now = Instant::now();
+        assert!(budgets.decide_here(budget(2), rate, now).is_none());
+        let Decision::Admitted(first) = budgets.decide(budget(2), rate).await else {
+            panic!("refused")
+        };
+        // A chunk of a hundredth: the next ones come from the slot.
+        for _ in 0..50 {
+            assert!(matches!(
+                budgets.decide_here(budget(2), rate, Instant::now()),
+                Some(Decision::Admitted(_))
+            ));
+        }
+        let Some(Decision::Admitted(later)) = budgets.decide_here(budget(2), rate, Instant::now())
+        else {
+            panic!("not from the slot")
+        };
+        let r = |q: &Quota| -> u64 {
+            let text = q.current.to_str().unwrap();
+            text.split(';')
+                .find_map(|p| p.strip_prefix("r="))
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        assert_eq!(r(&first) - r(&later), 51, "{first:?} {later:?}");
+        assert!(
+            first
+                .policy
+                .to_str()
+                .unwrap()
+                .starts_with("\"customer-catalog\";q=10000;w=60;pk=:")
+        );
+        // Another budget (another client, another class) is another slot.
+        assert!(
+            budgets
+                .decide_here(budget(3), rate, Instant::now())
+                .is_none()
+        );
+        let other = Budget {
+            client: Client::customer(2),
+            class: RouteClass::Writes,
+        };
+        assert!(budgets.decide_here(other, rate, Instant::now()).is_none());
+        assert_eq!(other.client.kind, ClientKind::Customer);
+    }
+
+    #[tokio::test]
+    async fn past_the_limit_refusals_are_kept_and_say_when() {
+        let ledger = Ledger::new(None);
+        let budgets = Budgets::new(ledger, Names::new(b"k"), 1, Duration::from_millis(300));
+        let rate = Rate::parse("2/10s").unwrap();
+        for _ in 0..2 {
+            assert!(matches!(
+                decide(&budgets, budget(4), rate).await,
+                Decision::Admitted(_)
+            ));
+        }
+        let Decision::Refused(quota) = decide(&budgets, budget(4), rate).await else {
+            panic!("admitted past the limit")
+        };
+        assert!((1..=11).contains(&quota.retry_secs), "{quota:?}");
+        // Kept in the slot: decided without the pool.
+        assert!(matches!(
+            budgets.decide_here(budget(4), rate, Instant::now()),
+            Some(Decision::Refused(_))
+        ));
     }
 }

@@ -22,7 +22,6 @@ local want = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local width = tonumber(ARGV[3])
 local k = tonumber(ARGV[4])
-local force = tonumber(ARGV[5])
 local current = math.floor(now / width)
 local into = (now - current * width) / width
 local flat = redis.call('HGETALL', KEYS[1])
@@ -41,7 +40,7 @@ end
 local free = math.floor(limit - total + 1e-9)
 if free < 0 then free = 0 end
 local granted = want
-if force == 0 and free < want then granted = free end
+if free < want then granted = free end
 if granted > 0 then
   redis.call('HINCRBY', KEYS[1], current, granted)
   redis.call('PEXPIRE', KEYS[1], width * (k + 2))
@@ -111,14 +110,8 @@ impl Fleet {
         self.redis.place()
     }
 
-    /// Takes up to `want` admissions of `rate` (all of them with `force`, a debt).
-    pub async fn take(
-        &self,
-        key: &str,
-        rate: Rate,
-        want: u32,
-        force: bool,
-    ) -> Result<Taken, SharedError> {
+    /// Takes up to `want` admissions of `rate`.
+    pub async fn take(&self, key: &str, rate: Rate, want: u32) -> Result<Taken, SharedError> {
         let window_ms = rate.window.as_millis() as u64;
         let width = super::window::width_ms(window_ms);
         let answer = self
@@ -132,7 +125,6 @@ impl Fleet {
                     i64::from(rate.count),
                     width as i64,
                     BUCKETS as i64,
-                    i64::from(force),
                 ],
             )
             .await?;

@@ -197,11 +197,10 @@ impl Ledger {
         }
     }
 
-    /// Takes up to `want` admissions of `rate` from `key`'s window (all of them with
-    /// `force`).
-    pub async fn take(&self, key: &LedgerKey, rate: Rate, want: u32, force: bool) -> Taken {
+    /// Takes up to `want` admissions of `rate` from `key`'s window.
+    pub async fn take(&self, key: &LedgerKey, rate: Rate, want: u32) -> Taken {
         if let Some(fleet) = self.fleet_now() {
-            match fleet.take(&key.redis, rate, want, force).await {
+            match fleet.take(&key.redis, rate, want).await {
                 Ok(taken) => {
                     return Taken {
                         granted: taken.granted,
@@ -219,18 +218,11 @@ impl Ledger {
         if self.fleet.is_some() {
             self.fallbacks.fetch_add(1, Ordering::Relaxed);
         }
-        self.take_here(key, rate, want, force, Instant::now())
+        self.take_here(key, rate, want, Instant::now())
     }
 
     /// The local take, at `at`.
-    pub fn take_here(
-        &self,
-        key: &LedgerKey,
-        rate: Rate,
-        want: u32,
-        force: bool,
-        at: Instant,
-    ) -> Taken {
+    pub fn take_here(&self, key: &LedgerKey, rate: Rate, want: u32, at: Instant) -> Taken {
         let window_ms = rate.window.as_millis() as u64;
         let width = window::width_ms(window_ms);
         let idle = rate.window + Duration::from_millis(2 * width);
@@ -242,12 +234,7 @@ impl Ledger {
         });
         let now = local_ms(at);
         let mut window = local.window.lock().unwrap_or_else(|e| e.into_inner());
-        let granted = if force {
-            window.force(now, width, want);
-            want
-        } else {
-            window.take(now, width, rate.count, want)
-        };
+        let granted = window.take(now, width, rate.count, want);
         Taken {
             granted,
             bucket: Window::bucket_of(now, width),
@@ -331,7 +318,7 @@ mod tests {
         let ledger = Ledger::with_capacity(None, 1_000);
         let rate = Rate::parse("5/60s").unwrap();
         for n in 0..20_000 {
-            assert_eq!(ledger.take(&key(n), rate, 1, false).await.granted, 1);
+            assert_eq!(ledger.take(&key(n), rate, 1).await.granted, 1);
         }
         let held = ledger.local_windows();
         assert!(held <= 1_000, "{held} windows held");
@@ -342,26 +329,26 @@ mod tests {
     async fn a_window_is_forgotten_once_nothing_in_it_counts() {
         let ledger = Ledger::with_capacity(None, 1_000);
         let rate = Rate::parse("1/1s").unwrap();
-        assert_eq!(ledger.take(&key(1), rate, 1, false).await.granted, 1);
-        assert_eq!(ledger.take(&key(1), rate, 1, false).await.granted, 0);
+        assert_eq!(ledger.take(&key(1), rate, 1).await.granted, 1);
+        assert_eq!(ledger.take(&key(1), rate, 1).await.granted, 0);
         assert_eq!(ledger.local_windows(), 1);
         // A window and two buckets after its last use.
         tokio::time::sleep(Duration::from_millis(1_400)).await;
         assert_eq!(ledger.local_windows(), 0);
-        assert_eq!(ledger.take(&key(1), rate, 1, false).await.granted, 1);
+        assert_eq!(ledger.take(&key(1), rate, 1).await.granted, 1);
     }
 
     #[tokio::test]
     async fn what_is_given_back_and_cleared_counts_no_more() {
         let ledger = Ledger::with_capacity(None, 1_000);
         let rate = Rate::parse("3/60s").unwrap();
-        let taken = ledger.take(&key(7), rate, 3, false).await;
+        let taken = ledger.take(&key(7), rate, 3).await;
         assert_eq!(taken.granted, 3);
         ledger
             .give_back(&key(7), taken.in_fleet, taken.bucket, 2)
             .await;
-        assert_eq!(ledger.take(&key(7), rate, 3, false).await.granted, 2);
+        assert_eq!(ledger.take(&key(7), rate, 3).await.granted, 2);
         ledger.clear(&key(7)).await;
-        assert_eq!(ledger.take(&key(7), rate, 3, false).await.granted, 3);
+        assert_eq!(ledger.take(&key(7), rate, 3).await.granted, 3);
     }
 }

@@ -173,9 +173,9 @@ pub struct Limits {
     settings: RateLimits,
     shadow: bool,
     trusted: Vec<IpNet>,
-    /// None when `STOREGATE_RATE_LIMITS` limits nobody (consumers' own limits aside: see
-    /// [`Limits::signed`]).
     budgets: Arc<budgets::Budgets>,
+    /// `STOREGATE_RATE_LIMITS` limits someone; off, a request pays this one branch
+    /// (consumers' own limits aside: [`Limits::signed`]).
     on: bool,
     admin_limited: bool,
     ledger: Arc<ledger::Ledger>,

@@ -121,7 +121,7 @@ impl SignIn {
         };
         let name = format!("{scope}:{}", username.trim().to_lowercase());
         let user = self.key("user", rate, name.as_bytes());
-        let taken = self.ledger.take(&user, rate, 1, false).await;
+        let taken = self.ledger.take(&user, rate, 1).await;
         if taken.granted == 0 {
             return self.refused(By::Username, &taken, attempt);
         }
@@ -129,7 +129,7 @@ impl SignIn {
         if let Some(address) = address {
             let id = Client::guest(address).id.to_be_bytes();
             let key = self.key("address", rate, &id);
-            let taken = self.ledger.take(&key, rate, 1, false).await;
+            let taken = self.ledger.take(&key, rate, 1).await;
             if taken.granted == 0 {
                 return self.refused(By::Address, &taken, attempt);
             }

@@ -108,14 +108,6 @@ impl Window {
         granted
     }
 
-    /// Takes one admission whatever the limit (a debt the next takes pay back).
-    pub fn force(&mut self, now_ms: u64, width: u64, n: u32) {
-        let current = now_ms / width;
-        self.advance(current);
-        let slot = (current % RING as u64) as usize;
-        self.counts[slot] = self.counts[slot].saturating_add(n);
-    }
-
     /// Gives back `n` admissions taken in bucket `index` and not used.
     pub fn give_back(&mut self, index: u64, n: u32) {
         if index <= self.latest && index + (RING as u64) > self.latest {
@@ -158,7 +150,7 @@ impl Window {
                 elapsed += left;
             }
             if excess > 1e-9 {
-                // Counted beyond what the buckets hold (a debt): back when all of it left.
+                // More counted than the buckets hold: back when all of it left.
                 elapsed = (BUCKETS + 1) as f64 - into;
             }
             retry = elapsed * width as f64;
@@ -267,15 +259,5 @@ mod tests {
         );
         assert!(!window.is_empty_at(now, width));
         assert!(window.is_empty_at(now + W + width, width));
-    }
-
-    #[test]
-    fn a_debt_delays_the_next_admissions() {
-        let width = width_ms(W);
-        let mut window = Window::default();
-        window.force(W, width, 25);
-        assert_eq!(window.take(W + 10, width, 20, 1), 0);
-        let s = window.standing(W + 10, width, 20);
-        assert!(s.retry_ms > 9_000, "{s:?}");
     }
 }
