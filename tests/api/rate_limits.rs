@@ -9,7 +9,7 @@ use std::net::IpAddr;
 
 use serde_json::Value;
 
-use crate::common::oauth_sign::oauth_header;
+use crate::common::oauth_sign::{oauth_header, register_app};
 use crate::helpers::{ADMIN_KEY, Reply, temp_dir};
 use crate::sandboxed::OnSandbox;
 
@@ -309,39 +309,13 @@ async fn unset_nothing_is_limited_nor_said() {
     assert_eq!(metric(&gw, "storegate_rate_limit_pools").await, 0);
 }
 
-/// A consumer and an access token of customer 1, straight in the gateway's store.
+/// A consumer and an access token of customer 1, in the gateway's store.
 fn signed_app(gw: &OnSandbox, own: Option<&str>) -> ((String, String), (String, String)) {
-    use storegate::auth::oauth::store::{ImportedToken, NewConsumer, Owner, random_hex32};
-    let store =
-        storegate::auth::oauth::sqlite::SqliteStore::open(&gw.running.app.config.data_dir).unwrap();
-    let consumer = store
-        .upsert_consumer(&NewConsumer {
-            name: "limited app".into(),
-            key: random_hex32(),
-            secret: random_hex32(),
-            callback_url: None,
-            rejected_callback_url: None,
-            profile: None,
-        })
-        .unwrap();
-    if let Some(own) = own {
-        store
-            .set_consumer_rate_limit(
-                &consumer.key,
-                Some(storegate::config::Rate::parse(own).unwrap()),
-            )
-            .unwrap();
-    }
-    let (token, secret) = (random_hex32(), random_hex32());
-    store
-        .import_access_token(&ImportedToken {
-            consumer_id: consumer.id,
-            token: token.clone(),
-            secret: secret.clone(),
-            owner: Owner::Customer(1),
-        })
-        .unwrap();
-    ((consumer.key, consumer.secret), (token, secret))
+    register_app(
+        &gw.running.app.config.data_dir,
+        storegate::auth::oauth::store::Owner::Customer(1),
+        own,
+    )
 }
 
 async fn signed_get(gw: &OnSandbox, app: &((String, String), (String, String))) -> Reply {

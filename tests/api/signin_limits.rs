@@ -10,7 +10,7 @@ use serde_json::json;
 use wiremock::matchers::{body_string_contains, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::common::oauth_sign::oauth_header;
+use crate::common::oauth_sign::{oauth_header, register_app};
 use crate::helpers::*;
 
 const EMAIL: &str = "jane.doe@example.com";
@@ -236,21 +236,12 @@ struct Browser {
 impl Browser {
     /// Registers an app and starts its dance (`oob`).
     async fn start(gw: &Gateway) -> Browser {
-        use storegate::auth::oauth::store::{NewConsumer, random_hex32};
-        let store =
-            storegate::auth::oauth::sqlite::SqliteStore::open(&gw.running.app.config.data_dir)
-                .unwrap();
-        let (key, secret) = (random_hex32(), random_hex32());
-        store
-            .upsert_consumer(&NewConsumer {
-                name: "app".into(),
-                key: key.clone(),
-                secret: secret.clone(),
-                callback_url: None,
-                rejected_callback_url: None,
-                profile: None,
-            })
-            .unwrap();
+        // An app (its access token is not needed here).
+        let ((key, secret), _) = register_app(
+            &gw.running.app.config.data_dir,
+            storegate::auth::oauth::store::Owner::Admin,
+            None,
+        );
         let url = format!("http://{}/oauth/initiate", gw.running.addr);
         let header = oauth_header(
             "POST",

@@ -65,3 +65,42 @@ pub fn oauth_header(
         .collect();
     format!("OAuth {}", items.join(", "))
 }
+
+/// A consumer and an access token of `owner`, written straight into the SQLite OAuth store
+/// in `data_dir` (what `storegate oauth consumer add` and an import of the original's tables
+/// do), with its own rate limit when `own_limit` is given: `((key, secret), (token,
+/// secret))`.
+pub fn register_app(
+    data_dir: &std::path::Path,
+    owner: storegate::auth::oauth::store::Owner,
+    own_limit: Option<&str>,
+) -> ((String, String), (String, String)) {
+    use storegate::auth::oauth::store::{ImportedToken, NewConsumer, random_hex32};
+    let store = storegate::auth::oauth::sqlite::SqliteStore::open(data_dir).unwrap();
+    let consumer = store
+        .upsert_consumer(&NewConsumer {
+            name: "test app".into(),
+            key: random_hex32(),
+            secret: random_hex32(),
+            callback_url: None,
+            rejected_callback_url: None,
+            profile: None,
+        })
+        .unwrap();
+    if let Some(own) = own_limit {
+        let rate = storegate::config::Rate::parse(own).unwrap();
+        store
+            .set_consumer_rate_limit(&consumer.key, Some(rate))
+            .unwrap();
+    }
+    let (token, secret) = (random_hex32(), random_hex32());
+    store
+        .import_access_token(&ImportedToken {
+            consumer_id: consumer.id,
+            token: token.clone(),
+            secret: secret.clone(),
+            owner,
+        })
+        .unwrap();
+    ((consumer.key, consumer.secret), (token, secret))
+}

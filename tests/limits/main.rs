@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use storegate::Running;
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
-use common::oauth_sign::oauth_header;
+use common::oauth_sign::{oauth_header, register_app};
 use redis_server::RedisServer;
 
 const ADMIN_KEY: &str = "limits-admin-key-0123456789";
@@ -254,7 +254,7 @@ async fn two_instances_hold_one_budget_per_client() {
     let other = client_from("127.0.0.2");
     let token = fleet.gateways[0].app.auth.tokens().issue(1).token;
     let bearer = format!("Bearer {token}");
-    let app = signed_app(&fleet).await;
+    let app = signed_app(&fleet);
     for i in 0..2 {
         let url = format!("{}/api/rest/products/1", fleet.origin(i));
         assert_eq!(get(&other, &url, &[]).await.status, 200);
@@ -298,29 +298,12 @@ async fn two_instances_hold_one_budget_per_client() {
 }
 
 /// A consumer and customer 1's access token, in the store the fleet shares.
-async fn signed_app(fleet: &Fleet) -> ((String, String), (String, String)) {
-    use storegate::auth::oauth::store::{ImportedToken, NewConsumer, Owner, random_hex32};
-    let store = storegate::auth::oauth::sqlite::SqliteStore::open(&fleet.data_dir).unwrap();
-    let consumer = store
-        .upsert_consumer(&NewConsumer {
-            name: "fleet app".into(),
-            key: random_hex32(),
-            secret: random_hex32(),
-            callback_url: None,
-            rejected_callback_url: None,
-            profile: None,
-        })
-        .unwrap();
-    let (token, secret) = (random_hex32(), random_hex32());
-    store
-        .import_access_token(&ImportedToken {
-            consumer_id: consumer.id,
-            token: token.clone(),
-            secret: secret.clone(),
-            owner: Owner::Customer(1),
-        })
-        .unwrap();
-    ((consumer.key, consumer.secret), (token, secret))
+fn signed_app(fleet: &Fleet) -> ((String, String), (String, String)) {
+    register_app(
+        &fleet.data_dir,
+        storegate::auth::oauth::store::Owner::Customer(1),
+        None,
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
