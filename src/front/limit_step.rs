@@ -11,8 +11,10 @@
 //!   signed OAuth calls (their consumer is known once `auth::authenticate` verified them)
 //!   and requests whose credentials travel in a form body.
 //!
-//! The hit path's part is synchronous ([`before_routing`] returns at once for a repeat
-//! request); only a request that must wait for its budget gets a boxed future.
+//! The hit path's part is synchronous ([`before_routing`] decides a repeat request from
+//! its worker's own slot); only a request that must wait for its budget gets a boxed
+//! future. A hit's `RateLimit` goes into the place its map keeps for it
+//! (`Cache::reserve_hit_field`).
 
 use std::time::Instant;
 
@@ -32,33 +34,58 @@ use crate::limits::{SignedConsumer, Verdict};
 #[derive(Debug, Clone, Copy)]
 pub struct Decided;
 
-/// The front's verdict for a resolved caller, None when the front does not count this
-/// request (limits off, not an API call, no caller resolved).
-pub async fn before_routing(
+/// What the front makes of a resolved caller's request before routing.
+pub enum Step {
+    /// Not counted here (limits off, not an API call, no caller resolved, not limited).
+    Skip,
+    /// Decided at once (a repeat request: from the worker's own slot).
+    Decided(crate::limits::Verdict),
+    /// The budget must be asked ([`Step::verdict`]).
+    Ask(crate::limits::Budget, crate::config::Rate),
+}
+
+impl Step {
+    /// The verdict, waiting for the budget when it must: boxed, since that is rare and a
+    /// hit's future need not carry room for it.
+    pub async fn verdict(self, app: &AppState) -> Option<crate::limits::Verdict> {
+        match self {
+            Step::Skip => None,
+            Step::Decided(verdict) => Some(verdict),
+            Step::Ask(budget, rate) => Some(Box::pin(app.limits.decide(budget, rate)).await),
+        }
+    }
+}
+
+/// The front's step for a resolved caller: synchronous, so a repeat request pays for no
+/// future of its own.
+pub fn before_routing(
     app: &AppState,
     caller: Option<Caller>,
     method: &http::Method,
     path: &str,
     headers: &HeaderMap,
     now: Instant,
-) -> Option<Verdict> {
+) -> Step {
     let limits = &app.limits;
     if !limits.is_on() {
-        return None;
+        return Step::Skip;
     }
-    let caller = caller?;
-    let (budget, rate) = limits.budget(
+    let Some(caller) = caller else {
+        return Step::Skip;
+    };
+    let Some((budget, rate)) = limits.budget(
         caller.principal,
         || app.auth.admin_key_index(headers),
         headers,
         method,
         path,
-    )?;
-    Some(match limits.decide_now(budget, rate, now) {
-        Some(verdict) => verdict,
-        // Boxed: the wait for a budget is rare, and a hit's future need not carry room for it.
-        None => Box::pin(limits.decide(budget, rate)).await,
-    })
+    ) else {
+        return Step::Skip;
+    };
+    match limits.decide_now(budget, rate, now) {
+        Some(verdict) => Step::Decided(verdict),
+        None => Step::Ask(budget, rate),
+    }
 }
 
 /// The 429 of a refused verdict, in `format`.

@@ -204,6 +204,10 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
     let oauth = Arc::new(oauth);
     shared.attach_oauth(oauth.verified());
     let limits = crate::limits::Limits::new(&config, &shared, &parts.token_secret);
+    if limits.is_on() {
+        // Every hit carries `RateLimit`: its place is in each hit's map already.
+        cache.reserve_hit_field(crate::limits::RATELIMIT);
+    }
     let metrics = Arc::new(
         Arc::try_unwrap(metrics)
             .map_err(|_| "metrics shared before the OAuth series were added".to_owned())?
@@ -452,15 +456,17 @@ impl Early {
         let steps = async move {
             let mut observed = telemetry::Observed::begin(&request);
             let resolved = caller::resolve(&app.auth, request.headers(), request.uri().query());
-            let verdict = limit_step::before_routing(
+            let verdict = match limit_step::before_routing(
                 app,
                 resolved.caller(),
                 request.method(),
                 request.uri().path(),
                 request.headers(),
                 observed.started().into_std(),
-            )
-            .await;
+            ) {
+                limit_step::Step::Skip => None,
+                step => step.verdict(app).await,
+            };
             if let (Some(verdict), Some(caller)) = (&verdict, resolved.caller())
                 && let Some(refused) = limit_step::refusal(caller.format, verdict)
             {
@@ -483,8 +489,11 @@ impl Early {
             .await
             {
                 FastPath::Hit(mut response, user_type) => {
-                    if let Some(verdict) = &verdict {
-                        verdict.apply(response.headers_mut());
+                    if app.limits.is_on() {
+                        verdict
+                            .as_ref()
+                            .unwrap_or(&crate::limits::Verdict::Unlimited)
+                            .apply(response.headers_mut());
                     }
                     observed.set_route(self.route(request.uri().path()));
                     observed.set_cache_status("HIT");
@@ -578,6 +587,7 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
                 request.headers(),
                 observed.started().into_std(),
             )
+            .verdict(&app)
             .await
         }
     };
@@ -627,8 +637,13 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
             (response, None)
         }
     };
-    if let Some(verdict) = &verdict {
-        verdict.apply(response.headers_mut());
+    if app.limits.is_on() {
+        // A hit's map has the field's place ready: filled, or taken out when nothing
+        // counted the request (`limits::Verdict::apply`).
+        verdict
+            .as_ref()
+            .unwrap_or(&crate::limits::Verdict::Unlimited)
+            .apply(response.headers_mut());
     }
     observed.finish(&app.metrics, app.config.access_log, response, user_type)
 }

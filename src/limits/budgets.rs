@@ -56,21 +56,22 @@ impl Budget {
     }
 }
 
-/// The answer's headers for a decision, ready to insert.
+/// A refusal's headers, ready to insert.
 #[derive(Debug, Clone)]
 pub struct Quota {
     /// `RateLimit-Policy: "guest-catalog";q=20;w=10;pk=:...:`.
     pub policy: HeaderValue,
-    /// `RateLimit: "guest-catalog";r=7;t=4;pk=:...:`.
+    /// `RateLimit: "guest-catalog";r=0;t=4;pk=:...:`.
     pub current: HeaderValue,
-    /// Whole seconds until the next admission (0 while some remain).
+    /// Whole seconds until the next admission.
     pub retry_secs: u64,
 }
 
 /// What a budget said of one request.
 #[derive(Debug, Clone)]
 pub enum Decision {
-    Admitted(Quota),
+    /// Admitted; the answer's `RateLimit` field (`"guest-catalog";r=7;t=4;pk=:...:`).
+    Admitted(HeaderValue),
     Refused(Quota),
 }
 
@@ -110,17 +111,22 @@ impl Texts {
         }
     }
 
-    fn quota(&self, remaining: u64, reset_secs: u64, retry_secs: u64) -> Quota {
+    /// `RateLimit`'s value: `remaining` requests left, the window whole in `secs`.
+    fn current(&self, remaining: u64, secs: u64) -> HeaderValue {
         let mut text = String::with_capacity(self.head.len() + self.tail.len() + 24);
         text.push_str(&self.head);
         text.push_str(itoa::Buffer::new().format(remaining));
         text.push_str(";t=");
-        text.push_str(itoa::Buffer::new().format(reset_secs));
+        text.push_str(itoa::Buffer::new().format(secs));
         text.push_str(&self.tail);
+        HeaderValue::from_maybe_shared(bytes::Bytes::from(text))
+            .expect("a name, numbers and base64")
+    }
+
+    fn refusal(&self, retry_secs: u64) -> Quota {
         Quota {
             policy: self.policy.clone(),
-            current: HeaderValue::from_maybe_shared(bytes::Bytes::from(text))
-                .expect("a name, numbers and base64"),
+            current: self.current(0, retry_secs),
             retry_secs,
         }
     }
@@ -211,6 +217,29 @@ struct Slot {
     retry_at: Instant,
     refused_by_fleet: bool,
     texts: Texts,
+    /// The last `RateLimit` value made here, and the two numbers it says: a repeat that
+    /// says the same clones it (most do: see [`Slot::base`]).
+    shown: Option<(u64, u64, HeaderValue)>,
+}
+
+impl Slot {
+    /// `RateLimit` for an admission now: `r` is what the window has left beside this
+    /// thread's chunk (the chunk's own are not counted, so `r` moves once a chunk, not once
+    /// a request: it understates by less than a chunk, a hundredth of the limit per thread);
+    /// `t` the seconds until the window is whole.
+    fn shown(&mut self, now: Instant) -> HeaderValue {
+        let remaining = u64::from(self.base);
+        let secs = secs_up(self.reset_at.saturating_duration_since(now));
+        if let Some((r, t, value)) = &self.shown
+            && *r == remaining
+            && *t == secs
+        {
+            return value.clone();
+        }
+        let value = self.texts.current(remaining, secs);
+        self.shown = Some((remaining, secs, value.clone()));
+        value
+    }
 }
 
 thread_local! {
@@ -290,15 +319,13 @@ impl Budgets {
                 }
                 if slot.tokens > 0 && now < slot.until {
                     slot.tokens -= 1;
-                    let remaining = u64::from(slot.base) + u64::from(slot.tokens);
-                    let reset = secs_up(slot.reset_at.saturating_duration_since(now));
-                    return Some(Decision::Admitted(slot.texts.quota(remaining, reset, 0)));
+                    return Some(Decision::Admitted(slot.shown(now)));
                 }
                 if slot.refused_until.is_some_and(|until| now < until)
                     && !(slot.refused_by_fleet && self.fleet_down())
                 {
                     let retry = secs_up(slot.retry_at.saturating_duration_since(now)).max(1);
-                    return Some(Decision::Refused(slot.texts.quota(0, retry, retry)));
+                    return Some(Decision::Refused(slot.texts.refusal(retry)));
                 }
                 None
             })
@@ -429,19 +456,23 @@ impl Budgets {
         until: Instant,
         now: Instant,
     ) -> Decision {
-        let left = chunk.saturating_sub(1);
-        let reset = secs_up(reset_at.saturating_duration_since(now));
-        let quota = pool
-            .texts
-            .quota(u64::from(base) + u64::from(left), reset, 0);
+        let mut shown = None;
         self.keep(pool, |slot| {
-            slot.tokens = left;
+            slot.tokens = chunk.saturating_sub(1);
             slot.until = until;
             slot.base = base;
             slot.reset_at = reset_at;
             slot.refused_until = None;
+            shown = Some(slot.shown(now));
         });
-        Decision::Admitted(quota)
+        // No slot on this thread (its table is in use): made for this answer alone.
+        let shown = shown.unwrap_or_else(|| {
+            pool.texts.current(
+                u64::from(base),
+                secs_up(reset_at.saturating_duration_since(now)),
+            )
+        });
+        Decision::Admitted(shown)
     }
 
     fn refuse(
@@ -459,7 +490,7 @@ impl Budgets {
             slot.retry_at = retry_at;
             slot.refused_by_fleet = by_fleet;
         });
-        Decision::Refused(pool.texts.quota(0, retry, retry))
+        Decision::Refused(pool.texts.refusal(retry))
     }
 
     /// Writes `pool`'s budget into this thread's slot (a chunk another budget left there
@@ -497,6 +528,7 @@ impl Budgets {
                     retry_at: now,
                     refused_by_fleet: false,
                     texts: pool.texts.own_copy(),
+                    shown: None,
                 });
             }
             if let Some(slot) = slots[index].as_mut() {
@@ -671,21 +703,22 @@ mod tests {
         else {
             panic!("not from the slot")
         };
-        let r = |q: &Quota| -> u64 {
-            let text = q.current.to_str().unwrap();
+        let r = |q: &HeaderValue| -> u64 {
+            let text = q.to_str().unwrap();
             text.split(';')
                 .find_map(|p| p.strip_prefix("r="))
                 .unwrap()
                 .parse()
                 .unwrap()
         };
-        assert_eq!(r(&first) - r(&later), 51, "{first:?} {later:?}");
+        // What the window has left beside this thread's chunk: the same all chunk long.
+        assert_eq!(r(&first), 10_000 - 250 + 150, "{first:?}");
+        assert_eq!(r(&first), r(&later), "{first:?} {later:?}");
         assert!(
             first
-                .policy
                 .to_str()
                 .unwrap()
-                .starts_with("\"customer-catalog\";q=10000;w=60;pk=:")
+                .starts_with("\"customer-catalog\";r=9900;t=")
         );
         // Another budget (another client, another class) is another slot.
         assert!(

@@ -63,20 +63,38 @@ pub use crate::auth::oauth::SignedConsumer;
 pub enum Verdict {
     /// No limit counts it (none configured, or shadow mode).
     Unlimited,
-    /// Under the limit(s): the answer carries them.
-    Admitted(Quota, Option<Quota>),
+    /// Under the limit(s): the answer's `RateLimit` field (two for a signed customer call:
+    /// its app's and the customer's).
+    Admitted(HeaderValue, Option<HeaderValue>),
     /// Over one: 429.
     Refused(Quota),
 }
 
 impl Verdict {
-    /// Writes `RateLimit-Policy` and `RateLimit` into an answer.
+    /// Writes `RateLimit` into an answer. A cache hit's map has its place ready
+    /// (`Cache::reserve_hit_field`, second after the request id's): filled there, without
+    /// hashing the name or growing the map; taken out when nothing counted the request.
     pub fn apply(&self, headers: &mut HeaderMap) {
-        if let Verdict::Admitted(first, second) = self {
-            for quota in std::iter::once(first).chain(second) {
-                headers.append(RATELIMIT_POLICY, quota.policy.clone());
-                headers.append(RATELIMIT, quota.current.clone());
+        let (first, second) = match self {
+            Verdict::Admitted(first, second) => (Some(first), second.as_ref()),
+            _ => (None, None),
+        };
+        let spare = headers
+            .iter_mut()
+            .nth(1)
+            .filter(|(name, value)| *name == RATELIMIT && value.is_empty());
+        match (spare, first) {
+            (Some((_, value)), Some(first)) => *value = first.clone(),
+            (Some(_), None) => {
+                headers.remove(RATELIMIT);
             }
+            (None, Some(first)) => {
+                headers.append(RATELIMIT, first.clone());
+            }
+            (None, None) => {}
+        }
+        if let Some(second) = second {
+            headers.append(RATELIMIT, second.clone());
         }
     }
 }
@@ -313,7 +331,7 @@ impl Limits {
     /// The verdict of up to two budgets (a signed customer call): refused if either
     /// refuses.
     pub async fn decide_all(&self, budgets: [Option<(Budget, Rate)>; 2]) -> Verdict {
-        let mut admitted: Vec<Quota> = Vec::new();
+        let mut admitted: Vec<HeaderValue> = Vec::new();
         for (budget, rate) in budgets.into_iter().flatten() {
             let verdict = match self.decide_now(budget, rate, Instant::now()) {
                 Some(verdict) => verdict,
@@ -321,7 +339,7 @@ impl Limits {
             };
             match verdict {
                 Verdict::Unlimited => {}
-                Verdict::Admitted(quota, _) => admitted.push(quota),
+                Verdict::Admitted(current, _) => admitted.push(current),
                 refused @ Verdict::Refused(_) => return refused,
             }
         }
@@ -335,7 +353,7 @@ impl Limits {
     fn verdict(&self, budget: &Budget, decision: Decision) -> Verdict {
         match decision {
             Decision::Admitted(_) if self.shadow => Verdict::Unlimited,
-            Decision::Admitted(quota) => Verdict::Admitted(quota, None),
+            Decision::Admitted(current) => Verdict::Admitted(current, None),
             Decision::Refused(quota) => {
                 self.stats.count(self.shadow, budget);
                 if self.shadow {

@@ -102,10 +102,20 @@ async fn past_the_limit_a_429_with_its_headers_in_the_callers_format() {
         replies[1].headers
     );
     for reply in &replies {
+        // The policy's name and partition key, the same on every answer; its numbers
+        // (`RateLimit-Policy`) on the 429.
+        let current = reply.header("ratelimit").unwrap();
+        assert!(current.starts_with("\"guest-catalog\";r="), "{current}");
         assert_eq!(
-            reply.header("ratelimit-policy"),
-            replies[0].header("ratelimit-policy")
+            current.rsplit_once(";pk=").unwrap().1,
+            replies[0]
+                .header("ratelimit")
+                .unwrap()
+                .rsplit_once(";pk=")
+                .unwrap()
+                .1
         );
+        assert_eq!(reply.headers.get_all("ratelimit").iter().count(), 1);
     }
     let json = guest.get(&gw, "/products/1", &[]).await;
     assert_eq!(json.status, 429);
@@ -194,9 +204,9 @@ async fn each_client_has_its_own_budget() {
             .await;
         assert_eq!(r.status, 200);
         assert!(
-            r.header("ratelimit-policy")
+            r.header("ratelimit")
                 .unwrap()
-                .contains("\"customer-catalog\";q=4")
+                .starts_with("\"customer-catalog\";r=")
         );
     }
     let r = guest
@@ -346,20 +356,21 @@ async fn a_signed_consumer_spends_its_own_budget_at_its_own_rate() {
     let plain = signed_app(&gw, None);
     let r = signed_get(&gw, &plain).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let policies: Vec<&str> = r
+    // Two budgets, two fields: the app's and the customer's.
+    let fields: Vec<&str> = r
         .headers
-        .get_all("ratelimit-policy")
+        .get_all("ratelimit")
         .iter()
         .map(|v| v.to_str().unwrap())
         .collect();
     assert!(
-        policies
+        fields
             .iter()
-            .any(|p| p.starts_with("\"consumer-catalog\";q=100"))
-            && policies
+            .any(|p| p.starts_with("\"consumer-catalog\";r=99;"))
+            && fields
                 .iter()
-                .any(|p| p.starts_with("\"customer-catalog\";q=100")),
-        "{policies:?}"
+                .any(|p| p.starts_with("\"customer-catalog\";r=99;")),
+        "{fields:?}"
     );
     // An app with its own limit (`storegate oauth consumer update --rate-limit 3/10s`).
     let own = signed_app(&gw, Some("3/10s"));

@@ -215,7 +215,7 @@ def body_content(schema_name, default_json=True):
 def users(u, note=""):
     return {"x-user-types": u, "security": ([{}] if "Guest" in u else []) + [{"bearer": []}], }
 
-LIMITED = {"RateLimit-Policy": {"$ref": "#/components/headers/RateLimit-Policy"}, "RateLimit": {"$ref": "#/components/headers/RateLimit"}}
+LIMITED = {"RateLimit": {"$ref": "#/components/headers/RateLimit"}}
 def ok_doc(desc, schema=None, extra_headers=None):
     d = {"description": desc}
     h = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}, **LIMITED}
@@ -431,9 +431,9 @@ doc = {
      "Cache-Control": {"schema": {"type": "string"}, "description": "`public` for the Guest view, `private` otherwise; `private, no-store` for customer data"},
      "Retry-After": {"schema": {"type": "integer", "minimum": 1}, "description": "seconds until the request may succeed"},
      "RateLimit-Policy": {"schema": {"type": "string"}, "example": "\"guest-catalog\";q=300;w=60;pk=:ZpECyb+zhYWtKYXw:",
-                          "description": "draft-ietf-httpapi-ratelimit-headers: the limit that counts this request, when one does (`STOREGATE_RATE_LIMITS`): its name (`<client>-<class>`: guest, customer, consumer or admin; catalog, account or writes), `q` requests in any window of `w` seconds, and `pk`, the client's partition key: a keyed digest, never an address, key or token. A signed customer call lists two (its app's and the customer's)."},
+                          "description": "draft-ietf-httpapi-ratelimit-headers, on a 429: the limit that refused the request (`STOREGATE_RATE_LIMITS`): its name (`<client>-<class>`: guest, customer, consumer or admin; catalog, account or writes), `q` requests in any window of `w` seconds, and `pk`, the client's partition key: a keyed digest, never an address, key or token."},
      "RateLimit": {"schema": {"type": "string"}, "example": "\"guest-catalog\";r=297;t=60;pk=:ZpECyb+zhYWtKYXw:",
-                   "description": "draft-ietf-httpapi-ratelimit-headers: on every answer a limit counts, `r` requests left and `t` seconds until the window is whole again (on a 429, until the next request may pass)."},
+                   "description": "draft-ietf-httpapi-ratelimit-headers: on every answer a limit counts (cache hits included), the policy's name and `pk` as in `RateLimit-Policy`, `r` requests left and `t` seconds until the window is whole again (on a 429, until the next request may pass). A signed customer call carries two (its app's and the customer's). For a busy client `r` leaves out what this instance's worker holds for it, less than a hundredth of the limit."},
    },
    "schemas": schemas,
    "responses": {f"Error{k}": v for k, v in sorted(SHARED.items())},
