@@ -211,10 +211,9 @@ async fn two_instances_hold_one_budget_per_client() {
         );
     }
     let guest = client_from("127.0.0.1");
-    let started = Instant::now();
+    // Sent over 1.5 s, each at its time whatever the answers before it (the count is what
+    // is checked: a loaded machine answering late changes nothing within the window).
     let replies = reads(&fleet, &guest, 60, Duration::from_millis(1500)).await;
-    let took = started.elapsed();
-    assert!(took < Duration::from_secs(2), "60 reads took {took:?}");
     let ok = replies.iter().filter(|r| r.status == 200).count();
     assert!((18..=22).contains(&ok), "{ok} of 60 admitted");
     for (i, reply) in replies.iter().enumerate() {
