@@ -14,8 +14,8 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use storegate::backend::error::UpstreamError;
 use storegate::backend::openmage::{Credentials, OpenMage};
+use storegate::backend::port::BackendError;
 use storegate::config::Secret;
 
 fn padded(prefix: &str, fill: char) -> String {
@@ -73,7 +73,7 @@ async fn a_guest_reads_a_product_unsigned() {
 async fn a_missing_product_is_the_stores_404() {
     let Some(store) = store() else { return };
     let error = store.get("/products/999999", &[]).await.unwrap_err();
-    let UpstreamError::Status { status, error } = &error else {
+    let BackendError::Status { status, error } = &error else {
         panic!("a status: {error:?}")
     };
     assert_eq!(*status, 404);
@@ -136,7 +136,7 @@ async fn a_wrong_secret_is_the_stores_401() {
         )
         .await
         .unwrap_err();
-    let UpstreamError::Status { status, error } = &error else {
+    let BackendError::Status { status, error } = &error else {
         panic!("a status: {error:?}")
     };
     assert_eq!(*status, 401);
@@ -184,8 +184,8 @@ async fn a_product_is_created_read_and_deleted() {
 }
 
 /// The adapter behind the port, on the seeded store (store view 2 is `de`).
-fn adapter() -> Option<storegate::backend::openmage::adapter::OpenMageBackend> {
-    use storegate::backend::openmage::adapter::{OpenMageBackend, View};
+fn adapter() -> Option<storegate::backend::openmage::OpenMageBackend> {
+    use storegate::backend::openmage::{OpenMageBackend, View};
     let client = store()?;
     let url = std::env::var("STOREGATE_TEST_OPENMAGE_URL").ok()?;
     let views = vec![
@@ -205,7 +205,7 @@ fn adapter() -> Option<storegate::backend::openmage::adapter::OpenMageBackend> {
 
 #[tokio::test]
 async fn the_adapter_reads_products_pages_and_renderings() {
-    use storegate::backend::port::{Backend, Scope, SearchCriteria};
+    use storegate::backend::port::{Catalog, Media, ProductRecords, Scope, SearchCriteria};
     let Some(backend) = adapter() else { return };
     let skus = backend.skus_of(&[1, 2]).await.unwrap();
     assert_eq!(skus.len(), 2, "{skus:?}");
@@ -213,14 +213,14 @@ async fn the_adapter_reads_products_pages_and_renderings() {
     let raw = backend.product(Scope::Default, &sku).await.unwrap();
     let product: Value = serde_json::from_slice(&raw).unwrap();
     assert_eq!(product["id"], 1);
-    assert_eq!(backend.read_assignments(&product).website_ids, [1]);
+    assert_eq!(backend.assignments(&product).website_ids, [1]);
     assert!(backend.on_website(&product, 1) && !backend.on_website(&product, 9));
     let german = backend.product(Scope::Store("de"), &sku).await.unwrap();
     let german: Value = serde_json::from_slice(&german).unwrap();
     assert_ne!(german["name"], product["name"], "store view values");
     // Five products, two a page: page 3 holds one, page 4 is past the end.
     let page = |n| SearchCriteria::new().page(2, n);
-    let read = |raw: bytes::Bytes| backend.read_list(&raw).unwrap();
+    let read = |page: storegate::backend::port::Page| page.read().unwrap();
     let third = read(backend.search_products(Scope::All, &page(3)).await.unwrap());
     assert_eq!((third.items.len(), third.total_count), (1, 5));
     let fourth = read(backend.search_products(Scope::All, &page(4)).await.unwrap());
@@ -231,29 +231,37 @@ async fn the_adapter_reads_products_pages_and_renderings() {
         "{fourth:?}"
     );
     let one = SearchCriteria::new().filter("entity_id", "2", "eq");
-    let render = backend.render_info(1, "", &one, None).await.unwrap();
-    let items = backend.read_render_items(&render).unwrap();
+    let items = backend.render(1, "", &one, None).await.unwrap().items;
     assert_eq!(items[0]["id"], 2);
-    let (without, with) = backend.read_final_prices(&items[0]);
+    let (without, with) = backend.final_prices(&items[0]);
     assert!(without.is_some() && with.is_some(), "{}", items[0]);
-    let images = backend.product_in(Scope::All, &sku, Some(0)).await.unwrap();
-    let images = backend.read_images(&serde_json::from_slice(&images).unwrap());
+    let images = backend
+        .product_gallery(Scope::All, &sku, Some(0))
+        .await
+        .unwrap();
+    let images = backend.images(&serde_json::from_slice(&images).unwrap());
     assert_eq!(images.len(), 2, "{images:?}");
 }
 
 #[tokio::test]
 async fn the_adapter_reads_stock_customers_and_orders() {
-    use storegate::backend::port::{Backend, SearchCriteria};
+    use storegate::backend::port::{Catalog, Orders, People, SearchCriteria, Stock};
     let Some(backend) = adapter() else { return };
     let sku = backend.skus_of(&[1]).await.unwrap()[0].sku.clone();
     let item: Value = serde_json::from_slice(&backend.stock_item(&sku).await.unwrap()).unwrap();
     // A page larger than the store serves (100) is read in its pages, and ends.
     let all = backend
-        .read_list(&backend.stock_items_page(None, 1, 300).await.unwrap())
+        .stock_items_page(None, 1, 300)
+        .await
+        .unwrap()
+        .read()
         .unwrap();
     assert_eq!((all.items.len(), all.total_count), (5, 5), "{all:?}");
     let past = backend
-        .read_list(&backend.stock_items_page(None, 2, 300).await.unwrap())
+        .stock_items_page(None, 2, 300)
+        .await
+        .unwrap()
+        .read()
         .unwrap();
     assert!(past.items.is_empty(), "{past:?}");
     assert_eq!(item["product_id"], "1", "{item}");
@@ -278,4 +286,91 @@ async fn the_adapter_reads_stock_customers_and_orders() {
     let parts = backend.order_parts(&order);
     let kinds: Vec<&str> = parts.addresses.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(kinds, ["billing", "shipping"], "{order}");
+}
+
+/// `storegate cassette drift` against the live store, signed as the gateway signs: reads
+/// recorded from the store now answer as recorded (exit 0); a recorded field that the store
+/// answers otherwise (here the cassette's product name, as if the store had renamed it since:
+/// the shared store is not written) is named with its endpoint (exit 1).
+#[tokio::test]
+async fn drift_against_the_live_store() {
+    use std::sync::Arc;
+    use storegate::backend::recording::library::Library;
+    use storegate::backend::recording::recorder::Recorder;
+    use storegate::backend::transport::{HttpTransport, Transport};
+    use storegate::config::Recording;
+
+    let Ok(url) = std::env::var("STOREGATE_TEST_OPENMAGE_URL") else {
+        return;
+    };
+    let url = url.trim().trim_end_matches('/').to_owned();
+    if url.is_empty() {
+        return;
+    }
+    storegate::backend::transport::install_crypto();
+    let dir = std::env::temp_dir().join(format!("storegate-live-drift-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let timeout = Duration::from_secs(30);
+    let wires = storegate::backend::registry::WIRES;
+    let scrubber =
+        storegate::backend::recording::scrubber(&Recording::default(), &[], wires).unwrap();
+    let inner: Arc<dyn Transport> =
+        Arc::new(HttpTransport::without_redirects(&url, timeout).unwrap());
+    let recorder = Recorder::new(
+        inner,
+        Arc::new(Library::for_recording(&dir, wires).unwrap()),
+        Arc::new(scrubber),
+    );
+    let credentials = Credentials {
+        consumer_key: Secret::new("k".repeat(32)),
+        consumer_secret: Secret::new("s".repeat(32)),
+        token: Secret::new(padded("admintoken", 'a')),
+        token_secret: Secret::new(padded("adminsecret", 'a')),
+    };
+    let store = OpenMage::new(&url, credentials, timeout, "default")
+        .unwrap()
+        .with_transport(Arc::new(recorder));
+    let _: Value = store.get_json("/products/1", &[]).await.unwrap();
+    let _: Value = store.get_json("/stockitems/1", &[]).await.unwrap();
+
+    let drift = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_storegate"))
+            .env("STOREGATE_DATA_DIR", dir.join("data"))
+            .env_remove("STOREGATE_UPSTREAM_URL")
+            .env("STOREGATE_BACKEND", "openmage")
+            .env("STOREGATE_REPLAY_UPSTREAM_URL", &url)
+            .env("STOREGATE_UPSTREAM_TOKEN", padded("admintoken", 'a'))
+            .env("STOREGATE_UPSTREAM_CONSUMER_KEY", "k".repeat(32))
+            .env("STOREGATE_UPSTREAM_CONSUMER_SECRET", "s".repeat(32))
+            .env(
+                "STOREGATE_UPSTREAM_TOKEN_SECRET",
+                padded("adminsecret", 'a'),
+            )
+            .args(["cassette", "drift"])
+            .arg(&dir)
+            .output()
+            .unwrap()
+    };
+    let output = drift();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("drift: 0 of 2"), "{stdout}");
+
+    let file = dir.join("get.api.rest.products.{}.json");
+    let mut cassette: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    cassette["interactions"][0]["response"]["body"]["name"] = json!("A Name From Before");
+    std::fs::write(&file, serde_json::to_string_pretty(&cassette).unwrap()).unwrap();
+    let output = drift();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("GET /api/rest/products/{}: 1 recorded request"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  name (value) in 1: recorded \"A Name From Before\""),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -45,6 +45,9 @@ pub struct App {
     /// Per-client rate limits and the sign-in guard (`STOREGATE_RATE_LIMITS`,
     /// `STOREGATE_SIGNIN_LIMIT`).
     pub limits: Arc<crate::limits::Limits>,
+    /// The dual run (`STOREGATE_SHADOW_*`): a candidate back end compared with this one;
+    /// None without a candidate (and then it costs nothing).
+    pub shadow: Option<Arc<crate::shadow::Shadow>>,
 }
 
 pub type AppState = Arc<App>;

@@ -14,6 +14,7 @@
 //! layers, so they answer even when the API sheds load. CORS, when configured, wraps it all.
 
 pub mod cors;
+mod dual;
 pub mod fallback;
 pub mod fast_path;
 pub mod limit_step;
@@ -34,13 +35,10 @@ use tower_http::normalize_path::NormalizePath;
 
 use crate::auth::caller;
 use crate::auth::{self, Authenticator, TokenIssuer};
-use crate::backend::magento2::Magento;
-use crate::backend::openmage::adapter::{OpenMageBackend, View};
-use crate::backend::openmage::{Credentials, OpenMage};
-use crate::backend::port::Backend;
-use crate::backend::resilience;
+use crate::backend::port::SessionKeeper;
+use crate::backend::registry::{OAuthKeys, Registry, Settings, Wiring};
+use crate::backend::shell::resilience;
 use crate::cache::Cache;
-use crate::config::BackendKind;
 use crate::config::Config;
 use crate::context::request;
 use crate::http::{ApiError, middleware::negotiate};
@@ -67,90 +65,97 @@ pub struct Parts {
     pub mappings: Mappings,
 }
 
-/// The configured store behind the port, its calls through the recorder or the cassettes
-/// when the configuration asks for them.
-fn back_end(
-    config: &Config,
-    parts: &Parts,
-    metrics: UpstreamMetrics,
-) -> Result<Arc<dyn Backend>, String> {
-    let options = resilience::Options {
-        failure_threshold: config.circuit_failure_threshold,
-        open_for: config.circuit_open,
-        max_in_flight: config.upstream_max_in_flight,
-    };
-    let wire = |transport| {
-        crate::backend::recording::wire(
-            transport,
-            &config.recording,
-            &parts.upstream_url,
-            &parts.upstream_token,
-            config.upstream_timeout,
-        )
-    };
-    match config.backend {
-        BackendKind::Magento2 => {
-            let magento = Magento::new(
-                &parts.upstream_url,
-                &parts.upstream_token,
-                config.upstream_timeout,
-                &config.default_store,
-            )?
-            .with_resilience(&options, metrics);
-            let transport = wire(magento.transport())?;
-            Ok(Arc::new(magento.with_transport(transport)))
-        }
-        BackendKind::OpenMage => {
-            let credentials = config
-                .upstream
-                .as_ref()
-                .and_then(Credentials::from_upstream)
-                .unwrap_or_else(Credentials::none);
-            let client = OpenMage::new(
-                &parts.upstream_url,
-                credentials,
-                config.upstream_timeout,
-                &config.default_store,
-            )?
-            .with_resilience(&options, metrics);
-            let transport = wire(client.transport())?;
-            let views = if config.openmage_store_views.is_empty() {
-                vec![View {
-                    id: 1,
-                    code: config.default_store.clone(),
-                    website_id: 1,
-                }]
-            } else {
-                config
-                    .openmage_store_views
-                    .iter()
-                    .map(|(code, id, website_id)| View {
-                        id: *id,
-                        code: code.clone(),
-                        website_id: *website_id,
-                    })
-                    .collect()
-            };
-            let base = config
-                .upstream
-                .as_ref()
-                .and_then(|u| {
-                    (!u.url.starts_with(crate::config::REPLAY_SCHEME)).then(|| u.url.clone())
-                })
-                .unwrap_or_else(|| parts.upstream_url.clone());
-            Ok(Arc::new(OpenMageBackend::new(
-                client.with_transport(transport),
-                &base,
-                views,
-            )))
-        }
+/// The settings of the configured back end, from the configuration and what the caller
+/// knows besides (the store's URL and credential, the sandbox's in sandbox mode).
+pub fn backend_settings(config: &Config, parts: &Parts) -> Settings {
+    settings_of(
+        config,
+        Store {
+            kind: config.backend,
+            url: &parts.upstream_url,
+            token: &parts.upstream_token,
+            oauth: config.upstream.as_ref().and_then(|u| u.oauth.as_ref()),
+            store_views: &config.openmage_store_views,
+            recording: &config.recording,
+        },
+    )
+}
+
+/// Which store a back end talks to: the serving back end's comes from `STOREGATE_BACKEND`
+/// and `STOREGATE_UPSTREAM_*`, the dual run's candidate from `STOREGATE_SHADOW_*` (`dual`);
+/// both are built from it alike.
+pub(crate) struct Store<'a> {
+    pub kind: crate::config::BackendKind,
+    /// The base URL called (the embedded sandbox's in sandbox mode), or `replay:DIR`.
+    pub url: &'a str,
+    pub token: &'a str,
+    /// A store that signs with OAuth 1.0a: its keys.
+    pub oauth: Option<&'a crate::config::UpstreamOAuth>,
+    /// The store views named in the configuration (a store whose API lists none).
+    pub store_views: &'a [(String, u64, u64)],
+    /// Recording and replay of its calls.
+    pub recording: &'a crate::config::Recording,
+}
+
+/// A store's settings, with the deadline and resilience of the configuration.
+pub(crate) fn settings_of(config: &Config, store: Store<'_>) -> Settings {
+    Settings {
+        kind: store.kind.as_str().to_owned(),
+        url: store.url.to_owned(),
+        token: crate::config::Secret::new(store.token),
+        oauth: store.oauth.map(|oauth| OAuthKeys {
+            consumer_key: oauth.consumer_key.clone(),
+            consumer_secret: oauth.consumer_secret.clone(),
+            token_secret: oauth.token_secret.clone(),
+        }),
+        store_views: store.store_views.to_vec(),
+        default_store: config.default_store.clone(),
+        timeout: config.upstream_timeout,
+        resilience: resilience::Options {
+            failure_threshold: config.circuit_failure_threshold,
+            open_for: config.circuit_open,
+            max_in_flight: config.upstream_max_in_flight,
+        },
+        recording: store.recording.clone(),
     }
 }
 
-/// Builds the state and the service.
+/// Customers' store sessions, kept in the OAuth store (shared by every instance) for a
+/// back end that keeps them.
+#[derive(Debug)]
+struct OAuthSessions(Arc<crate::auth::oauth::OAuth>);
+
+#[async_trait::async_trait]
+impl SessionKeeper for OAuthSessions {
+    async fn session(&self, customer_id: u64) -> Result<Option<String>, String> {
+        self.0
+            .store()
+            .store_session(customer_id)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn keep(&self, customer_id: u64, session: &str) -> Result<(), String> {
+        self.0
+            .store()
+            .put_store_session(customer_id, session)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Builds the state and the service, the back end one of this build's kinds.
 pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String> {
+    build_with(config, parts, &Registry::standard())
+}
+
+/// Builds the state and the service, the back end of `config`'s kind from `registry`.
+pub fn build_with(
+    config: Config,
+    parts: Parts,
+    registry: &Registry,
+) -> Result<(Router, AppState), String> {
     let upstream_metrics = UpstreamMetrics::default();
-    let backend = back_end(&config, &parts, upstream_metrics.clone())?;
     let cache = Arc::new(Cache::with_windows(
         config.cache_max_bytes,
         config.cache_ttl,
@@ -163,32 +168,11 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
             crate::server::default_max_connections(config.upstream_max_in_flight)
         }),
     ));
-    let upstream_up = crate::observe::process::UpstreamUp::default();
-    let metrics = Metrics::new(
-        upstream_metrics,
-        cache.clone(),
-        {
-            let probe = backend.circuit_probe();
-            Arc::new(move || probe() as i64)
-        },
-        {
-            let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
-            Arc::new(move || (max - in_flight.available_permits()) as i64)
-        },
-        {
-            let connections = connections.clone();
-            Arc::new(move || (connections.open() as i64, connections.refused()))
-        },
-    )
-    .with_collector(Box::new(crate::observe::process::ProcessCollector {
-        upstream_up: upstream_up.clone(),
-    }));
     let tokens = Arc::new(TokenIssuer::new(
         parts.token_secret.clone(),
         config.token_ttl,
     ));
     let shared = SharedState::start(&config, &cache, &tokens)?;
-    let metrics = Arc::new(metrics.with_shared_state(shared.clone()));
     let mut oauth = crate::auth::oauth::OAuth::open(&config, &parts.token_secret)?;
     if config.redis_url.is_some() {
         // Several machines: a nonce used on one instance is refused on every other, and a
@@ -208,14 +192,46 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         // Every hit carries `RateLimit`: its place is in each hit's map already.
         cache.reserve_hit_field(crate::limits::RATELIMIT);
     }
-    let metrics = Arc::new(
-        Arc::try_unwrap(metrics)
-            .map_err(|_| "metrics shared before the OAuth series were added".to_owned())?
-            .with_collector(Box::new(crate::observe::process::OAuthSeries(
-                oauth.verified().clone(),
-            )))
-            .with_collector(Box::new(crate::limits::series::LimitSeries(limits.clone()))),
-    );
+    let backend = registry.build(
+        &backend_settings(&config, &parts),
+        &Wiring {
+            metrics: upstream_metrics.clone(),
+            sessions: Some(Arc::new(OAuthSessions(oauth.clone()))),
+        },
+    )?;
+    let upstream_up = crate::observe::process::UpstreamUp::default();
+    let metrics = Metrics::new(
+        upstream_metrics,
+        cache.clone(),
+        {
+            let probe = backend.circuit();
+            Arc::new(move || probe() as i64)
+        },
+        {
+            let (in_flight, max) = (in_flight.clone(), config.max_in_flight);
+            Arc::new(move || (max - in_flight.available_permits()) as i64)
+        },
+        {
+            let connections = connections.clone();
+            Arc::new(move || (connections.open() as i64, connections.refused()))
+        },
+    )
+    .with_collector(Box::new(crate::observe::process::ProcessCollector {
+        upstream_up: upstream_up.clone(),
+    }))
+    .with_shared_state(shared.clone())
+    .with_collector(Box::new(crate::observe::process::OAuthSeries(
+        oauth.verified().clone(),
+    )))
+    .with_collector(Box::new(crate::limits::series::LimitSeries(limits.clone())));
+    let candidate = dual::Candidate::build(&config, &parts, registry)?;
+    let metrics = Arc::new(match &candidate {
+        Some(candidate) => candidate.register(metrics),
+        None => metrics,
+    });
+    let shadow = candidate
+        .as_ref()
+        .and_then(|candidate| candidate.shadow(&config, &parts, shared.clone()));
     // A shared store's schema is brought up to date now, not by the first sign-in (and a
     // database down at start is logged, not fatal: the catalog serves without it).
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -246,7 +262,11 @@ pub fn build(config: Config, parts: Parts) -> Result<(Router, AppState), String>
         config,
         upstream_up,
         limits,
+        shadow,
     });
+    if let Some(candidate) = candidate {
+        candidate.attach(&app);
+    }
     Ok((router(app.clone()), app))
 }
 
@@ -260,7 +280,9 @@ pub fn served_routes(app: &AppState) -> Vec<String> {
     assemble(app.clone()).1
 }
 
-fn assemble(app: AppState) -> (Router, Vec<String>) {
+/// The API under `/api/rest` (without that prefix) with its layers, over `app`: what the
+/// gateway nests there, and what the dual run's sides answer with (`dual`).
+fn api(app: AppState) -> (Router, Vec<String>) {
     // A silent client is refused within the request's deadline: the wait for the next
     // piece of its body is never longer than the deadline itself (issue 23).
     let timeouts = (
@@ -292,8 +314,12 @@ fn assemble(app: AppState) -> (Router, Vec<String>) {
                     request_deadline(timeouts, request, next)
                 })),
         )
-        .with_state(app.clone());
+        .with_state(app);
+    (api, api_templates)
+}
 
+fn assemble(app: AppState) -> (Router, Vec<String>) {
+    let (api, api_templates) = api(app.clone());
     let (outside, outside_templates) = crate::resources::ops::routes(app.clone())
         .merge(crate::resources::oauth::endpoints::routes(app.clone()))
         .merge(crate::resources::api_docs::routes())
@@ -330,6 +356,8 @@ fn assemble(app: AppState) -> (Router, Vec<String>) {
 pub struct Service {
     router: NormalizePath<Router>,
     early: Option<Arc<Early>>,
+    /// The dual run, when `STOREGATE_SHADOW_SERVE` sends reads to the candidate.
+    cutover: Option<Arc<crate::shadow::Shadow>>,
 }
 
 /// The service for `router`, built by [`build`] with `app`.
@@ -337,11 +365,28 @@ pub fn service(router: Router, app: &AppState) -> Service {
     Service {
         router: NormalizePath::trim_trailing_slash(router),
         early: Early::new(app),
+        cutover: app.shadow.clone().filter(|shadow| shadow.serves_any()),
     }
 }
 
 impl crate::server::Serve for Service {
     async fn serve(&self, request: Request) -> Response {
+        if let Some(shadow) = &self.cutover
+            && let Some(class) = shadow.takes(&request)
+        {
+            // Boxed: a cut-over read holds two gateways' futures, which a hit never needs.
+            return Box::pin(
+                shadow.serve(class, request, |request| Box::pin(self.serve_here(request))),
+            )
+            .await;
+        }
+        self.serve_here(request).await
+    }
+}
+
+impl Service {
+    /// `request` answered by this gateway's own back end.
+    async fn serve_here(&self, request: Request) -> Response {
         let request = match &self.early {
             Some(early) if early.may_answer(&request) => match early.answer(request).await {
                 Ok(response) => return response,
@@ -495,16 +540,27 @@ impl Early {
                             .unwrap_or(&crate::limits::Verdict::Unlimited)
                             .apply(response.headers_mut());
                     }
-                    observed.set_route(self.route(request.uri().path()));
+                    let route = self.route(request.uri().path());
+                    let noted = app.shadow.as_ref().and_then(|shadow| {
+                        shadow.note(
+                            request.method(),
+                            request.uri(),
+                            request.headers(),
+                            route.as_deref(),
+                            resolved.caller().map(|caller| caller.principal),
+                        )
+                    });
+                    observed.set_route(route);
                     observed.set_cache_status("HIT");
                     // No `Content-Length` here, where axum's route would set one: hyper
                     // writes it at the same place, after the other headers.
-                    Ok(observed.finish(
+                    let response = observed.finish(
                         &app.metrics,
                         app.config.access_log,
                         response,
                         Some(user_type),
-                    ))
+                    );
+                    Ok(shadowed(app, noted, response).await)
                 }
                 FastPath::Miss(fast_key) => {
                     request.extensions_mut().insert(PreRouted {
@@ -615,6 +671,16 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
             .await
         }
     };
+    // The dual run notes a write, or a read it samples, before the request goes on.
+    let noted = app.shadow.as_ref().and_then(|shadow| {
+        shadow.note(
+            request.method(),
+            request.uri(),
+            request.headers(),
+            observed.route(),
+            resolved.caller().map(|caller| caller.principal),
+        )
+    });
     let (mut response, user_type) = match found {
         FastPath::Hit(response, user_type) => (response, Some(user_type)),
         FastPath::Miss(fast_key) => {
@@ -645,7 +711,18 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
             .unwrap_or(&crate::limits::Verdict::Unlimited)
             .apply(response.headers_mut());
     }
-    observed.finish(&app.metrics, app.config.access_log, response, user_type)
+    let response = observed.finish(&app.metrics, app.config.access_log, response, user_type);
+    shadowed(&app, noted, response).await
+}
+
+/// The answer, after the dual run saw it (when it noted the request): unchanged. Boxed where
+/// it runs, so that a request the dual run did not note (every request without a shadow)
+/// carries one pointer for it in its future, not the comparison's start.
+async fn shadowed(app: &App, noted: Option<crate::shadow::Noted>, response: Response) -> Response {
+    match (noted, &app.shadow) {
+        (Some(noted), Some(shadow)) => Box::pin(shadow.after(noted, response)).await,
+        _ => response,
+    }
 }
 
 async fn route_not_found() -> ApiError {

@@ -195,6 +195,8 @@ pub struct Limits {
     /// `STOREGATE_RATE_LIMITS` limits someone; off, a request pays this one branch
     /// (consumers' own limits aside: [`Limits::signed`]).
     on: bool,
+    /// Nothing is counted at all, consumers' own limits included ([`Limits::none`]).
+    counts: bool,
     admin_limited: bool,
     ledger: Arc<ledger::Ledger>,
     pub signin: signin::SignIn,
@@ -222,8 +224,29 @@ impl Limits {
             trusted: config.trusted_proxies.clone(),
             budgets: budgets::Budgets::new(ledger.clone(), names.clone(), threads, wait),
             on: !config.rate_limits.is_empty(),
+            counts: true,
             admin_limited: config.rate_limits.limits_kind(ClientKind::Admin),
             signin: signin::SignIn::new(config.signin_limit, shadow, ledger.clone(), names),
+            ledger,
+            stats: Stats::default(),
+        })
+    }
+
+    /// Limits that count nothing, for a gateway state whose requests are no app's own: the
+    /// dual run's comparison reads (`front::dual`), which the app's request was counted for
+    /// already.
+    pub fn none(config: &Config) -> Arc<Limits> {
+        let ledger = ledger::Ledger::with_capacity(None, 1);
+        let names = client::Names::new(b"uncounted");
+        Arc::new(Limits {
+            settings: RateLimits::default(),
+            shadow: false,
+            trusted: config.trusted_proxies.clone(),
+            budgets: budgets::Budgets::new(ledger.clone(), names.clone(), 1, Duration::ZERO),
+            on: false,
+            counts: false,
+            admin_limited: false,
+            signin: signin::SignIn::new(None, false, ledger.clone(), names),
             ledger,
             stats: Stats::default(),
         })
@@ -296,6 +319,9 @@ impl Limits {
         method: &Method,
         path: &str,
     ) -> [Option<(Budget, Rate)>; 2] {
+        if !self.counts {
+            return [None, None];
+        }
         let Some(class) = client::class_of(method, path) else {
             return [None, None];
         };

@@ -1,5 +1,5 @@
 //! Address writes for a store that adds, changes and deletes one address at a time
-//! (OpenMage: `Backend::writes_addresses`). The store checks the country, the region and
+//! (OpenMage: `AddressWrites::OneAtATime`). The store checks the country, the region and
 //! the default flags itself, with the original's own messages; the gateway checks what it
 //! checks for every store (who may write, the required fields, the mapped values, the
 //! street) and passes the rest on. A customer writes only in their own record: another
@@ -11,9 +11,10 @@ use serde_json::{Map, Value};
 use crate::app::AppState;
 use crate::auth::Principal;
 use crate::auth::caller::Caller;
-use crate::backend::write_outcome;
+use crate::backend::port::AddressCalls;
 use crate::http::{ApiError, created, empty_ok};
 use crate::rules::privacy::redact;
+use crate::rules::write_outcome;
 
 use super::address_fields::plain_fields;
 
@@ -71,13 +72,13 @@ fn fields(
 
 pub(super) async fn create(
     app: &AppState,
+    calls: &dyn AddressCalls,
     caller: &Caller,
     customer_id: u64,
     input: &Map<String, Value>,
 ) -> Result<Response, ApiError> {
     let address = fields(app, caller, input, true)?;
-    let id = app
-        .backend
+    let id = calls
         .add_address(customer_id, address)
         .await
         .map_err(|error| write_outcome::answer(error, redact))?;
@@ -86,13 +87,14 @@ pub(super) async fn create(
 
 pub(super) async fn update(
     app: &AppState,
+    calls: &dyn AddressCalls,
     caller: &Caller,
     id: u64,
     input: &Map<String, Value>,
 ) -> Result<Response, ApiError> {
     ensure_may_write(app, caller.principal, id).await?;
     let address = fields(app, caller, input, false)?;
-    app.backend
+    calls
         .update_address(id, address)
         .await
         .map_err(|error| write_outcome::answer(error, redact))?;

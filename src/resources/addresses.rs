@@ -8,15 +8,15 @@
 //! (`customer_save`); everything the spec can refuse is checked before that cycle starts,
 //! with SPEC 7's messages, the country and region against the store's directory. The other
 //! adds, changes and deletes one address at a time and checks them itself (OpenMage:
-//! `address_calls`). What an address record looks like in either is the back end's
-//! (`Backend::addresses_of`, `default_addresses`, `set_region`).
+//! `address_calls`). The back end says which it is (`People::address_writes`), and what an
+//! address record looks like (`People::addresses_of`, `default_addresses`,
+//! `AddressList::set_region`).
 //!
 //! A customer's address is found through the customer's own record, so a customer asking
 //! for someone else's address gets the 404 of an address that does not exist, and nothing
 //! about the other customer is even fetched.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -27,7 +27,9 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
 
-use crate::backend::port::{AddressEdit, Backend, Country, RegionChoice};
+use crate::backend::port::{
+    AddressEdit, AddressList, AddressWrites, Backend, Country, RegionChoice,
+};
 use crate::http::body::decode_record;
 use crate::http::query::{ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
@@ -222,14 +224,10 @@ async fn list(
 async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     let (mut address, customer) = locate(&app, caller.principal, id).await?;
-    // A customer's own address came from their record's list, in the list's form. Where
-    // the store's single address record is the whole answer, that record is what the store
-    // shows them (its single-record dates), read now that the address is known to be theirs.
-    if caller.principal != Principal::Admin
-        && !customer.is_null()
-        && app.backend.addresses_stand_alone()
-    {
-        address = app.backend.address(id).await.map_err(redact)?;
+    // A customer's own address came from their record's list, in the list's form; the back
+    // end says what the store shows them of it, now that it is known to be theirs.
+    if caller.principal != Principal::Admin && !customer.is_null() {
+        address = app.backend.own_address(id, address).await.map_err(redact)?;
     }
     let fields = app
         .mappings
@@ -309,6 +307,7 @@ fn flag(name: &str, value: &Value) -> Result<bool, String> {
 /// Every problem is reported at once, with SPEC 7's messages.
 fn check(
     app: &AppState,
+    list: &dyn AddressList,
     user: UserType,
     input: &Map<String, Value>,
     stored: Option<&Value>,
@@ -362,8 +361,7 @@ fn check(
                         errors.push(m::REGION_REQUIRED.into());
                     } else {
                         // A region of the old country means nothing in the new one.
-                        app.backend
-                            .set_region(&mut change.fields, RegionChoice::None);
+                        list.set_region(&mut change.fields, RegionChoice::None);
                     }
                 }
             }
@@ -373,21 +371,19 @@ fn check(
                     if has_regions {
                         errors.push(m::REGION_TYPE.into());
                     } else {
-                        app.backend
-                            .set_region(&mut change.fields, RegionChoice::None);
+                        list.set_region(&mut change.fields, RegionChoice::None);
                     }
                 } else if !region_shaped(text) {
                     errors.push(m::REGION_INVALID.into());
                 } else if has_regions {
                     match directory::find_region(country, text) {
-                        Some(region) => app
-                            .backend
-                            .set_region(&mut change.fields, RegionChoice::Predefined(region)),
+                        Some(region) => {
+                            list.set_region(&mut change.fields, RegionChoice::Predefined(region))
+                        }
                         None => errors.push(m::REGION_MISSING.into()),
                     }
                 } else {
-                    app.backend
-                        .set_region(&mut change.fields, RegionChoice::Text(text));
+                    list.set_region(&mut change.fields, RegionChoice::Text(text));
                 }
             }
             Some(_) => errors.push(m::REGION_TYPE.into()),
@@ -446,16 +442,20 @@ async fn create(
         ApiError::not_implemented,
     )
     .await?;
-    if app.backend.writes_addresses() {
-        return super::address_calls::create(&app, &caller, customer_id, &input).await;
-    }
+    let list = match app.backend.address_writes() {
+        AddressWrites::OneAtATime(calls) => {
+            return super::address_calls::create(&app, calls, &caller, customer_id, &input).await;
+        }
+        AddressWrites::ThroughCustomer(list) => list,
+    };
     let countries = directory::countries(&app).await?;
-    let change = check(&app, caller.user_type(), &input, None, &countries)?;
+    let change = check(&app, list, caller.user_type(), &input, None, &countries)?;
 
     let mut address = Value::Object(change.fields.clone());
     address["customer_id"] = json!(customer_id);
     let mut intent = AddressWrite {
-        backend: app.backend.clone(),
+        backend: &*app.backend,
+        list,
         target: Target::New,
         change,
         new_address: Some(address),
@@ -468,8 +468,10 @@ async fn create(
 /// An address create or update through the customer save, verified (`customer_save`):
 /// the written address shows what Magento stored for us, the default flags asked for point
 /// at it, and every address the save kept is still there.
-struct AddressWrite {
-    backend: Arc<dyn Backend>,
+struct AddressWrite<'a> {
+    backend: &'a dyn Backend,
+    /// How the store writes the address list.
+    list: &'a dyn AddressList,
     target: Target,
     change: Change,
     /// For a create: the address to add.
@@ -478,18 +480,18 @@ struct AddressWrite {
     kept: HashSet<u64>,
 }
 
-impl AddressWrite {
+impl AddressWrite<'_> {
     /// The id a save gave the written address.
     fn written_id(&self, saved: &Value) -> Option<u64> {
         match (self.target, &self.new_address) {
             (Target::Existing(id), _) => Some(id),
-            (Target::New, Some(sent)) => self.backend.new_address_id(saved, &self.kept, sent),
+            (Target::New, Some(sent)) => self.list.new_address_id(saved, &self.kept, sent),
             (Target::New, None) => None,
         }
     }
 }
 
-impl Intent for AddressWrite {
+impl Intent for AddressWrite<'_> {
     type Output = u64;
 
     fn plan(&mut self, stored: &Value, previous: Option<&u64>) -> Result<Plan<u64>, ApiError> {
@@ -521,9 +523,7 @@ impl Intent for AddressWrite {
             shipping: self.change.shipping,
             new_address: self.new_address.clone(),
         };
-        Ok(Plan::Save(
-            self.backend.customer_with_address(stored, &edit),
-        ))
+        Ok(Plan::Save(self.list.customer_with_address(stored, &edit)))
     }
 
     fn verify(&mut self, saved: &Value, now: &Value) -> Result<u64, Option<u64>> {
@@ -576,15 +576,26 @@ async fn update(
         ApiError::request_data_invalid,
     )
     .await?;
-    if app.backend.writes_addresses() {
-        return super::address_calls::update(&app, &caller, id, &input).await;
-    }
+    let list = match app.backend.address_writes() {
+        AddressWrites::OneAtATime(calls) => {
+            return super::address_calls::update(&app, calls, &caller, id, &input).await;
+        }
+        AddressWrites::ThroughCustomer(list) => list,
+    };
     let owner = owner_of(&app, caller.principal, id).await?;
     let (address, _) = find_in(&app, owner, id).await?;
     let countries = directory::countries(&app).await?;
-    let change = check(&app, caller.user_type(), &input, Some(&address), &countries)?;
+    let change = check(
+        &app,
+        list,
+        caller.user_type(),
+        &input,
+        Some(&address),
+        &countries,
+    )?;
     let mut intent = AddressWrite {
-        backend: app.backend.clone(),
+        backend: &*app.backend,
+        list,
         target: Target::Existing(id),
         change,
         new_address: None,
@@ -596,7 +607,7 @@ async fn update(
 
 async fn delete(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    if app.backend.writes_addresses() {
+    if let AddressWrites::OneAtATime(_) = app.backend.address_writes() {
         return super::address_calls::delete(&app, &caller, id).await;
     }
     let owner = owner_of(&app, caller.principal, id).await?;
@@ -620,7 +631,7 @@ async fn delete(app: AppState, caller: Caller, id: &str) -> Result<Response, Api
         app.backend
             .delete_address(id)
             .await
-            .map_err(|error| crate::backend::write_outcome::answer(error, redact))?;
+            .map_err(|error| crate::rules::write_outcome::answer(error, redact))?;
         // Verified like the saves: a writer that saved the customer from an older read
         // can put the address back.
         let now = app.backend.customer(owner).await.map_err(redact)?;

@@ -16,11 +16,11 @@
 use serde_json::Value;
 
 use crate::app::AppState;
-use crate::backend::write_outcome;
 use crate::cache::keys::tag;
 use crate::http::ApiError;
 use crate::rules::mapping::convert::scalar_text;
 use crate::rules::privacy::{redact, reference_error};
+use crate::rules::write_outcome;
 use crate::shared_state::locks::LockKey;
 
 /// Tries of one write before it gives up with a 409.

@@ -11,7 +11,7 @@
 //! The privacy rules ([`crate::rules::privacy`]) and the customer lock ([`crate::shared_state::locks`]) are
 //! shared with the address and order resources, which have the same needs.
 //!
-//! Magento 2's `PUT /V1/customers/{id}` replaces the whole customer, so an update reads the
+//! A store may replace the whole customer on a save (Magento 2 does), so an update reads the
 //! stored customer, changes only the fields sent, and writes it back without an
 //! `addresses` key (with one, the list would replace the stored addresses).
 
@@ -24,7 +24,6 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
 use crate::backend::port::SearchCriteria;
-use crate::backend::write_outcome;
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
@@ -32,6 +31,7 @@ use crate::rules::mapping::ResourceMapping;
 use crate::rules::mapping::View;
 use crate::rules::mapping::convert::{as_i64, is_empty};
 use crate::rules::policy::{Operation, Route, authorize};
+use crate::rules::write_outcome;
 
 use super::customer_save::{Intent, Plan, same_values, save_verified};
 use crate::auth::caller::Caller;

@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 use crate::app::AppState;
 use crate::auth::UserType;
 use crate::backend::port::StoreView;
-use crate::backend::port::{Image, ImageChange, ImageRefusal, NewImage, Scope, UpstreamError};
+use crate::backend::port::{BackendError, Image, ImageChange, ImageRefusal, NewImage, Scope};
 use crate::cache::{self, Fetched};
 use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
@@ -39,16 +39,16 @@ use crate::cache::keys::{key, tag, view};
 
 use super::products;
 use crate::auth::caller::Caller;
-use crate::backend::errors;
-use crate::backend::write_outcome;
 use crate::cache::response::cached;
 use crate::records::catalog::{product_index, product_records};
 use crate::records::lookups::stores;
 use crate::records::{json, record};
 use crate::resources::parse_id;
+use crate::rules::backend_errors;
 use crate::rules::image_upload::{
     BAD_BASE64, NOT_SPECIFIED, bad_mime, clean_stem, parse_input, upload_permit,
 };
+use crate::rules::write_outcome;
 
 use crate::context::profile::Message;
 
@@ -243,7 +243,7 @@ async fn store_record(
             Some(_) => Scope::Default,
             None => Scope::Store(&code),
         };
-        let bytes = backend.product_in(scope, &owned_sku, store_id).await?;
+        let bytes = backend.product_gallery(scope, &owned_sku, store_id).await?;
         let tags = vec![
             tag::product(product_id),
             tag::sku(&owned_sku),
@@ -297,7 +297,7 @@ async fn gallery(
     let media_base = stores::config(app, &code).await?.base_media_url;
     let images = app
         .backend
-        .read_images(&product)
+        .images(&product)
         .into_iter()
         .filter(|image| !(shopper && image.exclude))
         .collect();
@@ -313,14 +313,18 @@ async fn gallery(
 /// The gallery at a place as it is now, for a write to start from (never from the cache).
 async fn current_product(app: &AppState, sku: &str, place: &Place) -> Result<Value, ApiError> {
     let bytes = match place {
-        Place::Global => app.backend.product_in(Scope::Default, sku, Some(0)).await,
+        Place::Global => {
+            app.backend
+                .product_gallery(Scope::Default, sku, Some(0))
+                .await
+        }
         Place::Store(view) => {
             app.backend
-                .product_in(Scope::Store(&view.code), sku, None)
+                .product_gallery(Scope::Store(&view.code), sku, None)
                 .await
         }
     }
-    .map_err(errors::to_api)?;
+    .map_err(backend_errors::to_api)?;
     json(&bytes)
 }
 
@@ -333,15 +337,13 @@ fn find_image(images: &[Image], image_id: u64) -> Result<&Image, ApiError> {
 
 /// The images of the product at a place, as they are now.
 async fn current_images(app: &AppState, sku: &str, place: &Place) -> Result<Vec<Image>, ApiError> {
-    Ok(app
-        .backend
-        .read_images(&current_product(app, sku, place).await?))
+    Ok(app.backend.images(&current_product(app, sku, place).await?))
 }
 
 /// After any image write, whatever it did: the product's images and the views that show
 /// its image (`image_url`, in single products and lists); held off for a while when the
 /// write's outcome is unknown (`write_outcome`).
-fn invalidate<T>(app: &AppState, product_id: u64, sku: &str, result: &Result<T, UpstreamError>) {
+fn invalidate<T>(app: &AppState, product_id: u64, sku: &str, result: &Result<T, BackendError>) {
     write_outcome::touched(
         &app.cache,
         result,
@@ -472,9 +474,9 @@ fn next_position(images: &[Image]) -> i64 {
 }
 
 /// Can the product hold images at all? Its attribute set must have the media gallery
-/// attribute (the original's condition). Magento 2 has no such refusal of its own, so the
-/// gateway asks for the set's attributes (cached). An integration that may not read
-/// attribute sets does not block image uploads: the check is skipped.
+/// attribute (the original's condition). A store with no such refusal of its own (Magento
+/// 2) is asked about the set (cached). A back end that may not read attribute sets does not
+/// block image uploads: the check is skipped.
 async fn ensure_supports_images(app: &AppState, product: &Value) -> Result<(), ApiError> {
     let Some(set_id) = product
         .get("attribute_set_id")
@@ -487,43 +489,40 @@ async fn ensure_supports_images(app: &AppState, product: &Value) -> Result<(), A
     let found = app
         .cache
         .get_or_fetch(&key::attribute_set(set_id), move || async move {
-            let bytes = backend.attribute_set_attributes(set_id as u64).await?;
-            Ok::<_, UpstreamError>(Fetched::new(
-                cache::Value::Bytes(bytes),
+            let takes = backend.takes_images(set_id as u64).await?;
+            Ok::<_, BackendError>(Fetched::new(
+                cache::Value::Text(if takes { "1" } else { "0" }.into()),
                 vec![tag::ATTRIBUTE_SETS.to_owned()],
             ))
         })
         .await;
     let entry = match found {
         Ok((entry, _)) => entry,
-        Err(UpstreamError::Status {
+        Err(BackendError::Status {
             status: 401 | 403, ..
         }) => {
             tracing::warn!(
                 set_id,
-                "cannot read attribute sets (grant Magento_Catalog::sets); image support not checked"
+                "cannot read attribute sets (the back end's credentials may not); image support not checked"
             );
             return Ok(());
         }
-        Err(e) => return Err(errors::to_api(e)),
+        Err(e) => return Err(backend_errors::to_api(e)),
     };
-    let cache::Value::Bytes(bytes) = &entry.value else {
-        return Err(ApiError::internal().with_cause("attribute set entry holds no bytes"));
-    };
-    match app.backend.read_takes_images(bytes) {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(ApiError::bad_request(NO_IMAGES)),
-        Err(e) => Err(errors::to_api(e)),
+    match &entry.value {
+        cache::Value::Text(text) if &**text == "1" => Ok(()),
+        cache::Value::Text(_) => Err(ApiError::bad_request(NO_IMAGES)),
+        _ => Err(ApiError::internal().with_cause("attribute set entry holds no answer")),
     }
 }
 
 /// The store's image refusals in the spec's words; anything else as every upstream error.
-fn media_error(app: &AppState, error: UpstreamError) -> ApiError {
+fn media_error(app: &AppState, error: BackendError) -> ApiError {
     let mapped = match app.backend.image_refusal(&error) {
         Some(ImageRefusal::NotFound) => image_not_found(),
         Some(ImageRefusal::BadBase64) => ApiError::bad_request(BAD_BASE64),
         Some(ImageRefusal::BadMime) => bad_mime(),
-        None => return errors::to_api(error),
+        None => return backend_errors::to_api(error),
     };
     mapped.with_cause(&error)
 }
@@ -549,7 +548,7 @@ async fn create(
     let sku = product_index::sku_of(&app, product_id).await?;
     let current = current_product(&app, &sku, &place).await?;
     ensure_supports_images(&app, &current).await?;
-    let images = app.backend.read_images(&current);
+    let images = app.backend.images(&current);
     let stem = file
         .stem
         .clone()

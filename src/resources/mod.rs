@@ -18,6 +18,7 @@ pub mod ops;
 pub mod order_parts;
 pub mod orders;
 pub mod product_links;
+pub mod product_store;
 pub mod products;
 pub mod stock_items;
 
@@ -34,8 +35,10 @@ pub fn routes() -> Listed<AppState> {
     Listed::new()
         .route("/auth/token", any(gateway::auth_token::issue))
         .route("/cache/purge", any(gateway::cache_purge::purge))
-        .route("/oauth/tokens", any(gateway::oauth_tokens::collection))
-        .route("/oauth/tokens/{id}", any(gateway::oauth_tokens::entity))
+        .route("/oauth/tokens", any(oauth::tokens::collection))
+        .route("/oauth/tokens/{id}", any(oauth::tokens::entity))
+        .route("/shadow", any(gateway::shadow::page))
+        .route("/shadow/report", any(gateway::shadow::report))
         .route("/products", any(products::collection))
         .route("/products/category/{category_id}", any(products::category))
         .route("/products/store/{store}", any(products::store_collection))
@@ -48,7 +51,7 @@ pub fn routes() -> Listed<AppState> {
             any(products::store_category),
         )
         .route("/products/{id}", any(products::entity))
-        .route("/products/{id}/store/{store}", any(products::store_entity))
+        .route("/products/{id}/store/{store}", any(product_store::entity))
         .route("/products/{id}/categories", any(product_links::categories))
         .route(
             "/products/{id}/categories/{category_id}",

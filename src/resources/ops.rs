@@ -80,7 +80,7 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
     }
     let up = up && refused.is_none();
     app.upstream_up.set(up);
-    let circuit = match app.backend.circuit_state() {
+    let circuit = match app.backend.circuit()() {
         CircuitState::Closed => "closed",
         CircuitState::Open => "open",
         CircuitState::HalfOpen => "half_open",

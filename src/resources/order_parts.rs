@@ -26,7 +26,6 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::caller::Caller;
 use crate::auth::{Principal, UserType};
-use crate::backend::write_outcome;
 use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, ok};
 use crate::resources::orders::{may_see, order_id, order_source};
@@ -35,6 +34,7 @@ use crate::rules::mapping::convert::as_i64;
 use crate::rules::mapping::{ResourceMapping, View};
 use crate::rules::policy::{Operation, Route, authorize};
 use crate::rules::privacy::{private, redact};
+use crate::rules::write_outcome;
 
 /// `/orders/:id/items`.
 pub async fn items(

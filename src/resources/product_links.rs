@@ -21,17 +21,17 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::UserType;
 use crate::auth::caller::Caller;
-use crate::backend::errors;
-use crate::backend::port::{Assignments, Category, UpstreamError};
-use crate::backend::write_outcome;
+use crate::backend::port::{Assignments, BackendError, Category};
 use crate::cache::keys::{key, tag};
 use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
 use crate::records::catalog::product_index::sku_of;
 use crate::records::catalog::product_records::product_record;
-use crate::records::record;
+use crate::records::typed;
 use crate::resources::parse_id;
+use crate::rules::backend_errors;
 use crate::rules::policy::{Operation, Route, authorize};
+use crate::rules::write_outcome;
 
 /// The category every catalog tree hangs from; nothing is assigned to it.
 const TREE_ROOT: u64 = 1;
@@ -98,23 +98,18 @@ pub async fn website(
 async fn product(app: &AppState, id: u64) -> Result<(std::sync::Arc<str>, Assignments), ApiError> {
     let sku = sku_of(app, id).await?;
     let record = product_record(app, id, &sku).await?;
-    Ok((sku, app.backend.read_assignments(&record)))
+    Ok((sku, app.backend.assignments(&record)))
 }
 
 /// A category through the cache; `None` when the store has no such category.
 async fn category_record(app: &AppState, id: u64) -> Result<Option<Category>, ApiError> {
     let backend = app.backend.clone();
-    let fetched = record(app, key::category(id), move || async move {
-        let bytes = backend.category(id).await?;
-        Ok((bytes, vec![tag::category(id)]))
+    let fetched = typed(app, key::category(id), move || async move {
+        Ok((backend.category(id).await?, vec![tag::category(id)]))
     })
     .await;
     match fetched {
-        Ok(bytes) => app
-            .backend
-            .read_category(&bytes)
-            .map(Some)
-            .map_err(errors::to_api),
+        Ok(category) => Ok(Some(category)),
         Err(error) if error.status() == http::StatusCode::NOT_FOUND => Ok(None),
         Err(error) => Err(error),
     }
@@ -215,7 +210,7 @@ async fn assign_category(
     }
     let result = app.backend.assign_category(category_id, &sku).await;
     category_written(&app, &result, id, &sku, category_id);
-    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
+    result.map_err(|e| write_outcome::answer(e, backend_errors::to_api))?;
     Ok(created(&format!(
         "/api/rest/products/{id}/categories/{category_id}"
     )))
@@ -239,7 +234,7 @@ async fn unassign_category(
     }
     let result = app.backend.unassign_category(category_id, &sku).await;
     category_written(&app, &result, id, &sku, category_id);
-    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
+    result.map_err(|e| write_outcome::answer(e, backend_errors::to_api))?;
     Ok(empty_ok())
 }
 
@@ -247,7 +242,7 @@ async fn unassign_category(
 /// lists is suspect now: invalidated, or held off when the outcome is unknown.
 fn category_written(
     app: &AppState,
-    result: &Result<(), UpstreamError>,
+    result: &Result<(), BackendError>,
     id: u64,
     sku: &str,
     category_id: u64,
@@ -264,12 +259,10 @@ fn category_written(
 /// Whether the store has this website (the admin website 0 is not one a product can be in).
 async fn website_exists(app: &AppState, website_id: u64) -> Result<bool, ApiError> {
     let backend = app.backend.clone();
-    let bytes = record(app, key::websites(), move || async move {
-        let bytes = backend.websites().await?;
-        Ok((bytes, vec![tag::STORES.to_owned()]))
+    let websites: Vec<u64> = typed(app, key::websites(), move || async move {
+        Ok((backend.websites().await?, vec![tag::STORES.to_owned()]))
     })
     .await?;
-    let websites = app.backend.read_websites(&bytes).map_err(errors::to_api)?;
     Ok(website_id > 0 && websites.contains(&website_id))
 }
 
@@ -341,7 +334,7 @@ async fn assign_website(
     }
     let result = app.backend.assign_website(&sku, website_id).await;
     website_written(&app, &result, id, &sku);
-    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
+    result.map_err(|e| write_outcome::answer(e, backend_errors::to_api))?;
     Ok(created(&format!(
         "/api/rest/products/{id}/websites/{website_id}"
     )))
@@ -366,12 +359,12 @@ async fn unassign_website(app: AppState, id: &str, website_id: &str) -> Result<R
     }
     let result = app.backend.unassign_website(&sku, numeric).await;
     website_written(&app, &result, id, &sku);
-    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
+    result.map_err(|e| write_outcome::answer(e, backend_errors::to_api))?;
     Ok(empty_ok())
 }
 
 /// A website change moves the product in or out of every store view's lists.
-fn website_written(app: &AppState, result: &Result<(), UpstreamError>, id: u64, sku: &str) {
+fn website_written(app: &AppState, result: &Result<(), BackendError>, id: u64, sku: &str) {
     let tags = [tag::LISTS.to_owned(), tag::product(id), tag::sku(sku)];
     write_outcome::touched(&app.cache, result, &tags);
 }

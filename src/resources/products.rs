@@ -18,8 +18,11 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::Principal;
 use crate::auth::UserType;
-use crate::backend::port::{Backend, SearchResult, SentPrices, StoreConfig, StoreView, TierPrice};
-use crate::backend::port::{Scope, SearchCriteria, UpstreamError};
+use crate::backend::port::{
+    Backend, CustomerPrices, Page, ProductDraft, SearchResult, SentPrices, StoreConfig, StoreView,
+    TierPrice,
+};
+use crate::backend::port::{BackendError, Scope, SearchCriteria};
 use crate::context::profile::{Message, Profile};
 use crate::http::body::decode_record;
 use crate::http::query::ListParams;
@@ -32,8 +35,6 @@ use crate::rules::pricing::{self, NOT_LOGGED_IN};
 use crate::cache::keys::{tag, view};
 
 use crate::auth::caller::Caller;
-use crate::backend::errors;
-use crate::backend::write_outcome;
 use crate::cache::response::cached;
 use crate::records::catalog::product_index::sku_of;
 use crate::records::catalog::product_records::{
@@ -42,6 +43,8 @@ use crate::records::catalog::product_records::{
 use crate::records::listing::search_criteria;
 use crate::records::lookups::{customer_group, stores};
 use crate::resources::parse_id;
+use crate::rules::backend_errors;
+use crate::rules::write_outcome;
 use crate::shared_state::locks::LockKey;
 
 /// Types Magento knows; only `simple` may be created here (SPEC 2.2).
@@ -108,19 +111,6 @@ pub async fn store_collection(
     authorize(Route::StoreProducts, &method, caller.principal)?;
     let store = ReadStore::resolve(&app, &store).await?;
     read_collection(app, caller, &method, &uri, &headers, store).await
-}
-
-/// `/products/:id/store/:store`: one product in a store view.
-pub async fn store_entity(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path((id, store)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    authorize(Route::StoreProduct, &method, caller.principal)?;
-    let store = ReadStore::resolve(&app, &store).await?;
-    get_one(app, caller, &headers, &id, store).await
 }
 
 /// `/products/category/:category_id/store/:store` and
@@ -200,7 +190,7 @@ impl ReadStore {
         app: &AppState,
         shopper: bool,
         criteria: &SearchCriteria,
-    ) -> Result<bytes::Bytes, UpstreamError> {
+    ) -> Result<Page, BackendError> {
         if shopper {
             app.backend
                 .search_shopper_products(self.scope(), self.website(), criteria)
@@ -228,7 +218,7 @@ pub async fn entity(
     }
     match authorize(Route::Product, &method, caller.principal)? {
         Operation::Retrieve => get_one(app, caller, &headers, &id, ReadStore::Default).await,
-        Operation::Update => update(app, &headers, &id, body).await,
+        Operation::Update => update(app, &headers, &id, body, Scope::All).await,
         Operation::Delete => delete(app, &id).await,
         Operation::Create => Err(ApiError::not_implemented()),
     }
@@ -300,7 +290,8 @@ async fn priced_caller(
     };
     match (caller.user_type(), caller.principal) {
         (UserType::Customer, Principal::Customer(id))
-            if app.backend.renders_for_customers() || shows_group_prices(&*app.backend, fields) =>
+            if app.backend.customer_prices() == CustomerPrices::FromStore
+                || shows_group_prices(&*app.backend, fields) =>
         {
             let prices = customer_group::of(app, caller.principal).await?;
             let priced = Priced {
@@ -313,16 +304,12 @@ async fn priced_caller(
     }
 }
 
-/// Moves the group and tier prices a write mapped (`prices.tiers`, the gateway's own form)
-/// into the product record, in the store's shape.
-fn put_prices(backend: &dyn Backend, root: &mut Value) {
-    let Some(prices) = root.as_object_mut().and_then(|r| r.remove("prices")) else {
-        return;
-    };
-    if let Some(list) = prices.get("tiers").and_then(Value::as_array) {
-        let tiers: Vec<TierPrice> = list.iter().filter_map(TierPrice::from_value).collect();
-        backend.put_tier_prices(&mut root["product"], &tiers);
-    }
+/// The group and tier prices a write mapped (`prices.tiers`, the gateway's own form), taken
+/// out of the mapped record: the back end writes them in its store's shape.
+fn take_prices(root: &mut Value) -> Option<Vec<TierPrice>> {
+    let prices = root.as_object_mut().and_then(|r| r.remove("prices"))?;
+    let list = prices.get("tiers").and_then(Value::as_array)?;
+    Some(list.iter().filter_map(TierPrice::from_value).collect())
 }
 
 /// Renders one product for a caller. A shopper's record first loses every tier price that
@@ -348,7 +335,7 @@ fn render_product(
     // The record's group and tier prices (a shopper's: theirs only, after the line above) in
     // the gateway's own form, which the mappings' price types read.
     let tiers: Vec<Value> = backend
-        .read_tier_prices(&source["product"])
+        .tier_prices(&source["product"])
         .iter()
         .map(TierPrice::to_value)
         .collect();
@@ -364,7 +351,7 @@ fn render_product(
 // Reads
 // ---------------------------------------------------------------------------------------
 
-async fn get_one(
+pub(super) async fn get_one(
     app: AppState,
     caller: Caller,
     headers: &HeaderMap,
@@ -464,11 +451,11 @@ async fn list(
     cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
         let criteria = criteria.page(params.limit, params.page);
-        let bytes = read_store
+        let result: SearchResult<Value> = read_store
             .search(&app, user != UserType::Admin, &criteria)
             .await
-            .map_err(errors::to_api)?;
-        let result: SearchResult<Value> = app.backend.read_list(&bytes).map_err(errors::to_api)?;
+            .and_then(|page| page.read())
+            .map_err(backend_errors::to_api)?;
         // Magento repeats the last page past the end; the original did too, and clients
         // paging until an empty page never stopped. Past the end is empty here.
         let items = if params.offset() >= result.total_count {
@@ -561,15 +548,18 @@ async fn category_list(
     let logical = view::category(category_id, read_store.key(), &params.canonical());
     cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
+        // In a store view the Admin lists its index (an anchor category holds its children's
+        // products), a shopper the category's own products, as the original's shopper did.
+        let links_view = read_store.key().filter(|_| user == UserType::Admin);
         let mut links = app
             .backend
-            .category_products(category_id, read_store.key())
+            .category_products(category_id, links_view)
             .await
             .map_err(|e| match e {
-                UpstreamError::Status { status: 404, .. } => {
+                BackendError::Status { status: 404, .. } => {
                     ApiError::bad_request("Category not found.")
                 }
-                other => errors::to_api(other),
+                other => backend_errors::to_api(other),
             })?;
         links.sort_by_key(|link| link.position);
         let position: HashMap<&str, usize> = links
@@ -594,12 +584,11 @@ async fn category_list(
                 .clone()
                 .filter("sku", chunk.join(","), "in")
                 .page(chunk.len() as u32, 1);
-            let bytes = read_store
+            let result: SearchResult<Value> = read_store
                 .search(&app, user != UserType::Admin, &criteria)
                 .await
-                .map_err(errors::to_api)?;
-            let result: SearchResult<Value> =
-                app.backend.read_list(&bytes).map_err(errors::to_api)?;
+                .and_then(|page| page.read())
+                .map_err(backend_errors::to_api)?;
             found.extend(result.items);
         }
         found.sort_by_key(|p| {
@@ -761,16 +750,20 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
             ]));
         }
         Err(e) if e.is_not_found() => {}
-        Err(e) => return Err(errors::to_api(e)),
+        Err(e) => return Err(backend_errors::to_api(e)),
     }
 
     let website = stores::default_website(&app).await?;
     let product = &mut root["product"];
     product["sku"] = Value::String(sku.clone());
     product["type_id"] = Value::String(type_id);
-    app.backend.place_on_website(product, website);
-    put_prices(&*app.backend, &mut root);
-    let saved = app.backend.create_product(root["product"].take()).await;
+    let draft = ProductDraft {
+        tiers: take_prices(&mut root),
+        record: root["product"].take(),
+        website: Some(website),
+        ..ProductDraft::default()
+    };
+    let saved = app.backend.create_product(draft).await;
     if saved.is_err() {
         // A create whose outcome is unknown may have made the product: its SKU and the
         // lists are held off the cache (`write_outcome`).
@@ -784,7 +777,7 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
             ],
         );
     }
-    let saved = saved.map_err(|e| write_outcome::answer(e, errors::to_api))?;
+    let saved = saved.map_err(|e| write_outcome::answer(e, backend_errors::to_api))?;
     let id = product_id(&saved)
         .ok_or_else(|| ApiError::bad_gateway().with_cause("created product has no id"))?;
     app.cache.invalidate(&[
@@ -797,11 +790,13 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     Ok(created(&format!("/api/rest/products/{id}")))
 }
 
-async fn update(
+/// An update of the fields sent, in `scope` (the admin values, or a store view's).
+pub(super) async fn update(
     app: AppState,
     headers: &HeaderMap,
     id: &str,
     body: Body,
+    scope: Scope<'_>,
 ) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     let mut input = decode_record(
@@ -857,11 +852,13 @@ async fn update(
         tier: written.iter().any(|w| w == "tier_price"),
     };
     root["product"]["sku"] = Value::String(sku.to_string());
-    put_prices(&*app.backend, &mut root);
-    let result = app
-        .backend
-        .update_product(Scope::All, &sku, root["product"].take(), prices)
-        .await;
+    let draft = ProductDraft {
+        tiers: take_prices(&mut root),
+        record: root["product"].take(),
+        sent: prices,
+        website: None,
+    };
+    let result = app.backend.update_product(scope, &sku, draft).await;
     // Whatever happened, what we had cached about this product is suspect now; held off
     // for a while if Magento may still apply the change (`write_outcome`).
     write_outcome::touched(
@@ -869,7 +866,7 @@ async fn update(
         &result,
         &[tag::LISTS.to_owned(), tag::product(id), tag::sku(&sku)],
     );
-    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
+    result.map_err(|e| write_outcome::answer(e, backend_errors::to_api))?;
     Ok(empty_ok())
 }
 
@@ -890,6 +887,6 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
             tag::stock_index_of(id),
         ],
     );
-    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
+    result.map_err(|e| write_outcome::answer(e, backend_errors::to_api))?;
     Ok(empty_ok())
 }

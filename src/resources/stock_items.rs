@@ -42,12 +42,12 @@ use crate::rules::policy::{Operation, Route, authorize};
 use crate::cache::keys::tag;
 
 use crate::auth::caller::Caller;
-use crate::backend::errors;
-use crate::backend::write_outcome;
 use crate::records::catalog::product_index;
 use crate::records::catalog::stock_index::{id_field, product_of_item};
 use crate::records::json;
 use crate::resources::parse_id;
+use crate::rules::backend_errors;
+use crate::rules::write_outcome;
 
 /// Items in one batch update. Each is one upstream write; more would not fit the request
 /// deadline against a slow store.
@@ -188,12 +188,12 @@ fn qty_bound(params: &ListParams) -> Result<Option<String>, ApiError> {
 async fn list(app: AppState, caller: Caller, query: Option<&str>) -> Result<Response, ApiError> {
     let params = ListParams::parse(query)?;
     let bound = qty_bound(&params)?;
-    let bytes = app
+    let result: SearchResult<Value> = app
         .backend
         .stock_items_page(bound.as_deref(), params.page, params.limit)
         .await
-        .map_err(errors::to_api)?;
-    let result: SearchResult<Value> = app.backend.read_list(&bytes).map_err(errors::to_api)?;
+        .and_then(|page| page.read())
+        .map_err(backend_errors::to_api)?;
     // Past the end is empty, never the last page again (clients page until empty).
     let items = if params.offset() >= result.total_count {
         Vec::new()
@@ -217,7 +217,11 @@ async fn list(app: AppState, caller: Caller, query: Option<&str>) -> Result<Resp
 async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
     let item_id = parse_id(id)?;
     let (product_id, sku) = locate(&app, item_id).await?;
-    let bytes = app.backend.stock_item(&sku).await.map_err(errors::to_api)?;
+    let bytes = app
+        .backend
+        .stock_item(&sku)
+        .await
+        .map_err(backend_errors::to_api)?;
     let record = json(&bytes)?;
     check_identity(&app, &record, item_id, product_id)?;
     let fields = app
@@ -417,7 +421,7 @@ async fn update(
     // Whatever happened, what the cache shows of this product's stock is suspect now.
     let unknown = matches!(&result, Err(e) if write_outcome::is_unknown(e));
     invalidate_product(&app, product_id, &sku, unknown);
-    result.map_err(|e| write_outcome::answer(e, errors::to_api))?;
+    result.map_err(|e| write_outcome::answer(e, backend_errors::to_api))?;
     Ok(empty_ok())
 }
 
@@ -446,8 +450,13 @@ impl Outcome {
     }
 
     fn updated(item_id: u64) -> Outcome {
+        let item_id = if crate::context::profile::Profile::current().stock_success_id_is_text() {
+            json!(item_id.to_string())
+        } else {
+            json!(item_id)
+        };
         Outcome {
-            item_id: json!(item_id),
+            item_id,
             message: msg::UPDATED.to_owned(),
             code: 200,
         }
@@ -647,7 +656,7 @@ async fn batch(
                                 app.backend
                                     .update_stock_item(sku, item_id, changes)
                                     .await
-                                    .map_err(errors::to_api)
+                                    .map_err(backend_errors::to_api)
                             })
                             .await;
                             let unknown = matches!(

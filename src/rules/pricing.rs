@@ -130,7 +130,7 @@ pub fn prepare_shopper_source(
     render_is_theirs: bool,
 ) {
     let visible: Vec<TierPrice> = backend
-        .read_tier_prices(&source["product"])
+        .tier_prices(&source["product"])
         .into_iter()
         .filter(|tier| applies(tier, group, website))
         .collect();
@@ -138,11 +138,11 @@ pub fn prepare_shopper_source(
         applies(tier, group, website)
     });
     let rendered = render_is_theirs
-        .then(|| backend.read_render_tiers(&source["render"]))
+        .then(|| backend.rendered_tiers(&source["render"]))
         .flatten();
     let shaped = match rendered {
         Some(tiers) => rendered_shape(&tiers),
-        None => shopper_shape(&visible, backend.read_final_prices(&source["render"])),
+        None => shopper_shape(&visible, backend.final_prices(&source["render"])),
     };
     if let Some(root) = source.as_object_mut() {
         let mut pricing = Map::new();

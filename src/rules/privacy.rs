@@ -6,9 +6,9 @@ use axum::response::Response;
 use http::HeaderValue;
 
 use crate::auth::Principal;
-use crate::backend::errors;
-use crate::backend::port::UpstreamError;
+use crate::backend::port::BackendError;
 use crate::http::{ApiError, msg};
+use crate::rules::backend_errors;
 
 /// May this principal see the records of customer `customer_id`? Admin may see all; a
 /// customer only their own. Everyone else gets the 404 of a record that does not exist.
@@ -36,11 +36,11 @@ pub fn private(mut response: Response) -> Response {
 /// is the caller's own data), so they are passed on, and carry no cause: refusals without
 /// a cause are not logged. Other failures keep a cause without Magento's parameters or
 /// body excerpts.
-pub fn redact(error: UpstreamError) -> ApiError {
+pub fn redact(error: BackendError) -> ApiError {
     match &error {
-        UpstreamError::Status { status: 404, .. } => ApiError::not_found(),
-        UpstreamError::Status { status: 400, .. } => {
-            let mapped = errors::to_api(error);
+        BackendError::Status { status: 404, .. } => ApiError::not_found(),
+        BackendError::Status { status: 400, .. } => {
+            let mapped = backend_errors::to_api(error);
             let mut texts: Vec<String> = mapped
                 .messages()
                 .iter()
@@ -60,24 +60,24 @@ pub fn redact(error: UpstreamError) -> ApiError {
         _ => {
             let summary = match &error {
                 // The template only: its parameters are where values are quoted.
-                UpstreamError::Status { status, error: m2 } => {
+                BackendError::Status { status, error: m2 } => {
                     format!("upstream answered {status}: {}", m2.message)
                 }
-                UpstreamError::Protocol(_) => {
+                BackendError::Protocol(_) => {
                     "upstream sent an unusable answer (details withheld: customer data)".to_owned()
                 }
                 other => other.to_string(),
             };
-            errors::to_api(error).with_cause(summary)
+            backend_errors::to_api(error).with_cause(summary)
         }
     }
 }
 
 /// [`redact`] for a write whose target is known to exist: a 404 then names something the
 /// body refers to (an unknown customer group, say), which is the client's 400.
-pub fn reference_error(error: UpstreamError) -> ApiError {
+pub fn reference_error(error: BackendError) -> ApiError {
     match &error {
-        UpstreamError::Status {
+        BackendError::Status {
             status: 404,
             error: m2,
         } => {
@@ -97,8 +97,8 @@ mod tests {
     use super::*;
     use crate::backend::port::StoreMessage;
 
-    fn status(status: u16, body: &str) -> UpstreamError {
-        UpstreamError::Status {
+    fn status(status: u16, body: &str) -> BackendError {
+        BackendError::Status {
             status,
             error: StoreMessage::parse(body.as_bytes()),
         }
@@ -129,7 +129,7 @@ mod tests {
         ));
         assert_eq!(e.status().as_u16(), 500);
         assert!(!e.cause().unwrap().contains("jane"), "{:?}", e.cause());
-        let e = redact(UpstreamError::Protocol(
+        let e = redact(BackendError::Protocol(
             "invalid type: string \"Jane\"".into(),
         ));
         assert!(!e.cause().unwrap().contains("Jane"));

@@ -52,11 +52,13 @@ impl Respond for Cassette {
 /// Mounts `fixtures/cassettes/<name>/` on `server`, below every other mount.
 pub async fn mount(server: &MockServer, name: &str) {
     let dir = root().join("fixtures/cassettes").join(name);
-    let library = Library::open(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let library =
+        Library::open(&dir, storegate::backend::registry::WIRES).unwrap_or_else(|e| panic!("{e}"));
     assert!(!library.is_empty(), "{} holds no cassette", dir.display());
     let cassette = Cassette {
         library,
-        scrubber: Scrubber::new(&Rules::default(), &[]).unwrap(),
+        scrubber: Scrubber::new(&Rules::default(), &[], storegate::backend::registry::WIRES)
+            .unwrap(),
     };
     Mock::given(wiremock::matchers::any())
         .respond_with(cassette)

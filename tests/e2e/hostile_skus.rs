@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use storegate::backend::magento2::{Magento, Scope};
+use storegate::backend::port::{
+    Catalog, Image, ImageChange, ImageFile, Media, NewImage, ProductDraft, Stock,
+};
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
 use crate::harness::Stack;
@@ -38,12 +41,15 @@ async fn every_sku_path_of_the_client_names_that_product_and_nothing_else() {
     let other = magento.product(Scope::Default, "24-MB01").await.unwrap();
     for (i, &sku) in HOSTILE.iter().enumerate() {
         let created = magento
-            .create_product(json!({
-                "sku": sku, "name": format!("Hostile {i}"), "attribute_set_id": 4,
-                "type_id": "simple", "price": 1, "status": 1, "visibility": 4,
-                "custom_attributes": [{"attribute_code": "url_key", "value": format!("hostile-{i}")}],
-                "extension_attributes": {"stock_item": {"qty": 3, "is_in_stock": true}}
-            }))
+            .create_product(ProductDraft {
+                record: json!({
+                    "sku": sku, "name": format!("Hostile {i}"), "attribute_set_id": 4,
+                    "type_id": "simple", "price": 1, "status": 1, "visibility": 4,
+                    "custom_attributes": [{"attribute_code": "url_key", "value": format!("hostile-{i}")}],
+                    "extension_attributes": {"stock_item": {"qty": 3, "is_in_stock": true}}
+                }),
+                ..ProductDraft::default()
+            })
             .await
             .unwrap_or_else(|e| panic!("create {sku:?}: {e}"));
         assert_eq!(created["sku"], sku);
@@ -51,11 +57,21 @@ async fn every_sku_path_of_the_client_names_that_product_and_nothing_else() {
         let read = magento.product(Scope::Default, sku).await.unwrap();
         assert_eq!(sku_of(&read), sku, "read {sku:?}");
         let updated = magento
-            .update_product(Scope::All, sku, json!({"name": format!("Renamed {i}")}))
+            .update_product(
+                Scope::All,
+                sku,
+                ProductDraft {
+                    record: json!({"name": format!("Renamed {i}")}),
+                    ..ProductDraft::default()
+                },
+            )
             .await
             .unwrap_or_else(|e| panic!("update {sku:?}: {e}"));
         assert_eq!(updated["sku"], sku);
-        let read = magento.product_in(Scope::Default, sku, None).await.unwrap();
+        let read = magento
+            .product_gallery(Scope::Default, sku, None)
+            .await
+            .unwrap();
         assert_eq!(sku_of(&read), sku);
 
         let item: Value = serde_json::from_slice(&magento.stock_item(sku).await.unwrap()).unwrap();
@@ -66,25 +82,45 @@ async fn every_sku_path_of_the_client_names_that_product_and_nothing_else() {
             .unwrap_or_else(|e| panic!("stock {sku:?}: {e}"));
 
         let image = magento
-            .add_media(
+            .add_image(
                 Scope::All,
                 sku,
-                json!({"media_type": "image", "position": 1, "disabled": false, "types": [],
-                       "content": {"base64_encoded_data": PNG, "type": "image/png", "name": "x.png"}}),
+                NewImage {
+                    file: ImageFile {
+                        base64: PNG.into(),
+                        mime: "image/png",
+                        name: "x.png".into(),
+                    },
+                    label: None,
+                    position: 1,
+                    exclude: false,
+                    types: Vec::new(),
+                },
             )
             .await
             .unwrap_or_else(|e| panic!("add image {sku:?}: {e}"));
+        let added = Image {
+            id: image,
+            file: String::new(),
+            label: Value::Null,
+            position: Some(1),
+            exclude: false,
+            types: Vec::new(),
+            record: json!({}),
+        };
         magento
-            .update_media(
+            .update_image(
                 Scope::All,
                 sku,
-                image,
-                json!({"media_type": "image", "label": "L", "position": 1, "disabled": false,
-                       "types": []}),
+                &added,
+                ImageChange {
+                    label: Some(json!("L")),
+                    ..ImageChange::default()
+                },
             )
             .await
             .unwrap_or_else(|e| panic!("update image {sku:?}: {e}"));
-        magento.delete_media(sku, image).await.unwrap();
+        magento.remove_image(Scope::All, sku, &added).await.unwrap();
 
         magento
             .delete_product(sku)

@@ -11,5 +11,8 @@ mod hostile_skus;
 mod openapi;
 mod products;
 mod recording;
+mod replay_ageing;
+mod replay_bench;
+mod replay_support;
 mod schema;
 mod stock_and_images;

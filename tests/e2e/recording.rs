@@ -525,9 +525,12 @@ async fn record_missing_fills_the_gaps() {
     first.stop().await;
     let product_reads = sandbox.count("GET", "/V1/products/24-MB01");
     assert!(product_reads > 0);
-    let before = storegate::backend::recording::library::Library::open(&dir)
-        .unwrap()
-        .len();
+    let before = storegate::backend::recording::library::Library::open(
+        &dir,
+        storegate::backend::registry::WIRES,
+    )
+    .unwrap()
+    .len();
 
     let filler = gateway(
         &format!("replay:{}", dir.display()),
@@ -551,9 +554,12 @@ async fn record_missing_fills_the_gaps() {
         product_reads,
         "a recorded call went to the store"
     );
-    let after = storegate::backend::recording::library::Library::open(&dir)
-        .unwrap()
-        .len();
+    let after = storegate::backend::recording::library::Library::open(
+        &dir,
+        storegate::backend::registry::WIRES,
+    )
+    .unwrap()
+    .len();
     assert!(after > before, "the unrecorded calls joined the cassettes");
     sandbox.shutdown().await;
 

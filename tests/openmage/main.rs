@@ -34,6 +34,7 @@ mod shared;
 mod signer;
 mod stock_items;
 mod the_move;
+mod walk;
 mod writes;
 
 use std::path::{Path, PathBuf};
@@ -42,8 +43,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use storegate::backend::error::UpstreamError;
 use storegate::backend::openmage::{Credentials, OpenMage};
+use storegate::backend::port::BackendError;
 use storegate::backend::recording::library::Library;
 use storegate::backend::recording::recorder::Recorder;
 use storegate::backend::transport::{HttpTransport, Transport};
@@ -297,6 +298,7 @@ impl Store {
                         &Recording::default(),
                         "",
                         timeout,
+                        storegate::backend::registry::WIRES,
                     )
                     .unwrap_or_else(|e| panic!("{e}"));
                     OpenMage::new("http://127.0.0.1", Credentials::none(), timeout, "default")
@@ -307,14 +309,20 @@ impl Store {
                 Mode::Record { url } => {
                     let secrets = secrets();
                     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-                    let scrubber =
-                        storegate::backend::recording::scrubber(&Recording::default(), &secrets)
-                            .unwrap();
+                    let scrubber = storegate::backend::recording::scrubber(
+                        &Recording::default(),
+                        &secrets,
+                        storegate::backend::registry::WIRES,
+                    )
+                    .unwrap();
                     let inner: Arc<dyn Transport> =
                         Arc::new(HttpTransport::without_redirects(&url, timeout).unwrap());
                     let recorder = Recorder::new(
                         inner,
-                        Arc::new(Library::for_recording(&dir).unwrap()),
+                        Arc::new(
+                            Library::for_recording(&dir, storegate::backend::registry::WIRES)
+                                .unwrap(),
+                        ),
                         Arc::new(scrubber),
                     );
                     OpenMage::new(&url, credentials, timeout, "default")
@@ -374,7 +382,7 @@ impl Store {
                     message: String::new(),
                 }
             }
-            Err(UpstreamError::Status { status, error }) => StoreAnswer {
+            Err(BackendError::Status { status, error }) => StoreAnswer {
                 status,
                 body: None,
                 message: error.text().to_owned(),
@@ -409,6 +417,11 @@ pub struct Stack {
 
 /// The scenarios share the one store; one that changes it holds it alone.
 static STORE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+/// The store alone, without a gateway of a scenario (the legacy walk asks it directly).
+pub async fn hold_store_alone() -> tokio::sync::RwLockWriteGuard<'static, ()> {
+    STORE.write().await
+}
 
 enum StoreUse {
     Shared(#[allow(dead_code)] tokio::sync::RwLockReadGuard<'static, ()>),

@@ -6,8 +6,23 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
 
-use crate::backend::port::{AddressEdit, RegionChoice};
+use super::Magento;
+use crate::backend::port::{AddressEdit, AddressList, RegionChoice};
 use crate::backend::values::as_i64;
+
+impl AddressList for Magento {
+    fn set_region(&self, fields: &mut Map<String, Value>, region: RegionChoice<'_>) {
+        set_region(fields, region)
+    }
+
+    fn customer_with_address(&self, customer: &Value, edit: &AddressEdit) -> Value {
+        customer_with_address(customer, edit)
+    }
+
+    fn new_address_id(&self, saved: &Value, before: &HashSet<u64>, sent: &Value) -> Option<u64> {
+        new_address_id(saved, before, sent)
+    }
+}
 
 fn id_of(value: &Value) -> Option<u64> {
     value
@@ -18,7 +33,7 @@ fn id_of(value: &Value) -> Option<u64> {
 }
 
 /// The customer's default billing and shipping address ids.
-pub fn defaults_of(customer: &Value) -> (Option<u64>, Option<u64>) {
+pub(super) fn defaults_of(customer: &Value) -> (Option<u64>, Option<u64>) {
     let id = |key: &str| {
         customer
             .get(key)
@@ -31,7 +46,7 @@ pub fn defaults_of(customer: &Value) -> (Option<u64>, Option<u64>) {
 
 /// The customer's addresses, each with its default flags set from the customer record,
 /// which is where Magento 2 keeps them.
-pub fn addresses_of(customer: &Value) -> Vec<Value> {
+pub(super) fn addresses_of(customer: &Value) -> Vec<Value> {
     let (billing, shipping) = defaults_of(customer);
     customer
         .get("addresses")
@@ -52,7 +67,7 @@ pub fn addresses_of(customer: &Value) -> Vec<Value> {
 }
 
 /// Magento 2's region of an address: `{region_code, region, region_id}` plus `region_id`.
-pub fn set_region(fields: &mut Map<String, Value>, region: RegionChoice<'_>) {
+fn set_region(fields: &mut Map<String, Value>, region: RegionChoice<'_>) {
     let (id, code, name) = match region {
         RegionChoice::None => (0, None, None),
         RegionChoice::Predefined(r) => (r.id, Some(r.code.as_str()), Some(r.name.as_str())),
@@ -68,7 +83,7 @@ pub fn set_region(fields: &mut Map<String, Value>, region: RegionChoice<'_>) {
 /// The customer to save: the stored one with its addresses (default flags made explicit)
 /// and `edit` applied to them (Magento 2 writes addresses only through the customer save, `PUT /V1/customers/{id}`, and deletes any stored address left out of its list). Defaults only move to the written address when the client
 /// asks for it; a `0` changes nothing (the customer keeps a default, as in the original).
-pub fn customer_with_address(stored: &Value, edit: &AddressEdit) -> Value {
+fn customer_with_address(stored: &Value, edit: &AddressEdit) -> Value {
     let change = edit;
     let new_address = edit.new_address.clone();
     let mut customer = stored.clone();
@@ -113,7 +128,7 @@ pub fn customer_with_address(stored: &Value, edit: &AddressEdit) -> Value {
 /// The id of the address a create added: the one id in the saved list that was not there
 /// before. Should something else have added one at the same moment, the one that holds
 /// what we sent.
-pub fn new_address_id(saved: &Value, before: &HashSet<u64>, sent: &Value) -> Option<u64> {
+fn new_address_id(saved: &Value, before: &HashSet<u64>, sent: &Value) -> Option<u64> {
     let added: Vec<&Value> = saved
         .get("addresses")
         .and_then(Value::as_array)

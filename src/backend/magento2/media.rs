@@ -1,4 +1,4 @@
-//! Product media calls: the gallery as a store view sees it, and gallery writes.
+//! Product media in Magento 2: the gallery as a store view sees it, and gallery writes.
 //!
 //! Reads do not use `GET /V1/products/{sku}/media`: that answer carries every file's bytes
 //! in base64 (megabytes for a product with a few photos) and its single-entry form needs a
@@ -6,23 +6,27 @@
 //! position, disabled, types, file) without the bytes, in the store view of the call, and
 //! with `storeId=0` the default (admin) values.
 
+use async_trait::async_trait;
 use bytes::Bytes;
 use http::Method;
 use serde_json::{Value, json};
 
-use super::{Magento, Scope, UpstreamError, parse, segment};
-use crate::backend::port::{Image, ImageChange, ImageFile, ImageRefusal, NewImage};
+use super::{Magento, Scope, segment};
+use crate::backend::port::{
+    BackendError, Image, ImageChange, ImageFile, ImageRefusal, Media, NewImage,
+};
 use crate::backend::values::as_i64;
 
-impl Magento {
+#[async_trait]
+impl Media for Magento {
     /// `GET /V1/products/{sku}` in `scope`; with `store_id`, the values of that store id
     /// (`0`: the default values, which a GET through `/rest/all` cannot read).
-    pub async fn product_in(
+    async fn product_gallery(
         &self,
         scope: Scope<'_>,
         sku: &str,
         store_id: Option<u64>,
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Bytes, BackendError> {
         let query: Vec<(String, String)> = store_id
             .map(|id| vec![("storeId".to_owned(), id.to_string())])
             .unwrap_or_default();
@@ -30,16 +34,20 @@ impl Magento {
             .await
     }
 
+    fn images(&self, product: &Value) -> Vec<Image> {
+        images(product)
+    }
+
     /// `POST /V1/products/{sku}/media`: adds a gallery entry; the answer is its id.
     /// Through a store code the label, position, disabled flag and roles are that store
     /// view's; through `all` they are the default values.
-    pub async fn add_media(
+    async fn add_image(
         &self,
         scope: Scope<'_>,
         sku: &str,
-        entry: Value,
-    ) -> Result<u64, UpstreamError> {
-        let body = json!({ "entry": entry });
+        image: NewImage,
+    ) -> Result<u64, BackendError> {
+        let body = json!({ "entry": new_entry(image) });
         let id: Value = self
             .send_json(
                 Method::POST,
@@ -54,19 +62,68 @@ impl Magento {
             _ => None,
         }
         .filter(|&id| id > 0)
-        .ok_or_else(|| UpstreamError::Protocol(format!("media create answered {id}")))
+        .ok_or_else(|| BackendError::Protocol(format!("media create answered {id}")))
     }
 
+    async fn update_image(
+        &self,
+        scope: Scope<'_>,
+        sku: &str,
+        existing: &Image,
+        change: ImageChange,
+    ) -> Result<(), BackendError> {
+        self.put_media(scope, sku, existing.id, changed_entry(existing, change))
+            .await
+    }
+
+    /// Magento keeps one gallery per product: in one store view the image stays, excluded
+    /// there and in no role (SPEC 2.3 "set to No Image for the store"); in admin scope
+    /// (`DELETE /V1/products/{sku}/media/{id}`) the entry goes in every store.
+    async fn remove_image(
+        &self,
+        scope: Scope<'_>,
+        sku: &str,
+        existing: &Image,
+    ) -> Result<(), BackendError> {
+        match scope {
+            Scope::Store(_) => {
+                let hidden = ImageChange {
+                    exclude: Some(true),
+                    types: Some(Vec::new()),
+                    ..ImageChange::default()
+                };
+                self.put_media(scope, sku, existing.id, changed_entry(existing, hidden))
+                    .await
+            }
+            Scope::Default | Scope::All => self
+                .call(
+                    Method::DELETE,
+                    Scope::All,
+                    &format!("/V1/products/{}/media/{}", segment(sku), existing.id),
+                    &[],
+                    None,
+                )
+                .await
+                .map(|_| ()),
+        }
+    }
+
+    fn image_refusal(&self, error: &BackendError) -> Option<ImageRefusal> {
+        refusal(error)
+    }
+}
+
+impl Magento {
     /// `PUT /V1/products/{sku}/media/{id}`: replaces the entry's label, position, disabled
     /// flag and roles (and its file, when `content` is sent). Magento finds the entry by the
     /// `id` inside the body, which is set here.
-    pub async fn update_media(
+    async fn put_media(
         &self,
         scope: Scope<'_>,
         sku: &str,
         id: u64,
         mut entry: Value,
-    ) -> Result<(), UpstreamError> {
+    ) -> Result<(), BackendError> {
         entry["id"] = json!(id);
         let body = json!({ "entry": entry });
         self.call(
@@ -79,43 +136,9 @@ impl Magento {
         .await
         .map(|_| ())
     }
-
-    /// `DELETE /V1/products/{sku}/media/{id}` in admin scope: the entry goes in every store.
-    pub async fn delete_media(&self, sku: &str, id: u64) -> Result<(), UpstreamError> {
-        self.call(
-            Method::DELETE,
-            Scope::All,
-            &format!("/V1/products/{}/media/{id}", segment(sku)),
-            &[],
-            None,
-        )
-        .await
-        .map(|_| ())
-    }
-
-    /// `GET /V1/products/attribute-sets/{id}/attributes`, raw.
-    pub async fn attribute_set_attributes(&self, set_id: u64) -> Result<Bytes, UpstreamError> {
-        self.get(
-            Scope::Default,
-            &format!("/V1/products/attribute-sets/{set_id}/attributes"),
-            &[],
-        )
-        .await
-    }
 }
 
-/// Does an attribute list (the answer of [`Magento::attribute_set_attributes`]) hold
-/// `code`?
-pub fn has_attribute(attributes: &[u8], code: &str) -> Result<bool, UpstreamError> {
-    let list: Vec<Value> = parse(attributes)?;
-    Ok(list
-        .iter()
-        .any(|a| a.get("attribute_code").and_then(Value::as_str) == Some(code)))
-}
-
-/// The images of a product record's `media_gallery_entries` (videos, `external-video`,
-/// are gallery entries too, but not images).
-pub fn images(product: &Value) -> Vec<Image> {
+fn images(product: &Value) -> Vec<Image> {
     let Some(entries) = product
         .get("media_gallery_entries")
         .and_then(Value::as_array)
@@ -166,7 +189,7 @@ fn content(file: ImageFile) -> Value {
 }
 
 /// A new gallery entry.
-pub fn new_entry(image: NewImage) -> Value {
+fn new_entry(image: NewImage) -> Value {
     let mut entry = json!({
         "media_type": "image",
         "position": image.position,
@@ -181,7 +204,7 @@ pub fn new_entry(image: NewImage) -> Value {
 }
 
 /// Magento replaces a whole entry on update: what the change leaves out keeps its value.
-pub fn changed_entry(existing: &Image, change: ImageChange) -> Value {
+fn changed_entry(existing: &Image, change: ImageChange) -> Value {
     let mut entry = json!({
         "media_type": "image",
         "label": change.label.unwrap_or_else(|| existing.label.clone()),
@@ -196,8 +219,8 @@ pub fn changed_entry(existing: &Image, change: ImageChange) -> Value {
 }
 
 /// Magento's media refusals that are the request's fault.
-pub fn refusal(error: &UpstreamError) -> Option<ImageRefusal> {
-    let UpstreamError::Status { status, error } = error else {
+fn refusal(error: &BackendError) -> Option<ImageRefusal> {
+    let BackendError::Status { status, error } = error else {
         return None;
     };
     let text = error.text();
@@ -219,14 +242,6 @@ pub fn refusal(error: &UpstreamError) -> Option<ImageRefusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn attribute_lists_are_searched_by_code() {
-        let list = br#"[{"attribute_code":"sku"},{"attribute_code":"media_gallery"}]"#;
-        assert!(has_attribute(list, "media_gallery").unwrap());
-        assert!(!has_attribute(list, "image").unwrap());
-        assert!(has_attribute(b"{}", "x").is_err());
-    }
 
     #[test]
     fn gallery_entries_become_images_and_back() {

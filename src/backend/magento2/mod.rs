@@ -1,72 +1,70 @@
-//! The Magento 2 REST client: the only code that talks to the back end.
+//! Magento 2 as a back end: its REST API (`{url}/rest/{scope}/V1/...`) with an integration
+//! token.
 //!
-//! One pooled `reqwest::Client`; a deadline on every call; the integration token attached
-//! here and nowhere else (marked sensitive, never logged); the request id passed on as
-//! `X-Request-Id`, so Magento's logs and ours line up; idempotent reads retried once on a
-//! connection error or a 502/503/504, with jitter and within a retry budget; writes never
-//! retried; a circuit breaker and a bound on calls in flight ([`resilience`]). It knows
-//! Magento's paths, store scopes and error bodies, and nothing of the client-facing
-//! protocol: no XML, no spec messages. Every call ends in one [`transport::Transport`],
-//! the pooled client by default: the seam where `crate::backend::recording` records and replays
-//! upstream traffic.
+//! The only code that knows Magento 2's paths, store scopes, shapes and error bodies; it
+//! knows nothing of the client-facing protocol (no XML, no spec messages). [`Magento`] is
+//! the client: the integration token attached here and nowhere else (marked sensitive,
+//! never logged), every call through the shared client shell (`backend::shell`: deadline,
+//! retries, breaker, bound, metrics, the transport where recording and replay sit). The
+//! port's areas are implemented in this folder's other files, one per area (`catalog`,
+//! `media`, `stock`, `people`, `orders`, `links`, `setup`), the paths beside the calls.
 
-pub mod adapter;
-pub mod addresses;
-pub mod catalog;
-pub mod customers;
-pub mod directory;
+mod addresses;
+mod catalog;
 pub mod endpoint;
-pub mod links;
-pub mod media;
-pub mod orders;
+mod failures;
+mod links;
+mod media;
+mod orders;
+mod people;
 pub mod search;
-pub mod stock;
+mod setup;
+mod stock;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderValue, Method};
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::time::Instant;
 
-pub use crate::backend::error::{StoreMessage, UpstreamError};
-pub use crate::backend::port::{Scope, SearchCriteria};
-pub use crate::backend::resilience::CircuitState;
+pub use crate::backend::port::{BackendError, Scope, SearchCriteria, StoreMessage};
+pub use endpoint::WIRE;
 
-use crate::backend::resilience::{self, Guard};
+use crate::backend::kind::{Settings, Wiring};
+use crate::backend::port::Backend;
+use crate::backend::recording::Wires;
+use crate::backend::shell::{self, Shell, paths, resilience};
 use crate::backend::transport::{HttpTransport, Outgoing, Transport};
-use crate::context::request;
-use crate::observe::metrics::{Outcome, UpstreamMetrics};
-
-/// Characters left as they are in a path segment: RFC 3986 unreserved.
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
+use crate::observe::metrics::UpstreamMetrics;
 
 /// Encodes one path segment (a SKU may hold `/`, spaces, anything). `.` and `..` would be
 /// dot segments, which URL parsers and web servers remove (the path would name another
 /// resource): they are sent as `%2E` and `%2E%2E`, which Magento's router decodes back,
-/// and through a client that keeps them ([`raw_path`]).
+/// and through a transport that keeps them ([`needs_exact_path`]).
 pub fn segment(value: &str) -> String {
     match value {
         "." => "%2E".to_owned(),
         ".." => "%2E%2E".to_owned(),
-        _ => utf8_percent_encode(value, SEGMENT).to_string(),
+        _ => paths::segment(value),
     }
 }
 
+/// Does this path (its segments encoded by [`segment`]) hold a dot segment, which only a
+/// transport that sends the path exactly as written gets to Magento intact?
+pub fn needs_exact_path(path: &str) -> bool {
+    path.split('/').any(|segment| {
+        segment.eq_ignore_ascii_case("%2E") || segment.eq_ignore_ascii_case("%2E%2E")
+    })
+}
+
+/// Magento 2 behind the port.
 #[derive(Debug, Clone)]
 pub struct Magento {
-    transport: Arc<dyn Transport>,
+    shell: Shell,
     authorization: HeaderValue,
-    timeout: Duration,
     default_store: String,
-    guard: Arc<Guard>,
 }
 
 impl Magento {
@@ -84,14 +82,9 @@ impl Magento {
             })?;
         authorization.set_sensitive(true);
         Ok(Magento {
-            transport,
+            shell: Shell::new(transport, timeout),
             authorization,
-            timeout,
             default_store: default_store.to_owned(),
-            guard: Arc::new(Guard::new(
-                &resilience::Options::default(),
-                UpstreamMetrics::default(),
-            )),
         })
     }
 
@@ -101,33 +94,19 @@ impl Magento {
         options: &resilience::Options,
         metrics: UpstreamMetrics,
     ) -> Magento {
-        self.guard = Arc::new(Guard::new(options, metrics));
+        self.shell = self.shell.with_resilience(options, metrics);
         self
     }
 
     /// The same client sending its calls through `transport` (recording, replaying).
     pub fn with_transport(mut self, transport: Arc<dyn Transport>) -> Magento {
-        self.transport = transport;
+        self.shell = self.shell.with_transport(transport);
         self
     }
 
     /// Where finished calls go now.
     pub fn transport(&self) -> Arc<dyn Transport> {
-        self.transport.clone()
-    }
-
-    /// The circuit breaker's state now.
-    pub fn circuit_state(&self) -> CircuitState {
-        self.guard.breaker.state()
-    }
-
-    /// A reader of the breaker's state, for metrics.
-    pub fn circuit_probe(&self) -> Arc<dyn Fn() -> CircuitState + Send + Sync> {
-        self.guard.probe()
-    }
-
-    pub fn default_store(&self) -> &str {
-        &self.default_store
+        self.shell.transport().clone()
     }
 
     fn scoped_path(&self, scope: Scope<'_>, path: &str) -> String {
@@ -149,16 +128,12 @@ impl Magento {
         path: &str,
         query: &[(String, String)],
         body: Option<&Value>,
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Bytes, BackendError> {
+        let attempt = || self.attempt(&method, scope, path, query, body, &self.authorization);
         if method == Method::GET || method == Method::HEAD {
-            return self
-                .guard
-                .read(|| self.attempt(&method, scope, path, query, body, &self.authorization))
-                .await;
+            return self.shell.read(attempt).await;
         }
-        self.guard.called();
-        self.attempt(&method, scope, path, query, body, &self.authorization)
-            .await
+        self.shell.write(attempt()).await
     }
 
     /// A call made with someone else's credentials (a customer's Magento token), never
@@ -169,14 +144,13 @@ impl Magento {
         scope: Scope<'_>,
         path: &str,
         authorization: HeaderValue,
-    ) -> Result<Bytes, UpstreamError> {
-        self.guard.called();
-        self.attempt(&method, scope, path, &[], None, &authorization)
+    ) -> Result<Bytes, BackendError> {
+        self.shell
+            .write(self.attempt(&method, scope, path, &[], None, &authorization))
             .await
     }
 
-    /// One try, through the breaker, the bound on calls in flight and the deadline, timed
-    /// and counted.
+    /// One try through the shell, named by its path's template.
     async fn attempt(
         &self,
         method: &Method,
@@ -185,115 +159,40 @@ impl Magento {
         query: &[(String, String)],
         body: Option<&Value>,
         authorization: &HeaderValue,
-    ) -> Result<Bytes, UpstreamError> {
-        let started = Instant::now();
-        let metrics = &self.guard.metrics;
-        // The path's template names the call in metrics and logs: a path can hold a
-        // customer's id or e-mail.
+    ) -> Result<Bytes, BackendError> {
         let endpoint = endpoint::template(path);
-        let timeout = match request::remaining() {
-            Some(left) if left < Duration::from_millis(1) => {
-                metrics.call(method, &endpoint, Outcome::Timeout, Duration::ZERO);
-                return Err(UpstreamError::Timeout);
-            }
-            Some(left) => self.timeout.min(left),
-            None => self.timeout,
-        };
-        let Some(admission) = self.guard.breaker.admit() else {
-            metrics.call(method, &endpoint, Outcome::CircuitOpen, Duration::ZERO);
-            return Err(UpstreamError::Unavailable);
-        };
-        let Some(_slot) = self.guard.slot() else {
-            // Never sent: says nothing about Magento's health.
-            drop(admission);
-            crate::observe::log_limit::warn(
-                "upstream call shed",
-                format_args!("upstream call shed: too many calls in flight ({endpoint})"),
-            );
-            metrics.call(method, &endpoint, Outcome::Shed, Duration::ZERO);
-            return Err(UpstreamError::Unavailable);
-        };
-        let result = self
-            .call_once(
-                method.clone(),
-                scope,
-                path,
-                query,
-                body,
-                authorization,
-                timeout,
-            )
-            .await;
-        let outcome = outcome(&result);
-        let healthy = matches!(outcome, Outcome::Ok | Outcome::ClientError);
-        if admission.done(healthy) {
-            metrics.circuit_opened();
-            tracing::error!(
-                %endpoint,
-                "upstream circuit opened after repeated failures; calls fail fast until a probe succeeds"
-            );
-        }
-        metrics.call(method, &endpoint, outcome, started.elapsed());
-        result
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn call_once(
-        &self,
-        method: Method,
-        scope: Scope<'_>,
-        path: &str,
-        query: &[(String, String)],
-        body: Option<&Value>,
-        authorization: &HeaderValue,
-        timeout: Duration,
-    ) -> Result<Bytes, UpstreamError> {
-        let mut headers = http::HeaderMap::with_capacity(6);
-        headers.insert(http::header::AUTHORIZATION, authorization.clone());
-        headers.insert(
-            http::header::ACCEPT,
-            HeaderValue::from_static("application/json"),
-        );
-        if let Some(id) = request::request_id() {
-            headers.insert(request::X_REQUEST_ID, id);
-        }
-        // W3C trace context: Magento's spans (or its proxy's) join the client's trace.
-        if let Some(trace) = request::trace() {
-            headers.insert(crate::context::trace::TRACEPARENT, trace.traceparent());
-            if let Some(state) = trace.state {
-                headers.insert(crate::context::trace::TRACESTATE, state);
-            }
-        }
-        let body = match body {
-            Some(body) => {
-                headers.insert(
-                    http::header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                );
-                Some(Bytes::from(to_json_bytes(body)?))
-            }
-            None => None,
-        };
-        let answer = self
-            .transport
-            .send(Outgoing {
-                method,
-                path: self.scoped_path(scope, path),
-                query: query.to_vec(),
-                headers,
-                body,
-                timeout,
+        self.shell
+            .attempt(method, &endpoint, |timeout| async move {
+                let mut headers = shell::common_headers();
+                headers.insert(http::header::AUTHORIZATION, authorization.clone());
+                let body = match body {
+                    Some(body) => Some(shell::json_body(&mut headers, body)?),
+                    None => None,
+                };
+                let path = self.scoped_path(scope, path);
+                let answer = self
+                    .shell
+                    .transport()
+                    .send(Outgoing {
+                        method: method.clone(),
+                        exact_path: needs_exact_path(&path),
+                        path,
+                        query: query.to_vec(),
+                        headers,
+                        body,
+                        timeout,
+                    })
+                    .await?;
+                if answer.status.is_success() {
+                    Ok(answer.body)
+                } else {
+                    Err(BackendError::Status {
+                        status: answer.status.as_u16(),
+                        error: StoreMessage::parse(&answer.body),
+                    })
+                }
             })
-            .await?;
-        let (status, bytes) = (answer.status, answer.body);
-        if status.is_success() {
-            Ok(bytes)
-        } else {
-            Err(UpstreamError::Status {
-                status: status.as_u16(),
-                error: StoreMessage::parse(&bytes),
-            })
-        }
+            .await
     }
 
     pub async fn get(
@@ -301,7 +200,7 @@ impl Magento {
         scope: Scope<'_>,
         path: &str,
         query: &[(String, String)],
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Bytes, BackendError> {
         self.call(Method::GET, scope, path, query, None).await
     }
 
@@ -310,7 +209,7 @@ impl Magento {
         scope: Scope<'_>,
         path: &str,
         query: &[(String, String)],
-    ) -> Result<T, UpstreamError> {
+    ) -> Result<T, BackendError> {
         parse(&self.get(scope, path, query).await?)
     }
 
@@ -320,80 +219,35 @@ impl Magento {
         scope: Scope<'_>,
         path: &str,
         body: Option<&Value>,
-    ) -> Result<T, UpstreamError> {
+    ) -> Result<T, BackendError> {
         parse(&self.call(method, scope, path, &[], body).await?)
     }
-
-    /// Is the back end answering at all? Uses an anonymous, cheap call.
-    pub async fn ping(&self) -> Result<(), UpstreamError> {
-        self.get(Scope::Default, "/V1/store/storeViews", &[])
-            .await
-            .map(|_| ())
-    }
-
-    /// Does the back end accept the gateway's credentials? `ping`'s call is anonymous in
-    /// Magento 2, so a wrong or under-privileged integration token passes it while every
-    /// API call fails; this one needs the token and the catalog permission every product
-    /// read needs (one product, the smallest page). Some(reason) when the back end
-    /// refuses (401/403); None when it accepts, or fails in a way that says nothing of
-    /// the credentials (that is `ping`'s and the circuit's to report).
-    pub async fn credentials_refused(&self) -> Option<String> {
-        let query = [
-            ("searchCriteria[pageSize]".to_owned(), "1".to_owned()),
-            ("searchCriteria[currentPage]".to_owned(), "1".to_owned()),
-        ];
-        match self.get(Scope::Default, "/V1/products", &query).await {
-            Err(UpstreamError::Status { status, error }) if status == 401 || status == 403 => {
-                Some(format!(
-                    "the back end refuses the gateway's credentials ({status}: {}); check \
-                     STOREGATE_UPSTREAM_TOKEN and the integration's resources",
-                    error.text()
-                ))
-            }
-            _ => None,
-        }
-    }
 }
 
-/// A request body as JSON, in a buffer sized up front: grown by doubling, a large image
-/// upload would briefly need three times its size.
-pub(crate) fn to_json_bytes(body: &Value) -> Result<Vec<u8>, UpstreamError> {
-    fn size(value: &Value) -> usize {
-        match value {
-            Value::String(s) => s.len() + 2,
-            Value::Array(items) => items.iter().map(size).sum::<usize>() + items.len() + 2,
-            Value::Object(map) => {
-                map.iter()
-                    .map(|(k, v)| k.len() + 4 + size(v))
-                    .sum::<usize>()
-                    + 2
-            }
-            _ => 24,
-        }
-    }
-    // Escapes can make it longer; a little room saves a doubling then.
-    let estimate = size(body);
-    let mut bytes = Vec::with_capacity(estimate + estimate / 64 + 64);
-    serde_json::to_writer(&mut bytes, body).map_err(|e| UpstreamError::Protocol(e.to_string()))?;
-    Ok(bytes)
-}
+pub use shell::parse;
 
-/// Parses a JSON answer; a body that is not what we expect is a protocol error, not a panic.
-pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, UpstreamError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| UpstreamError::Protocol(format!("unexpected body: {e}")))
-}
+/// Magento 2's wire, for its recordings.
+const OWN_WIRE: Wires = Wires(&[&WIRE]);
 
-fn outcome(result: &Result<Bytes, UpstreamError>) -> Outcome {
-    match result {
-        Ok(_) => Outcome::Ok,
-        Err(UpstreamError::Status { status, .. }) if *status >= 500 => Outcome::ServerError,
-        Err(UpstreamError::Status { .. }) => Outcome::ClientError,
-        Err(UpstreamError::Timeout) => Outcome::Timeout,
-        Err(UpstreamError::Connect(_)) => Outcome::ConnectError,
-        Err(UpstreamError::Protocol(_)) => Outcome::ProtocolError,
-        Err(UpstreamError::Unavailable) => Outcome::CircuitOpen,
-    }
+/// The client for `settings`, its calls through the recorder or the cassettes when the
+/// settings ask for them.
+pub fn build(settings: &Settings, wiring: &Wiring) -> Result<Arc<dyn Backend>, String> {
+    let magento = Magento::new(
+        &settings.url,
+        settings.token.expose(),
+        settings.timeout,
+        &settings.default_store,
+    )?
+    .with_resilience(&settings.resilience, wiring.metrics.clone());
+    let transport = crate::backend::recording::wire(
+        magento.transport(),
+        &settings.recording,
+        &settings.url,
+        settings.token.expose(),
+        settings.timeout,
+        OWN_WIRE,
+    )?;
+    Ok(Arc::new(magento.with_transport(transport)))
 }
 
 #[cfg(test)]
@@ -412,6 +266,15 @@ mod tests {
             magento.scoped_path(Scope::Default, "/V1/a"),
             "/rest/default/V1/a"
         );
+    }
+
+    #[test]
+    fn dot_segments_need_the_exact_path() {
+        assert!(needs_exact_path("/V1/products/%2E%2E"));
+        assert!(needs_exact_path("/V1/products/%2E/media"));
+        assert!(needs_exact_path("/V1/products/%2e%2e/stockItems/1"));
+        assert!(!needs_exact_path("/V1/products/%2E%2E%2E"));
+        assert!(!needs_exact_path("/V1/products/a.b"));
     }
 
     #[test]

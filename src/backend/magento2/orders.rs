@@ -1,20 +1,21 @@
 //! Sales order calls: the order repository's search and single reads, and the order's
 //! status history (the original's order comments): its list and adding an entry.
 
+use async_trait::async_trait;
 use http::Method;
 use serde_json::Value;
 
-use super::{Magento, Scope, SearchCriteria, UpstreamError};
-use crate::backend::port::Direction;
-use crate::backend::port::{OrderParts, SearchResult};
+use super::{Magento, Scope, SearchCriteria};
+use crate::backend::port::{BackendError, Direction, OrderParts, Orders, SearchResult};
 use crate::backend::values::{as_f64, as_i64};
 
-impl Magento {
+#[async_trait]
+impl Orders for Magento {
     /// `GET /V1/orders?searchCriteria...`.
-    pub async fn search_orders(
+    async fn search_orders(
         &self,
         criteria: &SearchCriteria,
-    ) -> Result<SearchResult<Value>, UpstreamError> {
+    ) -> Result<SearchResult<Value>, BackendError> {
         self.get_json(
             Scope::Default,
             "/V1/orders",
@@ -24,13 +25,17 @@ impl Magento {
     }
 
     /// `GET /V1/orders/{id}`, by `entity_id` (not the increment id).
-    pub async fn order(&self, id: u64) -> Result<Value, UpstreamError> {
+    async fn order(&self, id: u64) -> Result<Value, BackendError> {
         self.get_json(Scope::Default, &format!("/V1/orders/{id}"), &[])
             .await
     }
 
     /// `GET /V1/orders/{id}/comments`: the order's status history, oldest first.
-    pub async fn order_comments(&self, id: u64) -> Result<Vec<Value>, UpstreamError> {
+    fn order_parts(&self, order: &Value) -> OrderParts {
+        parts(order)
+    }
+
+    async fn order_comments(&self, id: u64) -> Result<Vec<Value>, BackendError> {
         let result: SearchResult<Value> = self
             .get_json(Scope::Default, &format!("/V1/orders/{id}/comments"), &[])
             .await?;
@@ -42,7 +47,7 @@ impl Magento {
     /// `POST /V1/orders/{id}/comments` with one status history entry (`comment`, `status`,
     /// `is_customer_notified`, `is_visible_on_front`). Magento answers `true`, not the
     /// entry, so the history is read again: the new entry is the newest with this text.
-    pub async fn add_order_comment(&self, id: u64, entry: Value) -> Result<u64, UpstreamError> {
+    async fn add_order_comment(&self, id: u64, entry: Value) -> Result<u64, BackendError> {
         let text = entry
             .get("comment")
             .and_then(Value::as_str)
@@ -65,7 +70,7 @@ impl Magento {
             .max()
             .filter(|&id| id > 0)
             .ok_or_else(|| {
-                UpstreamError::Protocol("the added comment is not in the order's history".into())
+                BackendError::Protocol("the added comment is not in the order's history".into())
             })
     }
 
@@ -73,10 +78,7 @@ impl Magento {
     /// them: the entry is looked for in the orders updated most recently (adding a comment
     /// updates its order), [`COMMENT_SEARCH_PAGES`] pages of 100, projected to their
     /// histories.
-    pub async fn find_order_comment(
-        &self,
-        comment_id: u64,
-    ) -> Result<Option<Value>, UpstreamError> {
+    async fn order_comment(&self, comment_id: u64) -> Result<Option<Value>, BackendError> {
         for page in 1..=COMMENT_SEARCH_PAGES {
             let criteria = SearchCriteria::new()
                 .sort("updated_at", Direction::Desc)
@@ -100,7 +102,7 @@ impl Magento {
     }
 }
 
-/// How many pages of 100 orders [`Magento::find_order_comment`] searches.
+/// How many pages of 100 orders [`Orders::order_comment`] searches.
 pub const COMMENT_SEARCH_PAGES: u32 = 20;
 
 fn history_id(entry: &Value) -> u64 {
@@ -113,7 +115,7 @@ fn history_id(entry: &Value) -> u64 {
 /// What an order record holds beside its fields: the tax name and rate from
 /// `extension_attributes.applied_taxes`; billing from `billing_address` and shipping from
 /// `extension_attributes.shipping_assignments[0].shipping.address`; the status history.
-pub fn parts(order: &Value) -> OrderParts {
+fn parts(order: &Value) -> OrderParts {
     let taxes: Vec<&Value> = order
         .pointer("/extension_attributes/applied_taxes")
         .and_then(Value::as_array)

@@ -3,7 +3,7 @@
 //! Filters inside one group are OR-ed and groups are AND-ed; we only ever need AND of single
 //! conditions plus the occasional OR, so the builder adds one group per `filter` call.
 
-use crate::backend::query::{Direction, SearchCriteria};
+use crate::backend::port::{Direction, SearchCriteria};
 
 /// The query pairs, in a stable order (they double as cache keys).
 pub fn to_query(criteria: &SearchCriteria) -> Vec<(String, String)> {

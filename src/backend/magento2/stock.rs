@@ -5,30 +5,22 @@
 //! them with their ids is the low-stock report, which with a threshold at the largest
 //! quantity Magento can store lists every item (with a quantity) in stock item id order.
 
+use async_trait::async_trait;
 use bytes::Bytes;
 use http::Method;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Magento, Scope, UpstreamError, segment};
-use crate::backend::port::lenient_u64;
+use super::{Magento, Scope, segment};
+use crate::backend::port::{BackendError, Page, Stock};
 
 /// The largest quantity `cataloginventory_stock_item.qty` (decimal 12,4) can hold: as the
 /// low-stock threshold it selects every stock item.
 pub const EVERY_QTY: &str = "99999999.9999";
 
-/// The two ids of a stock item, read from a low-stock page.
-#[derive(Debug, Clone, Copy, Deserialize)]
-pub struct StockPair {
-    #[serde(deserialize_with = "lenient_u64")]
-    pub item_id: u64,
-    #[serde(deserialize_with = "lenient_u64")]
-    pub product_id: u64,
-}
-
-impl Magento {
+#[async_trait]
+impl Stock for Magento {
     /// `GET /V1/stockItems/{sku}`: the stock item of a product, raw.
-    pub async fn stock_item(&self, sku: &str) -> Result<Bytes, UpstreamError> {
+    async fn stock_item(&self, sku: &str) -> Result<Bytes, BackendError> {
         self.get(
             Scope::Default,
             &format!("/V1/stockItems/{}", segment(sku)),
@@ -38,13 +30,15 @@ impl Magento {
     }
 
     /// `GET /V1/stockItems/lowStock/`: one page (1-based) of the stock items whose quantity
-    /// is at most `max_qty`, in the default scope (0), raw.
-    pub async fn stock_items_page(
+    /// is at most `max_qty`, in the default scope (0). Magento lists stock items through its
+    /// low-stock report: a threshold it cannot store ([`EVERY_QTY`]) selects every item.
+    async fn stock_items_page(
         &self,
-        max_qty: &str,
+        max_qty: Option<&str>,
         page: u32,
         size: u32,
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Page, BackendError> {
+        let max_qty = max_qty.unwrap_or(EVERY_QTY);
         let query = [
             ("scopeId".to_owned(), "0".to_owned()),
             ("qty".to_owned(), max_qty.to_owned()),
@@ -53,16 +47,17 @@ impl Magento {
         ];
         self.get(Scope::Default, "/V1/stockItems/lowStock/", &query)
             .await
+            .map(Page)
     }
 
     /// `PUT /V1/products/{sku}/stockItems/{itemId}` in admin scope with only the fields to
     /// change. Magento finds the row by SKU; the item id in the path is informative.
-    pub async fn update_stock_item(
+    async fn update_stock_item(
         &self,
         sku: &str,
         item_id: u64,
         changes: Value,
-    ) -> Result<(), UpstreamError> {
+    ) -> Result<(), BackendError> {
         let body = json!({ "stockItem": changes });
         self.call(
             Method::PUT,
@@ -73,18 +68,5 @@ impl Magento {
         )
         .await
         .map(|_| ())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pairs_read_numbers_and_numeric_strings() {
-        let pair: StockPair =
-            serde_json::from_str(r#"{"item_id": 15, "product_id": "1", "qty": 4}"#).unwrap();
-        assert_eq!((pair.item_id, pair.product_id), (15, 1));
-        assert!(serde_json::from_str::<StockPair>(r#"{"item_id": 15}"#).is_err());
     }
 }

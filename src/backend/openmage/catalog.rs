@@ -1,50 +1,60 @@
 //! Products through the store's REST API: reads by SKU (the adapter's SKU-to-id map), lists
-//! as pages, the Guest's renderings, creates (then put on their websites), updates, deletes.
+//! as pages, the storefront's renderings (the store's Guest answers, or its answers to a
+//! customer through the session kept for them), creates (then put on their websites),
+//! updates, deletes; and what its product records say.
 
+use async_trait::async_trait;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::lists::{self, As, id_of};
-use super::records::{OpenMageBackend, bytes_of, parse, text};
+use super::records::{OpenMageBackend, bytes_of, keep_tiers, parse, put_tiers, text, tiers};
 use super::segment;
 use crate::backend::port::{
-    CategoryLink, IdSku, RenderedTier, Scope, SearchCriteria, StoreSession, UpstreamError,
+    Assignments, BackendError, Catalog, CategoryLink, CustomerPrices, IdSku, Page, ProductDraft,
+    ProductRecords, RenderedTier, Renderings, Scope, SearchCriteria, StoreSession, TierPrice,
 };
-use crate::backend::values::as_f64;
+use crate::backend::values::{as_f64, as_i64};
 
-impl OpenMageBackend {
-    pub(super) async fn search_products(
+#[async_trait]
+impl Catalog for OpenMageBackend {
+    async fn product(&self, scope: Scope<'_>, sku: &str) -> Result<Bytes, BackendError> {
+        let id = self.id_of_sku(sku).await?;
+        Ok(bytes_of(&self.product_record(scope, id).await?))
+    }
+
+    async fn search_products(
         &self,
         scope: Scope<'_>,
         criteria: &SearchCriteria,
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Page, BackendError> {
         let path = match scope {
             Scope::All => "/products".to_owned(),
             _ => format!("/products{}", self.store_suffix(scope)),
         };
-        let raw = self.client.page(As::Admin, &path, criteria, &[]).await?;
-        for item in &lists::read_page(&raw)?.items {
+        let page = self.client.page(As::Admin, &path, criteria, &[]).await?;
+        for item in &page.read()?.items {
             if let (Some(id), Some(sku)) = (id_of(item), item.get("sku").and_then(Value::as_str)) {
                 self.remember(sku, id);
             }
         }
-        Ok(raw)
+        Ok(page)
     }
 
     /// The store's own Guest list in the store view: the store leaves out what its
     /// storefront does (disabled, invisible, other websites', out of stock when it is set
     /// to), and pages what is left.
-    pub(super) async fn search_shopper_products(
+    async fn search_shopper_products(
         &self,
         scope: Scope<'_>,
         _website_id: Option<u64>,
         criteria: &SearchCriteria,
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Page, BackendError> {
         let path = format!("/products{}", self.store_suffix(scope));
         self.client.page(As::Guest, &path, criteria, &[]).await
     }
 
-    pub(super) async fn skus_of(&self, ids: &[u64]) -> Result<Vec<IdSku>, UpstreamError> {
+    async fn skus_of(&self, ids: &[u64]) -> Result<Vec<IdSku>, BackendError> {
         let mut out = Vec::new();
         for chunk in ids.chunks(super::search::MAX_LIMIT as usize) {
             let mut query = vec![("filter[0][attribute]".to_owned(), "entity_id".to_owned())];
@@ -65,79 +75,14 @@ impl OpenMageBackend {
         Ok(out)
     }
 
-    /// The store's own storefront view of products: its Guest answers (prices for the NOT
-    /// LOGGED IN group), or, with a customer's session, its answers to that customer (their
-    /// group's prices and tiers, their tax), as the store computes them. One product is read
-    /// singly (the single answer has the tier prices, URLs and stock flag a list leaves out).
-    pub(super) async fn render_info(
-        &self,
-        store_id: u64,
-        criteria: &SearchCriteria,
-        customer: Option<&StoreSession>,
-    ) -> Result<Bytes, UpstreamError> {
-        let who = customer.map_or(As::Guest, As::Customer);
-        if let [group] = criteria.groups()
-            && let [only] = group.as_slice()
-            && only.field == "entity_id"
-            && only.condition_type == "eq"
-        {
-            let path = format!("/products/{}/store/{store_id}", segment(&only.value));
-            let read = match customer {
-                Some(session) => self.client.get_for(&path, &[], session).await,
-                None => self.client.get_as_guest(&path, &[]).await,
-            };
-            let items = match read {
-                Ok(raw) => vec![parse(&raw)?],
-                Err(e) if e.is_not_found() => Vec::new(),
-                Err(e) => return Err(e),
-            };
-            return Ok(bytes_of(
-                &json!({"items": items, "total_count": items.len()}),
-            ));
-        }
-        let path = format!("/products/store/{store_id}");
-        self.client.page(who, &path, criteria, &[]).await
-    }
-
-    /// The session of a customer signed in through the store's authorization page
-    /// ([`OpenMageBackend::customer_token`]'s `token&secret`, for the gateway's consumer).
-    pub(super) fn store_session(customer_id: u64, customer_token: &str) -> Option<StoreSession> {
-        let (token, secret) = customer_token.split_once('&')?;
-        Some(StoreSession {
-            customer_id,
-            consumer: None,
-            token: token.to_owned(),
-            secret: secret.to_owned(),
-        })
-    }
-
-    /// A shopper's single product answer carries `tier_price`:
-    /// `[{"qty": "5.0000", "price_with_tax": 45, "price_without_tax": 45}]`, for the group
-    /// of whom the store answered.
-    pub(super) fn read_render_tiers(render: &Value) -> Option<Vec<RenderedTier>> {
-        let tiers = render.get("tier_price")?.as_array()?;
-        Some(
-            tiers
-                .iter()
-                .filter_map(|tier| {
-                    Some(RenderedTier {
-                        qty: as_f64(tier.get("qty")?)?,
-                        price_with_tax: as_f64(tier.get("price_with_tax")?)?,
-                        price_without_tax: as_f64(tier.get("price_without_tax")?)?,
-                    })
-                })
-                .collect(),
-        )
-    }
-
     /// The Admin's list of the category (`/products/category/:id`), or in a store view
     /// (`.../store/:store`): the store's index for that view, which also holds the products
     /// of an anchor category's children, in their position order.
-    pub(super) async fn category_products(
+    async fn category_products(
         &self,
         category_id: u64,
         store_view: Option<&str>,
-    ) -> Result<Vec<CategoryLink>, UpstreamError> {
+    ) -> Result<Vec<CategoryLink>, BackendError> {
         let path = match store_view {
             Some(code) => format!(
                 "/products/category/{category_id}{}",
@@ -150,8 +95,11 @@ impl OpenMageBackend {
         let mut page = 1;
         loop {
             let criteria = criteria.clone().page(super::search::MAX_LIMIT, page);
-            let raw = self.client.page(As::Admin, &path, &criteria, &[]).await?;
-            let result = lists::read_page(&raw)?;
+            let result = self
+                .client
+                .page(As::Admin, &path, &criteria, &[])
+                .await?
+                .read()?;
             for item in &result.items {
                 let sku = text(item.get("sku"));
                 if let Some(id) = id_of(item) {
@@ -170,19 +118,77 @@ impl OpenMageBackend {
         }
     }
 
+    fn customer_prices(&self) -> CustomerPrices {
+        CustomerPrices::FromStore
+    }
+
+    /// The store's own storefront view of products: its Guest answers (prices for the NOT
+    /// LOGGED IN group), or, with the customer's kept session, its answers to that customer
+    /// (their group's prices and tiers, their tax), as the store computes them. A session
+    /// the store refuses (they signed in again elsewhere, or the token was revoked in the
+    /// store) is forgotten, and the Guest's answer given instead.
+    async fn render(
+        &self,
+        store_id: u64,
+        _currency: &str,
+        criteria: &SearchCriteria,
+        customer: Option<u64>,
+    ) -> Result<Renderings, BackendError> {
+        let mut session_dropped = false;
+        if let Some(customer) = customer {
+            match self.session_of(customer).await {
+                Some(session) => match self.render_as(store_id, criteria, Some(&session)).await {
+                    Ok(items) => {
+                        return Ok(Renderings {
+                            items,
+                            for_customer: true,
+                            session_dropped: false,
+                        });
+                    }
+                    Err(BackendError::Status {
+                        status: 401 | 403, ..
+                    }) => session_dropped = true,
+                    Err(other) => return Err(other),
+                },
+                // Kept when their price group was looked up, gone now.
+                None => session_dropped = true,
+            }
+            if session_dropped {
+                crate::observe::log_limit::warn(
+                    "store session refused",
+                    format_args!(
+                        "a customer's kept store session is gone or refused; rendering anonymously"
+                    ),
+                );
+                self.keep_session(customer, "").await;
+            }
+        }
+        Ok(Renderings {
+            items: self.render_as(store_id, criteria, None).await?,
+            for_customer: false,
+            session_dropped,
+        })
+    }
+
     /// The store's create takes no websites (its attribute filter drops `website_ids`): the
     /// product is put on them through `/products/:id/websites` once it exists.
-    pub(super) async fn create_product(&self, product: Value) -> Result<Value, UpstreamError> {
-        let mut product = product;
-        let websites: Vec<Value> = product
+    async fn create_product(&self, draft: ProductDraft) -> Result<Value, BackendError> {
+        let mut product = draft.record;
+        if let Some(tiers) = &draft.tiers {
+            put_tiers(&mut product, tiers);
+        }
+        let mut websites: Vec<Value> = product
             .as_object_mut()
             .and_then(|p| p.remove("website_ids"))
             .and_then(|w| w.as_array().cloned())
             .unwrap_or_default();
+        if let Some(website) = draft.website {
+            websites = vec![json!(website)];
+        }
         let id = self.client.create("/products", &product).await?;
         let id: u64 = id
             .parse()
-            .map_err(|_| UpstreamError::Protocol(format!("created id {id}")))?;
+            .map_err(|_| BackendError::Protocol(format!("created id {id}")))?;
         for website in websites {
             let body = json!({ "website_id": website });
             self.client
@@ -192,30 +198,148 @@ impl OpenMageBackend {
         self.product_record(Scope::All, id).await
     }
 
-    pub(super) async fn delete_product(&self, sku: &str) -> Result<(), UpstreamError> {
+    /// The store keeps group and tier prices in lists of their own: a list not sent is left
+    /// as it is, nothing to merge.
+    async fn update_product(
+        &self,
+        scope: Scope<'_>,
+        sku: &str,
+        draft: ProductDraft,
+    ) -> Result<Value, BackendError> {
+        let mut product = draft.record;
+        if let Some(tiers) = &draft.tiers {
+            put_tiers(&mut product, tiers);
+        }
+        let id = self.id_of_sku(sku).await?;
+        let suffix = match scope {
+            Scope::Store(code) => format!("/store/{}", segment(code)),
+            Scope::Default | Scope::All => String::new(),
+        };
+        self.client
+            .put(&format!("/products/{id}{suffix}"), &product)
+            .await?;
+        if let Some(new_sku) = product.get("sku").and_then(Value::as_str) {
+            self.forget(sku);
+            self.remember(new_sku, id);
+        }
+        self.product_record(Scope::All, id).await
+    }
+
+    async fn delete_product(&self, sku: &str) -> Result<(), BackendError> {
         let id = self.id_of_sku(sku).await?;
         self.client.delete(&format!("/products/{id}"), None).await?;
         self.forget(sku);
         Ok(())
     }
+}
 
-    /// The admin record with the gallery (`images`) as the store view (or, `Some(0)`, the
-    /// default values) has it.
-    pub(super) async fn product_in(
+impl OpenMageBackend {
+    /// The storefront's answers for the products of `criteria`, as the Guest or as a
+    /// customer's session. One product is read singly (the single answer has the tier
+    /// prices, URLs and stock flag a list leaves out).
+    async fn render_as(
         &self,
-        scope: Scope<'_>,
-        sku: &str,
-        store_id: Option<u64>,
-    ) -> Result<Bytes, UpstreamError> {
-        let id = self.id_of_sku(sku).await?;
-        // `Some(0)`: the default values; another id: that store view's.
-        let store = store_id.map(|id| id.to_string());
-        let scope = match (store.as_deref(), scope) {
-            (Some("0"), _) | (_, Scope::All) => Scope::All,
-            (Some(store), _) => Scope::Store(store),
-            (None, scope) => scope,
+        store_id: u64,
+        criteria: &SearchCriteria,
+        session: Option<&StoreSession>,
+    ) -> Result<Vec<Value>, BackendError> {
+        if let [group] = criteria.groups()
+            && let [only] = group.as_slice()
+            && only.field == "entity_id"
+            && only.condition_type == "eq"
+        {
+            let path = format!("/products/{}/store/{store_id}", segment(&only.value));
+            let read = match session {
+                Some(session) => self.client.get_for(&path, &[], session).await,
+                None => self.client.get_as_guest(&path, &[]).await,
+            };
+            return match read {
+                Ok(raw) => {
+                    let mut item = parse(&raw)?;
+                    if let Some(id) = id_of(&item) {
+                        item["id"] = json!(id);
+                    }
+                    Ok(vec![item])
+                }
+                Err(e) if e.is_not_found() => Ok(Vec::new()),
+                Err(e) => Err(e),
+            };
+        }
+        let who = session.map_or(As::Guest, As::Customer);
+        let path = format!("/products/store/{store_id}");
+        Ok(self
+            .client
+            .page(who, &path, criteria, &[])
+            .await?
+            .read()?
+            .items)
+    }
+}
+
+impl ProductRecords for OpenMageBackend {
+    fn price_fields(&self) -> &'static [&'static str] {
+        &["group_price", "tier_price"]
+    }
+
+    fn tier_prices(&self, product: &Value) -> Vec<TierPrice> {
+        tiers(product)
+    }
+
+    fn keep_tier_prices(&self, product: &mut Value, keep: &dyn Fn(&TierPrice) -> bool) {
+        keep_tiers(product, keep)
+    }
+
+    fn final_prices(&self, render: &Value) -> (Option<f64>, Option<f64>) {
+        (
+            render.get("final_price_without_tax").and_then(as_f64),
+            render.get("final_price_with_tax").and_then(as_f64),
+        )
+    }
+
+    /// A shopper's single product answer carries `tier_price`:
+    /// `[{"qty": "5.0000", "price_with_tax": 45, "price_without_tax": 45}]`, for the group
+    /// of whom the store answered.
+    fn rendered_tiers(&self, render: &Value) -> Option<Vec<RenderedTier>> {
+        let tiers = render.get("tier_price")?.as_array()?;
+        Some(
+            tiers
+                .iter()
+                .filter_map(|tier| {
+                    Some(RenderedTier {
+                        qty: as_f64(tier.get("qty")?)?,
+                        price_with_tax: as_f64(tier.get("price_with_tax")?)?,
+                        price_without_tax: as_f64(tier.get("price_without_tax")?)?,
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    fn assignments(&self, product: &Value) -> Assignments {
+        let ids = |field: &str| {
+            let mut ids: Vec<u64> = product
+                .get(field)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|v| as_i64(v).and_then(|i| u64::try_from(i).ok()))
+                .collect();
+            ids.sort_unstable();
+            ids.dedup();
+            ids
         };
-        let product = self.product_record(scope, id).await?;
-        Ok(bytes_of(&product))
+        Assignments {
+            category_ids: ids("category_ids"),
+            website_ids: ids("website_ids"),
+        }
+    }
+
+    fn on_website(&self, product: &Value, website_id: u64) -> bool {
+        match product.get("website_ids") {
+            Some(Value::Array(ids)) => ids
+                .iter()
+                .any(|id| as_i64(id).is_some_and(|id| id as u64 == website_id)),
+            _ => true,
+        }
     }
 }

@@ -1,12 +1,11 @@
 //! The OpenMage REST client: every call to `{url}/api/rest/...`, signed, guarded, counted.
 //!
-//! Built like [`crate::backend::magento2::Magento`]: one [`Transport`] (the pooled client,
-//! or the recorder or cassette player put in its place), the same resilience [`Guard`]
-//! (the request's deadline, reads retried once on a connection error or a 502/503/504,
-//! writes never, a circuit breaker, a bound on calls in flight), the request id passed on as
-//! `X-Request-Id`, `Accept: application/json`. What differs is the store's: OAuth 1.0a on
-//! every call instead of a Bearer token, creates answered with a `Location` (and a 302 behind
-//! nginx and php-fpm), and its error body. The decisions and their reasons are in
+//! Built in the client shell every back end shares (`crate::backend::shell`): one
+//! [`Transport`] (the pooled client, or the recorder or cassette player put in its place),
+//! the request's deadline, reads retried once on a connection error or a 502/503/504, writes
+//! never, a circuit breaker, a bound on calls in flight, the request id and trace context
+//! passed on. What is the store's own is here: OAuth 1.0a on every call, creates answered
+//! with a `Location` (and a 302 behind nginx and php-fpm), and its error body. The decisions and their reasons are in
 //! docs/decisions/openmage-client.md.
 
 use std::collections::BTreeMap;
@@ -14,21 +13,18 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use http::{HeaderValue, Method, StatusCode};
 use percent_encoding::percent_decode_str;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::time::Instant;
 
 use super::endpoint::{self, PREFIX};
 use crate::auth::oauth::signature;
-use crate::backend::error::{StoreMessage, UpstreamError};
-use crate::backend::port::StoreSession;
-use crate::backend::resilience::{self, CircuitState, Guard};
+use crate::backend::port::{BackendError, CircuitProbe, ON_BEHALF_OF, StoreMessage, StoreSession};
+use crate::backend::shell::{self, Shell, resilience};
 use crate::backend::transport::{HttpTransport, Outgoing, Transport};
 use crate::config::{Secret, Upstream};
-use crate::context::request;
-use crate::observe::metrics::{Outcome, UpstreamMetrics};
+use crate::observe::metrics::UpstreamMetrics;
 
 /// The OAuth 1.0a credentials the gateway signs its calls with: a consumer registered in
 /// the store, and an admin user's access token for it. Held as [`Secret`]s: `Debug` shows
@@ -101,12 +97,6 @@ enum Caller<'a> {
     Session(&'a StoreSession),
 }
 
-/// Names the customer a call is made for (never a credential). The store ignores it; the
-/// recorder keeps it, and replay matches on it, so that a customer's answer is never
-/// replayed for the Guest's same URL, or another customer's.
-pub const ON_BEHALF_OF: http::HeaderName =
-    http::HeaderName::from_static("x-storegate-on-behalf-of");
-
 /// One answer the client accepts: a success, or a write's redirect with a `Location`.
 struct Reply {
     status: StatusCode,
@@ -116,14 +106,12 @@ struct Reply {
 
 #[derive(Debug, Clone)]
 pub struct OpenMage {
-    pub(super) transport: Arc<dyn Transport>,
+    pub(super) shell: Shell,
     /// `scheme://host[/base path]`: what the store rebuilds from the request to check a
     /// signature, without the port ([`signing_base`]).
     pub(super) signing_base: String,
     pub(super) credentials: Credentials,
-    pub(super) timeout: Duration,
     default_store: String,
-    guard: Arc<Guard>,
 }
 
 impl OpenMage {
@@ -137,15 +125,10 @@ impl OpenMage {
     ) -> Result<OpenMage, String> {
         let transport = Arc::new(HttpTransport::without_redirects(base, timeout)?);
         Ok(OpenMage {
-            transport,
+            shell: Shell::new(transport, timeout),
             signing_base: signing_base(base),
             credentials,
-            timeout,
             default_store: default_store.to_owned(),
-            guard: Arc::new(Guard::new(
-                &resilience::Options::default(),
-                UpstreamMetrics::default(),
-            )),
         })
     }
 
@@ -155,7 +138,7 @@ impl OpenMage {
         options: &resilience::Options,
         metrics: UpstreamMetrics,
     ) -> OpenMage {
-        self.guard = Arc::new(Guard::new(options, metrics));
+        self.shell = self.shell.with_resilience(options, metrics);
         self
     }
 
@@ -163,23 +146,18 @@ impl OpenMage {
     /// transport that follows redirects would turn a 302'd create into a GET: build yours
     /// with [`HttpTransport::without_redirects`].
     pub fn with_transport(mut self, transport: Arc<dyn Transport>) -> OpenMage {
-        self.transport = transport;
+        self.shell = self.shell.with_transport(transport);
         self
     }
 
     /// Where finished calls go now.
     pub fn transport(&self) -> Arc<dyn Transport> {
-        self.transport.clone()
+        self.shell.transport().clone()
     }
 
-    /// The circuit breaker's state now.
-    pub fn circuit_state(&self) -> CircuitState {
-        self.guard.breaker.state()
-    }
-
-    /// A reader of the breaker's state, for metrics.
-    pub fn circuit_probe(&self) -> Arc<dyn Fn() -> CircuitState + Send + Sync> {
-        self.guard.probe()
+    /// A reader of the breaker's state.
+    pub fn circuit(&self) -> CircuitProbe {
+        self.shell.circuit()
     }
 
     pub fn default_store(&self) -> &str {
@@ -193,11 +171,7 @@ impl OpenMage {
 
     /// A read as the admin token. `path` is under `/api/rest` (`/products/1`), its
     /// segments encoded with [`super::segment`]; `query` decoded pairs.
-    pub async fn get(
-        &self,
-        path: &str,
-        query: &[(String, String)],
-    ) -> Result<Bytes, UpstreamError> {
+    pub async fn get(&self, path: &str, query: &[(String, String)]) -> Result<Bytes, BackendError> {
         self.read(path, query, Caller::Admin).await
     }
 
@@ -205,8 +179,8 @@ impl OpenMage {
         &self,
         path: &str,
         query: &[(String, String)],
-    ) -> Result<T, UpstreamError> {
-        crate::backend::magento2::parse(&self.get(path, query).await?)
+    ) -> Result<T, BackendError> {
+        shell::parse(&self.get(path, query).await?)
     }
 
     /// A read with no credentials: the store answers as its Guest role (its guest
@@ -215,7 +189,7 @@ impl OpenMage {
         &self,
         path: &str,
         query: &[(String, String)],
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Bytes, BackendError> {
         self.read(path, query, Caller::Guest).await
     }
 
@@ -227,7 +201,7 @@ impl OpenMage {
         query: &[(String, String)],
         token: &str,
         token_secret: &str,
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Bytes, BackendError> {
         self.read(
             path,
             query,
@@ -246,20 +220,20 @@ impl OpenMage {
         path: &str,
         query: &[(String, String)],
         session: &StoreSession,
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Bytes, BackendError> {
         self.read(path, query, Caller::Session(session)).await
     }
 
     /// A create (or a collection's multi-create, answered 207). Never retried.
-    pub async fn post(&self, path: &str, body: &Value) -> Result<Written, UpstreamError> {
+    pub async fn post(&self, path: &str, body: &Value) -> Result<Written, BackendError> {
         self.write(Method::POST, path, Some(body)).await
     }
 
     /// A create of one record: its id, from the answer's `Location` (200 or 302).
-    pub async fn create(&self, path: &str, body: &Value) -> Result<String, UpstreamError> {
+    pub async fn create(&self, path: &str, body: &Value) -> Result<String, BackendError> {
         let written = self.post(path, body).await?;
         written.created_id().ok_or_else(|| {
-            UpstreamError::Protocol(format!(
+            BackendError::Protocol(format!(
                 "the store answered a create with {} and no Location",
                 written.status
             ))
@@ -267,13 +241,13 @@ impl OpenMage {
     }
 
     /// An update (a collection's answers 207 with its items' outcomes). Never retried.
-    pub async fn put(&self, path: &str, body: &Value) -> Result<Written, UpstreamError> {
+    pub async fn put(&self, path: &str, body: &Value) -> Result<Written, BackendError> {
         self.write(Method::PUT, path, Some(body)).await
     }
 
     /// A delete: of one record without a body, of a collection's items with one. Never
     /// retried.
-    pub async fn delete(&self, path: &str, body: Option<&Value>) -> Result<Written, UpstreamError> {
+    pub async fn delete(&self, path: &str, body: Option<&Value>) -> Result<Written, BackendError> {
         self.write(Method::DELETE, path, body).await
     }
 
@@ -282,11 +256,11 @@ impl OpenMage {
         path: &str,
         query: &[(String, String)],
         caller: Caller<'_>,
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Bytes, BackendError> {
         // Signed again on a retry: a fresh nonce and timestamp (the store refuses a nonce
         // it has seen).
         let reply = self
-            .guard
+            .shell
             .read(|| self.attempt(&Method::GET, path, query, None, caller))
             .await?;
         Ok(reply.body)
@@ -297,10 +271,10 @@ impl OpenMage {
         method: Method,
         path: &str,
         body: Option<&Value>,
-    ) -> Result<Written, UpstreamError> {
-        self.guard.called();
+    ) -> Result<Written, BackendError> {
         let reply = self
-            .attempt(&method, path, &[], body, Caller::Admin)
+            .shell
+            .write(self.attempt(&method, path, &[], body, Caller::Admin))
             .await?;
         Ok(Written {
             status: reply.status.as_u16(),
@@ -309,8 +283,7 @@ impl OpenMage {
         })
     }
 
-    /// One try, through the breaker, the bound on calls in flight and the deadline, timed
-    /// and counted.
+    /// One try through the shell, named by its path's template.
     async fn attempt(
         &self,
         method: &Method,
@@ -318,49 +291,16 @@ impl OpenMage {
         query: &[(String, String)],
         body: Option<&Value>,
         caller: Caller<'_>,
-    ) -> Result<Reply, UpstreamError> {
-        let started = Instant::now();
-        let metrics = &self.guard.metrics;
+    ) -> Result<Reply, BackendError> {
         let full_path = format!("{PREFIX}{path}");
         // The path's template names the call in metrics and logs: a path can hold a
         // customer's id.
         let endpoint = endpoint::template(&full_path);
-        let timeout = match request::remaining() {
-            Some(left) if left < Duration::from_millis(1) => {
-                metrics.call(method, &endpoint, Outcome::Timeout, Duration::ZERO);
-                return Err(UpstreamError::Timeout);
-            }
-            Some(left) => self.timeout.min(left),
-            None => self.timeout,
-        };
-        let Some(admission) = self.guard.breaker.admit() else {
-            metrics.call(method, &endpoint, Outcome::CircuitOpen, Duration::ZERO);
-            return Err(UpstreamError::Unavailable);
-        };
-        let Some(_slot) = self.guard.slot() else {
-            // Never sent: says nothing about the store's health.
-            drop(admission);
-            crate::observe::log_limit::warn(
-                "upstream call shed",
-                format_args!("upstream call shed: too many calls in flight ({endpoint})"),
-            );
-            metrics.call(method, &endpoint, Outcome::Shed, Duration::ZERO);
-            return Err(UpstreamError::Unavailable);
-        };
-        let result = self
-            .call_once(method.clone(), full_path, query, body, caller, timeout)
-            .await;
-        let outcome = outcome(&result);
-        let healthy = matches!(outcome, Outcome::Ok | Outcome::ClientError);
-        if admission.done(healthy) {
-            metrics.circuit_opened();
-            tracing::error!(
-                %endpoint,
-                "upstream circuit opened after repeated failures; calls fail fast until a probe succeeds"
-            );
-        }
-        metrics.call(method, &endpoint, outcome, started.elapsed());
-        result
+        self.shell
+            .attempt(method, &endpoint, |timeout| {
+                self.call_once(method.clone(), full_path, query, body, caller, timeout)
+            })
+            .await
     }
 
     async fn call_once(
@@ -371,8 +311,8 @@ impl OpenMage {
         body: Option<&Value>,
         caller: Caller<'_>,
         timeout: Duration,
-    ) -> Result<Reply, UpstreamError> {
-        let mut headers = HeaderMap::with_capacity(6);
+    ) -> Result<Reply, BackendError> {
+        let mut headers = shell::common_headers();
         let keys = match caller {
             Caller::Admin => Some(Keys {
                 consumer_key: self.credentials.consumer_key.expose(),
@@ -409,37 +349,19 @@ impl OpenMage {
             let value = authorization(&method, &uri, query, &keys, &nonce(), timestamp());
             let mut value = HeaderValue::from_str(&value).map_err(|_| {
                 // Every part is percent-encoded: only a broken build gets here.
-                UpstreamError::Protocol("cannot write the OAuth header".to_owned())
+                BackendError::Protocol("cannot write the OAuth header".to_owned())
             })?;
             value.set_sensitive(true);
             headers.insert(http::header::AUTHORIZATION, value);
         }
-        headers.insert(
-            http::header::ACCEPT,
-            HeaderValue::from_static("application/json"),
-        );
-        if let Some(id) = request::request_id() {
-            headers.insert(request::X_REQUEST_ID, id);
-        }
-        if let Some(trace) = request::trace() {
-            headers.insert(crate::context::trace::TRACEPARENT, trace.traceparent());
-            if let Some(state) = trace.state {
-                headers.insert(crate::context::trace::TRACESTATE, state);
-            }
-        }
         let write = method != Method::GET && method != Method::HEAD;
         let body = match body {
-            Some(body) => {
-                headers.insert(
-                    http::header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                );
-                Some(Bytes::from(crate::backend::magento2::to_json_bytes(body)?))
-            }
+            Some(body) => Some(shell::json_body(&mut headers, body)?),
             None => None,
         };
         let answer = self
-            .transport
+            .shell
+            .transport()
             .send(Outgoing {
                 method,
                 path,
@@ -447,6 +369,7 @@ impl OpenMage {
                 headers,
                 body,
                 timeout,
+                exact_path: false,
             })
             .await?;
         let status = answer.status;
@@ -465,14 +388,14 @@ impl OpenMage {
         if status.is_redirection() {
             // Never followed (a write's would become a GET signed for another request). A
             // read that is redirected went to something other than the store's API.
-            return Err(UpstreamError::Protocol(format!(
+            return Err(BackendError::Protocol(format!(
                 "the store answered a {} with a redirect ({}); STOREGATE_UPSTREAM_URL must be \
                  the URL the store serves its API at",
                 if write { "write" } else { "read" },
                 status.as_u16()
             )));
         }
-        Err(UpstreamError::Status {
+        Err(BackendError::Status {
             status: status.as_u16(),
             error: store_message(&answer.body),
         })
@@ -480,7 +403,7 @@ impl OpenMage {
 }
 
 /// The keys one call is signed with.
-pub(crate) struct Keys<'a> {
+pub(super) struct Keys<'a> {
     pub consumer_key: &'a str,
     pub consumer_secret: &'a str,
     pub token: &'a str,
@@ -492,7 +415,7 @@ pub(crate) struct Keys<'a> {
 /// (which in Magento 1 trims the port) and the request URI, so a store on port 8081 checks
 /// the signature of `http://host/api/rest/...`. On 80 and 443 that is RFC 5849's base URI
 /// too. A base that is not an http(s) URL (`replay:DIR`) is kept as it is: nothing checks it.
-fn signing_base(base: &str) -> String {
+pub(super) fn signing_base(base: &str) -> String {
     let base = base.trim_end_matches('/');
     match reqwest::Url::parse(base) {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => {
@@ -510,7 +433,7 @@ fn signing_base(base: &str) -> String {
 /// The `Authorization: OAuth ...` value of one call: HMAC-SHA1 over the method, `uri` and
 /// the protocol and query parameters (RFC 5849 §3.4.1.3), the query read as the store
 /// reads it ([`as_the_store_reads`]).
-pub(crate) fn authorization(
+pub(super) fn authorization(
     method: &Method,
     uri: &str,
     query: &[(String, String)],
@@ -643,18 +566,6 @@ pub fn store_message(body: &[u8]) -> StoreMessage {
             parameters: Value::Null,
             errors: list.clone(),
         },
-    }
-}
-
-fn outcome(result: &Result<Reply, UpstreamError>) -> Outcome {
-    match result {
-        Ok(_) => Outcome::Ok,
-        Err(UpstreamError::Status { status, .. }) if *status >= 500 => Outcome::ServerError,
-        Err(UpstreamError::Status { .. }) => Outcome::ClientError,
-        Err(UpstreamError::Timeout) => Outcome::Timeout,
-        Err(UpstreamError::Connect(_)) => Outcome::ConnectError,
-        Err(UpstreamError::Protocol(_)) => Outcome::ProtocolError,
-        Err(UpstreamError::Unavailable) => Outcome::CircuitOpen,
     }
 }
 

@@ -1,6 +1,8 @@
 //! OpenMage's REST paths as endpoints: the template of a path (`/api/rest/products/{}`),
-//! which the upstream metrics, logs and cassettes name a call by. A raw path can hold a
+//! which the back end's metrics, logs and cassettes name a call by. A raw path can hold a
 //! customer's id, an order's, a store's; its template holds only the API's own names.
+
+use crate::backend::port::{Canned, Failure, FailureAt, LiveCredentials};
 
 /// The prefix of every path of OpenMage's REST API.
 pub const PREFIX: &str = "/api/rest";
@@ -29,6 +31,24 @@ const STATIC_SEGMENTS: &[&str] = &[
     "websites",
 ];
 
+/// Segments of the store's own pages the gateway calls (a customer's sign-in on its OAuth
+/// authorization page): names, as in [`STATIC_SEGMENTS`].
+const PAGE_SEGMENTS: &[&str] = &[
+    "oauth",
+    "initiate",
+    "authorize",
+    "confirm",
+    "token",
+    "customer",
+    "account",
+    "loginPost",
+];
+
+/// Is this one of the store's pages the gateway calls to sign a customer in?
+fn is_sign_in_page(path: &str) -> bool {
+    path.starts_with("/oauth/") || path.starts_with("/customer/account/")
+}
+
 /// Is this an OpenMage REST path (`/api/rest/...`)?
 pub fn is_openmage(path: &str) -> bool {
     path.strip_prefix(PREFIX)
@@ -37,24 +57,84 @@ pub fn is_openmage(path: &str) -> bool {
 
 /// `/api/rest/products/12/images/abc/store/2` -> `/api/rest/products/{}/images/{}/store/{}`.
 pub fn template(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for segment in path.split('/').filter(|s| !s.is_empty()) {
-        out.push('/');
-        if STATIC_SEGMENTS.contains(&segment) {
-            out.push_str(segment);
-        } else {
-            out.push_str("{}");
+    crate::backend::shell::paths::template(path, STATIC_SEGMENTS)
+}
+
+/// OpenMage's wire, for the recorder: its API under `/api/rest` (templates keep the whole
+/// path, so its cassettes never share a file with another store's), its OAuth endpoints
+/// answering forms that hold a token and its secret.
+#[derive(Debug)]
+pub struct Wire;
+
+/// OpenMage's wire.
+pub static WIRE: Wire = Wire;
+
+impl crate::backend::port::WireShape for Wire {
+    fn kind(&self) -> &'static str {
+        "openmage"
+    }
+
+    fn owns(&self, path: &str) -> bool {
+        is_openmage(path) || is_sign_in_page(path)
+    }
+
+    /// Its REST API only (a browser's export of the store's pages holds more).
+    fn api_path<'a>(&self, path: &'a str) -> Option<&'a str> {
+        let at = path.find(PREFIX)?;
+        is_openmage(&path[at..]).then_some(&path[at..])
+    }
+
+    fn template(&self, path: &str) -> String {
+        if is_sign_in_page(path) {
+            return crate::backend::shell::paths::template(path, PAGE_SEGMENTS);
         }
+        template(path)
     }
-    if out.is_empty() {
-        out.push('/');
+
+    fn form_token_endpoints(&self) -> &'static [&'static str] {
+        OAUTH_ENDPOINTS
     }
-    out
+
+    fn failure(&self, failure: &Failure, at: &FailureAt<'_>) -> Option<Canned> {
+        super::failures::answer(failure, at)
+    }
+
+    /// Signed with OAuth 1.0a as the gateway signs its own calls (`client::authorization`).
+    fn authorize(
+        &self,
+        method: &http::Method,
+        path: &str,
+        query: &[(String, String)],
+        credentials: &LiveCredentials<'_>,
+    ) -> Result<Option<String>, String> {
+        let Some((consumer_key, consumer_secret, token_secret)) = credentials.oauth else {
+            return Err(
+                "a signed OpenMage call needs STOREGATE_UPSTREAM_CONSUMER_KEY, _CONSUMER_SECRET and _TOKEN_SECRET"
+                    .into(),
+            );
+        };
+        let keys = super::client::Keys {
+            consumer_key,
+            consumer_secret,
+            token: credentials.token,
+            token_secret,
+        };
+        let uri = format!("{}{path}", super::client::signing_base(credentials.url));
+        Ok(Some(super::client::authorization(
+            method,
+            &uri,
+            query,
+            &keys,
+            &super::client::nonce(),
+            super::client::timestamp(),
+        )))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::port::WireShape;
 
     #[test]
     fn endpoints_are_templates() {
@@ -83,6 +163,77 @@ mod tests {
         assert!(is_openmage("/api/rest/products/1"));
         assert!(is_openmage("/api/rest"));
         assert!(!is_openmage("/api/restful"));
-        assert!(!is_openmage("/rest/default/V1/products/x"));
+        assert!(!is_openmage("/rest/default/products/x"));
+    }
+
+    #[test]
+    fn the_recorder_names_openmage_calls_by_their_whole_path() {
+        const OWN: crate::backend::recording::Wires = crate::backend::recording::Wires(&[&WIRE]);
+        let own = OWN;
+        // Ids and stores are placeholders; a file never is another store's.
+        assert_eq!(
+            own.file_name("GET", "/api/rest/products/1"),
+            "get.api.rest.products.{}.json"
+        );
+        assert_eq!(
+            own.file_name("GET", "/api/rest/products/1/images/7/store/2"),
+            "get.api.rest.products.{}.images.{}.store.{}.json"
+        );
+        assert_eq!(
+            own.file_name("POST", "/api/rest/customers/1/addresses"),
+            "post.api.rest.customers.{}.addresses.json"
+        );
+        assert_eq!(
+            own.endpoint("put", "/api/rest/stockitems/3"),
+            "PUT /api/rest/stockitems/{}"
+        );
+        // The store's sign-in pages, by name.
+        assert_eq!(
+            own.file_name("POST", "/customer/account/loginPost/"),
+            "post.customer.account.loginPost.json"
+        );
+        assert_eq!(own.endpoint("post", "/oauth/token"), "POST /oauth/token");
+        assert!(own.hands_out_form_token("/oauth/initiate"));
+    }
+
+    #[test]
+    fn openmage_fails_in_its_own_form() {
+        let at = |xml| FailureAt {
+            path: "/api/rest/products/1",
+            host: "127.0.0.1:8081",
+            xml,
+            report: 123_456_789_012,
+            line: 77,
+        };
+        let maintenance = WIRE.failure(&Failure::Maintenance, &at(false)).unwrap();
+        assert!(
+            maintenance
+                .body
+                .contains("http://127.0.0.1:8081/errors/default/")
+        );
+        let fatal = WIRE.failure(&Failure::PhpFatal, &at(false)).unwrap();
+        assert!(!fatal.body.contains("messages"));
+        let db = WIRE.failure(&Failure::DbGone, &at(false)).unwrap();
+        assert_eq!((db.status, db.content_type), (503, Canned::HTML));
+        assert!(
+            db.body
+                .contains("Exception printing is disabled by default for security reasons.")
+        );
+        let oauth = WIRE
+            .failure(&Failure::OAuthTimestampRefused, &at(false))
+            .unwrap();
+        assert_eq!(oauth.status, 401);
+        assert_eq!(
+            oauth.body,
+            r#"{"messages":{"error":[{"code":401,"message":"oauth_problem=timestamp_refused"}]}}"#
+        );
+        let oauth = WIRE
+            .failure(&Failure::OAuthTimestampRefused, &at(true))
+            .unwrap();
+        assert!(
+            oauth
+                .body
+                .contains("<message>oauth_problem=timestamp_refused</message>")
+        );
     }
 }

@@ -6,7 +6,8 @@
 //! a `total_count` the resources compare the offset with, so the adapter works one out:
 //! fewer items than asked means the list ends on this page; a page after the first is checked
 //! to be inside the list with two one-item reads (see [`past_the_end`]). A page answers in
-//! the adapter's own envelope `{"items": [...], "total_count": n}`, raw for the cache.
+//! the port's form ([`Page`]: `{"items": [...], "total_count": n}`, each item with its
+//! `id`), raw for the cache.
 
 use bytes::Bytes;
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
@@ -14,12 +15,12 @@ use serde_json::{Value, json};
 
 use super::OpenMage;
 use super::search::MAX_LIMIT;
-use crate::backend::port::{SearchCriteria, SearchResult, StoreSession, UpstreamError};
+use crate::backend::port::{BackendError, Page, SearchCriteria, StoreSession};
 use crate::backend::values::as_i64;
 
 /// The items of a list answer, in the order the store sent them. An object's keys are the
 /// ids: an item that lacks `entity_id` (a customer's own record) gets its key as one.
-pub fn items(raw: &[u8]) -> Result<Vec<Value>, UpstreamError> {
+pub fn items(raw: &[u8]) -> Result<Vec<Value>, BackendError> {
     struct Items;
     impl<'de> Visitor<'de> for Items {
         type Value = Vec<Value>;
@@ -46,7 +47,7 @@ pub fn items(raw: &[u8]) -> Result<Vec<Value>, UpstreamError> {
     }
     let mut de = serde_json::Deserializer::from_slice(raw);
     de.deserialize_any(Items)
-        .map_err(|e| UpstreamError::Protocol(format!("unexpected list: {e}")))
+        .map_err(|e| BackendError::Protocol(format!("unexpected list: {e}")))
 }
 
 /// The numeric id of a record (`entity_id`, or `item_id` for stock items).
@@ -57,13 +58,14 @@ pub fn id_of(record: &Value) -> Option<u64> {
         .and_then(|id| u64::try_from(id).ok())
 }
 
-/// Reads the adapter's page envelope.
-pub fn read_page(raw: &[u8]) -> Result<SearchResult<Value>, UpstreamError> {
-    serde_json::from_slice(raw).map_err(|e| UpstreamError::Protocol(format!("page: {e}")))
-}
-
-fn envelope(items: Vec<Value>, total: u64) -> Bytes {
-    Bytes::from(json!({ "items": items, "total_count": total }).to_string())
+/// A page in the port's form: each item given its `id`.
+fn envelope(mut items: Vec<Value>, total: u64) -> Page {
+    for item in &mut items {
+        if let Some(id) = id_of(item) {
+            item["id"] = json!(id);
+        }
+    }
+    Page::of(items, total)
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -85,7 +87,7 @@ impl OpenMage {
         who: As<'_>,
         path: &str,
         query: &[(String, String)],
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Bytes, BackendError> {
         match who {
             As::Admin => self.get(path, query).await,
             As::Guest => self.get_as_guest(path, query).await,
@@ -102,7 +104,7 @@ impl OpenMage {
         path: &str,
         criteria: &SearchCriteria,
         extra: &[(String, String)],
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Page, BackendError> {
         let size = u64::from(criteria.page_size().unwrap_or(MAX_LIMIT).max(1));
         let page = u64::from(criteria.current_page().unwrap_or(1).max(1));
         let chunk = if size <= u64::from(MAX_LIMIT) {
@@ -150,7 +152,7 @@ impl OpenMage {
         path: &str,
         query: &[(String, String)],
         before: u64,
-    ) -> Result<bool, UpstreamError> {
+    ) -> Result<bool, BackendError> {
         let one = |page: u64| {
             let mut q = query.to_vec();
             q.push(("limit".into(), "1".into()));
@@ -162,7 +164,7 @@ impl OpenMage {
             self.read_as(who, path, &at_query),
             self.read_as(who, path, &previous_query),
         )?;
-        let first = |raw: &[u8]| -> Result<Option<Value>, UpstreamError> {
+        let first = |raw: &[u8]| -> Result<Option<Value>, BackendError> {
             Ok(items(raw)?.into_iter().next())
         };
         Ok(match (first(&at)?, first(&previous)?) {

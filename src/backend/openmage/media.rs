@@ -1,18 +1,54 @@
-//! A product's images through the store's own image routes, globally or in a store view.
+//! A product's images through the store's own image routes, globally or in a store view:
+//! the gallery is part of the product record the adapter composes (`images`).
 
-use serde_json::json;
+use async_trait::async_trait;
+use bytes::Bytes;
+use serde_json::{Value, json};
 
-use super::records::{OpenMageBackend, file_fields};
+use super::records::{OpenMageBackend, bytes_of, file_fields, image};
 use super::segment;
-use crate::backend::port::{Image, ImageChange, NewImage, Scope, UpstreamError};
+use crate::backend::port::{
+    BackendError, Image, ImageChange, ImageRefusal, Media, NewImage, Scope,
+};
 
-impl OpenMageBackend {
-    pub(super) async fn add_image(
+#[async_trait]
+impl Media for OpenMageBackend {
+    /// The admin record with the gallery (`images`) as the store view (or, `Some(0)`, the
+    /// default values) has it.
+    async fn product_gallery(
+        &self,
+        scope: Scope<'_>,
+        sku: &str,
+        store_id: Option<u64>,
+    ) -> Result<Bytes, BackendError> {
+        let id = self.id_of_sku(sku).await?;
+        // `Some(0)`: the default values; another id: that store view's.
+        let store = store_id.map(|id| id.to_string());
+        let scope = match (store.as_deref(), scope) {
+            (Some("0"), _) | (_, Scope::All) => Scope::All,
+            (Some(store), _) => Scope::Store(store),
+            (None, scope) => scope,
+        };
+        let product = self.product_record(scope, id).await?;
+        Ok(bytes_of(&product))
+    }
+
+    fn images(&self, product: &Value) -> Vec<Image> {
+        product
+            .get("images")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(image)
+            .collect()
+    }
+
+    async fn add_image(
         &self,
         scope: Scope<'_>,
         sku: &str,
         new: NewImage,
-    ) -> Result<u64, UpstreamError> {
+    ) -> Result<u64, BackendError> {
         let id = self.id_of_sku(sku).await?;
         let mut body = json!({"position": new.position, "exclude": u8::from(new.exclude),
                 "types": new.types});
@@ -27,16 +63,16 @@ impl OpenMageBackend {
         let created = self.client.create(&path, &body).await?;
         created
             .parse()
-            .map_err(|_| UpstreamError::Protocol(format!("created image id {created}")))
+            .map_err(|_| BackendError::Protocol(format!("created image id {created}")))
     }
 
-    pub(super) async fn update_image(
+    async fn update_image(
         &self,
         scope: Scope<'_>,
         sku: &str,
         existing: &Image,
         change: ImageChange,
-    ) -> Result<(), UpstreamError> {
+    ) -> Result<(), BackendError> {
         let id = self.id_of_sku(sku).await?;
         let mut body = json!({});
         if let Some(label) = change.label {
@@ -62,5 +98,32 @@ impl OpenMageBackend {
             Scope::Default | Scope::All => format!("/products/{id}/images/{image}"),
         };
         self.client.put(&path, &body).await.map(|_| ())
+    }
+
+    /// The store itself keeps a store view's removal as "no image" there.
+    async fn remove_image(
+        &self,
+        scope: Scope<'_>,
+        sku: &str,
+        existing: &Image,
+    ) -> Result<(), BackendError> {
+        let id = self.id_of_sku(sku).await?;
+        let image = existing.id;
+        let path = match scope {
+            Scope::Store(code) => {
+                format!("/products/{id}/images/{image}/store/{}", segment(code))
+            }
+            Scope::Default | Scope::All => format!("/products/{id}/images/{image}"),
+        };
+        self.client.delete(&path, None).await.map(|_| ())
+    }
+
+    fn image_refusal(&self, error: &BackendError) -> Option<ImageRefusal> {
+        match error {
+            BackendError::Status { status: 404, error } if error.text().contains("image") => {
+                Some(ImageRefusal::NotFound)
+            }
+            _ => None,
+        }
     }
 }

@@ -4,14 +4,14 @@
 //! prices as the port's types.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::lists::{self, id_of};
 use super::{OpenMage, segment};
-use crate::backend::port::{Image, Scope, SearchResult, TierPrice, UpstreamError};
+use crate::backend::port::{BackendError, Image, Scope, SessionKeeper, StoreSession, TierPrice};
 use crate::backend::values::{as_f64, as_i64};
 
 /// A store view the operator named (`STOREGATE_OPENMAGE_STORE_VIEWS`): the store's REST
@@ -30,10 +30,13 @@ pub struct OpenMageBackend {
     pub(super) base: String,
     pub(super) views: Vec<View>,
     skus: Mutex<HashMap<String, u64>>,
+    /// Where customers' store sessions are kept (`None`: none kept; every customer is
+    /// rendered as the store's Guest).
+    sessions: Option<Arc<dyn SessionKeeper>>,
 }
 
-pub(super) fn not_found() -> UpstreamError {
-    UpstreamError::Status {
+pub(super) fn not_found() -> BackendError {
+    BackendError::Status {
         status: 404,
         error: super::store_message(
             br#"{"messages":{"error":[{"code":404,"message":"Resource not found."}]}}"#,
@@ -43,18 +46,17 @@ pub(super) fn not_found() -> UpstreamError {
 
 /// An operation this adapter does not offer yet: a 501 with the reason, so the client is
 /// told so and the operator's log names it.
-pub(super) fn not_yet(what: &str) -> UpstreamError {
+pub(super) fn not_yet(what: &str) -> BackendError {
     let body = json!({"messages": {"error": [{"code": 501,
         "message": format!("{what} is not available with the OpenMage back end yet")}]}});
-    UpstreamError::Status {
+    BackendError::Status {
         status: 501,
         error: super::store_message(body.to_string().as_bytes()),
     }
 }
 
-pub(super) fn parse(raw: &[u8]) -> Result<Value, UpstreamError> {
-    serde_json::from_slice(raw)
-        .map_err(|e| UpstreamError::Protocol(format!("unexpected body: {e}")))
+pub(super) fn parse(raw: &[u8]) -> Result<Value, BackendError> {
+    serde_json::from_slice(raw).map_err(|e| BackendError::Protocol(format!("unexpected body: {e}")))
 }
 
 pub(super) fn bytes_of(value: &Value) -> Bytes {
@@ -78,6 +80,46 @@ impl OpenMageBackend {
             base: base.trim_end_matches('/').to_owned(),
             views,
             skus: Mutex::new(HashMap::new()),
+            sessions: None,
+        }
+    }
+
+    /// The same back end keeping customers' store sessions in `keeper`.
+    pub fn with_sessions(mut self, keeper: Arc<dyn SessionKeeper>) -> OpenMageBackend {
+        self.sessions = Some(keeper);
+        self
+    }
+
+    /// The session kept for a customer, if any (an unreadable one is none). The keeper
+    /// failing is logged and read as none: anonymous prices are a fallback, not a failure.
+    pub(super) async fn session_of(&self, customer_id: u64) -> Option<StoreSession> {
+        let keeper = self.sessions.as_ref()?;
+        match keeper.session(customer_id).await {
+            Ok(Some(text)) => StoreSession::from_text(&text),
+            Ok(None) => None,
+            Err(e) => {
+                crate::observe::log_limit::warn(
+                    "store session lookup",
+                    format_args!("store session lookup failed, rendering anonymously: {e}"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Keeps a customer's session (an empty text forgets it); true when it was kept.
+    pub(super) async fn keep_session(&self, customer_id: u64, session: &str) -> bool {
+        let Some(keeper) = &self.sessions else {
+            return false;
+        };
+        match keeper.keep(customer_id, session).await {
+            Ok(()) => true,
+            Err(error) => {
+                // Without it the customer still signs in; their prices are worked out by
+                // the gateway instead of the store until the next sign-in.
+                tracing::warn!(%error, "could not keep a customer's store session");
+                false
+            }
         }
     }
 
@@ -94,7 +136,7 @@ impl OpenMageBackend {
     }
 
     /// The product id of a SKU: remembered, or asked of the store.
-    pub(super) async fn id_of_sku(&self, sku: &str) -> Result<u64, UpstreamError> {
+    pub(super) async fn id_of_sku(&self, sku: &str) -> Result<u64, BackendError> {
         if let Some(id) = self.skus.lock().ok().and_then(|m| m.get(sku).copied()) {
             return Ok(id);
         }
@@ -131,7 +173,19 @@ impl OpenMageBackend {
         &self,
         scope: Scope<'_>,
         id: u64,
-    ) -> Result<Value, UpstreamError> {
+    ) -> Result<Value, BackendError> {
+        match self.product_record_in(scope, id).await {
+            // A product on no website has no default store view to be read in (the store
+            // answers 404 there): the Admin still sees it, with its admin values, as the
+            // store's own `/products/:id` shows it.
+            Err(BackendError::Status { status: 404, .. }) if scope == Scope::Default => {
+                self.product_record_in(Scope::All, id).await
+            }
+            other => other,
+        }
+    }
+
+    async fn product_record_in(&self, scope: Scope<'_>, id: u64) -> Result<Value, BackendError> {
         let suffix = self.store_suffix(scope);
         let (one, websites, categories, gallery) = (
             format!("/products/{id}{suffix}"),
@@ -146,7 +200,7 @@ impl OpenMageBackend {
             self.client.get(&gallery, &[]),
         )?;
         let mut product = parse(&product)?;
-        let ids = |raw: &[u8], field: &str| -> Result<Vec<Value>, UpstreamError> {
+        let ids = |raw: &[u8], field: &str| -> Result<Vec<Value>, BackendError> {
             Ok(lists::items(raw)?
                 .iter()
                 .filter_map(|entry| entry.get(field).cloned())
@@ -162,7 +216,7 @@ impl OpenMageBackend {
         Ok(product)
     }
 
-    pub(super) async fn customer_record(&self, id: u64) -> Result<Value, UpstreamError> {
+    pub(super) async fn customer_record(&self, id: u64) -> Result<Value, BackendError> {
         let (one, list) = (
             format!("/customers/{id}"),
             format!("/customers/{id}/addresses"),
@@ -187,15 +241,6 @@ impl OpenMageBackend {
         customer["id"] = json!(id);
         customer["addresses"] = Value::Array(addresses);
         Ok(customer)
-    }
-
-    pub(super) fn with_ids(mut page: SearchResult<Value>) -> SearchResult<Value> {
-        for item in &mut page.items {
-            if let Some(id) = id_of(item) {
-                item["id"] = json!(id);
-            }
-        }
-        page
     }
 
     pub(super) fn store_views_value(&self) -> Value {
@@ -293,6 +338,23 @@ pub(super) fn tiers(product: &Value) -> Vec<TierPrice> {
     out
 }
 
+/// Group and tier prices written into the store's two lists: group prices (quantity 1)
+/// and tiers.
+pub(super) fn put_tiers(product: &mut Value, tiers: &[TierPrice]) {
+    let entry = |tier: &TierPrice| {
+        let mut entry = json!({"website_id": tier.website_id,
+            "cust_group": tier.group.unwrap_or(32000), "price": tier.value});
+        if tier.qty > 1.0 {
+            entry["price_qty"] = json!(tier.qty);
+        }
+        entry
+    };
+    let (group, tier): (Vec<&TierPrice>, Vec<&TierPrice>) =
+        tiers.iter().partition(|t| t.qty <= 1.0);
+    product["group_price"] = Value::Array(group.into_iter().map(entry).collect());
+    product["tier_price"] = Value::Array(tier.into_iter().map(entry).collect());
+}
+
 pub(super) fn keep_tiers(product: &mut Value, keep: &dyn Fn(&TierPrice) -> bool) {
     for (field, qty) in [("group_price", None), ("tier_price", Some("price_qty"))] {
         if let Some(list) = product.get_mut(field).and_then(Value::as_array_mut) {
@@ -309,7 +371,7 @@ pub(super) fn keep_tiers(product: &mut Value, keep: &dyn Fn(&TierPrice) -> bool)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::port::Backend;
+    use crate::backend::port::ProductRecords;
 
     #[test]
     fn group_and_tier_prices_are_read_and_kept_per_group() {
@@ -351,13 +413,13 @@ mod tests {
             "http://127.0.0.1",
             Vec::new(),
         );
-        backend.put_tier_prices(&mut product, &[tier(1, 1.0, 47.0), tier(32000, 5.0, 45.0)]);
+        super::put_tiers(&mut product, &[tier(1, 1.0, 47.0), tier(32000, 5.0, 45.0)]);
         assert_eq!(
             product,
             json!({"group_price": [{"website_id": 0, "cust_group": 1, "price": 47.0}],
                    "tier_price": [{"website_id": 0, "cust_group": 32000, "price": 45.0, "price_qty": 5.0}]})
         );
-        let read = backend.read_tier_prices(&product);
+        let read = backend.tier_prices(&product);
         assert_eq!((read[0].qty, read[1].qty, read[1].value), (1.0, 5.0, 45.0));
     }
 

@@ -6,14 +6,14 @@
 //! one `in`); any other OR group is refused here, before the store is asked, rather than
 //! silently widened.
 
-use crate::backend::port::{Direction, SearchCriteria, UpstreamError};
+use crate::backend::port::{BackendError, Direction, SearchCriteria};
 
 /// The largest page the store serves (`limit` above it is its 400).
 pub const MAX_LIMIT: u32 = 100;
 
 /// Query pairs for `criteria`, with `page` and `limit` given separately (the adapter pages
 /// by itself, see [`super::lists`]).
-pub fn filters(criteria: &SearchCriteria) -> Result<Vec<(String, String)>, UpstreamError> {
+pub fn filters(criteria: &SearchCriteria) -> Result<Vec<(String, String)>, BackendError> {
     let mut query = Vec::new();
     for (i, group) in criteria.groups().iter().enumerate() {
         let (field, condition, values) = match group.as_slice() {
@@ -31,7 +31,7 @@ pub fn filters(criteria: &SearchCriteria) -> Result<Vec<(String, String)>, Upstr
                 (first.field.as_str(), "in", values)
             }
             _ => {
-                return Err(UpstreamError::Protocol(
+                return Err(BackendError::Protocol(
                     "the store has no OR between different fields".into(),
                 ));
             }

@@ -24,7 +24,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use super::OpenMage;
 use super::client::{nonce, timestamp};
 use crate::auth::oauth::signature;
-use crate::backend::error::UpstreamError;
+use crate::backend::port::BackendError;
 use crate::backend::transport::{Answer, Outgoing};
 
 /// Where the store is told to send the verifier: never called (the redirect is read, not
@@ -34,8 +34,8 @@ const CALLBACK: &str = "http://localhost/storegate/signed-in";
 /// The store's answer to a wrong password, as its login page says it.
 pub const REFUSED: &str = "Invalid login or password.";
 
-fn refused() -> UpstreamError {
-    UpstreamError::Status {
+fn refused() -> BackendError {
+    BackendError::Status {
         status: 401,
         error: super::store_message(
             format!(r#"{{"messages":{{"error":[{{"code":401,"message":"{REFUSED}"}}]}}}}"#)
@@ -44,8 +44,8 @@ fn refused() -> UpstreamError {
     }
 }
 
-fn protocol(step: &str, answer: &Answer) -> UpstreamError {
-    UpstreamError::Protocol(format!(
+fn protocol(step: &str, answer: &Answer) -> BackendError {
+    BackendError::Protocol(format!(
         "store sign-in, {step}: unexpected answer {}",
         answer.status.as_u16()
     ))
@@ -124,7 +124,7 @@ impl OpenMage {
         path: &str,
         extra: &[(&str, &str)],
         token_secret: &str,
-    ) -> Result<HeaderValue, UpstreamError> {
+    ) -> Result<HeaderValue, BackendError> {
         let nonce = nonce();
         let timestamp = timestamp().to_string();
         let mut params: Vec<(String, String)> = vec![
@@ -156,7 +156,7 @@ impl OpenMage {
             .map(|(n, v)| format!("{n}=\"{}\"", signature::encode(v)))
             .collect();
         let mut value = HeaderValue::from_str(&format!("OAuth {}", text.join(", ")))
-            .map_err(|_| UpstreamError::Protocol("cannot write the OAuth header".into()))?;
+            .map_err(|_| BackendError::Protocol("cannot write the OAuth header".into()))?;
         value.set_sensitive(true);
         Ok(value)
     }
@@ -168,15 +168,17 @@ impl OpenMage {
         query: Vec<(String, String)>,
         headers: HeaderMap,
         body: Option<Bytes>,
-    ) -> Result<Answer, UpstreamError> {
-        self.transport
+    ) -> Result<Answer, BackendError> {
+        self.shell
+            .transport()
             .send(Outgoing {
                 method,
                 path: path.to_owned(),
                 query,
                 headers,
                 body,
-                timeout: self.timeout.min(Duration::from_secs(30)),
+                timeout: self.shell.timeout().min(Duration::from_secs(30)),
+                exact_path: false,
             })
             .await
     }
@@ -187,7 +189,7 @@ impl OpenMage {
         &self,
         email: &str,
         password: &str,
-    ) -> Result<(String, String), UpstreamError> {
+    ) -> Result<(String, String), BackendError> {
         // 1. A request token.
         let mut headers = HeaderMap::new();
         headers.insert(

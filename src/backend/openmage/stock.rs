@@ -1,14 +1,16 @@
 //! Stock items through the store's REST API, found by their product.
 
+use async_trait::async_trait;
 use bytes::Bytes;
 use serde_json::Value;
 
 use super::lists::{self, As};
 use super::records::{OpenMageBackend, bytes_of, not_found};
-use crate::backend::port::{SearchCriteria, UpstreamError};
+use crate::backend::port::{BackendError, Page, SearchCriteria, Stock};
 
-impl OpenMageBackend {
-    pub(super) async fn stock_item(&self, sku: &str) -> Result<Bytes, UpstreamError> {
+#[async_trait]
+impl Stock for OpenMageBackend {
+    async fn stock_item(&self, sku: &str) -> Result<Bytes, BackendError> {
         let id = self.id_of_sku(sku).await?;
         let query = vec![
             ("filter[0][attribute]".to_owned(), "product_id".to_owned()),
@@ -23,12 +25,12 @@ impl OpenMageBackend {
         Ok(bytes_of(&item))
     }
 
-    pub(super) async fn stock_items_page(
+    async fn stock_items_page(
         &self,
         max_qty: Option<&str>,
         page: u32,
         size: u32,
-    ) -> Result<Bytes, UpstreamError> {
+    ) -> Result<Page, BackendError> {
         let mut criteria = SearchCriteria::new();
         if let Some(max) = max_qty {
             criteria = criteria.filter("qty", max, "lteq");
@@ -39,12 +41,12 @@ impl OpenMageBackend {
             .await
     }
 
-    pub(super) async fn update_stock_item(
+    async fn update_stock_item(
         &self,
         _sku: &str,
         item_id: u64,
         changes: Value,
-    ) -> Result<(), UpstreamError> {
+    ) -> Result<(), BackendError> {
         self.client
             .put(&format!("/stockitems/{item_id}"), &changes)
             .await

@@ -1,8 +1,8 @@
 //! The cassette format: what one upstream exchange looks like on disk, and the folder of
 //! cassette files a recording writes and a replay reads.
 //!
-//! One pretty-printed JSON file per endpoint (`get.products.{}.json` holds every
-//! `GET /V1/products/{sku}` exchange), interactions in the order they happened, header
+//! One pretty-printed JSON file per endpoint (`get.api.rest.products.{}.json` holds every
+//! `GET /api/rest/products/{id}` exchange), interactions in the order they happened, header
 //! and query names sorted, JSON bodies written as JSON, other bodies as text or base64:
 //! a re-recording diffs like a change of the store. See docs/recording.md, "Cassette format".
 
@@ -22,7 +22,8 @@ pub const FORMAT_VERSION: u32 = 1;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Cassette {
     pub storegate_cassette: u32,
-    /// `GET /V1/products/{}`: what the file holds (informative; matching never reads it).
+    /// `GET /api/rest/products/{}`: what the file holds (informative; matching never reads
+    /// it).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub endpoint: String,
     pub interactions: Vec<Interaction>,
@@ -31,6 +32,10 @@ pub struct Cassette {
 /// One request and the answer it got.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Interaction {
+    /// When it was recorded, RFC 3339 in UTC (`2026-11-28T21:57:33Z`); absent in cassettes
+    /// written before storegate kept it (their age is unknown: see `ageing`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<String>,
     pub request: Request,
     pub response: Response,
 }
@@ -38,8 +43,7 @@ pub struct Interaction {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Request {
     pub method: String,
-    /// `/rest/<scope>/V1/...` (Magento 2) or `/api/rest/...` (OpenMage) without the query,
-    /// as sent.
+    /// The store's path without the query, as sent.
     pub path: String,
     /// Decoded pairs by name; a name sent more than once holds a list.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -57,7 +61,7 @@ pub struct Response {
     pub headers: BTreeMap<String, String>,
     #[serde(flatten)]
     pub body: Body,
-    /// How long the store took, in milliseconds.
+    /// How long the store took, in milliseconds (replayed by the `recorded` latency).
     #[serde(default)]
     pub elapsed_ms: u64,
 }
@@ -170,7 +174,7 @@ impl Request {
         self.query = query;
     }
 
-    /// `GET /rest/default/V1/x?a=1`, for messages.
+    /// `GET /api/rest/x?a=1`, for messages.
     pub fn describe(&self) -> String {
         let mut text = format!("{} {}", self.method, self.path);
         let pairs = self.query_pairs();
@@ -201,60 +205,60 @@ pub fn shorten(text: &str, max: usize) -> String {
     out
 }
 
-/// The file an exchange belongs in: `get.products.{}.json` for `GET /rest/x/V1/products/y`
-/// (Magento 2: the scope and `V1` left out), `get.api.rest.products.{}.json` for
-/// `GET /api/rest/products/1` (OpenMage: the whole path, so the two never share a file).
-pub fn file_name(method: &str, path: &str) -> String {
-    let template = template(path);
-    let mut name = method.to_ascii_lowercase();
-    for segment in template.split('/').filter(|s| !s.is_empty() && *s != "V1") {
-        name.push('.');
-        name.push_str(segment);
-    }
-    name.push_str(".json");
-    name
-}
-
-/// `GET /V1/products/{}`, `GET /api/rest/products/{}`.
-pub fn endpoint(method: &str, path: &str) -> String {
-    format!("{} {}", method.to_ascii_uppercase(), template(path))
-}
-
-/// The template of a recorded path: OpenMage's from `/api/rest` on, Magento 2's from `/V1/`
-/// on (the store scope before it is left out).
-fn template(path: &str) -> String {
-    if crate::backend::openmage::endpoint::is_openmage(path) {
-        return crate::backend::openmage::endpoint::template(path);
-    }
-    let service = path.find("/V1/").map_or(path, |at| &path[at..]);
-    crate::backend::magento2::endpoint::template(service)
-}
-
 /// Every cassette file under `dir` (sub-folders included, so a team can keep one folder
-/// per scenario), by path relative to `dir`, sorted.
+/// per scenario), by path relative to `dir`, sorted. The first file that does not parse
+/// fails the whole load (the HAR import, tests); replay uses [`load_dir_lenient`].
 pub fn load_dir(dir: &Path) -> Result<BTreeMap<PathBuf, Cassette>, String> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Cassette>) -> Result<(), String> {
+    let (files, broken) = load_dir_lenient(dir)?;
+    match broken.into_iter().next() {
+        Some(error) => Err(error),
+        None => Ok(files),
+    }
+}
+
+/// Every cassette file under `dir` that parses, and one message for each that does not
+/// (naming the file and the line and column where it stops making sense), so that one
+/// broken file does not take the others' answers with it. `Err` only when the folder
+/// itself cannot be read.
+pub fn load_dir_lenient(dir: &Path) -> Result<(BTreeMap<PathBuf, Cassette>, Vec<String>), String> {
+    fn walk(
+        root: &Path,
+        dir: &Path,
+        out: &mut BTreeMap<PathBuf, Cassette>,
+        broken: &mut Vec<String>,
+    ) -> Result<(), String> {
         let entries =
             std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        let mut paths = Vec::new();
         for entry in entries {
-            let path = entry
-                .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-                .path();
+            paths.push(
+                entry
+                    .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+                    .path(),
+            );
+        }
+        paths.sort();
+        for path in paths {
             if path.is_dir() {
-                walk(root, &path, out)?;
+                walk(root, &path, out, broken)?;
             } else if path.extension().is_some_and(|e| e == "json") {
-                let cassette = read(&path)?;
-                let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
-                out.insert(relative, cassette);
+                match read(&path) {
+                    Ok(cassette) => {
+                        let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+                        out.insert(relative, cassette);
+                    }
+                    Err(error) => broken.push(error),
+                }
             }
         }
         Ok(())
     }
     let mut out = BTreeMap::new();
+    let mut broken = Vec::new();
     if dir.exists() {
-        walk(dir, dir, &mut out)?;
+        walk(dir, dir, &mut out, &mut broken)?;
     }
-    Ok(out)
+    Ok((out, broken))
 }
 
 /// One cassette file; the error names the file and what is wrong.
@@ -347,45 +351,53 @@ pub fn append(path: &Path, endpoint: &str, interaction: &Interaction) -> Result<
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A store of the tests' own: `/shop/api/...`, its names `shop`, `api`, `products`.
+    #[derive(Debug)]
+    pub(crate) struct TestWire;
+
+    impl crate::backend::port::WireShape for TestWire {
+        fn kind(&self) -> &'static str {
+            "test"
+        }
+        fn owns(&self, path: &str) -> bool {
+            path.starts_with("/shop/")
+        }
+        fn template(&self, path: &str) -> String {
+            crate::backend::shell::paths::template(path, &["shop", "api", "products"])
+        }
+        fn unnamed_segments(&self) -> &'static [&'static str] {
+            &["api"]
+        }
+        fn token_endpoints(&self) -> &'static [&'static str] {
+            &["/shop/api/token"]
+        }
+        fn form_token_endpoints(&self) -> &'static [&'static str] {
+            &["/oauth/token"]
+        }
+    }
+
+    pub(crate) const WIRES: crate::backend::recording::Wires =
+        crate::backend::recording::Wires(&[&TestWire]);
+
     #[test]
     fn files_are_named_after_the_endpoint() {
+        let file_name = |method, path| WIRES.file_name(method, path);
+        let endpoint = |method, path| WIRES.endpoint(method, path);
+        // Each store's own names: its adapter's tests.
         assert_eq!(
-            file_name("GET", "/rest/default/V1/products/24-MB01"),
-            "get.products.{}.json"
+            file_name("GET", "/shop/api/products/1"),
+            "get.shop.products.{}.json"
         );
         assert_eq!(
-            file_name("POST", "/rest/all/V1/products/24-MB01/media"),
-            "post.products.{}.media.json"
+            endpoint("put", "/shop/api/products/3"),
+            "PUT /shop/api/products/{}"
         );
-        assert_eq!(
-            file_name("POST", "/rest/default/V1/integration/customer/token"),
-            "post.integration.customer.token.json"
-        );
-        // OpenMage: ids and stores are placeholders; the file never is a Magento 2 one.
-        assert_eq!(
-            file_name("GET", "/api/rest/products/1"),
-            "get.api.rest.products.{}.json"
-        );
-        assert_eq!(
-            file_name("GET", "/api/rest/products/1/images/7/store/2"),
-            "get.api.rest.products.{}.images.{}.store.{}.json"
-        );
-        assert_eq!(
-            file_name("POST", "/api/rest/customers/1/addresses"),
-            "post.api.rest.customers.{}.addresses.json"
-        );
-        assert_eq!(
-            endpoint("put", "/api/rest/stockitems/3"),
-            "PUT /api/rest/stockitems/{}"
-        );
-        assert_eq!(
-            endpoint("get", "/rest/default/V1/products/24-MB01"),
-            "GET /V1/products/{}"
-        );
+        // A path no known store owns: every segment a value.
+        assert_eq!(endpoint("get", "/static/logo.png"), "GET /{}/{}");
     }
 
     #[test]
@@ -393,9 +405,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("storegate-append-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let exchange = |n: u64| Interaction {
+            recorded_at: None,
             request: Request {
                 method: "GET".into(),
-                path: format!("/rest/default/V1/products/{n}"),
+                path: format!("/api/rest/products/{n}"),
                 query: BTreeMap::new(),
                 headers: BTreeMap::new(),
                 body: Body::default(),
@@ -411,12 +424,12 @@ mod tests {
         };
         let appended = dir.join("appended.json");
         for n in 0..3 {
-            append(&appended, "GET /V1/products/{}", &exchange(n)).unwrap();
+            append(&appended, "GET /api/rest/products/{}", &exchange(n)).unwrap();
         }
         let whole = dir.join("whole.json");
         let cassette = Cassette {
             storegate_cassette: FORMAT_VERSION,
-            endpoint: "GET /V1/products/{}".into(),
+            endpoint: "GET /api/rest/products/{}".into(),
             interactions: (0..3).map(exchange).collect(),
         };
         write(&whole, &cassette).unwrap();
@@ -427,7 +440,7 @@ mod tests {
         // A file edited by hand (no final newline) is rewritten whole, and still reads.
         let text = std::fs::read_to_string(&whole).unwrap();
         std::fs::write(&whole, text.trim_end()).unwrap();
-        append(&whole, "GET /V1/products/{}", &exchange(3)).unwrap();
+        append(&whole, "GET /api/rest/products/{}", &exchange(3)).unwrap();
         assert_eq!(read(&whole).unwrap().interactions.len(), 4);
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -449,7 +462,7 @@ mod tests {
     fn a_cassette_reads_back_as_written() {
         let mut request = Request {
             method: "GET".into(),
-            path: "/rest/default/V1/products".into(),
+            path: "/api/rest/products".into(),
             query: BTreeMap::new(),
             headers: BTreeMap::new(),
             body: Body::default(),
@@ -461,8 +474,9 @@ mod tests {
         ]);
         let cassette = Cassette {
             storegate_cassette: FORMAT_VERSION,
-            endpoint: "GET /V1/products".into(),
+            endpoint: "GET /api/rest/products".into(),
             interactions: vec![Interaction {
+                recorded_at: Some("2026-11-28T21:57:33Z".into()),
                 request,
                 response: Response {
                     status: 200,

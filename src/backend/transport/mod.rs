@@ -1,10 +1,11 @@
 //! The seam between a store's client and the wire: one request out, one answer back.
 //!
-//! [`crate::backend::magento2::Magento`] (and [`crate::backend::openmage::OpenMage`]) decides what to call (path, scope, credentials, deadline, retries,
-//! breaker) and hands a finished [`Outgoing`] to a [`Transport`]. The default transport is
-//! [`HttpTransport`], the pooled `reqwest::Client`; `crate::backend::recording` puts its recorder
-//! and its cassette player here, so recording and replaying see exactly the calls Magento
-//! would see, and the rest of the client cannot tell the difference.
+//! A store's client decides what to call (path, credentials, body) and the client shell
+//! (`crate::backend::shell`) when (deadline, retries, breaker); the finished [`Outgoing`]
+//! goes to a [`Transport`]. The default transport is [`HttpTransport`], the pooled
+//! `reqwest::Client`; `crate::backend::recording` puts its recorder and its cassette player
+//! here, so recording and replaying see exactly the calls the store would see, and the
+//! client cannot tell the difference. Nothing here knows a store.
 
 pub mod raw_path;
 
@@ -15,14 +16,13 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use http::{HeaderMap, Method, StatusCode};
 
-use crate::backend::error::UpstreamError;
+use crate::backend::port::BackendError;
 
 /// A call ready to send.
 #[derive(Debug, Clone)]
 pub struct Outgoing {
     pub method: Method,
-    /// `/rest/<scope>/V1/...` (Magento 2) or `/api/rest/...` (OpenMage), segments already
-    /// encoded; no base URL, no query.
+    /// The store's path, segments already encoded; no base URL, no query.
     pub path: String,
     /// Decoded query pairs, in the order they are sent.
     pub query: Vec<(String, String)>,
@@ -31,6 +31,9 @@ pub struct Outgoing {
     pub body: Option<Bytes>,
     /// What is left of the call's deadline.
     pub timeout: Duration,
+    /// Send the path exactly as written: it holds a segment a URL parser would rewrite
+    /// (`%2E`, a dot segment), which the store's client asks for ([`raw_path`]).
+    pub exact_path: bool,
 }
 
 impl Outgoing {
@@ -57,14 +60,14 @@ pub struct Answer {
 /// Sends one call. Errors are the wire's (timeout, connection, unreadable body); an HTTP
 /// error status is an [`Answer`] like any other.
 pub trait Transport: Send + Sync + fmt::Debug {
-    fn send(&self, request: Outgoing) -> BoxFuture<'static, Result<Answer, UpstreamError>>;
+    fn send(&self, request: Outgoing) -> BoxFuture<'static, Result<Answer, BackendError>>;
 }
 
 /// The network: one pooled client to one base URL.
 #[derive(Debug, Clone)]
 pub struct HttpTransport {
     http: reqwest::Client,
-    /// For the rare paths `reqwest`'s URL parser would rewrite (a SKU `.` or `..`).
+    /// For the rare paths `reqwest`'s URL parser would rewrite (a dot segment).
     raw: raw_path::RawClient,
     base: String,
 }
@@ -112,9 +115,9 @@ impl HttpTransport {
 }
 
 impl Transport for HttpTransport {
-    fn send(&self, request: Outgoing) -> BoxFuture<'static, Result<Answer, UpstreamError>> {
+    fn send(&self, request: Outgoing) -> BoxFuture<'static, Result<Answer, BackendError>> {
         let url = format!("{}{}", self.base, request.path_and_query());
-        if raw_path::needs_raw(&request.path) {
+        if request.exact_path {
             let raw = self.raw.clone();
             let mut headers = request.headers;
             headers.insert(
@@ -148,16 +151,16 @@ impl Transport for HttpTransport {
     }
 }
 
-fn classify(error: reqwest::Error) -> UpstreamError {
+fn classify(error: reqwest::Error) -> BackendError {
     if error.is_timeout() {
-        UpstreamError::Timeout
+        BackendError::Timeout
     } else if error.is_connect() || error.is_request() {
         // The URL (with the store's host) is part of reqwest's message; never the token.
-        UpstreamError::Connect(error.without_url().to_string())
+        BackendError::Connect(error.without_url().to_string())
     } else if error.is_body() || error.is_decode() {
-        UpstreamError::Protocol(error.without_url().to_string())
+        BackendError::Protocol(error.without_url().to_string())
     } else {
-        UpstreamError::Connect(error.without_url().to_string())
+        BackendError::Connect(error.without_url().to_string())
     }
 }
 

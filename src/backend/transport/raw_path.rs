@@ -1,15 +1,16 @@
-//! Calls whose path the URL standard would rewrite: a SKU `.` or `..`.
+//! Calls whose path must reach the store exactly as written.
 //!
-//! A SKU is one path segment (`/V1/products/{sku}`). Magento's REST router percent-decodes
-//! each segment, so `.` and `..` are sent as `%2E` and `%2E%2E`. But the WHATWG URL
-//! standard, which `reqwest` (through the `url` crate) follows, treats `%2E` and `%2E%2E` as
-//! dot segments too and removes them: a read of SKU `..` went to `/V1/`, and a create of SKU
-//! `..` passed the uniqueness check and overwrote another product. No spelling of a dot
-//! segment survives that parser, so these few calls go through hyper's client with the
-//! request target exactly as written (an `http::Uri` is never normalised); every other call
-//! keeps `reqwest`. [`super::HttpTransport`] picks one or the other, so recording
-//! and replaying see these calls like any other. Same TLS verification (the platform's, as `reqwest` is configured), same
-//! headers, same deadline; the retry, breaker and metrics around the call are the caller's.
+//! The WHATWG URL standard, which `reqwest` (through the `url` crate) follows, treats `.`,
+//! `..`, `%2E` and `%2E%2E` path segments as dot segments and removes them; no spelling of
+//! one survives that parser. A store whose router decodes `%2E` back to a value (Magento 2,
+//! where a SKU may be `..`: its client says when, `magento2::segment`) needs such a path
+//! sent as it is, or the call names another resource. These few calls
+//! ([`super::Outgoing::exact_path`]) go through hyper's client with the request target
+//! exactly as written (an `http::Uri` is never normalised); every other call keeps
+//! `reqwest`. [`super::HttpTransport`] picks one or the other, so recording and replaying
+//! see these calls like any other. Same TLS verification (the platform's, as `reqwest` is
+//! configured), same headers, same deadline; the retry, breaker and metrics around the call
+//! are the caller's.
 
 use std::time::Duration;
 
@@ -22,17 +23,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use super::Answer;
-use crate::backend::error::UpstreamError;
+use crate::backend::port::BackendError;
 
-/// Does this path (its segments already encoded) hold a segment a URL parser would
-/// remove?
-pub fn needs_raw(path: &str) -> bool {
-    path.split('/').any(|segment| {
-        segment.eq_ignore_ascii_case("%2E") || segment.eq_ignore_ascii_case("%2E%2E")
-    })
-}
-
-/// hyper's pooled client, for [`needs_raw`] paths only.
+/// hyper's pooled client, for [`super::Outgoing::exact_path`] calls only.
 #[derive(Debug, Clone)]
 pub struct RawClient {
     client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
@@ -67,19 +60,19 @@ impl RawClient {
         headers: HeaderMap,
         body: Option<Bytes>,
         timeout: Duration,
-    ) -> Result<Answer, UpstreamError> {
+    ) -> Result<Answer, BackendError> {
         let mut request = Request::builder()
             .method(method)
             .uri(url)
             .body(Full::new(body.unwrap_or_default()))
-            .map_err(|e| UpstreamError::Connect(format!("bad upstream request: {e}")))?;
+            .map_err(|e| BackendError::Connect(format!("bad upstream request: {e}")))?;
         *request.headers_mut() = headers;
         let exchange = async {
             let response = self.client.request(request).await.map_err(|e| {
                 if e.is_connect() {
-                    UpstreamError::Connect(e.to_string())
+                    BackendError::Connect(e.to_string())
                 } else {
-                    UpstreamError::Protocol(e.to_string())
+                    BackendError::Protocol(e.to_string())
                 }
             })?;
             let status = response.status();
@@ -88,9 +81,9 @@ impl RawClient {
                 .into_body()
                 .collect()
                 .await
-                .map_err(|e| UpstreamError::Protocol(e.to_string()))?
+                .map_err(|e| BackendError::Protocol(e.to_string()))?
                 .to_bytes();
-            Ok::<_, UpstreamError>(Answer {
+            Ok::<_, BackendError>(Answer {
                 status,
                 headers,
                 body,
@@ -98,23 +91,16 @@ impl RawClient {
         };
         tokio::time::timeout(timeout, exchange)
             .await
-            .map_err(|_| UpstreamError::Timeout)?
+            .map_err(|_| BackendError::Timeout)?
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
-    fn only_dot_segments_need_the_raw_client() {
-        assert!(needs_raw("/V1/products/%2E%2E"));
-        assert!(needs_raw("/V1/products/%2E/media"));
-        assert!(needs_raw("/V1/products/%2e%2e/stockItems/1"));
-        assert!(!needs_raw("/V1/products/%2E%2E%2E"));
-        assert!(!needs_raw("/V1/products/a.b"));
-        // The URL parser really does remove them, which is why this module exists.
-        let parsed = reqwest::Url::parse("http://m2.test/rest/all/V1/products/%2E%2E").unwrap();
-        assert_eq!(parsed.path(), "/rest/all/V1/");
+    fn the_url_parser_removes_encoded_dot_segments() {
+        // Which is why this module exists.
+        let parsed = reqwest::Url::parse("http://store.test/api/%2E%2E").unwrap();
+        assert_eq!(parsed.path(), "/");
     }
 }

@@ -5,10 +5,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::app::AppState;
-use crate::backend::errors;
 use crate::cache::keys::{key, tag};
 use crate::cache::{self, Fetched};
 use crate::http::ApiError;
+use crate::rules::backend_errors;
 
 /// The SKU of a product id (Magento 2 addresses products by SKU). 404 when there is none.
 pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
@@ -16,7 +16,10 @@ pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
     let (entry, _) = app
         .cache
         .get_or_fetch_shared(&key::sku_of(id), move || async move {
-            let found = backend.skus_of(&[id]).await.map_err(errors::to_api)?;
+            let found = backend
+                .skus_of(&[id])
+                .await
+                .map_err(backend_errors::to_api)?;
             let sku = found
                 .into_iter()
                 .find(|pair| pair.id == id)
@@ -52,7 +55,11 @@ pub async fn skus_of_many(app: &AppState, ids: &[u64]) -> Result<HashMap<u64, Ar
         }
     }
     for chunk in missing.chunks(crate::backend::port::MAX_PAGE_SIZE as usize) {
-        let pairs = app.backend.skus_of(chunk).await.map_err(errors::to_api)?;
+        let pairs = app
+            .backend
+            .skus_of(chunk)
+            .await
+            .map_err(backend_errors::to_api)?;
         for pair in pairs.into_iter().filter(|p| chunk.contains(&p.id)) {
             let sku: Arc<str> = pair.sku.into();
             let value = sku.clone();

@@ -1,4 +1,4 @@
-//! Product record reads: a product as Magento returns it, and its shopper-facing
+//! Product record reads: a product as the store returns it, and its shopper-facing
 //! rendering, through the cache (or, for a page of renderings, in one search).
 
 use std::collections::HashMap;
@@ -8,14 +8,14 @@ use serde_json::Value;
 
 use crate::app::AppState;
 use crate::auth::price_group::PriceGroup;
-use crate::backend::errors;
-use crate::backend::port::{Scope, SearchCriteria, StoreSession, UpstreamError};
+use crate::backend::port::{BackendError, CustomerPrices, Scope, SearchCriteria};
 use crate::cache::keys::{key, price_audience, tag};
 use crate::http::ApiError;
 use crate::records::{json, record};
+use crate::rules::backend_errors;
 use crate::rules::mapping::convert::as_i64;
 
-/// A product as Magento returns it by SKU (with its stock item), through the cache.
+/// A product as the store returns it by SKU (with its stock item), through the cache.
 pub async fn product_record(app: &AppState, id: u64, sku: &str) -> Result<Value, ApiError> {
     let backend = app.backend.clone();
     let owned = sku.to_owned();
@@ -31,8 +31,8 @@ pub async fn product_record(app: &AppState, id: u64, sku: &str) -> Result<Value,
     json(&bytes)
 }
 
-/// A product as a store view (by code) sees it (`/rest/<code>/V1/products/{sku}`), through
-/// the cache; the same entry the image resource reads for that store.
+/// A product as a store view (by code) sees it, through the cache; the same entry the image
+/// resource reads for that store.
 pub async fn product_record_in(
     app: &AppState,
     id: u64,
@@ -71,17 +71,20 @@ pub struct Rendering {
     pub theirs: bool,
 }
 
-/// Marks a store's refusal of a kept session, or none kept, inside a fetch (the cache's
-/// errors are API errors): the rendering falls back to the anonymous one.
-const SESSION_REFUSED: &str = "the store refused the customer's kept session";
+/// Marks, inside a fetch (the cache's errors are API errors), a rendering the store did not
+/// make for the customer after all (their kept session is gone or refused, and the back end
+/// forgot it): the rendering falls back to the anonymous one.
+const NOT_THEIRS: &str = "the store did not render for the customer's kept session";
 
 /// The customer a rendering is made for by the store, with their price group: when the store
-/// renders for customers and the customer's group lookup found a session of theirs (its
-/// destination): the answer is keyed as the store's own, and only the store's own may fill it.
+/// prices each customer and the customer's group lookup found a session of theirs (its
+/// destination): the answer is keyed as the store's own, and only the store's own may fill
+/// it.
 fn rendered_for(app: &AppState, shopper: Shopper) -> Option<(u64, PriceGroup)> {
     match shopper {
         Shopper::Customer { id, prices }
-            if app.backend.renders_for_customers() && prices.destination.is_some() =>
+            if app.backend.customer_prices() == CustomerPrices::FromStore
+                && prices.destination.is_some() =>
         {
             Some((id, prices))
         }
@@ -89,59 +92,13 @@ fn rendered_for(app: &AppState, shopper: Shopper) -> Option<(u64, PriceGroup)> {
     }
 }
 
-/// The customer's kept session with the store. Missing or unreadable is a refusal: the
-/// rendering falls back to the anonymous one.
-async fn stored_session(
-    oauth: &crate::auth::oauth::OAuth,
-    customer_id: u64,
-) -> Result<StoreSession, UpstreamError> {
-    match oauth.store().store_session(customer_id).await {
-        Ok(Some(text)) => StoreSession::from_text(&text),
-        Ok(None) => None,
-        Err(e) => {
-            // Anonymous prices are a fallback, not a failure of the read.
-            crate::observe::log_limit::warn(
-                "store session lookup",
-                format_args!("store session lookup failed, rendering anonymously: {e}"),
-            );
-            None
-        }
-    }
-    .ok_or_else(|| UpstreamError::Protocol(SESSION_REFUSED.to_owned()))
+fn not_theirs(error: &ApiError) -> bool {
+    error.cause().is_some_and(|c| c.contains(NOT_THEIRS))
 }
 
-/// A store's rendering call for a customer's session, with a refusal of the session marked.
-async fn render_call(
-    backend: &dyn crate::backend::port::Backend,
-    store_id: u64,
-    currency: &str,
-    criteria: &SearchCriteria,
-    session: Option<&StoreSession>,
-) -> Result<Bytes, UpstreamError> {
-    match backend
-        .render_info(store_id, currency, criteria, session)
-        .await
-    {
-        Err(UpstreamError::Status {
-            status: 401 | 403, ..
-        }) if session.is_some() => Err(UpstreamError::Protocol(SESSION_REFUSED.to_owned())),
-        other => other,
-    }
-}
-
-fn refused(error: &ApiError) -> bool {
-    error.cause().is_some_and(|c| c.contains(SESSION_REFUSED))
-}
-
-/// The session is the store's no longer (the customer signed in again elsewhere, or the
-/// token was revoked in the store): forgotten, so the next reads go anonymous at once.
-async fn forget_session(app: &AppState, customer_id: u64) {
-    crate::observe::log_limit::warn(
-        "store session refused",
-        format_args!("a customer's kept store session is gone or refused; rendering anonymously"),
-    );
-    let _ = app.oauth.store().put_store_session(customer_id, "").await;
-    // Their next answers are keyed for the group alone (`lookups::customer_group`).
+/// The customer's session is the store's no longer: their next answers are keyed for the
+/// group alone (`lookups::customer_group`).
+fn session_gone(app: &AppState, customer_id: u64) {
     app.cache.invalidate(&[tag::customer_group(customer_id)]);
 }
 
@@ -157,16 +114,18 @@ pub async fn render_record(
 ) -> Result<Rendering, ApiError> {
     let criteria = SearchCriteria::new().filter("entity_id", id.to_string(), "eq");
     if let Some((customer, prices)) = rendered_for(app, shopper) {
-        let (backend, oauth) = (app.backend.clone(), app.oauth.clone());
+        let backend = app.backend.clone();
         let currency_owned = currency.to_owned();
         let query = criteria.clone();
         let key = key::render_for(store_id, id, &price_audience(prices));
-        // The session is read only when the rendering is not cached.
         let fetched = record(app, key, move || async move {
-            let session = stored_session(&oauth, customer).await?;
-            let bytes =
-                render_call(&*backend, store_id, &currency_owned, &query, Some(&session)).await?;
-            Ok((first_item(&*backend, &bytes)?, vec![tag::product(id)]))
+            let rendered = backend
+                .render(store_id, &currency_owned, &query, Some(customer))
+                .await?;
+            if !rendered.for_customer {
+                return Err(BackendError::Protocol(NOT_THEIRS.to_owned()));
+            }
+            Ok((first_item(rendered.items), vec![tag::product(id)]))
         })
         .await;
         match fetched {
@@ -176,17 +135,15 @@ pub async fn render_record(
                     theirs: true,
                 });
             }
-            Err(e) if refused(&e) => forget_session(app, customer).await,
+            Err(e) if not_theirs(&e) => session_gone(app, customer),
             Err(e) => return Err(e),
         }
     }
     let backend = app.backend.clone();
     let currency = currency.to_owned();
     let bytes = record(app, key::render_info(store_id, id), move || async move {
-        let bytes = backend
-            .render_info(store_id, &currency, &criteria, None)
-            .await?;
-        Ok((first_item(&*backend, &bytes)?, vec![tag::product(id)]))
+        let rendered = backend.render(store_id, &currency, &criteria, None).await?;
+        Ok((first_item(rendered.items), vec![tag::product(id)]))
     })
     .await?;
     Ok(Rendering {
@@ -195,17 +152,10 @@ pub async fn render_record(
     })
 }
 
-/// The first product of a rendering answer, as JSON bytes (`null`: none).
-fn first_item(
-    backend: &dyn crate::backend::port::Backend,
-    bytes: &[u8],
-) -> Result<Bytes, UpstreamError> {
-    let item = backend
-        .read_render_items(bytes)?
-        .into_iter()
-        .next()
-        .unwrap_or(Value::Null);
-    Ok(Bytes::from(serde_json::to_vec(&item).unwrap_or_default()))
+/// The first product of a rendering, as JSON bytes (`null`: none).
+fn first_item(items: Vec<Value>) -> Bytes {
+    let item = items.into_iter().next().unwrap_or(Value::Null);
+    Bytes::from(serde_json::to_vec(&item).unwrap_or_default())
 }
 
 /// Render entries for a page of products, by id, for `shopper` (as [`render_record`]);
@@ -224,40 +174,19 @@ pub async fn render_many(
     let criteria = SearchCriteria::new()
         .filter("entity_id", list, "in")
         .page(ids.len() as u32, 1);
-    let mut theirs = shopper == Shopper::Anonymous;
-    let mut answer = None;
-    if let Some((customer, _)) = rendered_for(app, shopper) {
-        let rendered = match stored_session(&app.oauth, customer).await {
-            Ok(session) => {
-                render_call(&*app.backend, store_id, currency, &criteria, Some(&session)).await
-            }
-            Err(refused) => Err(refused),
-        };
-        match rendered {
-            Ok(bytes) => {
-                answer = Some(bytes);
-                theirs = true;
-            }
-            Err(UpstreamError::Protocol(cause)) if cause == SESSION_REFUSED => {
-                forget_session(app, customer).await;
-            }
-            Err(e) => return Err(errors::to_api(e)),
-        }
-    }
-    let bytes = match answer {
-        Some(bytes) => bytes,
-        None => app
-            .backend
-            .render_info(store_id, currency, &criteria, None)
-            .await
-            .map_err(errors::to_api)?,
-    };
-    let items = app
+    let customer = rendered_for(app, shopper).map(|(customer, _)| customer);
+    let rendered = app
         .backend
-        .read_render_items(&bytes)
-        .map_err(errors::to_api)?;
+        .render(store_id, currency, &criteria, customer)
+        .await
+        .map_err(backend_errors::to_api)?;
+    if let (Some(customer), true) = (customer, rendered.session_dropped) {
+        session_gone(app, customer);
+    }
+    let theirs = shopper == Shopper::Anonymous || rendered.for_customer;
     Ok((
-        items
+        rendered
+            .items
             .into_iter()
             .filter_map(|item| Some((item.get("id").and_then(as_i64)? as u64, item)))
             .collect(),

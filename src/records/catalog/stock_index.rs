@@ -1,6 +1,6 @@
-//! The stock item index: stock item id to product id. Magento 2 reads and writes stock
-//! items by SKU; the spec addresses them by item id, which only a scan of every item
-//! answers. Pages of the scan and the answers are cached; ids never move for an item.
+//! The stock item index: stock item id to product id. A store may read and write stock
+//! items by SKU (Magento 2); the spec addresses them by item id, which only a scan of every
+//! item answers. Pages of the scan and the answers are cached; ids never move for an item.
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -41,10 +41,10 @@ pub fn id_field(record: &Value, field: &str) -> Option<u64> {
 async fn index_page(app: &AppState, page: u32) -> Result<IndexPage, ApiError> {
     let backend = app.backend.clone();
     let bytes = record(app, key::stock_index_page(page), move || async move {
-        let raw = backend
+        let result: SearchResult<Value> = backend
             .stock_items_page(None, page, INDEX_PAGE_SIZE)
-            .await?;
-        let result: SearchResult<Value> = backend.read_list(&raw)?;
+            .await?
+            .read()?;
         let compact = IndexPage {
             pairs: result
                 .items
@@ -56,7 +56,7 @@ async fn index_page(app: &AppState, page: u32) -> Result<IndexPage, ApiError> {
             total: result.total_count,
         };
         let bytes = serde_json::to_vec(&compact)
-            .map_err(|e| crate::backend::port::UpstreamError::Protocol(e.to_string()))?;
+            .map_err(|e| crate::backend::port::BackendError::Protocol(e.to_string()))?;
         Ok((Bytes::from(bytes), vec![tag::STOCK_INDEX.to_owned()]))
     })
     .await?;

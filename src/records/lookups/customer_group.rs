@@ -1,7 +1,7 @@
 //! The customer group a caller's prices are for: the NOT LOGGED IN group for a Guest, the
 //! customer's `group_id` for a Customer (read from Magento and kept in the cache, keyed by
 //! the customer, never served to anyone), and, for a store that renders for each customer
-//! and a customer the gateway holds a store session for, where their tax is computed for.
+//! and a customer the back end holds a store session for, where their tax is computed for.
 //! A sign-in (which may bring a session) forgets the entry.
 //!
 //! The group decides which tier prices a shopper sees (`crate::rules::pricing`), so a product body
@@ -17,7 +17,7 @@ use crate::http::ApiError;
 use crate::rules::mapping::convert::as_i64;
 use serde_json::Value;
 
-use crate::backend::port::{Backend, StoreSession};
+use crate::backend::port::Backend;
 use crate::rules::pricing::{self, PriceGroup};
 use crate::rules::privacy::redact;
 
@@ -29,7 +29,6 @@ pub async fn of(app: &AppState, principal: Principal) -> Result<PriceGroup, ApiE
         return Ok(PriceGroup::ANONYMOUS);
     };
     let backend = app.backend.clone();
-    let oauth = app.oauth.clone();
     let (entry, _) = app
         .cache
         .get_or_fetch(&key::customer_group(id), move || async move {
@@ -44,26 +43,13 @@ pub async fn of(app: &AppState, principal: Principal) -> Result<PriceGroup, ApiE
                             ApiError::bad_gateway().with_cause("customer record has no group_id")
                         })?;
                     // The store's answers to this customer are theirs (keyed by their tax
-                    // destination) only when the gateway can ask the store as them; without
+                    // destination) only when the back end can ask the store as them; without
                     // a session their prices are worked out for the group alone, and keyed
                     // so (never mixed with the store's own).
-                    let destination = match backend.renders_for_customers() {
-                        true => match oauth.store().store_session(id).await {
-                            Ok(Some(text)) if StoreSession::from_text(&text).is_some() => {
-                                Some(destination(&*backend, &customer))
-                            }
-                            Ok(_) => None,
-                            // The OAuth database down: reads go on, priced for the group.
-                            Err(e) => {
-                                crate::observe::log_limit::warn(
-                                    "store session lookup",
-                                    format_args!("store session lookup failed: {e}"),
-                                );
-                                None
-                            }
-                        },
-                        false => None,
-                    };
+                    let destination = backend
+                        .has_session(id)
+                        .await
+                        .then(|| destination(&*backend, &customer));
                     PriceGroup { group, destination }
                 }
                 // A valid token of a customer Magento no longer has: anonymous prices,

@@ -1,29 +1,26 @@
-//! Countries and regions from Magento 2's directory, for checking addresses before any
+//! Countries and regions from the store's directory, for checking addresses before any
 //! write (SPEC 7's country and region messages) and for turning a region code or name into
-//! Magento's `region_id`.
+//! the store's region id.
 //!
 //! The list is the store's allowed countries: the same for every caller, so one cached
 //! entry is shared (it holds nothing about anyone).
 
 use crate::app::AppState;
-use crate::backend::errors;
 use crate::backend::port::{Country, Region};
 use crate::http::ApiError;
 
 use crate::cache::keys::{key, tag};
 
-use crate::records::record;
+use crate::records::typed;
 
 /// The allowed countries with their predefined regions, through the cache.
 pub async fn countries(app: &AppState) -> Result<Vec<Country>, ApiError> {
     let backend = app.backend.clone();
     let key = key::countries(backend.default_store());
-    let bytes = record(app, key, move || async move {
-        let bytes = backend.countries().await?;
-        Ok((bytes, vec![tag::DIRECTORY.to_owned()]))
+    typed(app, key, move || async move {
+        Ok((backend.countries().await?, vec![tag::DIRECTORY.to_owned()]))
     })
-    .await?;
-    app.backend.read_countries(&bytes).map_err(errors::to_api)
+    .await
 }
 
 /// The country a 2- or 3-letter code names (`US`, `usa`), if the store allows it.

@@ -7,29 +7,22 @@ use crate::http::ApiError;
 
 use crate::cache::keys::{key, tag};
 
-use crate::backend::errors;
-use crate::records::record;
+use crate::records::typed;
 
 pub async fn views(app: &AppState) -> Result<Vec<StoreView>, ApiError> {
     let backend = app.backend.clone();
-    let bytes = record(app, key::store_views(), move || async move {
-        let bytes = backend.store_views().await?;
-        Ok((bytes, vec![tag::STORES.to_owned()]))
+    typed(app, key::store_views(), move || async move {
+        Ok((backend.store_views().await?, vec![tag::STORES.to_owned()]))
     })
-    .await?;
-    app.backend.read_store_views(&bytes).map_err(errors::to_api)
+    .await
 }
 
 pub async fn configs(app: &AppState) -> Result<Vec<StoreConfig>, ApiError> {
     let backend = app.backend.clone();
-    let bytes = record(app, key::store_configs(), move || async move {
-        let bytes = backend.store_configs().await?;
-        Ok((bytes, vec![tag::STORES.to_owned()]))
+    typed(app, key::store_configs(), move || async move {
+        Ok((backend.store_configs().await?, vec![tag::STORES.to_owned()]))
     })
-    .await?;
-    app.backend
-        .read_store_configs(&bytes)
-        .map_err(errors::to_api)
+    .await
 }
 
 /// The configuration of a store view by code.

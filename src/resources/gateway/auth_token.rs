@@ -1,15 +1,14 @@
 //! `POST /api/rest/auth/token`: a customer exchanges e-mail and password for a gateway
 //! token (DESIGN.md §1, Authentication).
 //!
-//! The credentials are checked by the store (`resources::customer_sign_in`: Magento 2's
-//! `/V1/integration/customer/token` then `/V1/customers/me`, or OpenMage's authorization
-//! page); the answer is our own signed token, so later requests need no upstream call to
-//! authenticate. The password is never logged or cached.
+//! The credentials are checked by the store, through the back end
+//! (`resources::customer_sign_in`); the answer is our own signed token, so later requests
+//! need no back-end call to authenticate. The password is never logged or cached.
 //!
-//! The Magento customer token taken here is left alone, unused, until Magento expires it.
-//! Revoking it looks tidier but Magento 2 revokes per customer, not per token: it would sign
-//! the customer out of the store's website and of every other app at once. A test keeps it
-//! so (`tests/api/auth.rs`).
+//! A token the store gave for the check is left alone, unused, until the store expires it.
+//! Revoking it looks tidier but a store may revoke per customer, not per token (Magento 2
+//! does): it would sign the customer out of the store's website and of every other app at
+//! once. A test keeps it so (`tests/api/auth.rs`).
 
 use axum::body::Body;
 use axum::extract::State;
@@ -18,13 +17,13 @@ use http::{HeaderMap, Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::app::AppState;
-use crate::backend::port::UpstreamError;
+use crate::backend::port::BackendError;
 use crate::http::body::decode;
 use crate::http::{ApiError, Doc, Format, ok};
 use crate::resources::customer_sign_in::{self, SignInError};
 
 use crate::auth::caller::Caller;
-use crate::backend::errors;
+use crate::rules::backend_errors;
 
 pub async fn issue(
     State(app): State<AppState>,
@@ -72,13 +71,13 @@ pub async fn issue(
             attempt.failed();
             return Err(refused());
         }
-        Err(SignInError::Store(UpstreamError::Protocol(cause))) => {
+        Err(SignInError::Store(BackendError::Protocol(cause))) => {
             attempt.undecided().await;
             return Err(ApiError::bad_gateway().with_cause(cause));
         }
         Err(SignInError::Store(other)) => {
             attempt.undecided().await;
-            return Err(errors::to_api(other));
+            return Err(backend_errors::to_api(other));
         }
     };
     let issued = app.auth.tokens().issue(customer_id);

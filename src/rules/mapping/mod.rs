@@ -36,62 +36,18 @@ use crate::context::profile::Profile;
 pub use convert::{FieldType, UpstreamType};
 pub use path::Path;
 
-/// The mapping files of a folder under `mappings/`, by name, with their text: every file
-/// the gateway needs (each folder has every one of them).
-macro_rules! embed_folder {
-    ($folder:literal) => {
-        embed_folder!(
-            $folder;
-            "product.toml",
-            "customer.toml",
-            "address.toml",
-            "order.toml",
-            "order_address.toml",
-            "order_item.toml",
-            "order_comment.toml",
-            "stock_item.toml",
-            "image.toml"
-        )
-    };
-    ($folder:literal; $($name:literal),+) => {
-        &[$((
-            $name,
-            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/mappings/", $folder, "/", $name)),
-        )),+]
-    };
-}
-
-/// Magento 2's mapping files, built into the binary as the defaults.
-const EMBEDDED: &[(&str, &str)] = embed_folder!("magento2");
-
-/// OpenMage's mapping files, built into the binary too.
-const EMBEDDED_OPENMAGE: &[(&str, &str)] = embed_folder!("openmage");
-
-/// The folders of mapping files built into the binary, one per kind of store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Builtin {
-    /// `mappings/magento2/`: a Magento 2 store's REST records.
-    Magento2,
-    /// `mappings/openmage/`: an OpenMage (Magento 1.9) store's own REST answers.
-    OpenMage,
-}
-
-impl Builtin {
-    /// The folder, relative to the project root.
-    pub fn folder(self) -> &'static str {
-        match self {
-            Builtin::Magento2 => "mappings/magento2",
-            Builtin::OpenMage => "mappings/openmage",
-        }
-    }
-
-    fn files(self) -> &'static [(&'static str, &'static str)] {
-        match self {
-            Builtin::Magento2 => EMBEDDED,
-            Builtin::OpenMage => EMBEDDED_OPENMAGE,
-        }
-    }
-}
+/// The files a folder of mappings holds, one per resource.
+pub const FILES: &[&str] = &[
+    "product.toml",
+    "customer.toml",
+    "address.toml",
+    "order.toml",
+    "order_address.toml",
+    "order_item.toml",
+    "order_comment.toml",
+    "stock_item.toml",
+    "image.toml",
+];
 
 /// A mapping problem, naming the file and line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -582,7 +538,7 @@ impl Mappings {
     /// are applied to a set of their own, so a mistake in any shows at any start.
     pub fn load_dir(dir: &FsPath) -> Result<Mappings, MappingError> {
         let (mut spec, mut original) = (Resources::new(), Resources::new());
-        for (name, _) in EMBEDDED {
+        for name in FILES {
             let path = dir.join(name);
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| MappingError(format!("{}: {e}", path.display())))?;
@@ -603,13 +559,28 @@ impl Mappings {
 
     /// Magento 2's mappings built into the binary.
     pub fn embedded() -> Mappings {
-        Mappings::builtin(Builtin::Magento2)
+        Mappings::builtin(crate::backend::registry::builtin_mappings("magento2"))
     }
 
-    /// A folder of mappings built into the binary.
-    pub fn builtin(folder: Builtin) -> Mappings {
+    /// The mappings of a kind of store without `STOREGATE_MAPPINGS`: `folder` when it holds
+    /// the files (so edits apply on restart), else the kind's copy built into the binary.
+    pub fn of_backend(
+        backend: crate::config::BackendKind,
+        folder: &FsPath,
+    ) -> Result<Mappings, MappingError> {
+        if folder.join("product.toml").is_file() {
+            return Mappings::load_dir(folder);
+        }
+        Ok(Mappings::builtin(
+            crate::backend::registry::builtin_mappings(backend.as_str()),
+        ))
+    }
+
+    /// A folder of mappings built into the binary (a kind's, from
+    /// `crate::backend::registry`).
+    pub fn builtin(files: &[(&str, &str)]) -> Mappings {
         let (mut spec, mut original) = (Resources::new(), Resources::new());
-        for (name, text) in folder.files() {
+        for (name, text) in files {
             for (profile, into) in [
                 (Profile::Spec, &mut spec),
                 (Profile::Original, &mut original),
@@ -647,15 +618,17 @@ mod tests {
 
     #[test]
     fn embedded_mappings_are_valid_in_every_profile() {
-        for folder in [Builtin::Magento2, Builtin::OpenMage] {
-            let mappings = Mappings::builtin(folder);
+        for kind in crate::backend::registry::STANDARD {
+            let mappings = Mappings::builtin(kind.mappings);
             for profile in [Profile::Spec, Profile::Original] {
                 let product =
                     crate::context::profile::sync_scope(profile, || mappings.get("product"));
                 assert!(!product.view(UserType::Admin, View::Single).is_empty());
             }
             // The folder in the source tree loads too, every profile checked.
-            let dir = FsPath::new(env!("CARGO_MANIFEST_DIR")).join(folder.folder());
+            let dir = FsPath::new(env!("CARGO_MANIFEST_DIR"))
+                .join("mappings")
+                .join(kind.name);
             Mappings::load_dir(&dir).unwrap();
         }
     }

@@ -10,6 +10,7 @@ use serde_json::json;
 use super::*;
 use crate::auth::oauth::params;
 use crate::backend::transport::Answer;
+use http::HeaderMap;
 
 /// The seeded store's credentials (docs/openmage): `k`, `s` x32; the admin token and
 /// secret padded with `a` to 32 characters.
@@ -68,7 +69,7 @@ impl Script {
 }
 
 impl Transport for Script {
-    fn send(&self, request: Outgoing) -> BoxFuture<'static, Result<Answer, UpstreamError>> {
+    fn send(&self, request: Outgoing) -> BoxFuture<'static, Result<Answer, BackendError>> {
         self.sent.lock().unwrap().push(request);
         let answer = self
             .answers
@@ -397,7 +398,7 @@ async fn updates_deletes_and_multi_status_answers() {
         .create("/products", &json!({"sku": "x"}))
         .await
         .unwrap_err();
-    assert!(matches!(error, UpstreamError::Protocol(_)), "{error:?}");
+    assert!(matches!(error, BackendError::Protocol(_)), "{error:?}");
 }
 
 #[tokio::test]
@@ -413,12 +414,12 @@ async fn a_redirected_read_or_a_redirect_without_location_is_a_protocol_error() 
     let store = client("http://shop.example", &script);
     let error = store.get("/products/1", &[]).await.unwrap_err();
     assert!(
-        matches!(&error, UpstreamError::Protocol(m) if m.contains("read with a redirect (301)")),
+        matches!(&error, BackendError::Protocol(m) if m.contains("read with a redirect (301)")),
         "{error:?}"
     );
     let error = store.post("/products", &json!({})).await.unwrap_err();
     assert!(
-        matches!(&error, UpstreamError::Protocol(m) if m.contains("write with a redirect (302)")),
+        matches!(&error, BackendError::Protocol(m) if m.contains("write with a redirect (302)")),
         "{error:?}"
     );
 }
@@ -446,7 +447,7 @@ async fn error_bodies_become_store_messages() {
     let store = client("http://shop.example", &script);
     let error = store.get("/products/999999", &[]).await.unwrap_err();
     assert!(error.is_not_found());
-    let UpstreamError::Status { status, error } = error else {
+    let BackendError::Status { status, error } = error else {
         panic!("a status")
     };
     assert_eq!(
@@ -455,7 +456,7 @@ async fn error_bodies_become_store_messages() {
     );
     assert!(error.errors.is_empty());
     let error = store.post("/products", &json!({})).await.unwrap_err();
-    let UpstreamError::Status { status: 400, error } = error else {
+    let BackendError::Status { status: 400, error } = error else {
         panic!("a 400: {error:?}")
     };
     assert_eq!(error.text(), "Missing \"type_id\" in request.");
@@ -475,7 +476,7 @@ async fn error_bodies_become_store_messages() {
             .contains("oauth_problem=signature_invalid")
     );
     let error = store.get("/products/1", &[]).await.unwrap_err();
-    let UpstreamError::Status { status: 500, error } = error else {
+    let BackendError::Status { status: 500, error } = error else {
         panic!("a 500: {error:?}")
     };
     assert_eq!(error, StoreMessage::default());
