@@ -289,15 +289,15 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
                 .await
                 .map_err(failed)?;
             let mut rate = consumer.rate_limit;
-            let mut announced = String::new();
             if let Some(rate_limit) = rate_limit {
                 rate = rate_limit.rate();
                 store
                     .set_consumer_rate_limit(&consumer.key, rate)
                     .await
                     .map_err(failed)?;
-                announced = announce(config).await;
             }
+            // A consumer changed: gateways sharing Redis read their consumers again at once.
+            let announced = announce(config, &oauth_provider::verified::Forget::All).await;
             Ok(format!(
                 "consumer {:?} updated in {place}{announced}\nkey:      {}\ncallback: {}\nrejected: {}\nprofile:  {}\nrate limit: {}",
                 consumer.name,
@@ -363,7 +363,10 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
             if !store.revoke_token(id).await.map_err(failed)? {
                 return Err(format!("no access token {id} in {place}"));
             }
-            let announced = announce(config).await;
+            // Gateways sharing Redis drop what they verified at once; without Redis they
+            // read it again within a second.
+            let announced =
+                announce(config, &oauth_provider::verified::Forget::Tokens(vec![id])).await;
             Ok(format!("access token {id} revoked in {place}{announced}"))
         }
         OAuthCommand::Migrate { to } => {
@@ -420,11 +423,13 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
 /// Tells gateways sharing Redis to drop what they verified (a revocation, a changed rate
 /// limit) at once; without Redis they read it again within a second. What to add to the
 /// command's output.
-async fn announce(config: &Config) -> String {
+async fn announce(config: &Config, forget: &oauth_provider::verified::Forget) -> String {
     let Some(url) = &config.redis_url else {
         return String::new();
     };
-    match crate::shared_state::announce_oauth_forget(url.expose(), config.redis_timeout).await {
+    match crate::shared_state::announce_oauth_forget(url.expose(), config.redis_timeout, forget)
+        .await
+    {
         Ok(()) => " (announced to the gateways through Redis)".to_owned(),
         Err(error) => format!(
             " (not announced through Redis: {error}; gateways see it within {} s)",

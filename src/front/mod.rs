@@ -178,7 +178,7 @@ pub fn build_with(
         // Several machines: a nonce used on one instance is refused on every other, and a
         // revocation on one reaches the others' verified credentials at once.
         oauth = oauth
-            .with_nonce_guard(Arc::new(crate::shared_state::nonces::SharedNonces(
+            .with_nonce_guard(Arc::new(crate::shared_state::nonces::SharedNonces::new(
                 shared.clone(),
             )))
             .with_revocations(Arc::new(crate::shared_state::nonces::SharedRevocations(
@@ -221,7 +221,7 @@ pub fn build_with(
     }))
     .with_shared_state(shared.clone())
     .with_collector(Box::new(crate::observe::process::OAuthSeries(
-        oauth.verified().clone(),
+        oauth.clone(),
     )))
     .with_collector(Box::new(crate::limits::series::LimitSeries(limits.clone())));
     let candidate = dual::Candidate::build(&config, &parts, registry)?;
@@ -232,21 +232,25 @@ pub fn build_with(
     let shadow = candidate
         .as_ref()
         .and_then(|candidate| candidate.shadow(&config, &parts, shared.clone()));
-    // A shared store's schema is brought up to date now, not by the first sign-in (and a
-    // database down at start is logged, not fatal: the catalog serves without it).
-    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-        let oauth = oauth.clone();
-        runtime.spawn(async move {
-            if let Err(error) = oauth.prepare_store().await {
-                tracing::error!(%error, "OAuth store not reachable at start; sign-ins get 503 until it is");
-            }
-        });
-    }
     let auth = Arc::new(Authenticator::new(
         parts.admin_digests,
         tokens,
         Some(oauth.clone()),
     ));
+    // A shared store's schema is brought up to date now, not by the first sign-in (and a
+    // database down at start is logged, not fatal: the catalog serves without it). Then the
+    // customer revocations kept in it are loaded (retried while the store is down) and read
+    // again every few seconds, so that an instance started after Redis lost its data still
+    // refuses a deleted customer's tokens.
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let (oauth, revocations) = (oauth.clone(), auth.revocations().clone());
+        runtime.spawn(async move {
+            if let Err(error) = oauth.prepare_store().await {
+                tracing::error!(%error, "OAuth store not reachable at start; sign-ins get 503 until it is");
+            }
+            revocations.spawn_sync();
+        });
+    }
     let app = Arc::new(App {
         backend,
         cache,

@@ -321,16 +321,27 @@ async fn update(
 
 async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    // Before the call: if Magento deletes the customer but its answer is lost, no token
-    // of that customer may keep working. After it again, for a login that raced the delete.
-    app.auth.revoke_customer(id).await?;
+    // Nothing takes effect before every store the delete needs has said yes: a request
+    // refused here (Redis down: the shared lock; the OAuth store down: the revocation's
+    // keeping) changes nothing, now or later (issue 32).
     let _turn = app.locks.lock(LockKey::Customer(id)).await?;
+    if let Some(error) = app.oauth.health().last_error() {
+        return Err(crate::auth::oauth::problem::store_unavailable(error));
+    }
     let deleted = app.backend.delete_customer(id).await;
     // The group decides prices: forget it, whatever happened (held off when the delete may
     // still land: `write_outcome`).
     write_outcome::touched(&app.cache, &deleted, &[tag::customer_group(id)]);
+    // Deleted, or perhaps deleted (the answer was lost): the customer's tokens stop working
+    // everywhere. A delete Magento refused revokes nothing.
+    let revoke = match &deleted {
+        Ok(()) => true,
+        Err(error) => write_outcome::is_unknown(error),
+    };
+    if revoke {
+        app.auth.revoke_customer(id).await;
+    }
     deleted.map_err(|error| write_outcome::answer(error, redact))?;
-    app.auth.revoke_customer(id).await?;
     Ok(empty_ok())
 }
 

@@ -7,6 +7,8 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+// Shared with tests/shared, which uses all of it (pausing Redis, for one).
+#[allow(dead_code)]
 #[path = "../shared/redis_server.rs"]
 mod redis_server;
 
