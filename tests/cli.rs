@@ -805,6 +805,14 @@ fn a_consumers_own_rate_limit_is_kept_listed_and_checked() {
             .unwrap()
             .contains("50/10s")
     );
+    // Another field changed: the app's own limit is kept.
+    let renamed = run(&["update", "--key", "partner-key", "--name", "Partner app 2"]);
+    assert!(renamed.status.success(), "{renamed:?}");
+    let listed = String::from_utf8(run(&["list"]).stdout).unwrap();
+    assert!(
+        listed.contains("partner-key\tPartner app 2") && listed.contains("50/10s"),
+        "{listed}"
+    );
     let off = run(&["update", "--key", "partner-key", "--rate-limit", "off"]);
     assert!(off.status.success(), "{off:?}");
     let listed = String::from_utf8(run(&["list"]).stdout).unwrap();

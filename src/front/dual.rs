@@ -131,8 +131,6 @@ impl Candidate {
         // shedding does not count against the candidate (and the other way round).
         let fresh_in_flight = Arc::new(Semaphore::new(settings.max_in_flight.saturating_mul(3)));
         let no_cache = || Arc::new(Cache::new(0, Duration::ZERO, Duration::ZERO));
-        // A comparison's read is no request of an app: its app's request was counted.
-        let uncounted = crate::limits::Limits::none(&self.config);
         let serving_fresh = derived(
             app,
             app.config.clone(),
@@ -141,7 +139,6 @@ impl Candidate {
             no_cache(),
             fresh_in_flight.clone(),
             None,
-            uncounted.clone(),
         );
         let candidate_fresh = derived(
             app,
@@ -151,7 +148,6 @@ impl Candidate {
             no_cache(),
             fresh_in_flight,
             None,
-            uncounted,
         );
         let candidate_service = shadow.settings().serve.any().then(|| {
             let config = &self.config;
@@ -169,28 +165,32 @@ impl Candidate {
             if app.limits.is_on() {
                 cache.reserve_hit_field(crate::limits::RATELIMIT);
             }
-            let candidate = derived(
-                app,
-                self.config.clone(),
-                self.backend.clone(),
-                self.mappings.clone(),
-                cache,
-                app.in_flight.clone(),
-                Some(Arc::new(shadow.as_candidate())),
-                app.limits.clone(),
-            );
+            let candidate = Arc::new(App {
+                limits: app.limits.clone(),
+                ..derived(
+                    app,
+                    self.config.clone(),
+                    self.backend.clone(),
+                    self.mappings.clone(),
+                    cache,
+                    app.in_flight.clone(),
+                    Some(Arc::new(shadow.as_candidate())),
+                )
+            });
             let router = super::router(candidate.clone());
             Arc::new(Served(super::service(router, &candidate))) as Arc<dyn Side>
         });
         shadow.set_sides(Sides {
-            serving_fresh: Arc::new(Api::over(serving_fresh)),
-            candidate_fresh: Arc::new(Api::over(candidate_fresh)),
+            serving_fresh: Arc::new(Api::over(Arc::new(serving_fresh))),
+            candidate_fresh: Arc::new(Api::over(Arc::new(candidate_fresh))),
             candidate_service,
         });
     }
 }
 
-/// A gateway state over another back end, sharing the serving one's handles.
+/// A gateway state over another back end, sharing the serving one's handles. Its limits
+/// count nothing: a comparison's read is no request of an app (the app's own request was
+/// counted); the candidate's gateway, which serves apps' reads, takes the serving one's.
 fn derived(
     app: &AppState,
     config: Config,
@@ -199,9 +199,9 @@ fn derived(
     cache: Arc<Cache>,
     in_flight: Arc<Semaphore>,
     shadow: Option<Arc<Shadow>>,
-    limits: Arc<crate::limits::Limits>,
-) -> AppState {
-    Arc::new(App {
+) -> App {
+    App {
+        limits: crate::limits::Limits::none(&config),
         config,
         backend,
         cache,
@@ -216,8 +216,7 @@ fn derived(
         uploads: app.uploads.clone(),
         upstream_up: crate::observe::process::UpstreamUp::default(),
         shadow,
-        limits,
-    })
+    }
 }
 
 /// The API's stack over one back end, without the front (no access line, no request
