@@ -3,12 +3,11 @@
 //! (two instances: 18-22 of 60 reads admitted at `guest=20/10s`; four: within 10 %),
 //! others unaffected (another address, a Bearer customer, a signed consumer), served again
 //! a window later; failed sign-ins counted fleet-wide; Redis killed: reads served, `/readyz`
-//! and `/metrics` say so, and the fleet counts again within a second of Redis's return.
+//! and `/metrics` say so, and the fleet counts again within a second of Redis's return;
+//! Redis hung (SIGSTOP): a read waits at most about its deadline, and the same on its return.
 
 #[path = "../common/mod.rs"]
 mod common;
-// Shared with tests/shared, which uses all of it (pausing Redis, for one).
-#[allow(dead_code)]
 #[path = "../shared/redis_server.rs"]
 mod redis_server;
 
@@ -411,6 +410,72 @@ async fn redis_killed_reads_are_served_and_the_fleet_counts_again_when_it_return
     );
     // One budget across the fleet again: a new address gets five, wherever it asks.
     let fresh = client_from("127.0.0.6");
+    let replies = reads(&fleet, &fresh, 12, Duration::from_millis(300)).await;
+    let ok = replies.iter().filter(|r| r.status == 200).count();
+    assert_eq!(
+        ok,
+        5,
+        "{:?}",
+        replies.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_hung_reads_wait_at_most_its_deadline_and_the_fleet_counts_again_after() {
+    let Some(fleet) = Fleet::start(2, "guest=5/10s").await else {
+        return;
+    };
+    let url = |i: usize| format!("{}/api/rest/products/1", fleet.origin(i));
+    // Warm the caches, so a read's time is the limits' and not the store's.
+    let warm = client_from("127.0.0.9");
+    for i in 0..2 {
+        assert_eq!(get(&warm, &url(i), &[]).await.status, 200);
+    }
+    // Hung (SIGSTOP): connections open, nothing answered. New clients' first reads ask
+    // Redis and are served once its deadline (STOREGATE_REDIS_TIMEOUT_MS, 250 ms) passed;
+    // once an instance knows, it asks no more.
+    fleet.redis.pause();
+    let mut slowest = Duration::ZERO;
+    for (n, address) in ["127.0.0.21", "127.0.0.22", "127.0.0.23"]
+        .iter()
+        .enumerate()
+    {
+        let client = client_from(address);
+        for i in 0..2 {
+            let asked = Instant::now();
+            let r = get(&client, &url(i), &[]).await;
+            let took = asked.elapsed();
+            assert_eq!(r.status, 200, "read {n} on {i} with Redis hung: {}", r.body);
+            slowest = slowest.max(took);
+        }
+    }
+    // 250 ms and a little; a loaded machine's scheduling beside it.
+    assert!(
+        slowest < Duration::from_millis(1500),
+        "a read waited {slowest:?}"
+    );
+    for i in 0..2 {
+        fleet.wait_for(i, "degraded", Duration::from_secs(3)).await;
+    }
+    // Still held to the limit, by each instance alone.
+    let alone = client_from("127.0.0.24");
+    let mut seen = Vec::new();
+    for _ in 0..7 {
+        seen.push(get(&alone, &url(0), &[]).await.status);
+    }
+    assert_eq!(seen, [200, 200, 200, 200, 200, 429, 429]);
+
+    fleet.redis.resume();
+    let back = Instant::now();
+    for i in 0..2 {
+        fleet.wait_for(i, "fleet", Duration::from_secs(3)).await;
+    }
+    assert!(
+        back.elapsed() < Duration::from_secs(1),
+        "back after {:?}",
+        back.elapsed()
+    );
+    let fresh = client_from("127.0.0.25");
     let replies = reads(&fleet, &fresh, 12, Duration::from_millis(300)).await;
     let ok = replies.iter().filter(|r| r.status == 200).count();
     assert_eq!(
