@@ -42,6 +42,9 @@ pub struct App {
     pub uploads: Arc<Semaphore>,
     /// The upstream's state as `/readyz` last saw it (`storegate_upstream_up`).
     pub backend_up: crate::observe::process::BackendUp,
+    /// Per-client rate limits and the sign-in guard (`STOREGATE_RATE_LIMITS`,
+    /// `STOREGATE_SIGNIN_LIMIT`).
+    pub limits: Arc<crate::limits::Limits>,
     /// The dual run (`STOREGATE_SHADOW_*`): a candidate back end compared with this one;
     /// None without a candidate (and then it costs nothing).
     pub shadow: Option<Arc<crate::shadow::Shadow>>,
