@@ -1,6 +1,8 @@
 //! The state every request shares (configuration, upstream client, cache, mappings,
 //! authenticator, locks, shared state, metrics), built once with the service in the `app` module.
 
+pub mod warm_up;
+
 use std::sync::Arc;
 
 use tokio::sync::Semaphore;
@@ -42,6 +44,8 @@ pub struct App {
     pub uploads: Arc<Semaphore>,
     /// The upstream's state as `/readyz` last saw it (`storegate_upstream_up`).
     pub upstream_up: crate::observe::process::UpstreamUp,
+    /// The start's warm-up (lookups loaded, hot answers refilled): `/readyz` waits for it.
+    pub warm_up: Arc<warm_up::WarmUp>,
 }
 
 pub type AppState = Arc<App>;

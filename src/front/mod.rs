@@ -16,6 +16,7 @@
 pub mod cors;
 pub mod fallback;
 pub mod fast_path;
+pub mod warm_start;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -200,8 +201,16 @@ pub fn build_with(
             }
         });
     }
+    // The warm start's own requests refill Admin answers too, with a key of this process
+    // alone (`warm_start`).
+    let mut admin_digests = parts.admin_digests;
+    let warm_up = Arc::new(warm_start::prepare(
+        &config,
+        &parts.upstream_url,
+        &mut admin_digests,
+    ));
     let auth = Arc::new(Authenticator::new(
-        parts.admin_digests,
+        admin_digests,
         tokens,
         Some(oauth.clone()),
     ));
@@ -219,6 +228,7 @@ pub fn build_with(
         uploads: Arc::new(Semaphore::new(config.max_uploads_in_flight)),
         config,
         upstream_up,
+        warm_up,
     });
     Ok((router(app.clone()), app))
 }

@@ -17,7 +17,9 @@ pub mod oauth;
 pub mod ops;
 pub mod order_parts;
 pub mod orders;
+mod product_category;
 pub mod product_links;
+mod product_writes;
 pub mod products;
 pub mod stock_items;
 
