@@ -11,5 +11,6 @@ mod hostile_skus;
 mod openapi;
 mod products;
 mod recording;
+mod round_trips;
 mod schema;
 mod stock_and_images;

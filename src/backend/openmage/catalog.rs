@@ -11,9 +11,8 @@ use super::lists::{self, As, id_of};
 use super::records::{OpenMageBackend, bytes_of, keep_tiers, parse, put_tiers, text, tiers};
 use super::segment;
 use crate::backend::port::{
-    Assignments, BackendError, Catalog, CategoryLink, CustomerPrices, IdPage, IdSku, Page,
-    ProductDraft, ProductRecords, RenderedTier, Renderings, Scope, SearchCriteria, StoreSession,
-    TierPrice,
+    Assignments, BackendError, Catalog, CategoryLink, CustomerPrices, IdSku, Page, ProductDraft,
+    ProductRecords, RenderedTier, Renderings, Scope, SearchCriteria, StoreSession, TierPrice,
 };
 use crate::backend::values::{as_f64, as_i64};
 
@@ -74,31 +73,6 @@ impl Catalog for OpenMageBackend {
             }
         }
         Ok(out)
-    }
-
-    /// Every product's id and SKU, the store's largest page at a time (only the SKU asked
-    /// for), in id order; remembered by the adapter too. A full page says more may follow
-    /// (the store repeats its last page past the end: the caller stops at a repeat).
-    async fn product_ids(&self, page: u32) -> Result<Option<IdPage>, BackendError> {
-        let limit = super::search::MAX_LIMIT;
-        let query = vec![
-            ("attrs[]".to_owned(), "sku".to_owned()),
-            ("order".to_owned(), "entity_id".to_owned()),
-            ("dir".to_owned(), "asc".to_owned()),
-            ("limit".to_owned(), limit.to_string()),
-            ("page".to_owned(), page.to_string()),
-        ];
-        let raw = self.client.get("/products", &query).await?;
-        let mut items = Vec::new();
-        for item in lists::items(&raw)? {
-            let (Some(id), sku) = (id_of(&item), text(item.get("sku"))) else {
-                continue;
-            };
-            self.remember(&sku, id);
-            items.push(IdSku { id, sku });
-        }
-        let more = items.len() >= limit as usize;
-        Ok(Some(IdPage { items, more }))
     }
 
     /// The Admin's list of the category (`/products/category/:id`), or in a store view

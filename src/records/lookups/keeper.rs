@@ -114,20 +114,35 @@ pub struct Loaded {
     pub index_short: Option<String>,
 }
 
-/// Loads every lookup and the product index, side by side, the index until `until`. Nothing
-/// without a cache (every read goes to the store then).
+/// Loads every lookup and the product index, side by side, until `until` at the latest.
+/// Nothing without a cache (every read goes to the store then).
 pub async fn load(app: &AppState, until: Instant) -> Loaded {
     let mut out = Loaded::default();
     if !app.cache.enabled() {
         return out;
     }
-    let lookups = join_all(LOOKUPS.iter().map(|lookup| (lookup.read)(app)));
+    let lookups = tokio::time::timeout_at(
+        until,
+        join_all(LOOKUPS.iter().map(|lookup| (lookup.read)(app))),
+    );
     let (results, index) = tokio::join!(lookups, load_index(app, until));
-    for (lookup, result) in LOOKUPS.iter().zip(results) {
-        match result {
-            Ok(()) => out.loaded.push(lookup.name),
-            Err(error) if not_offered(&error) => {}
-            Err(error) => out.failed.push((lookup.name, describe(&error))),
+    match results {
+        Ok(results) => {
+            for (lookup, result) in LOOKUPS.iter().zip(results) {
+                match result {
+                    Ok(()) => out.loaded.push(lookup.name),
+                    Err(error) if not_offered(&error) => {}
+                    Err(error) => out.failed.push((lookup.name, describe(&error))),
+                }
+            }
+        }
+        Err(_) => {
+            for lookup in &LOOKUPS {
+                match app.cache.freshness_left(&(lookup.key)(app)).await {
+                    Some(_) => out.loaded.push(lookup.name),
+                    None => out.failed.push((lookup.name, "time ran out".to_owned())),
+                }
+            }
         }
     }
     out.index_short = index.err();
