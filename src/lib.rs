@@ -6,6 +6,7 @@
 //! Each folder is a layer; a layer imports only layers below it (the floors, the request
 //! path and the few imports that run back up: `docs/architecture.md`; a folder-by-folder
 //! map: `docs/code-map.md`). From the ground up:
+//! - [`compare`]: two JSON answers compared field by field (the shadow, cassette drift).
 //! - [`per_thread`]: numbers every request updates, kept per worker thread.
 //! - [`context`]: the request a task serves (id, deadline, peer, trace, profile).
 //! - [`config`]: the contract's configuration (TOML file and `STOREGATE_*` variables).
@@ -16,6 +17,7 @@
 //! - [`observe`]: request ids, the access log, metrics.
 //! - [`backend`]: the port to the store, its Magento 2 and OpenMage adapters, recording.
 //! - [`server`]: the accept loop, connection limits and timeouts, draining.
+//! - [`shadow`]: the dual run: a candidate back end compared with the serving one, cut-over.
 //! - [`rules`]: policy, privacy, pricing, mappings, upload checks: data in, data out.
 //! - [`app`]: the handles every request shares.
 //! - [`records`]: back-end records through the cache, indexes, lookups, lists.
@@ -33,6 +35,7 @@ pub mod auth;
 pub mod backend;
 pub mod cache;
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod context;
 pub mod front;
@@ -43,6 +46,7 @@ pub mod records;
 pub mod resources;
 pub mod rules;
 pub mod server;
+pub mod shadow;
 pub mod shared_state;
 
 use std::net::SocketAddr;
@@ -71,7 +75,7 @@ pub fn load_mappings(
 ) -> Result<rules::mapping::Mappings, rules::mapping::MappingError> {
     match &config.mappings {
         Some(dir) => rules::mapping::Mappings::load_dir(dir),
-        None => default_mappings(config.backend, config.backend.default_mappings()),
+        None => default_mappings(config.backend, &config.backend.default_mappings()),
     }
 }
 
@@ -81,13 +85,7 @@ fn default_mappings(
     backend: config::BackendKind,
     folder: &std::path::Path,
 ) -> Result<rules::mapping::Mappings, rules::mapping::MappingError> {
-    use rules::mapping::Mappings;
-    if folder.join("product.toml").is_file() {
-        return Mappings::load_dir(folder);
-    }
-    Ok(Mappings::builtin(backend::registry::builtin_mappings(
-        backend.as_str(),
-    )))
+    rules::mapping::Mappings::of_backend(backend, folder)
 }
 
 /// `http://ADDR` as a client can use it: an unspecified address (`0.0.0.0`, `::`) is
@@ -138,8 +136,27 @@ pub async fn start(
     listener: TcpListener,
     signal: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
 ) -> Result<Running, String> {
+    start_with(
+        config,
+        parts,
+        listener,
+        signal,
+        &backend::registry::Registry::standard(),
+    )
+    .await
+}
+
+/// [`start`], the back end of the configured kind built from `registry` (a program that
+/// embeds the gateway with a back end of its own adds it there).
+pub async fn start_with(
+    config: Config,
+    parts: Parts,
+    listener: TcpListener,
+    signal: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
+    registry: &backend::registry::Registry,
+) -> Result<Running, String> {
     let limits = server::Limits::of(&config);
-    let (router, app) = front::build(config, parts)?;
+    let (router, app) = front::build_with(config, parts, registry)?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let (tx, rx) = oneshot::channel::<()>();
     let stop = async move {

@@ -55,17 +55,38 @@ enum Command {
         /// Extra generated products on top of the seeded catalog.
         #[arg(long, default_value_t = 0)]
         products: usize,
+        /// Copy this store's catalog, stock, images, customers, addresses and orders into the
+        /// sandbox instead of its own seed, read through the gateway with the serving back
+        /// end's kind and credentials (`STOREGATE_BACKEND`, `STOREGATE_UPSTREAM_TOKEN`, ...).
+        /// Passwords are not copied. docs/dual-run.md.
+        #[arg(long, value_name = "URL")]
+        seed_from: Option<String>,
     },
     /// OAuth 1.0a consumers and tokens (in STOREGATE_DATA_DIR).
     #[command(subcommand)]
     Oauth(storegate::cli::oauth::OAuthCommand),
-    /// Serve a cassette folder as a Magento 2 REST server (STOREGATE_REPLAY_* apply).
+    /// Serve a cassette folder as a Magento 2 (or OpenMage) REST server, with latency,
+    /// faults and a control API under /__storegate/ (STOREGATE_REPLAY_* apply).
     Replay {
         /// The cassette folder.
         dir: PathBuf,
         /// Address to serve on (`localhost:PORT` accepted).
         #[arg(long, default_value = "127.0.0.1:8081", value_parser = listen_address)]
         listen: SocketAddr,
+        /// Delays of the answers, as STOREGATE_REPLAY_LATENCY (which this replaces):
+        /// `fixed:200ms`, `uniform:100ms..300ms`, `lognormal:median=150ms,p99=900ms`,
+        /// `recorded`, `recorded*2`, `GET /api/rest/products/{}=...` for one endpoint.
+        #[arg(long, value_name = "RULES")]
+        latency: Option<String>,
+        /// Faults with a probability, as STOREGATE_REPLAY_FAULTS (which this replaces).
+        #[arg(long, value_name = "RULES")]
+        faults: Option<String>,
+        /// The seed of the random delays and faults, as STOREGATE_REPLAY_SEED.
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+        /// Let callers beyond loopback use the control API (/__storegate/).
+        #[arg(long)]
+        control_open: bool,
     },
     /// Work on cassette folders.
     Cassette {
@@ -83,6 +104,13 @@ enum Command {
 
 #[derive(Subcommand)]
 enum CassetteCommand {
+    /// Ask the live store (STOREGATE_REPLAY_UPSTREAM_URL, with STOREGATE_UPSTREAM_TOKEN and
+    /// for OpenMage the STOREGATE_UPSTREAM_* OAuth keys) every recorded read again and report
+    /// per endpoint and field what it answers differently now; exit 1 on drift, 0 unchanged.
+    Drift {
+        /// The cassette folder.
+        dir: PathBuf,
+    },
     /// Add the Magento REST calls of a HAR export to a cassette folder, scrubbed.
     ImportHar {
         /// The HAR file (browser developer tools, mitmproxy).
@@ -152,32 +180,66 @@ fn main() -> ExitCode {
             public_url,
             latency_ms,
             products,
+            seed_from,
         }) => runtime.block_on(sandbox(
             config,
+            cli.config.as_deref(),
             listen,
             public_url,
             Duration::from_millis(latency_ms),
             products,
+            seed_from,
         )),
-        Some(Command::Replay { dir, listen }) => {
-            // The token is only needed to forward (record-missing, passthrough).
+        Some(Command::Replay {
+            dir,
+            listen,
+            latency,
+            faults,
+            seed,
+            control_open,
+        }) => {
+            // The token is only needed to forward (record-missing, passthrough, re-recording).
             let token = config
                 .upstream
                 .as_ref()
                 .map(|u| u.token.expose().to_owned())
                 .or_else(|| std::env::var("STOREGATE_UPSTREAM_TOKEN").ok());
-            runtime
-                .block_on(storegate::cli::replay::serve(
-                    &dir,
-                    listen,
-                    &config.recording,
-                    token.as_deref().unwrap_or_default(),
-                ))
-                .map_err(Failure::Other)
+            let mut recording = config.recording.clone();
+            let flags = latency.is_some() || faults.is_some();
+            recording.replay_latency = latency.or(recording.replay_latency);
+            recording.replay_faults = faults.or(recording.replay_faults);
+            recording.replay_seed = seed.or(recording.replay_seed);
+            match storegate::backend::recording::check(&recording) {
+                // The flags' values are the variables' syntax: name the flag when it was one.
+                Err(error) if flags => Err(Failure::Config(
+                    error
+                        .replace(
+                            "STOREGATE_REPLAY_LATENCY",
+                            "--latency (STOREGATE_REPLAY_LATENCY)",
+                        )
+                        .replace(
+                            "STOREGATE_REPLAY_FAULTS",
+                            "--faults (STOREGATE_REPLAY_FAULTS)",
+                        ),
+                )),
+                Err(error) => Err(Failure::Config(error)),
+                Ok(_) => runtime
+                    .block_on(storegate::cli::replay::serve(
+                        &dir,
+                        listen,
+                        &recording,
+                        token.as_deref().unwrap_or_default(),
+                        &storegate::cli::replay::Options { control_open },
+                    ))
+                    .map_err(Failure::Other),
+            }
         }
         Some(Command::Cassette {
             command: CassetteCommand::ImportHar { file, dir },
         }) => import_har(&config, &file, &dir).map_err(Failure::Other),
+        Some(Command::Cassette {
+            command: CassetteCommand::Drift { dir },
+        }) => runtime.block_on(drift(&config, &dir)),
         // Answered above, before the runtime.
         Some(Command::Oauth(_)) => Ok(()),
     };
@@ -205,6 +267,82 @@ fn import_har(config: &Config, file: &Path, dir: &Path) -> Result<(), String> {
         imported.skipped
     );
     Ok(())
+}
+
+/// `storegate cassette drift DIR`: the report on stdout; drift (or a read that could not be
+/// checked) is exit status 1.
+async fn drift(config: &Config, dir: &Path) -> Result<(), Failure> {
+    use storegate::backend::recording::drift;
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let url = config
+        .recording
+        .replay_upstream_url
+        .clone()
+        .ok_or_else(|| {
+            Failure::Config(
+            "storegate cassette drift needs STOREGATE_REPLAY_UPSTREAM_URL, the live store to ask"
+                .into(),
+        )
+        })?;
+    let token = config
+        .upstream
+        .as_ref()
+        .map(|u| u.token.expose().to_owned())
+        .filter(|t| !t.is_empty())
+        .or_else(|| env("STOREGATE_UPSTREAM_TOKEN"))
+        .unwrap_or_default();
+    let oauth = match config.upstream.as_ref().and_then(|u| u.oauth.as_ref()) {
+        Some(o) => Some((
+            o.consumer_key.expose().to_owned(),
+            o.consumer_secret.expose().to_owned(),
+            o.token_secret.expose().to_owned(),
+        )),
+        None => match (
+            env("STOREGATE_UPSTREAM_CONSUMER_KEY"),
+            env("STOREGATE_UPSTREAM_CONSUMER_SECRET"),
+            env("STOREGATE_UPSTREAM_TOKEN_SECRET"),
+        ) {
+            (Some(key), Some(secret), Some(token_secret)) => Some((key, secret, token_secret)),
+            _ => None,
+        },
+    };
+    if !dir.is_dir() {
+        return Err(Failure::Other(format!(
+            "{} is not a folder of cassettes",
+            dir.display()
+        )));
+    }
+    let scrubber = std::sync::Arc::new(
+        storegate::backend::recording::scrubber(
+            &config.recording,
+            &[token.as_str()],
+            storegate::backend::registry::WIRES,
+        )
+        .map_err(Failure::Config)?,
+    );
+    let live = drift::Live {
+        url: url.clone(),
+        token,
+        oauth,
+        timeout: config.upstream_timeout,
+    };
+    let report = drift::check(dir, &live, scrubber)
+        .await
+        .map_err(Failure::Other)?;
+    print!("{}", report.text());
+    if report.is_clean() {
+        Ok(())
+    } else {
+        Err(Failure::Other(format!(
+            "the store at {url} answers {} differently from the cassettes of {}",
+            if report.drifted.is_empty() {
+                "some reads (not checked)"
+            } else {
+                "reads"
+            },
+            dir.display()
+        )))
+    }
 }
 
 /// The one line a failed start leaves on stderr: plain text, or a JSON object shaped like
@@ -302,6 +440,8 @@ fn random_hex(bytes: usize) -> String {
 
 async fn serve(mut config: Config) -> Result<(), Failure> {
     let mappings = storegate::load_mappings(&config).map_err(|e| Failure::Config(e.to_string()))?;
+    // The replay bench's settings: a bad one stops the start, naming the variable.
+    storegate::backend::recording::check(&config.recording).map_err(Failure::Config)?;
 
     // A token without a URL is a URL that went missing (an unexported variable, a
     // deployment that dropped it), not a wish for the demo store.
@@ -333,6 +473,7 @@ async fn serve(mut config: Config) -> Result<(), Failure> {
                 token: None,
                 latency: config.sandbox_latency,
                 generated_products: config.sandbox_products,
+                seed: None,
             };
             let started = Sandbox::start(sandbox_listener, options)
                 .await
@@ -479,24 +620,58 @@ async fn healthcheck(config: &Config, url: Option<String>) -> Result<(), Failure
 
 async fn sandbox(
     config: Config,
+    file: Option<&Path>,
     listen: SocketAddr,
     public_url: Option<String>,
     latency: Duration,
     products: usize,
+    seed_from: Option<String>,
 ) -> Result<(), Failure> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    let token = config
-        .upstream
-        .as_ref()
-        .map(|u| u.token.expose().to_owned())
-        .or_else(|| std::env::var("STOREGATE_UPSTREAM_TOKEN").ok());
+    let seed = match &seed_from {
+        Some(url) => {
+            // The store to copy, configured as the serving back end would be with that URL
+            // (its kind and credentials checked as at a start).
+            let source = Config::from_sources(file, &|name| {
+                if name == "STOREGATE_UPSTREAM_URL" {
+                    Some(url.clone())
+                } else {
+                    std::env::var(name).ok()
+                }
+            })
+            .map_err(|e| Failure::Config(e.to_string()))?;
+            storegate::backend::transport::install_crypto();
+            let seed = storegate::cli::seed::read(&source, url)
+                .await
+                .map_err(|e| format!("cannot copy {url}: {e}"))?;
+            eprintln!(
+                "storegate: copied {} products ({} image files), {} customers and {} orders from {url}",
+                seed.products.len(),
+                seed.media_files.len(),
+                seed.customers.len(),
+                seed.orders.len()
+            );
+            Some(std::sync::Arc::new(seed))
+        }
+        None => None,
+    };
+    // The store's own token is for the store; a copy gets a token of its own.
+    let token = match seed {
+        Some(_) => None,
+        None => config
+            .upstream
+            .as_ref()
+            .map(|u| u.token.expose().to_owned())
+            .or_else(|| std::env::var("STOREGATE_UPSTREAM_TOKEN").ok()),
+    };
     let printed = token.is_none();
     let options = SandboxOptions {
         token,
         latency,
         generated_products: products,
+        seed,
     };
     let sandbox = Sandbox::start(listener, options)
         .await
@@ -519,12 +694,16 @@ async fn sandbox(
             ))
             .field("integration_token", sandbox.token());
     }
-    banner
-        .line(format!(
-            "demo customer: {DEMO_CUSTOMER_EMAIL} / {DEMO_CUSTOMER_PASSWORD}"
-        ))
-        .field("demo_customer", DEMO_CUSTOMER_EMAIL)
-        .print();
+    if seed_from.is_none() {
+        banner
+            .line(format!(
+                "demo customer: {DEMO_CUSTOMER_EMAIL} / {DEMO_CUSTOMER_PASSWORD}"
+            ))
+            .field("demo_customer", DEMO_CUSTOMER_EMAIL);
+    } else {
+        banner.line("customers' passwords were not copied: each has a random one".to_owned());
+    }
+    banner.print();
     storegate::shutdown_signal().await;
     sandbox.shutdown().await;
     Ok(())

@@ -597,6 +597,27 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
     }
     // The log is written by a thread of its own, which drops lines rather than stall a
     // request; /metrics counts what it dropped (none here).
+    // The admin authorize page in the Magento 1 docs' spelling is served by its canonical
+    // route, and its access line names that route, not `unmatched`.
+    let page = http
+        .get(format!(
+            "{public}/admin/oAuth_authorize?oauth_token=unknown"
+        ))
+        .header("X-Request-Id", "device-3")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 400);
+    let (access, lines) = wait_for(&stderr, |l| {
+        l.contains("storegate::access") && l.contains("device-3")
+    });
+    let access: serde_json::Value =
+        serde_json::from_str(&access.unwrap_or_else(|| panic!("no page's line: {lines:?}")))
+            .unwrap();
+    assert_eq!(
+        access["span"]["route"], "/admin/oauth_authorize",
+        "{access}"
+    );
     let metrics = http
         .get(format!("{public}/metrics"))
         .send()
@@ -607,6 +628,12 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
         .unwrap();
     assert!(
         metrics.contains("storegate_log_lines_dropped_total 0\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(
+            "storegate_http_request_duration_seconds_count{route=\"/admin/oauth_authorize\",method=\"GET\",status=\"400\""
+        ),
         "{metrics}"
     );
     terminate(child.0.id());

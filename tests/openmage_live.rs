@@ -287,3 +287,90 @@ async fn the_adapter_reads_stock_customers_and_orders() {
     let kinds: Vec<&str> = parts.addresses.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(kinds, ["billing", "shipping"], "{order}");
 }
+
+/// `storegate cassette drift` against the live store, signed as the gateway signs: reads
+/// recorded from the store now answer as recorded (exit 0); a recorded field that the store
+/// answers otherwise (here the cassette's product name, as if the store had renamed it since:
+/// the shared store is not written) is named with its endpoint (exit 1).
+#[tokio::test]
+async fn drift_against_the_live_store() {
+    use std::sync::Arc;
+    use storegate::backend::recording::library::Library;
+    use storegate::backend::recording::recorder::Recorder;
+    use storegate::backend::transport::{HttpTransport, Transport};
+    use storegate::config::Recording;
+
+    let Ok(url) = std::env::var("STOREGATE_TEST_OPENMAGE_URL") else {
+        return;
+    };
+    let url = url.trim().trim_end_matches('/').to_owned();
+    if url.is_empty() {
+        return;
+    }
+    storegate::backend::transport::install_crypto();
+    let dir = std::env::temp_dir().join(format!("storegate-live-drift-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let timeout = Duration::from_secs(30);
+    let wires = storegate::backend::registry::WIRES;
+    let scrubber =
+        storegate::backend::recording::scrubber(&Recording::default(), &[], wires).unwrap();
+    let inner: Arc<dyn Transport> =
+        Arc::new(HttpTransport::without_redirects(&url, timeout).unwrap());
+    let recorder = Recorder::new(
+        inner,
+        Arc::new(Library::for_recording(&dir, wires).unwrap()),
+        Arc::new(scrubber),
+    );
+    let credentials = Credentials {
+        consumer_key: Secret::new("k".repeat(32)),
+        consumer_secret: Secret::new("s".repeat(32)),
+        token: Secret::new(padded("admintoken", 'a')),
+        token_secret: Secret::new(padded("adminsecret", 'a')),
+    };
+    let store = OpenMage::new(&url, credentials, timeout, "default")
+        .unwrap()
+        .with_transport(Arc::new(recorder));
+    let _: Value = store.get_json("/products/1", &[]).await.unwrap();
+    let _: Value = store.get_json("/stockitems/1", &[]).await.unwrap();
+
+    let drift = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_storegate"))
+            .env("STOREGATE_DATA_DIR", dir.join("data"))
+            .env_remove("STOREGATE_UPSTREAM_URL")
+            .env("STOREGATE_BACKEND", "openmage")
+            .env("STOREGATE_REPLAY_UPSTREAM_URL", &url)
+            .env("STOREGATE_UPSTREAM_TOKEN", padded("admintoken", 'a'))
+            .env("STOREGATE_UPSTREAM_CONSUMER_KEY", "k".repeat(32))
+            .env("STOREGATE_UPSTREAM_CONSUMER_SECRET", "s".repeat(32))
+            .env(
+                "STOREGATE_UPSTREAM_TOKEN_SECRET",
+                padded("adminsecret", 'a'),
+            )
+            .args(["cassette", "drift"])
+            .arg(&dir)
+            .output()
+            .unwrap()
+    };
+    let output = drift();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("drift: 0 of 2"), "{stdout}");
+
+    let file = dir.join("get.api.rest.products.{}.json");
+    let mut cassette: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    cassette["interactions"][0]["response"]["body"]["name"] = json!("A Name From Before");
+    std::fs::write(&file, serde_json::to_string_pretty(&cassette).unwrap()).unwrap();
+    let output = drift();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("GET /api/rest/products/{}: 1 recorded request"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  name (value) in 1: recorded \"A Name From Before\""),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -46,6 +46,9 @@ pub struct App {
     pub upstream_up: crate::observe::process::UpstreamUp,
     /// The start's warm-up (lookups loaded, hot answers refilled): `/readyz` waits for it.
     pub warm_up: Arc<warm_up::WarmUp>,
+    /// The dual run (`STOREGATE_SHADOW_*`): a candidate back end compared with this one;
+    /// None without a candidate (and then it costs nothing).
+    pub shadow: Option<Arc<crate::shadow::Shadow>>,
 }
 
 pub type AppState = Arc<App>;

@@ -354,6 +354,9 @@ pub struct Cache {
     holds: hold_off::HoldOffs,
     /// Product ids and their SKUs, beside the weighted store (`sku_index`).
     skus: sku_index::SkuIndex,
+    /// Another cache every invalidation of this one reaches too: the dual run's cache of
+    /// the candidate back end's answers (`Cache::mirror_to`).
+    mirror: std::sync::OnceLock<Arc<Cache>>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -421,7 +424,17 @@ impl Cache {
             second_level: std::sync::OnceLock::new(),
             holds: hold_off::HoldOffs::new(SLOTS),
             skus: sku_index::SkuIndex::new(),
+            mirror: std::sync::OnceLock::new(),
         }
+    }
+
+    /// From now on, every invalidation, hold-off and purge of this cache (a write through
+    /// the gateway, another instance's, an operator's purge) applies to `other` as well
+    /// (once; later calls are ignored). The dual run keeps the candidate's answers in a
+    /// cache of their own, so that the two back ends' entries never mix; what a write
+    /// makes stale is stale in both.
+    pub fn mirror_to(&self, other: Arc<Cache>) {
+        let _ = self.mirror.set(other);
     }
 
     /// Sets who is told of this process's invalidations (once; later calls are ignored).
@@ -506,6 +519,9 @@ impl Cache {
         }
         self.stats.invalidations.fetch_add(1, Ordering::Relaxed);
         self.clock.invalidate(tags);
+        if let Some(mirror) = self.mirror.get() {
+            mirror.invalidate_here(tags);
+        }
     }
 
     /// After a write whose outcome is unknown: drops every entry that shows one of these
@@ -526,6 +542,11 @@ impl Cache {
         self.invalidate_here(tags);
         self.holds
             .hold(tags.iter().map(|t| TagClock::slot(t)), window);
+        if let Some(mirror) = self.mirror.get() {
+            mirror
+                .holds
+                .hold(tags.iter().map(|t| TagClock::slot(t)), window);
+        }
     }
 
     /// True when an entry is held off (a write with an unknown outcome touched it): it is
@@ -560,6 +581,9 @@ impl Cache {
         self.skus.clear();
         if let Some(store) = &self.store {
             store.invalidate_all();
+        }
+        if let Some(mirror) = self.mirror.get() {
+            mirror.invalidate_all_here();
         }
     }
 

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
+use crate::auth::oauth::callback;
 use crate::auth::oauth::import::{self, Table};
 use crate::auth::oauth::store::{
     ImportedToken, Kind, NewConsumer, Owner, TokenStore, random_hex32,
@@ -57,16 +58,37 @@ pub enum ConsumerCommand {
         /// The consumer secret (default: 32 random hex characters).
         #[arg(long)]
         secret: Option<String>,
-        /// The application's callback URL, as the original's consumer form had it (kept for
-        /// the operator's reference; the dance uses the `oauth_callback` the app sends).
+        /// The application's callback URL, of any scheme (`myapp://cb` for a mobile app):
+        /// the `oauth_callback` it sends must then be this URL or below it (same scheme,
+        /// host and port, the path continued at a `/`, its query parameters kept). Without
+        /// one, any http(s) callback is accepted.
         #[arg(long, value_name = "URL")]
         callback: Option<String>,
-        /// Where users who reject the app are sent.
+        /// Where users who reject the app are sent (any scheme), with `oauth_token` and
+        /// `rejected=1`; without one, back to the app's own callback.
         #[arg(long, value_name = "URL")]
         rejected_callback: Option<String>,
         /// The profile its signed calls are answered in: `original` for an app written for
         /// the original API (its formats: `Accept: */*` is JSON, `magento_api` XML...),
         /// `spec` for the gateway's. Default: the gateway's (`STOREGATE_PROFILE`).
+        #[arg(long, value_name = "PROFILE")]
+        profile: Option<String>,
+    },
+    /// Change a registered application, found by its key; what is not given is kept (an
+    /// empty URL, `--callback ''`, removes that callback).
+    Update {
+        /// The consumer's key.
+        #[arg(long)]
+        key: String,
+        #[arg(long)]
+        name: Option<String>,
+        /// The callback URL (see `add`); `''` removes it.
+        #[arg(long, value_name = "URL")]
+        callback: Option<String>,
+        /// The rejected callback URL (see `add`); `''` removes it.
+        #[arg(long, value_name = "URL")]
+        rejected_callback: Option<String>,
+        /// `spec`, `original`, or `gateway` for the gateway's own.
         #[arg(long, value_name = "PROFILE")]
         profile: Option<String>,
     },
@@ -107,14 +129,22 @@ fn credential(name: &str, value: Option<String>) -> Result<String, String> {
     }
 }
 
+/// A callback URL as given on the command line: any scheme, refused (saying why) without
+/// one, with userinfo or with a fragment ([`callback::registrable`]).
 fn url(name: &str, value: Option<String>) -> Result<Option<String>, String> {
     match value {
         None => Ok(None),
-        Some(value) => match reqwest::Url::parse(&value) {
-            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => Ok(Some(value)),
-            _ => Err(format!("--{name}: expected an http:// or https:// URL")),
-        },
+        Some(value) => callback::registrable(value.trim())
+            .map(|()| Some(value.trim().to_owned()))
+            .map_err(|why| format!("--{name}: {value:?} cannot be a callback: {why}")),
     }
+}
+
+/// `--profile` of `add`.
+fn profile_arg(text: &str) -> Result<Profile, String> {
+    Profile::parse(text)
+        .filter(|_| !text.trim().is_empty())
+        .ok_or_else(|| format!("--profile: expected spec or original, not {text:?}"))
 }
 
 /// Runs a command; what it prints on success. The store's calls are asynchronous: a
@@ -143,16 +173,7 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
             if name.trim().is_empty() {
                 return Err("--name: expected a name".into());
             }
-            let profile = match profile {
-                None => None,
-                Some(text) => Some(
-                    Profile::parse(&text)
-                        .filter(|_| !text.trim().is_empty())
-                        .ok_or_else(|| {
-                            format!("--profile: expected spec or original, not {text:?}")
-                        })?,
-                ),
-            };
+            let profile = profile.as_deref().map(profile_arg).transpose()?;
             let key = credential("key", key)?;
             if store.consumer_by_key(&key).await.map_err(failed)?.is_some() {
                 return Err(format!("a consumer with key {key} already exists"));
@@ -173,6 +194,64 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
                 consumer.name,
                 consumer.key,
                 consumer.secret,
+                profile_shown(consumer.profile)
+            ))
+        }
+        OAuthCommand::Consumer(ConsumerCommand::Update {
+            key,
+            name,
+            callback,
+            rejected_callback,
+            profile,
+        }) => {
+            let Some(current) = store.consumer_by_key(&key).await.map_err(failed)? else {
+                return Err(format!("no consumer with key {key} in {place}"));
+            };
+            // `''` removes a callback; anything else must be one.
+            let changed = |name: &str, value: Option<String>, was: Option<String>| match value {
+                None => Ok(was),
+                Some(value) if value.trim().is_empty() => Ok(None),
+                Some(value) => url(name, Some(value)),
+            };
+            let name = match name {
+                Some(name) if name.trim().is_empty() => {
+                    return Err("--name: expected a name".into());
+                }
+                Some(name) => name.trim().to_owned(),
+                None => current.name,
+            };
+            let profile = match profile.as_deref() {
+                None => current.profile,
+                Some("gateway") => None,
+                Some(text) => Some(profile_arg(text)?),
+            };
+            let consumer = store
+                .upsert_consumer(&NewConsumer {
+                    name,
+                    key: current.key,
+                    secret: current.secret,
+                    callback_url: changed("callback", callback, current.callback_url)?,
+                    rejected_callback_url: changed(
+                        "rejected-callback",
+                        rejected_callback,
+                        current.rejected_callback_url,
+                    )?,
+                    profile,
+                })
+                .await
+                .map_err(failed)?;
+            Ok(format!(
+                "consumer {:?} updated in {place}\nkey:      {}\ncallback: {}\nrejected: {}\nprofile:  {}",
+                consumer.name,
+                consumer.key,
+                consumer
+                    .callback_url
+                    .as_deref()
+                    .unwrap_or("(none: any http(s) callback)"),
+                consumer
+                    .rejected_callback_url
+                    .as_deref()
+                    .unwrap_or("(none)"),
                 profile_shown(consumer.profile)
             ))
         }

@@ -266,6 +266,66 @@ pub const KEYS: &[Key] = &[
         "`1`: a second-level cache of upstream records in Redis (needs STOREGATE_REDIS_URL)",
     ),
     key(
+        "shadow_backend",
+        "magento2",
+        "the dual run's candidate: `magento2` or `openmage` (docs/dual-run.md)",
+    ),
+    key(
+        "shadow_upstream_url",
+        "unset: no shadow",
+        "the candidate's base URL (or replay:DIR); reads are compared with it",
+    ),
+    secret(
+        "shadow_upstream_token",
+        "required with a candidate URL",
+        "the candidate's integration token (magento2) or admin OAuth access token (openmage)",
+    ),
+    secret(
+        "shadow_upstream_token_secret",
+        "required with an openmage candidate",
+        "openmage candidate: the secret of STOREGATE_SHADOW_UPSTREAM_TOKEN",
+    ),
+    secret(
+        "shadow_upstream_consumer_key",
+        "required with an openmage candidate",
+        "openmage candidate: the OAuth consumer's key",
+    ),
+    secret(
+        "shadow_upstream_consumer_secret",
+        "required with an openmage candidate",
+        "openmage candidate: the OAuth consumer's secret",
+    ),
+    key(
+        "shadow_openmage_store_views",
+        "the default store as id 1",
+        "openmage candidate: its store views as code=id pairs",
+    ),
+    key(
+        "shadow_sample",
+        "0.01",
+        "share of reads (0 to 1) rendered again through the candidate and compared",
+    ),
+    key(
+        "shadow_max_in_flight",
+        "32",
+        "comparisons under way at once; a read sampled past it is skipped",
+    ),
+    key(
+        "shadow_recheck_secs",
+        "10",
+        "a difference is looked at again after this long: gone is `lag`, still there `differed`",
+    ),
+    key(
+        "shadow_min_compared",
+        "100",
+        "comparisons a route needs before its verdict can be `ready`",
+    ),
+    key(
+        "shadow_serve",
+        "none",
+        "reads served from the candidate per route class, in percent (`products=100,stock_items=25`)",
+    ),
+    key(
         "record_dir",
         "off",
         "record every upstream exchange, scrubbed, into cassettes there (read by recording)",
@@ -288,12 +348,37 @@ pub const KEYS: &[Key] = &[
     key(
         "replay_upstream_url",
         "none",
-        "the real store behind record-missing and passthrough (read by recording)",
+        "the real store behind record-missing, passthrough, STOREGATE_REPLAY_STALE=record and `storegate cassette drift` (read by recording)",
     ),
     key(
         "replay_ignore",
         "none",
         "query:NAME and body:JSON.PATH left out of matching (read by recording)",
+    ),
+    key(
+        "replay_latency",
+        "none",
+        "delays of replayed answers: fixed:200ms, uniform:100ms..300ms, lognormal:median=150ms,p99=900ms, recorded, recorded*2; ENDPOINT=... for one (read by recording)",
+    ),
+    key(
+        "replay_seed",
+        "random, logged",
+        "seed of replay's random delays and faults: the same seed draws the same again (read by recording)",
+    ),
+    key(
+        "replay_faults",
+        "none",
+        "faults with a probability, e.g. GET /api/rest/products/{}=maintenance@0.3; reset@0.01 (read by recording)",
+    ),
+    key(
+        "replay_max_age",
+        "none",
+        "how old a replayed answer may be, e.g. 30d (read by recording)",
+    ),
+    key(
+        "replay_stale",
+        "warn",
+        "past STOREGATE_REPLAY_MAX_AGE: warn, error (refuse) or record (again from STOREGATE_REPLAY_UPSTREAM_URL) (read by recording)",
     ),
     key(
         "scrub_headers",
@@ -362,6 +447,7 @@ const NOT_CONFIGURATION: &[&str] = &[
     "STOREGATE_TEST_OPENMAGE_URL",
     "STOREGATE_TEST_OPENMAGE_WRITES",
     "STOREGATE_TEST_OPENMAGE_RECORD",
+    "STOREGATE_TEST_OPENMAGE_RESET",
 ];
 
 /// Checks the names of the `STOREGATE_*` variables: one that is not a key stops the start,

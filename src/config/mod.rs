@@ -12,12 +12,14 @@
 //! - `sources`: the file and the environment read into raw values with their origins.
 //! - `sections`: the raw values checked and set, one function a section.
 //! - `parse`: the value parsers they share.
+//! - [`shadow`]: the dual run's candidate back end and its settings.
 //! - [`start_checks`]: a production start cannot go wrong silently (no demo sandbox by
 //!   accident).
 
 pub mod keys;
 mod parse;
 mod sections;
+pub mod shadow;
 mod sources;
 pub mod start_checks;
 
@@ -69,40 +71,51 @@ pub enum CorsOrigins {
 /// there keeps the two lists the same).
 pub const BACKEND_KINDS: &[&str] = &["magento2", "openmage"];
 
-/// Which kind of store the gateway fronts (`STOREGATE_BACKEND`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BackendKind {
+/// Which kind of store the gateway fronts (`STOREGATE_BACKEND`): a kind's name, one of
+/// [`BACKEND_KINDS`] when read from the configuration (`crate::backend::registry` builds it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackendKind(&'static str);
+
+#[allow(non_upper_case_globals)]
+impl BackendKind {
     /// Magento 2 through its REST API, with an integration token (Bearer).
-    #[default]
-    Magento2,
+    pub const Magento2: BackendKind = BackendKind("magento2");
     /// OpenMage (Magento 1.9) through its own REST API, `/api/rest/...`, every call signed
     /// with OAuth 1.0a (`crate::backend::openmage`).
-    OpenMage,
-}
+    pub const OpenMage: BackendKind = BackendKind("openmage");
 
-impl BackendKind {
-    /// `magento2` or `openmage`, as the variable takes it.
+    /// One of [`BACKEND_KINDS`], as the variable takes it (empty: Magento 2).
     pub fn parse(text: &str) -> Option<BackendKind> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "magento2" | "" => Some(BackendKind::Magento2),
-            "openmage" => Some(BackendKind::OpenMage),
-            _ => None,
+        let text = text.trim().to_ascii_lowercase();
+        if text.is_empty() {
+            return Some(BackendKind::Magento2);
         }
+        BACKEND_KINDS
+            .iter()
+            .find(|name| **name == text)
+            .map(|name| BackendKind(name))
+    }
+
+    /// A kind by name, whichever registry knows it (a kind added by a program that embeds the
+    /// gateway, or a test's).
+    pub const fn named(name: &'static str) -> BackendKind {
+        BackendKind(name)
     }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            BackendKind::Magento2 => "magento2",
-            BackendKind::OpenMage => "openmage",
-        }
+        self.0
     }
 
-    /// The folder of mapping files used when `STOREGATE_MAPPINGS` is not set.
-    pub fn default_mappings(self) -> &'static Path {
-        Path::new(match self {
-            BackendKind::Magento2 => "mappings/magento2",
-            BackendKind::OpenMage => "mappings/openmage",
-        })
+    /// The folder of mapping files used when `STOREGATE_MAPPINGS` is not set
+    /// (`mappings/<kind>`).
+    pub fn default_mappings(self) -> std::path::PathBuf {
+        Path::new("mappings").join(self.0)
+    }
+}
+
+impl Default for BackendKind {
+    fn default() -> Self {
+        BackendKind::Magento2
     }
 }
 
@@ -163,6 +176,16 @@ pub struct Recording {
     pub mask_pii: bool,
     /// `STOREGATE_RECORD_MASK_KEY`: the key of the fakes' keyed hash.
     pub mask_key: Option<Secret>,
+    /// `STOREGATE_REPLAY_LATENCY`: delays of replayed answers (`fixed:200ms`, ...).
+    pub replay_latency: Option<String>,
+    /// `STOREGATE_REPLAY_SEED`: the seed of replay's random delays and faults.
+    pub replay_seed: Option<u64>,
+    /// `STOREGATE_REPLAY_FAULTS`: faults with a probability (`maintenance@0.3`, ...).
+    pub replay_faults: Option<String>,
+    /// `STOREGATE_REPLAY_MAX_AGE`: how old a replayed answer may be (`30d`).
+    pub replay_max_age: Option<String>,
+    /// `STOREGATE_REPLAY_STALE`: `warn`, `error` or `record` past that age.
+    pub replay_stale: Option<String>,
 }
 
 /// `STOREGATE_WARM_START`: after a restart, refill the answers that were hot before, from
@@ -309,6 +332,9 @@ pub struct Config {
     /// `STOREGATE_SANDBOX`: Some(true) asks for the embedded sandbox whatever else is set,
     /// Some(false) refuses to start without an upstream URL (`start_checks`).
     pub sandbox: Option<bool>,
+    /// The dual run: a candidate back end compared with the serving one, and the reads it
+    /// serves (`STOREGATE_SHADOW_*`); None: no shadow.
+    pub shadow: Option<shadow::Shadow>,
     /// Not a variable: how long verified OAuth credentials stay fresh, instead of
     /// `auth::oauth::verified`'s defaults (tests shorten it to see the store-failure
     /// fallback).
@@ -366,6 +392,7 @@ impl Default for Config {
             profile: crate::context::profile::Profile::Spec,
             database_url: None,
             sandbox: None,
+            shadow: None,
             oauth_cache_fresh: None,
         }
     }
@@ -405,6 +432,7 @@ impl Config {
         sections::upstream(&raw, &mut config)?;
         sections::credentials(&raw, &mut config)?;
         sections::caching(&raw, &mut config)?;
+        shadow::shadow(&raw, &mut config)?;
         Ok(config)
     }
 }

@@ -12,8 +12,8 @@ use super::parse::{
 };
 use super::sources::RawValues;
 use super::{
-    BackendKind, Config, ConfigError, LogFormat, REPLAY_SCHEME, Recording, Secret, Upstream,
-    UpstreamOAuth,
+    BACKEND_KINDS, BackendKind, Config, ConfigError, LogFormat, REPLAY_SCHEME, Recording, Secret,
+    Upstream, UpstreamOAuth,
 };
 
 /// Where and how the gateway serves: addresses, limits, timeouts, formats, logs.
@@ -109,7 +109,7 @@ pub(super) fn serving(raw: &RawValues, config: &mut Config) -> Result<(), Config
 pub(super) fn upstream(raw: &RawValues, config: &mut Config) -> Result<(), ConfigError> {
     if let Some(r) = raw.get("backend") {
         config.backend =
-            BackendKind::parse(&r.value).ok_or_else(|| r.fail("magento2 or openmage"))?;
+            BackendKind::parse(&r.value).ok_or_else(|| r.fail(&BACKEND_KINDS.join(" or ")))?;
     }
     if let Some(r) = raw.get("openmage_store_views") {
         config.openmage_store_views = store_views(&r.value)
@@ -180,7 +180,7 @@ pub(super) fn upstream(raw: &RawValues, config: &mut Config) -> Result<(), Confi
 }
 
 /// `default=1,de=2@3`: store view codes with their ids (and websites, 1 unless named).
-fn store_views(text: &str) -> Option<Vec<(String, u64, u64)>> {
+pub(super) fn store_views(text: &str) -> Option<Vec<(String, u64, u64)>> {
     let mut views = Vec::new();
     for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (code, rest) = pair.split_once('=')?;
@@ -406,5 +406,19 @@ fn recording(raw: &RawValues) -> Result<Recording, ConfigError> {
             .get("record_mask_key")
             .filter(|r| !r.value.is_empty())
             .map(|r| Secret::new(r.value.clone())),
+        // Checked and compiled by `recording::check` (the start refuses a bad one).
+        replay_latency: text("replay_latency"),
+        replay_seed: match raw.get("replay_seed") {
+            Some(r) if !r.value.trim().is_empty() => Some(
+                r.value
+                    .trim()
+                    .parse::<u64>()
+                    .map_err(|_| r.fail("a whole number from 0 to 18446744073709551615"))?,
+            ),
+            _ => None,
+        },
+        replay_faults: text("replay_faults"),
+        replay_max_age: text("replay_max_age"),
+        replay_stale: text("replay_stale"),
     })
 }

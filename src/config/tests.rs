@@ -388,6 +388,32 @@ fn recording_and_replay_keys() {
     );
     assert!(c.recording.mask_pii);
     assert!(from_env(&[("STOREGATE_RECORD_MASK_PII", "maybe")]).is_err());
+    // The bench's settings are kept as written (recording::check reads them); the seed is a
+    // number here already, and its error names the key.
+    let c = from_env(&[
+        ("STOREGATE_REPLAY_LATENCY", "fixed:200ms"),
+        (
+            "STOREGATE_REPLAY_FAULTS",
+            "GET /api/rest/products/{}=maintenance@0.3",
+        ),
+        ("STOREGATE_REPLAY_SEED", "42"),
+        ("STOREGATE_REPLAY_MAX_AGE", "30d"),
+        ("STOREGATE_REPLAY_STALE", "record"),
+    ])
+    .unwrap();
+    assert_eq!(c.recording.replay_latency.as_deref(), Some("fixed:200ms"));
+    assert_eq!(
+        c.recording.replay_faults.as_deref(),
+        Some("GET /api/rest/products/{}=maintenance@0.3")
+    );
+    assert_eq!(c.recording.replay_seed, Some(42));
+    assert_eq!(c.recording.replay_max_age.as_deref(), Some("30d"));
+    assert_eq!(c.recording.replay_stale.as_deref(), Some("record"));
+    let error = from_env(&[("STOREGATE_REPLAY_SEED", "often")]).unwrap_err();
+    assert!(
+        error.to_string().contains("STOREGATE_REPLAY_SEED"),
+        "{error}"
+    );
     assert!(from_env(&[("STOREGATE_UPSTREAM_URL", "replay:")]).is_err());
     // A real store still needs its token.
     assert!(from_env(&[("STOREGATE_UPSTREAM_URL", "https://shop.example")]).is_err());

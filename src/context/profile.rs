@@ -194,6 +194,12 @@ impl Profile {
     pub fn empty_groups_shown(self) -> bool {
         self == Profile::Spec
     }
+
+    /// Whether a batch stock update's success entry names its item with a string (`"1"`:
+    /// the original took it from the stock item it had loaded) rather than SPEC.md's int.
+    pub fn stock_success_id_is_text(self) -> bool {
+        self == Profile::Original
+    }
 }
 
 /// Messages that differ between the profiles.

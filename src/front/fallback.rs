@@ -4,9 +4,11 @@
 //! Two things differ from the API's answer, because people and the original's docs reach
 //! these paths, not apps:
 //! - `/admin/oauth_authorize` (and its `/simple`, `/confirm`, `/reject`) is matched without
-//!   regard to case: the Magento 1 docs spell it `/admin/oAuth_authorize`, and the original
-//!   served that spelling. The request is served by the canonical route, with its path
-//!   rewritten, so there is one handler and one set of form actions.
+//!   regard to case: the Magento 1 docs and their PHP example spell it
+//!   `/admin/oAuth_authorize` (which the original on Linux answered with a 404:
+//!   docs/decisions/legacy-clients.md). The request is served by the canonical route, with
+//!   its path rewritten, so there is one handler and one set of form actions, and its
+//!   answer names that route for the access log and metrics ([`ServedAs`]).
 //! - A browser (an `Accept` naming `text/html`) on an unknown `/admin/...` page gets an HTML
 //!   404 page: the admin pages are pages, and an XML error tree in a browser tab tells an
 //!   operator nothing.
@@ -15,30 +17,34 @@
 
 use axum::extract::Request;
 use axum::response::Response;
-use http::header::ACCEPT;
-use http::{HeaderMap, StatusCode, Uri};
+use http::{StatusCode, Uri};
 use tower::ServiceExt as _;
 
 use crate::app::AppState;
 use crate::http::ApiError;
 use crate::http::format::Negotiated;
+use crate::observe::telemetry::ServedAs;
 use crate::resources::oauth::{endpoints, pages};
 
-/// The actions under the admin authorize page.
-const ADMIN_ACTIONS: [&str; 3] = ["simple", "confirm", "reject"];
+/// The actions under the admin authorize page, with their canonical paths (which are also
+/// the route templates the access log and metrics name).
+const ADMIN_ACTIONS: [(&str, &str); 3] = [
+    ("simple", "/admin/oauth_authorize/simple"),
+    ("confirm", "/admin/oauth_authorize/confirm"),
+    ("reject", "/admin/oauth_authorize/reject"),
+];
 
 /// The canonical path of a spelling of the admin authorize pages in another case
 /// (`/admin/oAuth_authorize/Simple` is `/admin/oauth_authorize/simple`); `None` for any
 /// other path.
-pub fn admin_authorize_alias(path: &str) -> Option<String> {
+pub fn admin_authorize_alias(path: &str) -> Option<&'static str> {
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let canonical = match segments.as_slice() {
         [admin, page] if is(admin, "admin") && is(page, "oauth_authorize") => {
-            "/admin/oauth_authorize".to_owned()
+            "/admin/oauth_authorize"
         }
         [admin, page, action] if is(admin, "admin") && is(page, "oauth_authorize") => {
-            let action = ADMIN_ACTIONS.iter().find(|a| is(action, a))?;
-            format!("/admin/oauth_authorize/{action}")
+            ADMIN_ACTIONS.iter().find(|(a, _)| is(action, a))?.1
         }
         _ => return None,
     };
@@ -49,24 +55,7 @@ fn is(segment: &str, name: &str) -> bool {
     segment.eq_ignore_ascii_case(name)
 }
 
-/// Whether the client is a browser asking for a page: `text/html` named with a q-value
-/// above zero.
-pub fn wants_html(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|entry| {
-            let mut parts = entry.split(';');
-            let media = parts.next().unwrap_or("").trim();
-            let q = parts
-                .filter_map(|p| p.split_once('='))
-                .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
-                .map_or(1.0, |(_, v)| v.trim().parse::<f32>().unwrap_or(0.0));
-            media.eq_ignore_ascii_case("text/html") && q > 0.0
-        })
-}
+pub use crate::http::format::wants_html;
 
 /// The fallback of the front router.
 pub async fn outside_api(app: AppState, mut request: Request) -> Response {
@@ -74,15 +63,18 @@ pub async fn outside_api(app: AppState, mut request: Request) -> Response {
     if let Some(canonical) = admin_authorize_alias(&path) {
         let uri = match request.uri().query() {
             Some(query) => format!("{canonical}?{query}"),
-            None => canonical,
+            None => canonical.to_owned(),
         };
         if let Ok(uri) = uri.parse::<Uri>() {
             *request.uri_mut() = uri;
             let (router, _) = endpoints::routes(app).into_parts();
-            return match router.oneshot(request).await {
+            let mut response = match router.oneshot(request).await {
                 Ok(response) => response,
                 Err(never) => match never {},
             };
+            // Served by the canonical route: the access line and metrics name it.
+            response.extensions_mut().insert(ServedAs(canonical));
+            return response;
         }
     }
     let admin_page = path
@@ -118,11 +110,11 @@ mod tests {
     #[test]
     fn the_admin_page_in_any_case() {
         assert_eq!(
-            admin_authorize_alias("/admin/oAuth_authorize").as_deref(),
+            admin_authorize_alias("/admin/oAuth_authorize"),
             Some("/admin/oauth_authorize")
         );
         assert_eq!(
-            admin_authorize_alias("/Admin/OAUTH_AUTHORIZE/Simple").as_deref(),
+            admin_authorize_alias("/Admin/OAUTH_AUTHORIZE/Simple"),
             Some("/admin/oauth_authorize/simple")
         );
         // Already canonical (the router serves it), or another page.
@@ -134,6 +126,8 @@ mod tests {
 
     #[test]
     fn browsers_ask_for_html() {
+        use http::HeaderMap;
+        use http::header::ACCEPT;
         let with = |accept: &str| {
             let mut headers = HeaderMap::new();
             headers.insert(ACCEPT, accept.parse().unwrap());

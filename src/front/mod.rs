@@ -14,6 +14,7 @@
 //! layers, so they answer even when the API sheds load. CORS, when configured, wraps it all.
 
 pub mod cors;
+mod dual;
 pub mod fallback;
 pub mod fast_path;
 pub mod warm_start;
@@ -67,20 +68,47 @@ pub struct Parts {
 /// The settings of the configured back end, from the configuration and what the caller
 /// knows besides (the store's URL and credential, the sandbox's in sandbox mode).
 pub fn backend_settings(config: &Config, parts: &Parts) -> Settings {
+    settings_of(
+        config,
+        Store {
+            kind: config.backend,
+            url: &parts.upstream_url,
+            token: &parts.upstream_token,
+            oauth: config.upstream.as_ref().and_then(|u| u.oauth.as_ref()),
+            store_views: &config.openmage_store_views,
+            recording: &config.recording,
+        },
+    )
+}
+
+/// Which store a back end talks to: the serving back end's comes from `STOREGATE_BACKEND`
+/// and `STOREGATE_UPSTREAM_*`, the dual run's candidate from `STOREGATE_SHADOW_*` (`dual`);
+/// both are built from it alike.
+pub(crate) struct Store<'a> {
+    pub kind: crate::config::BackendKind,
+    /// The base URL called (the embedded sandbox's in sandbox mode), or `replay:DIR`.
+    pub url: &'a str,
+    pub token: &'a str,
+    /// A store that signs with OAuth 1.0a: its keys.
+    pub oauth: Option<&'a crate::config::UpstreamOAuth>,
+    /// The store views named in the configuration (a store whose API lists none).
+    pub store_views: &'a [(String, u64, u64)],
+    /// Recording and replay of its calls.
+    pub recording: &'a crate::config::Recording,
+}
+
+/// A store's settings, with the deadline and resilience of the configuration.
+pub(crate) fn settings_of(config: &Config, store: Store<'_>) -> Settings {
     Settings {
-        kind: config.backend.as_str().to_owned(),
-        url: parts.upstream_url.clone(),
-        token: crate::config::Secret::new(&parts.upstream_token),
-        oauth: config
-            .upstream
-            .as_ref()
-            .and_then(|u| u.oauth.as_ref())
-            .map(|oauth| OAuthKeys {
-                consumer_key: oauth.consumer_key.clone(),
-                consumer_secret: oauth.consumer_secret.clone(),
-                token_secret: oauth.token_secret.clone(),
-            }),
-        store_views: config.openmage_store_views.clone(),
+        kind: store.kind.as_str().to_owned(),
+        url: store.url.to_owned(),
+        token: crate::config::Secret::new(store.token),
+        oauth: store.oauth.map(|oauth| OAuthKeys {
+            consumer_key: oauth.consumer_key.clone(),
+            consumer_secret: oauth.consumer_secret.clone(),
+            token_secret: oauth.token_secret.clone(),
+        }),
+        store_views: store.store_views.to_vec(),
         default_store: config.default_store.clone(),
         timeout: config.upstream_timeout,
         resilience: resilience::Options {
@@ -88,7 +116,7 @@ pub fn backend_settings(config: &Config, parts: &Parts) -> Settings {
             open_for: config.circuit_open,
             max_in_flight: config.upstream_max_in_flight,
         },
-        recording: config.recording.clone(),
+        recording: store.recording.clone(),
     }
 }
 
@@ -190,7 +218,14 @@ pub fn build_with(
     .with_collector(Box::new(crate::observe::process::OAuthSeries(
         oauth.verified().clone(),
     )));
-    let metrics = Arc::new(metrics);
+    let candidate = dual::Candidate::build(&config, &parts, registry)?;
+    let metrics = Arc::new(match &candidate {
+        Some(candidate) => candidate.register(metrics),
+        None => metrics,
+    });
+    let shadow = candidate
+        .as_ref()
+        .and_then(|candidate| candidate.shadow(&config, &parts, shared.clone()));
     // A shared store's schema is brought up to date now, not by the first sign-in (and a
     // database down at start is logged, not fatal: the catalog serves without it).
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -229,7 +264,11 @@ pub fn build_with(
         config,
         upstream_up,
         warm_up,
+        shadow,
     });
+    if let Some(candidate) = candidate {
+        candidate.attach(&app);
+    }
     Ok((router(app.clone()), app))
 }
 
@@ -243,7 +282,9 @@ pub fn served_routes(app: &AppState) -> Vec<String> {
     assemble(app.clone()).1
 }
 
-fn assemble(app: AppState) -> (Router, Vec<String>) {
+/// The API under `/api/rest` (without that prefix) with its layers, over `app`: what the
+/// gateway nests there, and what the dual run's sides answer with (`dual`).
+fn api(app: AppState) -> (Router, Vec<String>) {
     // A silent client is refused within the request's deadline: the wait for the next
     // piece of its body is never longer than the deadline itself (issue 23).
     let timeouts = (
@@ -271,8 +312,12 @@ fn assemble(app: AppState) -> (Router, Vec<String>) {
                     request_deadline(timeouts, request, next)
                 })),
         )
-        .with_state(app.clone());
+        .with_state(app);
+    (api, api_templates)
+}
 
+fn assemble(app: AppState) -> (Router, Vec<String>) {
+    let (api, api_templates) = api(app.clone());
     let (outside, outside_templates) = crate::resources::ops::routes(app.clone())
         .merge(crate::resources::oauth::endpoints::routes(app.clone()))
         .merge(crate::resources::api_docs::routes())
@@ -309,6 +354,8 @@ fn assemble(app: AppState) -> (Router, Vec<String>) {
 pub struct Service {
     router: NormalizePath<Router>,
     early: Option<Arc<Early>>,
+    /// The dual run, when `STOREGATE_SHADOW_SERVE` sends reads to the candidate.
+    cutover: Option<Arc<crate::shadow::Shadow>>,
 }
 
 /// The service for `router`, built by [`build`] with `app`.
@@ -316,11 +363,28 @@ pub fn service(router: Router, app: &AppState) -> Service {
     Service {
         router: NormalizePath::trim_trailing_slash(router),
         early: Early::new(app),
+        cutover: app.shadow.clone().filter(|shadow| shadow.serves_any()),
     }
 }
 
 impl crate::server::Serve for Service {
     async fn serve(&self, request: Request) -> Response {
+        if let Some(shadow) = &self.cutover
+            && let Some(class) = shadow.takes(&request)
+        {
+            // Boxed: a cut-over read holds two gateways' futures, which a hit never needs.
+            return Box::pin(
+                shadow.serve(class, request, |request| Box::pin(self.serve_here(request))),
+            )
+            .await;
+        }
+        self.serve_here(request).await
+    }
+}
+
+impl Service {
+    /// `request` answered by this gateway's own back end.
+    async fn serve_here(&self, request: Request) -> Response {
         let request = match &self.early {
             Some(early) if early.may_answer(&request) => match early.answer(request).await {
                 Ok(response) => return response,
@@ -446,16 +510,27 @@ impl Early {
             .await
             {
                 FastPath::Hit(response, user_type) => {
-                    observed.set_route(self.route(request.uri().path()));
+                    let route = self.route(request.uri().path());
+                    let noted = app.shadow.as_ref().and_then(|shadow| {
+                        shadow.note(
+                            request.method(),
+                            request.uri(),
+                            request.headers(),
+                            route.as_deref(),
+                            resolved.caller().map(|caller| caller.principal),
+                        )
+                    });
+                    observed.set_route(route);
                     observed.set_cache_status("HIT");
                     // No `Content-Length` here, where axum's route would set one: hyper
                     // writes it at the same place, after the other headers.
-                    Ok(observed.finish(
+                    let response = observed.finish(
                         &app.metrics,
                         app.config.access_log,
                         response,
                         Some(user_type),
-                    ))
+                    );
+                    Ok(shadowed(app, noted, response).await)
                 }
                 FastPath::Miss(fast_key) => {
                     request
@@ -536,6 +611,16 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
             .await
         }
     };
+    // The dual run notes a write, or a read it samples, before the request goes on.
+    let noted = app.shadow.as_ref().and_then(|shadow| {
+        shadow.note(
+            request.method(),
+            request.uri(),
+            request.headers(),
+            observed.route(),
+            resolved.caller().map(|caller| caller.principal),
+        )
+    });
     let (response, user_type) = match found {
         FastPath::Hit(response, user_type) => (response, Some(user_type)),
         FastPath::Miss(fast_key) => {
@@ -555,7 +640,18 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
             (response, None)
         }
     };
-    observed.finish(&app.metrics, app.config.access_log, response, user_type)
+    let response = observed.finish(&app.metrics, app.config.access_log, response, user_type);
+    shadowed(&app, noted, response).await
+}
+
+/// The answer, after the dual run saw it (when it noted the request): unchanged. Boxed where
+/// it runs, so that a request the dual run did not note (every request without a shadow)
+/// carries one pointer for it in its future, not the comparison's start.
+async fn shadowed(app: &App, noted: Option<crate::shadow::Noted>, response: Response) -> Response {
+    match (noted, &app.shadow) {
+        (Some(noted), Some(shadow)) => Box::pin(shadow.after(noted, response)).await,
+        _ => response,
+    }
 }
 
 async fn route_not_found() -> ApiError {

@@ -206,6 +206,25 @@ pub fn negotiate_request(headers: &HeaderMap, default: Format) -> Result<Format,
     })
 }
 
+/// Whether the client is a browser asking for a page: `text/html` named with a q-value
+/// above zero.
+pub fn wants_html(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|entry| {
+            let mut parts = entry.split(';');
+            let media = parts.next().unwrap_or("").trim();
+            let q = parts
+                .filter_map(|p| p.split_once('='))
+                .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
+                .map_or(1.0, |(_, v)| v.trim().parse::<f32>().unwrap_or(0.0));
+            media.eq_ignore_ascii_case("text/html") && q > 0.0
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

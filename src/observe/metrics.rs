@@ -267,6 +267,17 @@ impl Metrics {
         self
     }
 
+    /// Adds the dual run's candidate back end's calls (`shadow_upstream_call_duration_seconds`,
+    /// by endpoint, method and outcome), apart from the serving back end's.
+    pub fn with_shadow_upstream(mut self, upstream: &UpstreamMetrics) -> Metrics {
+        self.registry.register(
+            "shadow_upstream_call_duration_seconds",
+            "Calls to the dual run's candidate back end, by endpoint template, method and outcome, with their latency",
+            upstream.calls.clone(),
+        );
+        self
+    }
+
     /// Adds the shared-state series (`redis_up`, ...), read at scrape time.
     pub fn with_shared_state(mut self, shared: Arc<SharedState>) -> Metrics {
         self.registry
@@ -623,13 +634,16 @@ fn method_label(method: &Method) -> &'static str {
 /// Middleware inside authentication: hands the caller's user type to the telemetry layer,
 /// which records the request.
 pub async fn tag_user_type(request: Request, next: Next) -> Response {
-    let user_type = request
+    let principal = request
         .extensions()
         .get::<crate::auth::Principal>()
-        .map(|p| p.user_type());
+        .copied();
     let mut response = next.run(request).await;
-    if let Some(user_type) = user_type {
-        response.extensions_mut().insert(user_type);
+    if let Some(principal) = principal {
+        response.extensions_mut().insert(principal.user_type());
+        // The caller itself too: the dual run compares a read as the same caller, and an
+        // OAuth-signed request's is known only from here on (`shadow::Shadow::after`).
+        response.extensions_mut().insert(principal);
     }
     response
 }

@@ -116,6 +116,13 @@ pub struct Observed {
     cache_status: Option<&'static str>,
 }
 
+/// The route template of an answer that routing did not match but a route served all the
+/// same (`front::fallback`: the admin authorize page spelt in another case, served by its
+/// canonical route), put in the answer's extensions: the access line and the request
+/// metrics name that route rather than `unmatched`.
+#[derive(Debug, Clone, Copy)]
+pub struct ServedAs(pub &'static str);
+
 /// A request's route template: as routing matched it, or as [`Observed::set_route`] named
 /// it for a request answered before routing.
 #[derive(Clone)]
@@ -185,6 +192,11 @@ impl Observed {
         self.cache_status = Some(status);
     }
 
+    /// The route template, as routing matched it or [`Observed::set_route`] named it.
+    pub fn route(&self) -> Option<&str> {
+        self.matched.as_ref().map(Route::as_str)
+    }
+
     /// A request begun before routing goes through it after all: the template it matched.
     pub fn routed(&mut self, request: &Request) {
         self.matched = request
@@ -215,7 +227,11 @@ impl Observed {
         let ended = tokio::time::Instant::now();
         let elapsed = ended.saturating_duration_since(self.started);
         let status = response.status().as_u16();
-        let route = self.matched.as_ref().map(Route::as_str);
+        let route = self
+            .matched
+            .as_ref()
+            .map(Route::as_str)
+            .or_else(|| response.extensions().get::<ServedAs>().map(|s| s.0));
         let user_type = user_type.or_else(|| response.extensions().get::<UserType>().copied());
         metrics.request(route, &self.method, status, user_type, elapsed);
         if let Some(failure) = response.extensions_mut().remove::<FailureLine>() {

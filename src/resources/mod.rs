@@ -20,6 +20,7 @@ pub mod orders;
 mod product_category;
 pub mod product_links;
 mod product_writes;
+pub mod product_store;
 pub mod products;
 pub mod stock_items;
 
@@ -38,6 +39,8 @@ pub fn routes() -> Listed<AppState> {
         .route("/cache/purge", any(gateway::cache_purge::purge))
         .route("/oauth/tokens", any(oauth::tokens::collection))
         .route("/oauth/tokens/{id}", any(oauth::tokens::entity))
+        .route("/shadow", any(gateway::shadow::page))
+        .route("/shadow/report", any(gateway::shadow::report))
         .route("/products", any(products::collection))
         .route("/products/category/{category_id}", any(products::category))
         .route("/products/store/{store}", any(products::store_collection))
@@ -50,7 +53,7 @@ pub fn routes() -> Listed<AppState> {
             any(products::store_category),
         )
         .route("/products/{id}", any(products::entity))
-        .route("/products/{id}/store/{store}", any(products::store_entity))
+        .route("/products/{id}/store/{store}", any(product_store::entity))
         .route("/products/{id}/categories", any(product_links::categories))
         .route(
             "/products/{id}/categories/{category_id}",

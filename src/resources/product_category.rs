@@ -70,12 +70,12 @@ pub(super) async fn category_list(
             Some(field) => {
                 let all = filters.clone().filter(field, category_id.to_string(), "eq");
                 let (links, found) = tokio::join!(
-                    links_of(&app, category_id, &read_store),
+                    links_of(&app, category_id, &read_store, user),
                     search_all(&app, &read_store, shopper, all)
                 );
                 (links?, found.ok())
             }
-            None => (links_of(&app, category_id, &read_store).await?, None),
+            None => (links_of(&app, category_id, &read_store, user).await?, None),
         };
         let (mut found, paged) = match by_category {
             Some(found) => (found, false),
@@ -133,15 +133,19 @@ pub(super) async fn category_list(
 }
 
 /// The category's products with their positions, in position order; an unknown category
-/// is the original's 400.
+/// is the original's 400. In a store view the Admin lists its index (an anchor category
+/// holds its children's products), a shopper the category's own products, as the
+/// original's shopper did.
 async fn links_of(
     app: &AppState,
     category_id: u64,
     read_store: &ReadStore,
+    user: UserType,
 ) -> Result<Vec<CategoryLink>, ApiError> {
+    let links_view = read_store.key().filter(|_| user == UserType::Admin);
     let mut links = app
         .backend
-        .category_products(category_id, read_store.key())
+        .category_products(category_id, links_view)
         .await
         .map_err(|e| match e {
             BackendError::Status { status: 404, .. } => {

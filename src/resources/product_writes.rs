@@ -205,11 +205,13 @@ pub(super) async fn create(
     Ok(created(&format!("/api/rest/products/{id}")))
 }
 
+/// An update of the fields sent, in `scope` (the admin values, or a store view's).
 pub(super) async fn update(
     app: AppState,
     headers: &HeaderMap,
     id: &str,
     body: Body,
+    scope: Scope<'_>,
 ) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
     let mut input = decode_record(
@@ -271,7 +273,7 @@ pub(super) async fn update(
         sent: prices,
         website: None,
     };
-    let result = app.backend.update_product(Scope::All, &sku, draft).await;
+    let result = app.backend.update_product(scope, &sku, draft).await;
     // Whatever happened, what we had cached about this product is suspect now; held off
     // for a while if Magento may still apply the change (`write_outcome`).
     write_outcome::touched(

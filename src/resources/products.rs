@@ -101,19 +101,6 @@ pub async fn store_collection(
     read_collection(app, caller, &method, &uri, &headers, store).await
 }
 
-/// `/products/:id/store/:store`: one product in a store view.
-pub async fn store_entity(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path((id, store)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    authorize(Route::StoreProduct, &method, caller.principal)?;
-    let store = ReadStore::resolve(&app, &store).await?;
-    get_one(app, caller, &headers, &id, store).await
-}
-
 /// `/products/category/:category_id/store/:store` and
 /// `/products/store/:store/category/:category_id`: a category's products in a store view.
 pub async fn store_category(
@@ -227,7 +214,7 @@ pub async fn entity(
     }
     match authorize(Route::Product, &method, caller.principal)? {
         Operation::Retrieve => get_one(app, caller, &headers, &id, ReadStore::Default).await,
-        Operation::Update => product_writes::update(app, &headers, &id, body).await,
+        Operation::Update => product_writes::update(app, &headers, &id, body, Scope::All).await,
         Operation::Delete => product_writes::delete(app, &id).await,
         Operation::Create => Err(ApiError::not_implemented()),
     }
@@ -366,7 +353,7 @@ pub(super) fn render_product(
 // Reads
 // ---------------------------------------------------------------------------------------
 
-async fn get_one(
+pub(super) async fn get_one(
     app: AppState,
     caller: Caller,
     headers: &HeaderMap,

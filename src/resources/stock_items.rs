@@ -450,8 +450,13 @@ impl Outcome {
     }
 
     fn updated(item_id: u64) -> Outcome {
+        let item_id = if crate::context::profile::Profile::current().stock_success_id_is_text() {
+            json!(item_id.to_string())
+        } else {
+            json!(item_id)
+        };
         Outcome {
-            item_id: json!(item_id),
+            item_id,
             message: msg::UPDATED.to_owned(),
             code: 200,
         }

@@ -149,11 +149,12 @@ pub const RULES: &[Rule] = &[
         served: &[R],
         missing: Missing::Refused,
     },
+    // The original's store-view update: the Admin's PUT writes that view's values.
     Rule {
         route: Route::StoreProduct,
         guest: &[R],
         customer: &[R],
-        served: &[R],
+        served: &[R, U],
         missing: Missing::Absent,
     },
     Rule {

@@ -12,6 +12,10 @@
 //! claims the fill (`SET NX PX`), the others poll Redis for its result for as long as the
 //! claim lasts or their deadline allows, then fetch for themselves.
 //!
+//! Records are filed under the back end they came from (its kind and a digest of its URL):
+//! a fleet that switches `STOREGATE_BACKEND` or `STOREGATE_UPSTREAM_URL` never reads the
+//! other store's records as its own.
+//!
 //! Everything fails open: a Redis that is down or slow makes this a miss, never an error.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -64,6 +68,10 @@ pub struct SharedCacheStats {
 #[derive(Debug)]
 pub struct SharedCache {
     link: Arc<Link>,
+    /// Which store the records come from (`backend_scope`): part of every key, so that
+    /// records one back end filled are never read as another's (a fleet moved from
+    /// OpenMage to Magento 2 keeps its Redis; the records' shapes differ).
+    scope: String,
     ttl: Duration,
     /// How long a fill claim lasts: as long as one upstream call may.
     fill_lease: Duration,
@@ -90,22 +98,33 @@ static LOOKUP_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::
 static STORE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(STORE));
 
 impl SharedCache {
-    pub fn new(link: Arc<Link>, ttl: Duration, upstream_timeout: Duration) -> SharedCache {
+    pub fn new(
+        link: Arc<Link>,
+        scope: String,
+        ttl: Duration,
+        upstream_timeout: Duration,
+    ) -> SharedCache {
         SharedCache {
             link,
+            scope,
             ttl,
             fill_lease: upstream_timeout,
             stats: SharedCacheStats::default(),
         }
     }
 
+    /// `key` in this back end's part of Redis.
+    fn scoped(&self, key: &str) -> String {
+        format!("{}|{key}", self.scope)
+    }
+
     async fn ask(&self, key: &str, claim: &str) -> Option<Verdict> {
         let mut conn = self.link.connection();
-        let mut call = LOOKUP_SCRIPT.key(self.link.keys.record(key));
+        let mut call = LOOKUP_SCRIPT.key(self.link.keys.record(&self.scoped(key)));
         call.key(self.link.keys.seq())
             .key(self.link.keys.tag_marks())
             .key(self.link.keys.all_mark())
-            .key(self.link.keys.fill(key))
+            .key(self.link.keys.fill(&self.scoped(key)))
             .arg(claim)
             .arg(self.fill_lease.as_millis() as u64);
         let reply: Vec<redis::Value> = self
@@ -238,8 +257,8 @@ impl SharedCache {
         };
         let tags = serde_json::to_string(&fetched.tags).unwrap_or_else(|_| "[]".into());
         let mut conn = self.link.connection();
-        let mut call = STORE_SCRIPT.key(self.link.keys.record(key));
-        call.key(self.link.keys.fill(key))
+        let mut call = STORE_SCRIPT.key(self.link.keys.record(&self.scoped(key)));
+        call.key(self.link.keys.fill(&self.scoped(key)))
             .arg(seq)
             .arg(tags)
             .arg(kind)
@@ -255,7 +274,8 @@ impl SharedCache {
 
     async fn abandon_claim(&self, key: &str, claim: Option<String>) {
         if let Some(claim) = claim {
-            super::lease::release(&self.link, &self.link.keys.fill(key), &claim).await;
+            super::lease::release(&self.link, &self.link.keys.fill(&self.scoped(key)), &claim)
+                .await;
         }
     }
 }
@@ -277,4 +297,19 @@ impl SecondLevel for SharedCache {
     fn abandon<'a>(&'a self, key: &'a str, ticket: FillTicket) -> BoxFuture<'a, ()> {
         Box::pin(self.abandon_claim(key, ticket.claim))
     }
+}
+
+/// The part of Redis a back end's records live in: its kind and a digest of its URL (the
+/// embedded sandbox's when none is configured). Cassettes (`replay:DIR`) stand in for the
+/// store they were recorded from, whatever their folder: one scope for all of them.
+pub fn backend_scope(config: &crate::config::Config) -> String {
+    use sha2::Digest;
+    let url = match config.upstream.as_ref().map(|u| u.url.as_str()) {
+        None => "sandbox",
+        Some(url) if url.starts_with(crate::config::REPLAY_SCHEME) => "replay",
+        Some(url) => url,
+    };
+    let digest = sha2::Sha256::digest(url.as_bytes());
+    let short: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}@{short}", config.backend.as_str())
 }

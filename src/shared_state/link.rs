@@ -80,6 +80,10 @@ impl Keys {
     pub fn once(&self, key: &str) -> String {
         format!("{}once:{key}", self.prefix)
     }
+    /// One part (`counts`, `firsts`, `since`) of the tally `name` (`super::tallies`).
+    pub fn tally(&self, name: &str, part: &str) -> String {
+        format!("{}tally:{name}:{part}", self.prefix)
+    }
 }
 
 /// Counters for `/metrics`.

@@ -15,6 +15,7 @@
 //!   expires if an instance dies mid-write ([`lease`]).
 //! - **One-time claims** ([`SharedState::claim_once`]), e.g. OAuth nonces.
 //! - Opt-in, a **second cache level** of upstream records ([`l2`]).
+//! - **Tallies** a fleet adds up ([`tallies`]): the dual run's counts.
 //!
 //! What happens when Redis fails is decided per piece and written down in
 //! `docs/decisions/shared-state.md`: reads and token checks go on with this instance's
@@ -31,6 +32,7 @@ mod lease;
 mod link;
 pub mod locks;
 pub mod nonces;
+pub mod tallies;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -157,6 +159,7 @@ impl SharedState {
         let second_level = (config.shared_cache && cache.enabled()).then(|| {
             let level = Arc::new(l2::SharedCache::new(
                 link.clone(),
+                l2::backend_scope(config),
                 config.cache_ttl,
                 config.upstream_timeout,
             ));

@@ -50,6 +50,34 @@ async fn the_admin_authorize_page_answers_in_any_case() {
     )
     .await;
     assert_eq!((r.status, r.body), (simple.status, simple.body));
+
+    // The request metrics name the route that served each spelling, not `unmatched`.
+    let metrics = gw
+        .http
+        .get(format!("http://{}/metrics", gw.running.addr))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let count = |route: &str| {
+        let prefix = format!(
+            "storegate_http_request_duration_seconds_count{{route=\"{route}\",method=\"GET\",status=\"400\""
+        );
+        metrics
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|n| n.parse::<f64>().ok())
+    };
+    assert_eq!(count("/admin/oauth_authorize"), Some(3.0), "{metrics}");
+    assert_eq!(
+        count("/admin/oauth_authorize/simple"),
+        Some(2.0),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("route=\"unmatched\""), "{metrics}");
 }
 
 #[tokio::test]

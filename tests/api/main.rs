@@ -22,6 +22,7 @@ mod mapping;
 mod openapi;
 mod operators;
 mod orders;
+mod original_fields;
 mod policy;
 mod privacy;
 mod products;

@@ -46,7 +46,7 @@ const TABLE: &[(&str, &str, Expect, Expect, Expect)] = &[
     ("DELETE", "/products/store/2", D, D, S),
     ("GET", "/products/1/store/2", P, P, P),
     ("POST", "/products/1/store/2", D, D, N),
-    ("PUT", "/products/1/store/2", D, D, N),
+    ("PUT", "/products/1/store/2", D, D, P),
     ("DELETE", "/products/1/store/2", D, D, N),
     ("GET", "/products/category/4/store/2", P, P, P),
     ("POST", "/products/category/4/store/2", D, D, S),

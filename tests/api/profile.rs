@@ -119,10 +119,13 @@ async fn product_json_types() {
             }
             Profile::Original => {
                 assert_eq!(list["1"]["is_saleable"], json!(true));
-                assert_eq!(admin["tier_price"][0]["cust_group"], json!(1));
+                // The original's types: one group's id a string, all groups the integer
+                // 32000; a tier's is_percent an integer, a group price's a boolean.
+                assert_eq!(admin["tier_price"][0]["cust_group"], "1");
                 assert_eq!(admin["tier_price"][1]["cust_group"], json!(32000));
-                assert_eq!(admin["tier_price"][1]["is_percent"], "1");
+                assert_eq!(admin["tier_price"][1]["is_percent"], json!(1));
                 assert_eq!(admin["group_price"][0]["cust_group"], json!(32000));
+                assert!(admin["group_price"][0]["is_percent"].is_boolean());
                 assert_eq!(admin["created_at"], "2024-04-02T14:10:05+00:00");
                 assert_eq!(single["created_at"], "2024-04-02T14:10:05+00:00");
             }
@@ -267,11 +270,15 @@ async fn stock_item_list_and_batch() {
                 assert_eq!(unknown["code"], json!(404));
                 assert_eq!(unknown["message"], "Resource not found.");
                 assert_eq!(ok["error"], json!([]));
+                assert_eq!(ok["success"][0]["item_id"], json!(15));
             }
             Profile::Original => {
                 assert_eq!(unknown["code"], json!(400));
                 assert_eq!(unknown["message"], "StockItem #9999 not found.");
                 assert!(ok.get("error").is_none(), "{ok}");
+                // The original named an updated item as the record it loaded: a string.
+                assert_eq!(ok["success"][0]["item_id"], json!("15"));
+                assert_eq!(unknown["item_id"], json!(9999));
             }
         }
     }

@@ -12,5 +12,8 @@ mod openapi;
 mod products;
 mod recording;
 mod round_trips;
+mod replay_ageing;
+mod replay_bench;
+mod replay_support;
 mod schema;
 mod stock_and_images;

@@ -5,7 +5,7 @@ use std::process::Command;
 
 use super::*;
 
-fn storegate(stack: &Stack, args: &[&str]) -> (bool, String, String) {
+pub fn storegate(stack: &Stack, args: &[&str]) -> (bool, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_storegate"))
         .args(args)
         .env("STOREGATE_DATA_DIR", &stack.data_dir)
@@ -121,11 +121,14 @@ async fn consumer_add_is_seen_by_a_running_gateway() {
             "--name",
             "Bad",
             "--callback",
-            "ftp://x",
+            "app.example/cb",
         ],
     );
     assert!(!ok);
-    assert!(err.contains("--callback"), "{err}");
+    assert!(
+        err.contains("--callback") && err.contains("no scheme"),
+        "{err}"
+    );
     let (ok, _, err) = storegate(
         &stack,
         &[

@@ -7,12 +7,19 @@
 //   php client.php calls    BASE KEY SECRET customer|admin TOKEN TOKEN_SECRET [CUSTOMER_ID]
 //   php client.php rejected BASE KEY SECRET TOKEN TOKEN_SECRET
 //   php client.php official BASE KEY SECRET TOKEN TOKEN_SECRET RESOURCE [ACCEPT]
+//   php client.php natural  BASE KEY SECRET TOKEN TOKEN_SECRET
 //
 // dance takes the admin page's path as a last argument (the Magento 1 docs spell it
 // /admin/oAuth_authorize). official makes the API call of the official Magento 1 REST
 // examples as they wrote it (the customer example sends no Accept header, so pecl oauth
 // sends `*/*` over libcurl and none over PHP streams; the admin example names `*/*`), and
 // prints what they print, print_r of json_decode, then the answer's content type.
+//
+// natural signs as an app built for Magento 1.9 did, with Zend Framework 1's signer: the
+// encoded parameter names sorted with strnatcmp (uksort), not by byte value; it checks that
+// the two orders differ for its filter[2]/filter[10] names, that the call is served as the
+// signer, that its replay and a forged or stale copy are refused, and that pecl oauth's
+// byte-ordered signature of the same URL is served too.
 //
 // dance prints {"token","secret"}; the others print "ok". Anything unexpected exits 1.
 
@@ -230,6 +237,103 @@ function official(string $base, string $key, string $secret, string $token, stri
     echo "\ncontent-type: ", $info['content_type'] ?? '', "\n";
 }
 
+/** Zend_Oauth_Http_Utility::urlEncode: RFC 3986 encoding, `~` kept. */
+function zf1_encode(string $value): string
+{
+    return str_replace('%7E', '~', rawurlencode($value));
+}
+
+/**
+ * The signature base string as Zend Framework 1 built it (Zend_Oauth_Signature_
+ * SignatureAbstract): names and values encoded, the names sorted with $compare (ZF1:
+ * strnatcmp), joined, encoded again.
+ */
+function zf1_base(string $method, string $url, array $params, callable $compare): string
+{
+    $encoded = [];
+    foreach ($params as $name => $value) {
+        $encoded[zf1_encode((string) $name)] = zf1_encode((string) $value);
+    }
+    uksort($encoded, $compare);
+    $pairs = [];
+    foreach ($encoded as $name => $value) {
+        $pairs[] = "$name=$value";
+    }
+    $parts = parse_url($url);
+    $port = isset($parts['port']) ? ':' . $parts['port'] : '';
+    $normalised = strtolower($parts['scheme']) . '://' . strtolower($parts['host']) . $port . $parts['path'];
+    return strtoupper($method) . '&' . zf1_encode($normalised) . '&' . zf1_encode(implode('&', $pairs));
+}
+
+/** A GET signed the ZF1 way in the Authorization header; [status, body]. */
+function zf1_get(string $url, array $protocol, string $consumerSecret, string $tokenSecret): array
+{
+    $params = $protocol;
+    foreach (explode('&', (string) parse_url($url, PHP_URL_QUERY)) as $pair) {
+        [$name, $value] = array_pad(explode('=', $pair, 2), 2, '');
+        $params[rawurldecode($name)] = rawurldecode($value);
+    }
+    $base = zf1_base('GET', $url, $params, 'strnatcmp');
+    $protocol['oauth_signature'] = base64_encode(hash_hmac('sha1', $base, zf1_encode($consumerSecret) . '&' . zf1_encode($tokenSecret), true));
+    $items = [];
+    foreach ($protocol as $name => $value) {
+        $items[] = zf1_encode($name) . '="' . zf1_encode($value) . '"';
+    }
+    $context = stream_context_create(['http' => [
+        'method' => 'GET',
+        'ignore_errors' => true,
+        'header' => "Authorization: OAuth " . implode(', ', $items) . "\r\nAccept: application/json",
+    ]]);
+    $body = file_get_contents($url, false, $context);
+    preg_match('#^HTTP/\S+ (\d+)#', $http_response_header[0] ?? '', $m);
+    return [(int) ($m[1] ?? 0), $body === false ? '' : $body];
+}
+
+function natural(string $base, string $key, string $secret, string $token, string $tokenSecret): void
+{
+    $url = "$base/api/rest/products?filter[2][attribute]=sku&filter[2][like]=24-MB0%25"
+        . "&filter[10][attribute]=name&filter[10][like]=%25Bag%25&limit=20";
+    $protocol = fn (string $nonce, int $time) => [
+        'oauth_consumer_key' => $key,
+        'oauth_nonce' => $nonce,
+        'oauth_signature_method' => 'HMAC-SHA1',
+        'oauth_timestamp' => (string) $time,
+        'oauth_token' => $token,
+        'oauth_version' => '1.0',
+    ];
+    // The two orders must differ for these names as encoded (filter%5B2%5D before
+    // filter%5B10%5D naturally, after it by byte value), or this proves nothing.
+    $names = ['filter[2][attribute]' => 'x', 'filter[10][attribute]' => 'y'];
+    if (zf1_base('GET', $url, $names, 'strnatcmp') === zf1_base('GET', $url, $names, 'strcmp')) {
+        fail('natural: the two orders do not differ for filter[2] and filter[10]');
+    }
+    $first = $protocol(bin2hex(random_bytes(8)), time());
+    [$status, $body] = zf1_get($url, $first, $secret, $tokenSecret);
+    expect_status($status, 200, 'natural-order signed list', $body);
+    $list = json_decode($body, true) ?? [];
+    $skus = array_map(fn ($p) => $p['sku'] ?? '', array_values($list));
+    sort($skus);
+    // Both filters applied, as the Admin (the Admin's list view carries `visibility`).
+    if ($skus !== ['24-MB01', '24-MB05']
+        || !array_key_exists('visibility', array_values($list)[0])) {
+        fail('natural-order signed list: not the Admin\'s filtered list: ' . substr($body, 0, 300));
+    }
+    // The same request again: its nonce is spent, whichever order verified it.
+    [$status, $body] = zf1_get($url, $first, $secret, $tokenSecret);
+    expect_problem([$status, $body], 'nonce_used', 'natural-order replay');
+    [$status, $body] = zf1_get($url, $protocol(bin2hex(random_bytes(8)), time()), str_repeat('f', 32), $tokenSecret);
+    expect_problem([$status, $body], 'signature_invalid', 'natural-order forged signature');
+    [$status, $body] = zf1_get($url, $protocol(bin2hex(random_bytes(8)), time() - 3 * 3600), $secret, $tokenSecret);
+    expect_problem([$status, $body], 'timestamp_refused', 'natural-order stale timestamp');
+    // pecl oauth signs the same URL in byte order: served too.
+    [$status, $body] = call(client($key, $secret, $token, $tokenSecret), $url);
+    expect_status($status, 200, 'byte-order signed list', $body);
+    if (count(json_decode($body, true) ?? []) !== 2) {
+        fail('byte-order signed list: ' . substr($body, 0, 300));
+    }
+    echo "ok\n";
+}
+
 [$script, $mode, $base, $key, $secret] = array_pad($argv, 5, '');
 switch ($mode) {
     case 'dance':
@@ -244,6 +348,9 @@ switch ($mode) {
         break;
     case 'calls':
         calls($base, $key, $secret, $argv[5] ?? '', $argv[6] ?? '', $argv[7] ?? '', $argv[8] ?? null);
+        break;
+    case 'natural':
+        natural($base, $key, $secret, $argv[5] ?? '', $argv[6] ?? '');
         break;
     case 'rejected':
         expect_problem(call(client($key, $secret, $argv[5] ?? '', $argv[6] ?? ''), "$base/api/rest/products"), 'token_rejected', 'revoked token');

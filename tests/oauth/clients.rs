@@ -201,6 +201,36 @@ async fn php_pecl_oauth() {
     run("php", args).await;
 }
 
+/// An app built for Magento 1.9 signs with Zend Framework 1's order (names sorted with
+/// `strnatcmp`): a ZF1-style signer in `client.php` lists products with `filter[2]` and
+/// `filter[10]` (whose encoded names sort differently in the two orders, which the script
+/// checks) and is served as the Admin who signed; its replay, a forged copy and a stale one
+/// are refused; pecl oauth's byte-ordered signature of the same URL is served too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_magento_19_app_signs_in_natural_order() {
+    if !available("php", &["-r", "exit(class_exists('OAuth') ? 0 : 1);"]) {
+        return;
+    }
+    let stack = Stack::start().await;
+    let consumer = stack.consumer("magento 1.9 app");
+    let base = stack.origin();
+    let common = |mode: &str| {
+        vec![
+            script("client.php").display().to_string(),
+            mode.to_owned(),
+            base.clone(),
+            consumer.key.clone(),
+            consumer.secret.clone(),
+        ]
+    };
+    let mut args = common("dance");
+    args.extend(["admin", ADMIN_KEY].map(String::from));
+    let (token, secret) = tokens(&run("php", args).await);
+    let mut args = common("natural");
+    args.extend([token, secret]);
+    assert_eq!(run("php", args).await.trim(), "ok");
+}
+
 /// The official Magento 1 REST examples' calls (pecl oauth: the customer example sends no
 /// `Accept`, which is `*/*` over libcurl and none over PHP streams; the admin example names
 /// `*/*`), through a gateway in its default profile: an app registered with the original's

@@ -748,10 +748,17 @@ async fn rejecting_uses_the_token_up() {
     )
     .unwrap();
 
-    for (consumer, expected_status) in [(&consumer, 200), (&with_url, 302)] {
+    // As the original: to the rejected callback, or else back to the app's own callback,
+    // with the request token and `rejected=1` (a phone's in-app browser closes only on a
+    // redirect to the app); an `oob` request has nowhere to go and gets a page.
+    for (consumer, callback, expected) in [
+        (&consumer, CALLBACK, Some(CALLBACK)),
+        (&with_url, CALLBACK, Some("https://app.example/rejected")),
+        (&consumer, "oob", None),
+    ] {
         let (_, _, body) = initiate(
             &stack,
-            &Signer::new(consumer).param("oauth_callback", CALLBACK),
+            &Signer::new(consumer).param("oauth_callback", callback),
         )
         .await;
         let token = form_map(&body)["oauth_token"].clone();
@@ -787,11 +794,18 @@ async fn rejecting_uses_the_token_up() {
                 &[("oauth_token", &token), ("form_key", &key)],
             )
             .await;
-        assert_eq!(page.status, expected_status, "{}", page.body);
-        if expected_status == 302 {
-            assert_eq!(page.location(), "https://app.example/rejected");
-        } else {
-            assert!(page.body.contains("Access rejected"));
+        match expected {
+            Some(target) => {
+                assert_eq!(page.status, 302, "{}", page.body);
+                assert_eq!(
+                    page.location(),
+                    format!("{target}?oauth_token={token}&rejected=1")
+                );
+            }
+            None => {
+                assert_eq!(page.status, 200, "{}", page.body);
+                assert!(page.body.contains("Access rejected"));
+            }
         }
         let page = browser
             .send(

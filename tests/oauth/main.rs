@@ -4,11 +4,17 @@
 //!   each case can bend one thing (a port, a nonce, a timestamp, a secret).
 //! - `cli`: `storegate oauth consumer add` and `storegate oauth import`, while a gateway runs.
 //! - `clients`: real client libraries apps use (Python requests-oauthlib, PHP pecl oauth)
-//!   through the whole dance and signed calls, as Customer and as Admin.
+//!   through the whole dance and signed calls, as Customer and as Admin; a Magento 1.9 app's
+//!   natural-order signatures (`natural_order` too).
+//! - `mobile_apps`: callbacks of an app's own scheme against its registered callback, the
+//!   CLI's checks, and the authorize page in a real browser at a phone's size (`phone`).
 
 mod cli;
 mod clients;
 mod flow;
+mod mobile_apps;
+mod natural_order;
+mod phone;
 mod query_signed;
 mod store_lock;
 
@@ -170,6 +176,8 @@ pub struct Signer {
     pub extra: Vec<(String, String)>,
     /// The URL the signature covers (None: the one requested).
     pub signed_url: Option<String>,
+    /// How the parameters are sorted: RFC 5849's byte order, or Magento 1.9's natural one.
+    pub order: signature::Order,
 }
 
 pub fn now() -> i64 {
@@ -190,6 +198,7 @@ impl Signer {
             nonce: storegate::auth::oauth::store::random_hex32(),
             extra: Vec::new(),
             signed_url: None,
+            order: signature::Order::Bytes,
         }
     }
 
@@ -235,7 +244,8 @@ impl Signer {
             },
             parsed.path()
         );
-        let base = signature::base_string(verb, &base_uri, &all);
+        let base =
+            signature::base_string_of(verb, &base_uri, &signature::normalized(&all, self.order));
         let method = match self.method {
             "HMAC-SHA1" => Method::HmacSha1,
             "HMAC-SHA256" => Method::HmacSha256,

@@ -34,6 +34,7 @@ mod shared;
 mod signer;
 mod stock_items;
 mod the_move;
+mod walk;
 mod writes;
 
 use std::path::{Path, PathBuf};
@@ -416,6 +417,11 @@ pub struct Stack {
 
 /// The scenarios share the one store; one that changes it holds it alone.
 static STORE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+/// The store alone, without a gateway of a scenario (the legacy walk asks it directly).
+pub async fn hold_store_alone() -> tokio::sync::RwLockWriteGuard<'static, ()> {
+    STORE.write().await
+}
 
 enum StoreUse {
     Shared(#[allow(dead_code)] tokio::sync::RwLockReadGuard<'static, ()>),

@@ -5,20 +5,12 @@ use serde_json::Value;
 
 use super::*;
 
-// The differences below are the ones docs/openmage-mappings.md explains: the gateway's
-// views are SPEC.md's (the store's Admin records have the meta fields, special prices and,
-// in lists, attribute_set_id besides), it shows empty values as null where the store leaves
-// the field out, `stock_data` has SPEC 2.2's `use_config_enable_qty_increments`, and
+// The differences below are the ones docs/openmage-mappings.md explains: the gateway shows
+// SPEC 2.2's fields with empty values as null where the store leaves the field out, `stock_data` has SPEC 2.2's `use_config_enable_qty_increments`, and
 // `buy_now_url` carries a session's form key (the store's changes on every call, and encodes the URL it was called at).
 
 /// The Admin's lists (`/products`, a store view's, a category's).
 const ADMIN_LIST: Known = Known {
-    store_only: &[
-        "*.attribute_set_id",
-        "*.meta_description",
-        "*.meta_keyword",
-        "*.meta_title",
-    ],
     gateway_only: &[
         "*.gift_message_available",
         "*.msrp_display_actual_price_type",
@@ -30,32 +22,25 @@ const ADMIN_LIST: Known = Known {
     ..Known::NONE
 };
 
-/// The Admin's product 1.
+/// The Admin's product 1 (no special price).
 const ADMIN_SINGLE: Known = Known {
-    store_only: &[
-        "meta_description",
-        "meta_keyword",
-        "meta_title",
-        "special_from_date",
+    gateway_only: &[
+        "gift_message_available",
+        "msrp_display_actual_price_type",
+        "special_price",
+        "stock_data.use_config_enable_qty_increments",
     ],
+    ..Known::NONE
+};
+
+/// The Admin's product 2, which has a special price.
+const ADMIN_SPECIAL: Known = Known {
     gateway_only: &[
         "gift_message_available",
         "msrp_display_actual_price_type",
         "stock_data.use_config_enable_qty_increments",
     ],
     ..Known::NONE
-};
-
-/// The Admin's product 2, which has a special price (not in SPEC 2.2's single view).
-const ADMIN_SPECIAL: Known = Known {
-    store_only: &[
-        "meta_description",
-        "meta_keyword",
-        "meta_title",
-        "special_from_date",
-        "special_price",
-    ],
-    ..ADMIN_SINGLE
 };
 
 /// A category's products in store view 2 for the Admin: the store's index for the view,
@@ -98,6 +83,8 @@ async fn admin_reads_products() {
     assert_eq!(list["1"]["sku"], "TP-1");
     assert_eq!(name_of(&list, "1"), "Test Product One");
     assert_eq!(list["4"]["status"], "2", "product 4 is disabled");
+    // The original's Admin list carries the attribute set (issue 36).
+    assert_eq!(list["1"]["attribute_set_id"], "4", "{list}");
 
     let one = stack
         .same_as_store(admin, "/products/1", &ADMIN_SINGLE)

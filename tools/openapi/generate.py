@@ -129,6 +129,19 @@ schemas["Credentials"] = {"type": "object", "required": ["username", "password"]
 schemas["CustomerToken"] = {"type": "object", "additionalProperties": False, "required": ["access_token", "token_type", "expires_in", "customer_id"], "properties": {
     "access_token": {"type": "string"}, "token_type": {"const": "Bearer"}, "expires_in": {"type": "integer", "description": "seconds (STOREGATE_TOKEN_TTL_SECS)"}, "customer_id": {"type": "integer"}}}
 schemas["PurgeRequest"] = {"type": "object", "properties": {"tags": {"type": ["array", "string"], "items": {"type": "string"}, "description": "gateway tags (p:<id>, s:<sku>, c:<id>, pl, stores) or Magento's (cat_p_<id>, cat_p, cat_c_<id>, cat_c_p_<id>); a list or one comma-separated string"}, "all": {"type": "boolean"}}}
+schemas["ShadowReport"] = {"type": "object", "required": ["since", "sample", "min_compared", "counts", "routes"], "properties": {
+    "since": {"type": "string", "description": "when the count began (UTC)"}, "sample": {"type": "number"}, "min_compared": {"type": "integer"},
+    "recheck_secs": {"type": "integer"}, "counts": {"type": "string", "description": "`fleet` (Redis), `instance`, or `instance (Redis unreachable)`"},
+    "serving": {"type": "string"}, "candidate": {"type": "string"}, "serve": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "STOREGATE_SHADOW_SERVE: percent by route class"},
+    "routes": {"type": "array", "items": {"type": "object", "properties": {
+        "route": {"type": "string", "description": "`GET /products/:id`"}, "user_type": {"type": "string"}, "verdict": {"enum": ["ready", "not ready", "too few"]},
+        **{k: {"type": "integer"} for k in ["compared", "matched", "differed", "noise", "lag", "error", "timeout", "not_compared", "skipped", "pending"]},
+        "differences": {"type": "array", "items": {"type": "object", "properties": {
+            "path": {"type": "string", "description": "template form: `tier_price[].price`, `{id}.name`, `(status)`"},
+            "class": {"enum": ["value", "missing", "extra", "type", "order", "status"]},
+            "count": {"type": "integer", "description": "comparisons where it still differed at the recheck"}, "lag": {"type": "integer"}, "noise": {"type": "integer"},
+            "example": {"type": "object", "description": "`request` (path and query), `serving` and `candidate` values (a `{\"digest\"}` for personal data; absent where a side had none)"}}}}}}},
+    "served": {"type": "array", "items": {"type": "object", "properties": {"class": {"type": "string"}, "candidate": {"type": "integer"}, "fallback": {"type": "integer"}}}}}}
 schemas["PurgeResult"] = {"type": "object", "additionalProperties": False, "required": ["all", "tags"], "properties": {"all": {"type": "boolean"}, "tags": {"type": "array", "items": {"type": "string"}, "description": "the tags purged, after translation"}}}
 schemas["ProductCategoryLink"] = {"type": "object", "additionalProperties": False, "required": ["category_id"], "properties": {"category_id": {"type": "string", "pattern": "^[0-9]+$"}}}
 schemas["ProductWebsiteLink"] = {"type": "object", "additionalProperties": False, "required": ["website_id"], "properties": {"website_id": {"type": "string", "pattern": "^[0-9]+$"}}}
@@ -368,6 +381,16 @@ op("/api/rest/auth/token", "post", "Get a customer token", "Checks the credentia
 op("/api/rest/cache/purge", "post", "Purge cached reads", "After changes made directly in Magento. Tags are the gateway's or Magento's (translated).", [A],
    responses({"200": {"description": "The tags purged", "content": {"application/json": {"schema": ref("PurgeResult")}, "application/xml": {"schema": ref("PurgeResult")}}}},
              {"400": ["Missing \"tags\" in request.", "Invalid \"all\": use true or false.", "Invalid \"tags\": use a list of cache tags or one comma-separated string.", "At most <n> tags may be purged at once."]}, has_body=True), body=body_content("PurgeRequest"), tags=["Operations"])
+
+# the dual run's report (issue 31, docs/dual-run.md)
+SHADOW_NF = {"404": ["Resource not found."]}
+op("/api/rest/shadow/report", "get", "The dual run's report", "With a candidate back end (`STOREGATE_SHADOW_UPSTREAM_URL`): since when, the sample rate, and per route and user type the comparisons' outcomes (`compared`, `matched`, `differed`, `noise`, `lag`, `error`, `timeout`, `not_compared`, `skipped`, `pending`), the field paths that differed with their class (`value`, `missing`, `extra`, `type`, `order`, `status`), counts and one example, and a verdict (`ready`, `not ready`, `too few`). Customer, address and order values appear only as digests. With Redis, the fleet's counts. Without a candidate: 404. Never cached.", [A],
+   responses(ok_doc("The report", ref("ShadowReport")), SHADOW_NF), tags=["Operations"])
+op("/api/rest/shadow/report", "delete", "Start a new count", "Drops the dual run's counts (the fleet's, with Redis) and starts again now.", [A],
+   responses(EMPTY("A new count begins"), SHADOW_NF), tags=["Operations"])
+op("/api/rest/shadow", "get", "The dual run's report as a page", "An HTML page for a person: the admin key is typed on the page and sent by its script in a header, never in the URL. Served to an admin, and to a browser without a key (the page holds no data); any other caller that is not an admin: 401 or 403. Without a candidate: 404.", [A],
+   {**ok_doc("An HTML page"), **responses({}, SHADOW_NF)}, tags=["Operations"])
+paths["/api/rest/shadow"]["get"]["responses"]["200"]["content"] = {"text/html": {"schema": {"type": "string"}}}
 
 # operational
 def plain(path, summary, desc, content, tag="Operations", params=None):

@@ -14,15 +14,19 @@ def tree_has(root, needle, *files):
 def add_store_routes(root, g):
     op, responses, ok_doc, by_view_keyed, by_view_arr, by_view, ID, LISTQ, CACHED, NF, P = (g[k] for k in
         ["op", "responses", "ok_doc", "by_view_keyed", "by_view_arr", "by_view", "ID", "LISTQ", "CACHED", "NF", "P"])
+    EMPTY, CONVERT, PRICES, body_content = (g[k] for k in ["EMPTY", "CONVERT", "PRICES", "body_content"])
     if not tree_has(root, '"/products/store/{store}"', "src/resources/mod.rs"):
         return
     A, C, G = "Admin", "Customer", "Guest"
     STORE = P("store", "a store view, by id or code", {"type": "string"})
     SE = {"400": ["Requested store is invalid"]}
-    op("/api/rest/products/store/{store}", "get", "List products in a store view", "The product list with the store view's values (names, descriptions, prices of its website). Reads only: store view values are written through the global routes.", [A, C, G],
+    op("/api/rest/products/store/{store}", "get", "List products in a store view", "The product list with the store view's values (names, descriptions, prices of its website). A store view's values are written with `PUT /products/{id}/store/{store}`.", [A, C, G],
        responses(ok_doc("Products", by_view_keyed("Product", "ListItem"), CACHED), SE, is_list=True), [STORE] + LISTQ, tags=["Products"])
     op("/api/rest/products/{id}/store/{store}", "get", "Read a product in a store view", "One product with the store view's values.", [A, C, G],
        responses(ok_doc("The product", by_view("Product", ""), CACHED), {**SE, **NF}), [ID("id", "product id"), STORE], tags=["Products"])
+    if tree_has(root, "Method::PUT", "src/resources/product_store.rs"):
+        op("/api/rest/products/{id}/store/{store}", "put", "Update a product in a store view", "The original's store-view update: only the fields sent change, and only in that store view (its name, descriptions, status...; fields Magento keeps per website or globally are written there); store 0 is the admin values. Body default JSON. Otherwise as `PUT /products/{id}`.", [A],
+           responses(EMPTY("Updated"), {**SE, **NF, "400": CONVERT + PRICES + ["Changing the SKU of a product is not supported; create a new product instead.", "Requested store is invalid"]}, has_body=True), [ID("id", "product id"), STORE], body_content("ProductUpdate"), tags=["Products"])
     for path in ("/api/rest/products/category/{category_id}/store/{store}", "/api/rest/products/store/{store}/category/{category_id}"):
         op(path, "get", "Products of a category in a store view", "Ordered by position in the category, with the store view's values; both spellings of the original.", [A, C, G],
            responses(ok_doc("Products of the category", by_view_arr("Product", "CategoryItem"), CACHED), {"400": ["Category not found.", "Requested store is invalid"]}, is_list=True), [ID("category_id", "category id"), STORE] + LISTQ, tags=["Products"])
@@ -40,7 +44,7 @@ def add_oauth(root, g):
                  "operationId": (m + path).replace("/", "_")}
             o["responses"] = {"200": ok, **(errors or {})}
             item[m] = o
-    plain("/oauth/initiate", ["post", "get"], "OAuth: a request token", "Signed with the consumer's key and secret (HMAC-SHA1 or PLAINTEXT, in the `Authorization: OAuth` header, the form or the query), with `oauth_callback` (`oob` or an http(s) URL).",
+    plain("/oauth/initiate", ["post", "get"], "OAuth: a request token", "Signed with the consumer's key and secret (HMAC-SHA1 or PLAINTEXT, in the `Authorization: OAuth` header, the form or the query), with `oauth_callback`: `oob`, or a URL the consumer accepts (under its registered callback, of any scheme, e.g. `myapp://cb/done`; without one, any http(s) URL); any other is `400 oauth_problem=parameter_rejected`. Signatures over byte-ordered (RFC 5849) or natural-ordered (Magento 1.9) parameters are accepted.",
           {"description": "`oauth_token=...&oauth_token_secret=...&oauth_callback_confirmed=true`", "content": form}, {"400": problem, "401": problem})
     plain("/oauth/token", ["post", "get"], "OAuth: an access token", "Signed with the consumer's and the authorized request token's secrets, with `oauth_verifier`.",
           {"description": "`oauth_token=...&oauth_token_secret=...`", "content": form}, {"400": problem, "401": problem})
@@ -53,7 +57,7 @@ def add_oauth(root, g):
         plain(base, ["get", "post"], "OAuth: the sign-in page", f"The page where {who} signs in to authorize `oauth_token`. " + msgs, {"description": "An HTML page.", "content": html})
         plain(base + "/simple", ["get", "post"], "OAuth: the sign-in page, simple", "The same page without the store's decoration (for pop-ups and web views). " + msgs, {"description": "An HTML page.", "content": html})
         plain(base + "/confirm", ["get", "post"], "OAuth: authorize", "Grants the request token; redirects to the callback with `oauth_token` and `oauth_verifier`, or shows the verifier for `oob`.", {"description": "An HTML page (or a 302 to the callback).", "content": html})
-        plain(base + "/reject", ["get", "post"], "OAuth: refuse", "Refuses the request token; redirects to the callback, or shows that access was refused.", {"description": "An HTML page (or a 302 to the callback).", "content": html})
+        plain(base + "/reject", ["get", "post"], "OAuth: refuse", "Refuses the request token; redirects to the consumer's rejected callback, or else to the app's own, with `oauth_token` and `rejected=1`; for `oob`, shows that access was refused.", {"description": "An HTML page (or a 302 to the callback).", "content": html})
     admin = paths["/admin/oauth_authorize"]["get"]
     admin["description"] += (" The path is matched without regard to case, as the original's was (its docs spell it `/admin/oAuth_authorize`), and so are `/simple`, `/confirm` and `/reject`."
                              " A browser (`Accept` naming `text/html`) on any other `/admin/...` URL gets an HTML 404 page (`Page not found`: `There is no page at this address."

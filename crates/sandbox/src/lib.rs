@@ -57,6 +57,27 @@ pub struct SandboxOptions {
     pub latency: Duration,
     /// Number of extra generated simple products added to the seed catalog (benchmarks: 100_000).
     pub generated_products: usize,
+    /// Another store's catalog, customers and orders instead of `fixtures/sandbox/`'s
+    /// (`storegate sandbox --seed-from URL`); the stores, directory, categories and
+    /// catalog configuration stay the fixtures'.
+    pub seed: Option<Arc<Seed>>,
+}
+
+/// A store's data in the fixtures' shapes (`fixtures/sandbox/README.md`): what the sandbox
+/// starts with instead of its own seed.
+#[derive(Debug, Clone, Default)]
+pub struct Seed {
+    /// `ProductInterface` bodies as `products.json` holds them: a fixed `id`, the gallery's
+    /// `media_gallery_entries` with their `id` and `file`, the stock in
+    /// `extension_attributes.stock_item`.
+    pub products: Vec<Value>,
+    /// `{"customer": CustomerInterface with its id and addresses, "password": ...}`, as
+    /// `customers.json` holds them.
+    pub customers: Vec<Value>,
+    /// `OrderInterface`, returned as stored.
+    pub orders: Vec<Value>,
+    /// The gallery's files, by their `file` path (`/m/b/mb01.png`).
+    pub media_files: Vec<(String, Vec<u8>)>,
 }
 
 /// A running sandbox server.
@@ -72,10 +93,17 @@ impl Sandbox {
     pub async fn start(listener: TcpListener, options: SandboxOptions) -> std::io::Result<Sandbox> {
         let addr = listener.local_addr()?;
         let generated = options.generated_products;
-        let db = tokio::task::spawn_blocking(move || seed::build(generated))
-            .await
-            .map_err(std::io::Error::other)?
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        let from = options.seed.clone();
+        let (db, skipped) = tokio::task::spawn_blocking(move || match from {
+            Some(from) => seed::build_from(&from),
+            None => seed::build(generated).map(|db| (db, Vec::new())),
+        })
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        for why in &skipped {
+            tracing::warn!(record = %why, "seed: a record the sandbox refused was left out");
+        }
         let shared = Arc::new(Shared {
             db: RwLock::new(db),
             token: options.token.unwrap_or_else(token::random_token),

@@ -251,6 +251,7 @@ async fn options_token_latency_and_generated_products() {
         token: Some("fixed-token".into()),
         latency: Duration::from_millis(120),
         generated_products: 1_000,
+        seed: None,
     })
     .await;
     assert_eq!(h.sandbox.token(), "fixed-token");

@@ -31,6 +31,10 @@ pub struct Summary {
     pub skipped_unauthorized: usize,
     pub skipped_unknown_consumer: usize,
     pub skipped_no_owner: usize,
+    /// Consumers whose registered callback the gateway cannot use (no scheme, userinfo, a
+    /// fragment...): kept as they are, but until `storegate oauth consumer update` fixes
+    /// them their apps can sign in with `oob` only. Their names and why.
+    pub unusable_callbacks: Vec<String>,
     /// The customers' imported tokens with their consumer's key and secret: the store
     /// issued them, so the gateway can also ask the store as those customers
     /// (`backend::port::StoreSession`, kept by the CLI).
@@ -69,7 +73,11 @@ impl std::fmt::Display for Summary {
             self.skipped_unauthorized,
             self.skipped_unknown_consumer,
             self.skipped_no_owner
-        )
+        )?;
+        for warning in &self.unusable_callbacks {
+            write!(f, "\nwarning: {warning}")?;
+        }
+        Ok(())
     }
 }
 
@@ -201,6 +209,29 @@ pub async fn import(
                 profile: Some(crate::context::profile::Profile::Original),
             })
             .await?;
+        for (column, url, meanwhile) in [
+            (
+                "callback",
+                &consumer.callback_url,
+                "its app can sign in with oauth_callback=oob only",
+            ),
+            (
+                "rejected-callback",
+                &consumer.rejected_callback_url,
+                "users who reject the app are sent back to the app's own callback",
+            ),
+        ] {
+            if let Some(url) = url
+                && let Err(why) = super::callback::registrable(url)
+            {
+                summary.unusable_callbacks.push(format!(
+                    "consumer {:?}: its {column} URL {url:?} cannot be used ({why}); until \
+                     `storegate oauth consumer update --key {} --{column} URL` fixes it, \
+                     {meanwhile}",
+                    consumer.name, consumer.key,
+                ));
+            }
+        }
         if let Some(original) = text(row, "entity_id") {
             ids.insert(original, (consumer.id, key, secret));
         }

@@ -6,7 +6,10 @@
 //!   is [`pages`].
 //! - [`verify`]: the checks of a signed request, shared by the endpoints and `/api/rest`
 //!   ([`OAuth::authenticate_api`], hooked into `auth::authenticate`).
-//! - [`params`], [`signature`]: RFC 5849's parameter sources, base string and methods.
+//! - [`callback`]: which `oauth_callback` a consumer accepts (its registered one as the
+//!   allow-list, any scheme; mobile apps).
+//! - [`params`], [`signature`]: RFC 5849's parameter sources, base string and methods;
+//!   [`natural`]: the parameter order Magento 1.9 signed with, accepted beside RFC 5849's.
 //! - [`nonce`]: replay protection behind [`nonce::NonceGuard`].
 //! - [`store`]: consumers and tokens behind [`store::TokenStore`]: the embedded SQLite file
 //!   ([`sqlite`]) or a MariaDB/MySQL database a fleet shares ([`mysql`]), as
@@ -16,9 +19,11 @@
 //! - [`import`]: reading the original's `oauth_consumer` / `oauth_token` tables; [`cli`]:
 //!   `storegate oauth consumer add` and `storegate oauth import`.
 
+pub mod callback;
 pub mod database;
 pub mod import;
 pub mod mysql;
+pub mod natural;
 pub mod nonce;
 pub mod params;
 pub mod problem;

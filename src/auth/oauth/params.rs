@@ -162,13 +162,6 @@ pub fn collect(header: Option<&str>, query: Option<&str>, form: Option<&[u8]>) -
     Collected { protocol, signed }
 }
 
-/// `oauth_callback` is `oob` or an absolute http(s) URL.
-pub fn callback_ok(callback: &str) -> bool {
-    callback == "oob"
-        || reqwest::Url::parse(callback)
-            .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,22 +58,43 @@ pub fn base_uri(scheme: &str, host: &str, port: Option<u16>, path: &str) -> Stri
     }
 }
 
-/// The signature base string: method, base URI and the normalized parameters.
-pub fn base_string(method: &str, base_uri: &str, params: &[(String, String)]) -> String {
+/// How the encoded parameters are sorted before they are joined (RFC 5849 §3.4.1.3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// By byte value: RFC 5849, OpenMage since 19.4.0, every current client library.
+    Bytes,
+    /// By PHP's `strnatcmp`: Magento 1.9 and Zend Framework 1 ([`super::natural`]).
+    Natural,
+}
+
+/// The normalized parameters: encoded, sorted in `order`, joined as `k=v&k=v`.
+pub fn normalized(params: &[(String, String)], order: Order) -> String {
     let mut encoded: Vec<(String, String)> =
         params.iter().map(|(k, v)| (encode(k), encode(v))).collect();
-    encoded.sort();
-    let normalized = encoded
+    match order {
+        Order::Bytes => encoded.sort(),
+        Order::Natural => super::natural::sort_pairs(&mut encoded),
+    }
+    encoded
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
-        .join("&");
+        .join("&")
+}
+
+/// The signature base string of already normalized parameters.
+pub fn base_string_of(method: &str, base_uri: &str, normalized: &str) -> String {
     format!(
         "{}&{}&{}",
         method.to_ascii_uppercase(),
         encode(base_uri),
-        encode(&normalized)
+        encode(normalized)
     )
+}
+
+/// The signature base string: method, base URI and the parameters in byte order.
+pub fn base_string(method: &str, base_uri: &str, params: &[(String, String)]) -> String {
+    base_string_of(method, base_uri, &normalized(params, Order::Bytes))
 }
 
 /// The signature a method gives for a base string and the two secrets.

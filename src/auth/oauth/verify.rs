@@ -13,7 +13,7 @@ use super::OAuth;
 use super::nonce::{self, FUTURE_SKEW, PAST_WINDOW};
 use super::params::Collected;
 use super::problem::Problem;
-use super::signature::{self, Method};
+use super::signature::{self, Method, Order};
 use super::store::{Consumer, Kind, Token, now_secs};
 
 /// A request as the signature sees it.
@@ -121,6 +121,29 @@ fn split_host(host: &str) -> (&str, Option<u16>) {
     }
 }
 
+/// Every base string the client may have signed: each base URI ([`base_uris`]) with the
+/// parameters in byte order (RFC 5849) and, when it differs, in natural order (Magento 1.9's
+/// `strnatcmp`, [`super::natural`]). The checks around the signature (timestamp, nonce,
+/// token) are the same whichever order verifies: the nonce is claimed once, after.
+pub fn candidate_bases(request: &SignedRequest) -> Vec<String> {
+    let bytes = signature::normalized(&request.params.signed, Order::Bytes);
+    let natural = signature::normalized(&request.params.signed, Order::Natural);
+    let mut orders = vec![bytes];
+    if natural != orders[0] {
+        orders.push(natural);
+    }
+    let method = request.method.as_str();
+    request
+        .base_uris
+        .iter()
+        .flat_map(|uri| {
+            orders
+                .iter()
+                .map(move |normalized| signature::base_string_of(method, uri, normalized))
+        })
+        .collect()
+}
+
 impl OAuth {
     /// Runs every check; on success the consumer and the token the request used.
     pub async fn verify(
@@ -207,11 +230,7 @@ impl OAuth {
             }
         };
 
-        let bases: Vec<String> = request
-            .base_uris
-            .iter()
-            .map(|uri| signature::base_string(request.method.as_str(), uri, &request.params.signed))
-            .collect();
+        let bases = candidate_bases(request);
         let token_secret = token.as_ref().map_or("", |t| t.secret.as_str());
         if !signature::verify(method, &bases, &consumer.secret, token_secret, presented) {
             return Err(Problem::SignatureInvalid);

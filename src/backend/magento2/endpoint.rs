@@ -102,11 +102,20 @@ impl crate::backend::port::WireShape for Wire {
     fn token_endpoints(&self) -> &'static [&'static str] {
         TOKEN_ENDPOINTS
     }
+
+    fn failure(
+        &self,
+        failure: &crate::backend::port::Failure,
+        at: &crate::backend::port::FailureAt<'_>,
+    ) -> Option<crate::backend::port::Canned> {
+        super::failures::answer(failure, at)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::port::WireShape;
     use crate::backend::recording::{Wires, cassette, har, scrub};
 
     const OWN: Wires = Wires(&[&WIRE]);
@@ -246,5 +255,79 @@ mod tests {
         assert_eq!(list.response.body.body, Some(json!({"items": []})));
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_file(&file);
+    }
+
+    #[test]
+    fn a_replay_rule_may_name_a_magento_call_with_or_without_its_scope() {
+        use crate::backend::recording::bench::{Bench, Settings};
+        use rand::SeedableRng;
+        for rule in [
+            "GET /rest/default/V1/products/{sku}=http:500",
+            "GET /V1/products/{}=http:500",
+        ] {
+            let settings = Settings::parse(None, Some(rule)).unwrap();
+            let bench = Bench::new(Some(1), settings, OWN);
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+            let endpoint = OWN.endpoint("GET", "/rest/default/V1/products/24-MB01");
+            assert!(bench.fault(&endpoint, &mut rng).is_some(), "{rule}");
+        }
+    }
+
+    #[test]
+    fn magento_fails_in_its_own_form() {
+        use crate::backend::port::{Canned, Failure, FailureAt};
+        let at = |path| FailureAt {
+            path,
+            host: "127.0.0.1:8081",
+            xml: false,
+            report: 123_456_789_012,
+            line: 77,
+        };
+        let maintenance = WIRE
+            .failure(&Failure::Maintenance, &at("/rest/default/V1/products/A"))
+            .unwrap();
+        assert_eq!(
+            (maintenance.status, maintenance.content_type),
+            (503, Canned::HTML)
+        );
+        assert!(
+            maintenance
+                .body
+                .contains("<title>Error 503: Service Unavailable</title>")
+        );
+        assert!(maintenance.body.contains("/pub/errors/default/"));
+        let fatal = WIRE
+            .failure(&Failure::PhpFatal, &at("/rest/default/V1/products/A"))
+            .unwrap();
+        assert_eq!(fatal.status, 200);
+        assert!(
+            fatal
+                .body
+                .starts_with("<br />\n<b>Fatal error</b>:  Uncaught Error")
+        );
+        assert!(
+            fatal
+                .body
+                .contains("Server internal error. See details in report api\\/")
+        );
+        let db = WIRE
+            .failure(&Failure::DbGone, &at("/rest/default/V1/products/A"))
+            .unwrap();
+        assert_eq!(db.status, 500);
+        let body: serde_json::Value = serde_json::from_str(&db.body).unwrap();
+        assert!(body["message"].as_str().unwrap().starts_with(
+            "Internal Error. Details are available in Magento log file. Report ID: webapi-"
+        ));
+        let oauth = WIRE
+            .failure(
+                &Failure::OAuthTimestampRefused,
+                &at("/rest/all/V1/customers/1"),
+            )
+            .unwrap();
+        assert!(
+            oauth.body.contains("Magento_Customer::customer"),
+            "{}",
+            oauth.body
+        );
     }
 }

@@ -12,6 +12,7 @@
 mod addresses;
 mod catalog;
 pub mod endpoint;
+mod failures;
 mod links;
 mod media;
 mod orders;

@@ -403,7 +403,7 @@ impl OpenMage {
 }
 
 /// The keys one call is signed with.
-pub(crate) struct Keys<'a> {
+pub(super) struct Keys<'a> {
     pub consumer_key: &'a str,
     pub consumer_secret: &'a str,
     pub token: &'a str,
@@ -415,7 +415,7 @@ pub(crate) struct Keys<'a> {
 /// (which in Magento 1 trims the port) and the request URI, so a store on port 8081 checks
 /// the signature of `http://host/api/rest/...`. On 80 and 443 that is RFC 5849's base URI
 /// too. A base that is not an http(s) URL (`replay:DIR`) is kept as it is: nothing checks it.
-fn signing_base(base: &str) -> String {
+pub(super) fn signing_base(base: &str) -> String {
     let base = base.trim_end_matches('/');
     match reqwest::Url::parse(base) {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => {
@@ -433,7 +433,7 @@ fn signing_base(base: &str) -> String {
 /// The `Authorization: OAuth ...` value of one call: HMAC-SHA1 over the method, `uri` and
 /// the protocol and query parameters (RFC 5849 §3.4.1.3), the query read as the store
 /// reads it ([`as_the_store_reads`]).
-pub(crate) fn authorization(
+pub(super) fn authorization(
     method: &Method,
     uri: &str,
     query: &[(String, String)],

@@ -2,6 +2,8 @@
 //! which the back end's metrics, logs and cassettes name a call by. A raw path can hold a
 //! customer's id, an order's, a store's; its template holds only the API's own names.
 
+use crate::backend::port::{Canned, Failure, FailureAt, LiveCredentials};
+
 /// The prefix of every path of OpenMage's REST API.
 pub const PREFIX: &str = "/api/rest";
 
@@ -92,11 +94,47 @@ impl crate::backend::port::WireShape for Wire {
     fn form_token_endpoints(&self) -> &'static [&'static str] {
         OAUTH_ENDPOINTS
     }
+
+    fn failure(&self, failure: &Failure, at: &FailureAt<'_>) -> Option<Canned> {
+        super::failures::answer(failure, at)
+    }
+
+    /// Signed with OAuth 1.0a as the gateway signs its own calls (`client::authorization`).
+    fn authorize(
+        &self,
+        method: &http::Method,
+        path: &str,
+        query: &[(String, String)],
+        credentials: &LiveCredentials<'_>,
+    ) -> Result<Option<String>, String> {
+        let Some((consumer_key, consumer_secret, token_secret)) = credentials.oauth else {
+            return Err(
+                "a signed OpenMage call needs STOREGATE_UPSTREAM_CONSUMER_KEY, _CONSUMER_SECRET and _TOKEN_SECRET"
+                    .into(),
+            );
+        };
+        let keys = super::client::Keys {
+            consumer_key,
+            consumer_secret,
+            token: credentials.token,
+            token_secret,
+        };
+        let uri = format!("{}{path}", super::client::signing_base(credentials.url));
+        Ok(Some(super::client::authorization(
+            method,
+            &uri,
+            query,
+            &keys,
+            &super::client::nonce(),
+            super::client::timestamp(),
+        )))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::port::WireShape;
 
     #[test]
     fn endpoints_are_templates() {
@@ -156,5 +194,46 @@ mod tests {
         );
         assert_eq!(own.endpoint("post", "/oauth/token"), "POST /oauth/token");
         assert!(own.hands_out_form_token("/oauth/initiate"));
+    }
+
+    #[test]
+    fn openmage_fails_in_its_own_form() {
+        let at = |xml| FailureAt {
+            path: "/api/rest/products/1",
+            host: "127.0.0.1:8081",
+            xml,
+            report: 123_456_789_012,
+            line: 77,
+        };
+        let maintenance = WIRE.failure(&Failure::Maintenance, &at(false)).unwrap();
+        assert!(
+            maintenance
+                .body
+                .contains("http://127.0.0.1:8081/errors/default/")
+        );
+        let fatal = WIRE.failure(&Failure::PhpFatal, &at(false)).unwrap();
+        assert!(!fatal.body.contains("messages"));
+        let db = WIRE.failure(&Failure::DbGone, &at(false)).unwrap();
+        assert_eq!((db.status, db.content_type), (503, Canned::HTML));
+        assert!(
+            db.body
+                .contains("Exception printing is disabled by default for security reasons.")
+        );
+        let oauth = WIRE
+            .failure(&Failure::OAuthTimestampRefused, &at(false))
+            .unwrap();
+        assert_eq!(oauth.status, 401);
+        assert_eq!(
+            oauth.body,
+            r#"{"messages":{"error":[{"code":401,"message":"oauth_problem=timestamp_refused"}]}}"#
+        );
+        let oauth = WIRE
+            .failure(&Failure::OAuthTimestampRefused, &at(true))
+            .unwrap();
+        assert!(
+            oauth
+                .body
+                .contains("<message>oauth_problem=timestamp_refused</message>")
+        );
     }
 }

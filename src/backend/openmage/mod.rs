@@ -25,6 +25,7 @@
 mod catalog;
 pub mod client;
 pub mod endpoint;
+mod failures;
 mod links;
 pub mod lists;
 mod media;

@@ -174,6 +174,18 @@ impl OpenMageBackend {
         scope: Scope<'_>,
         id: u64,
     ) -> Result<Value, BackendError> {
+        match self.product_record_in(scope, id).await {
+            // A product on no website has no default store view to be read in (the store
+            // answers 404 there): the Admin still sees it, with its admin values, as the
+            // store's own `/products/:id` shows it.
+            Err(BackendError::Status { status: 404, .. }) if scope == Scope::Default => {
+                self.product_record_in(Scope::All, id).await
+            }
+            other => other,
+        }
+    }
+
+    async fn product_record_in(&self, scope: Scope<'_>, id: u64) -> Result<Value, BackendError> {
         let suffix = self.store_suffix(scope);
         let (one, websites, categories, gallery) = (
             format!("/products/{id}{suffix}"),

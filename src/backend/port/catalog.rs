@@ -187,17 +187,24 @@ pub trait Catalog: Send + Sync {
         criteria: &SearchCriteria,
         customer: Option<u64>,
     ) -> Result<Renderings, BackendError>;
-    /// Creates a product; the store's record of it.
-    async fn create_product(&self, draft: ProductDraft) -> Result<Value, BackendError>;
+    /// Creates a product; the store's record of it. A store the gateway only reads: the
+    /// default says so.
+    async fn create_product(&self, _draft: ProductDraft) -> Result<Value, BackendError> {
+        Err(BackendError::Unsupported("creating a product".into()))
+    }
     /// Changes a product in `scope`; the store's record of it, where the store answers an
     /// update with one (else its `id` and `sku`: a read-back costs calls nobody reads).
     async fn update_product(
         &self,
-        scope: Scope<'_>,
-        sku: &str,
-        draft: ProductDraft,
-    ) -> Result<Value, BackendError>;
-    async fn delete_product(&self, sku: &str) -> Result<(), BackendError>;
+        _scope: Scope<'_>,
+        _sku: &str,
+        _draft: ProductDraft,
+    ) -> Result<Value, BackendError> {
+        Err(BackendError::Unsupported("changing a product".into()))
+    }
+    async fn delete_product(&self, _sku: &str) -> Result<(), BackendError> {
+        Err(BackendError::Unsupported("deleting a product".into()))
+    }
 }
 
 /// What a product record (as [`Catalog::product`] gave it) and a rendering (as
@@ -224,12 +231,22 @@ pub trait ProductRecords: Send + Sync {
     fn on_website(&self, product: &Value, website_id: u64) -> bool;
 }
 
-/// A product's categories and websites (the original's `/products/:id/categories` and
-/// `/products/:id/websites`).
+/// Changes to a product's categories and websites (the original's
+/// `/products/:id/categories` and `/products/:id/websites`; where a product is, its record
+/// says: [`ProductRecords::assignments`]). A store the gateway only reads: the defaults say
+/// so.
 #[async_trait]
 pub trait ProductLinks: Send + Sync {
-    async fn assign_category(&self, category_id: u64, sku: &str) -> Result<(), BackendError>;
-    async fn unassign_category(&self, category_id: u64, sku: &str) -> Result<(), BackendError>;
-    async fn assign_website(&self, sku: &str, website_id: u64) -> Result<(), BackendError>;
-    async fn unassign_website(&self, sku: &str, website_id: u64) -> Result<(), BackendError>;
+    async fn assign_category(&self, _category_id: u64, _sku: &str) -> Result<(), BackendError> {
+        Err(BackendError::Unsupported("assigning a category".into()))
+    }
+    async fn unassign_category(&self, _category_id: u64, _sku: &str) -> Result<(), BackendError> {
+        Err(BackendError::Unsupported("unassigning a category".into()))
+    }
+    async fn assign_website(&self, _sku: &str, _website_id: u64) -> Result<(), BackendError> {
+        Err(BackendError::Unsupported("assigning a website".into()))
+    }
+    async fn unassign_website(&self, _sku: &str, _website_id: u64) -> Result<(), BackendError> {
+        Err(BackendError::Unsupported("unassigning a website".into()))
+    }
 }

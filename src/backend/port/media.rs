@@ -75,29 +75,39 @@ pub trait Media: Send + Sync {
     /// The images of a product record (as [`Media::product_gallery`] gave it), videos left
     /// out.
     fn images(&self, product: &Value) -> Vec<Image>;
-    /// Adds an image; its id. Through a store view the values are that view's.
+    /// Adds an image; its id. Through a store view the values are that view's. (The
+    /// defaults: a store the gateway only reads.)
     async fn add_image(
         &self,
-        scope: Scope<'_>,
-        sku: &str,
-        image: NewImage,
-    ) -> Result<u64, BackendError>;
+        _scope: Scope<'_>,
+        _sku: &str,
+        _image: NewImage,
+    ) -> Result<u64, BackendError> {
+        Err(BackendError::Unsupported("adding an image".into()))
+    }
     /// Changes an image (`existing`, as [`Media::images`] gave it in that scope).
     async fn update_image(
         &self,
-        scope: Scope<'_>,
-        sku: &str,
-        existing: &Image,
-        change: ImageChange,
-    ) -> Result<(), BackendError>;
+        _scope: Scope<'_>,
+        _sku: &str,
+        _existing: &Image,
+        _change: ImageChange,
+    ) -> Result<(), BackendError> {
+        Err(BackendError::Unsupported("changing an image".into()))
+    }
     /// Removes an image: from the product through [`Scope::All`], from one store view's
     /// showing through [`Scope::Store`] (excluded there, in no role).
     async fn remove_image(
         &self,
-        scope: Scope<'_>,
-        sku: &str,
-        existing: &Image,
-    ) -> Result<(), BackendError>;
-    /// When a failed image write was the request's fault, which fault.
-    fn image_refusal(&self, error: &BackendError) -> Option<ImageRefusal>;
+        _scope: Scope<'_>,
+        _sku: &str,
+        _existing: &Image,
+    ) -> Result<(), BackendError> {
+        Err(BackendError::Unsupported("removing an image".into()))
+    }
+    /// When a failed image write was the request's fault, which fault (by default: none
+    /// the gateway can name).
+    fn image_refusal(&self, _error: &BackendError) -> Option<ImageRefusal> {
+        None
+    }
 }

@@ -43,13 +43,15 @@ pub use error::{BackendError, StoreMessage, UpstreamError};
 pub use health::{CircuitProbe, CircuitState};
 pub use media::{Image, ImageChange, ImageFile, ImageRefusal, Media, NewImage};
 pub use orders::{OrderParts, Orders};
-pub use people::{AddressCalls, AddressEdit, AddressList, AddressWrites, People, RegionChoice};
+pub use people::{
+    AddressCalls, AddressEdit, AddressList, AddressWrites, NoAddressWrites, People, RegionChoice,
+};
 pub use query::{Direction, MAX_PAGE_SIZE, SearchCriteria};
 pub use records::{CategoryLink, IdSku, Page, Scope, SearchResult, lenient_u64};
 pub use setup::{Category, Country, Region, StoreConfig, StoreSetup, StoreView};
 pub use sign_in::{SessionKeeper, SignIn, SignInFailure, SignedIn, StoreSession};
 pub use stock::Stock;
-pub use wire::{ON_BEHALF_OF, WireShape};
+pub use wire::{Canned, Failure, FailureAt, LiveCredentials, ON_BEHALF_OF, WireShape, escape_html};
 
 /// A store behind the gateway: every area of the port. Implemented for every type that
 /// implements them all; nothing to write for it.

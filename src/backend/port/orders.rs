@@ -34,10 +34,21 @@ pub trait Orders: Send + Sync {
     /// The taxes, addresses, comments and lines of an order record (as [`Orders::order`]
     /// or [`Orders::search_orders`] gave it).
     fn order_parts(&self, order: &Value) -> OrderParts;
-    /// An order's comments (its status history), oldest first.
-    async fn order_comments(&self, order_id: u64) -> Result<Vec<Value>, BackendError>;
+    /// An order's comments (its status history), oldest first (by default: a store that
+    /// keeps none).
+    async fn order_comments(&self, _order_id: u64) -> Result<Vec<Value>, BackendError> {
+        Ok(Vec::new())
+    }
     /// Adds a comment to an order; the new comment's id.
-    async fn add_order_comment(&self, order_id: u64, comment: Value) -> Result<u64, BackendError>;
+    async fn add_order_comment(
+        &self,
+        _order_id: u64,
+        _comment: Value,
+    ) -> Result<u64, BackendError> {
+        Err(BackendError::Unsupported("adding an order comment".into()))
+    }
     /// One comment by its id, whichever order it is on; `None` when the store has none.
-    async fn order_comment(&self, comment_id: u64) -> Result<Option<Value>, BackendError>;
+    async fn order_comment(&self, _comment_id: u64) -> Result<Option<Value>, BackendError> {
+        Ok(None)
+    }
 }

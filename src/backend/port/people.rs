@@ -61,11 +61,21 @@ pub trait People: Send + Sync {
         &self,
         criteria: &SearchCriteria,
     ) -> Result<SearchResult<Value>, BackendError>;
-    async fn create_customer(&self, customer: Value, password: &str)
-    -> Result<Value, BackendError>;
+    /// Creates a customer. (The write defaults: a store the gateway only reads.)
+    async fn create_customer(
+        &self,
+        _customer: Value,
+        _password: &str,
+    ) -> Result<Value, BackendError> {
+        Err(BackendError::Unsupported("creating a customer".into()))
+    }
     /// Saves a customer (the customer mapping's write fields); the store's record.
-    async fn save_customer(&self, id: u64, customer: Value) -> Result<Value, BackendError>;
-    async fn delete_customer(&self, id: u64) -> Result<(), BackendError>;
+    async fn save_customer(&self, _id: u64, _customer: Value) -> Result<Value, BackendError> {
+        Err(BackendError::Unsupported("changing a customer".into()))
+    }
+    async fn delete_customer(&self, _id: u64) -> Result<(), BackendError> {
+        Err(BackendError::Unsupported("deleting a customer".into()))
+    }
     /// An address by id. With the id of its customer (`customer_id`) where the store says
     /// it; an address that does not name one carries its own default flags instead.
     async fn address(&self, id: u64) -> Result<Value, BackendError>;
@@ -80,9 +90,28 @@ pub trait People: Send + Sync {
     fn addresses_of(&self, customer: &Value) -> Vec<Value>;
     /// A customer record's default billing and shipping address ids.
     fn default_addresses(&self, customer: &Value) -> (Option<u64>, Option<u64>);
-    async fn delete_address(&self, id: u64) -> Result<(), BackendError>;
-    /// How this store writes addresses.
-    fn address_writes(&self) -> AddressWrites<'_>;
+    async fn delete_address(&self, _id: u64) -> Result<(), BackendError> {
+        Err(BackendError::Unsupported("deleting an address".into()))
+    }
+    /// How this store writes addresses (by default: it writes none).
+    fn address_writes(&self) -> AddressWrites<'_> {
+        AddressWrites::OneAtATime(&NoAddressWrites)
+    }
+}
+
+/// The address calls of a store the gateway only reads: each says so.
+#[derive(Debug)]
+pub struct NoAddressWrites;
+
+#[async_trait]
+impl AddressCalls for NoAddressWrites {
+    async fn add_address(&self, _customer_id: u64, _address: Value) -> Result<u64, BackendError> {
+        Err(BackendError::Unsupported("adding an address".into()))
+    }
+
+    async fn update_address(&self, _id: u64, _address: Value) -> Result<(), BackendError> {
+        Err(BackendError::Unsupported("changing an address".into()))
+    }
 }
 
 /// Address writes one at a time (the store checks them).

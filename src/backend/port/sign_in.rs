@@ -80,8 +80,13 @@ pub trait SessionKeeper: Send + Sync + std::fmt::Debug {
 /// Customers' sign-ins.
 #[async_trait]
 pub trait SignIn: Send + Sync {
-    /// Checks a customer's e-mail and password with the store; who they are.
-    async fn sign_in(&self, username: &str, password: &str) -> Result<SignedIn, SignInFailure>;
+    /// Checks a customer's e-mail and password with the store; who they are. (By default:
+    /// a store that signs nobody in.)
+    async fn sign_in(&self, _username: &str, _password: &str) -> Result<SignedIn, SignInFailure> {
+        Err(SignInFailure::Store(BackendError::Unsupported(
+            "a customer's sign-in".into(),
+        )))
+    }
     /// Does the back end hold a session of this customer's with the store (their prices are
     /// then the store's own for them)? By default: it keeps none.
     async fn has_session(&self, _customer_id: u64) -> bool {

@@ -20,10 +20,13 @@ pub trait Stock: Send + Sync {
         size: u32,
     ) -> Result<Page, BackendError>;
     /// Changes a product's stock item (`changes`: the stock item mapping's write fields).
+    /// A store the gateway only reads: the default says so.
     async fn update_stock_item(
         &self,
-        sku: &str,
-        item_id: u64,
-        changes: Value,
-    ) -> Result<(), BackendError>;
+        _sku: &str,
+        _item_id: u64,
+        _changes: Value,
+    ) -> Result<(), BackendError> {
+        Err(BackendError::Unsupported("changing a stock item".into()))
+    }
 }

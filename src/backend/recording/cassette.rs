@@ -32,6 +32,10 @@ pub struct Cassette {
 /// One request and the answer it got.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Interaction {
+    /// When it was recorded, RFC 3339 in UTC (`2026-11-28T21:57:33Z`); absent in cassettes
+    /// written before storegate kept it (their age is unknown: see `ageing`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<String>,
     pub request: Request,
     pub response: Response,
 }
@@ -57,7 +61,7 @@ pub struct Response {
     pub headers: BTreeMap<String, String>,
     #[serde(flatten)]
     pub body: Body,
-    /// How long the store took, in milliseconds.
+    /// How long the store took, in milliseconds (replayed by the `recorded` latency).
     #[serde(default)]
     pub elapsed_ms: u64,
 }
@@ -202,30 +206,59 @@ pub fn shorten(text: &str, max: usize) -> String {
 }
 
 /// Every cassette file under `dir` (sub-folders included, so a team can keep one folder
-/// per scenario), by path relative to `dir`, sorted.
+/// per scenario), by path relative to `dir`, sorted. The first file that does not parse
+/// fails the whole load (the HAR import, tests); replay uses [`load_dir_lenient`].
 pub fn load_dir(dir: &Path) -> Result<BTreeMap<PathBuf, Cassette>, String> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Cassette>) -> Result<(), String> {
+    let (files, broken) = load_dir_lenient(dir)?;
+    match broken.into_iter().next() {
+        Some(error) => Err(error),
+        None => Ok(files),
+    }
+}
+
+/// Every cassette file under `dir` that parses, and one message for each that does not
+/// (naming the file and the line and column where it stops making sense), so that one
+/// broken file does not take the others' answers with it. `Err` only when the folder
+/// itself cannot be read.
+pub fn load_dir_lenient(dir: &Path) -> Result<(BTreeMap<PathBuf, Cassette>, Vec<String>), String> {
+    fn walk(
+        root: &Path,
+        dir: &Path,
+        out: &mut BTreeMap<PathBuf, Cassette>,
+        broken: &mut Vec<String>,
+    ) -> Result<(), String> {
         let entries =
             std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        let mut paths = Vec::new();
         for entry in entries {
-            let path = entry
-                .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-                .path();
+            paths.push(
+                entry
+                    .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+                    .path(),
+            );
+        }
+        paths.sort();
+        for path in paths {
             if path.is_dir() {
-                walk(root, &path, out)?;
+                walk(root, &path, out, broken)?;
             } else if path.extension().is_some_and(|e| e == "json") {
-                let cassette = read(&path)?;
-                let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
-                out.insert(relative, cassette);
+                match read(&path) {
+                    Ok(cassette) => {
+                        let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+                        out.insert(relative, cassette);
+                    }
+                    Err(error) => broken.push(error),
+                }
             }
         }
         Ok(())
     }
     let mut out = BTreeMap::new();
+    let mut broken = Vec::new();
     if dir.exists() {
-        walk(dir, dir, &mut out)?;
+        walk(dir, dir, &mut out, &mut broken)?;
     }
-    Ok(out)
+    Ok((out, broken))
 }
 
 /// One cassette file; the error names the file and what is wrong.
@@ -372,6 +405,7 @@ pub(crate) mod tests {
         let dir = std::env::temp_dir().join(format!("storegate-append-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let exchange = |n: u64| Interaction {
+            recorded_at: None,
             request: Request {
                 method: "GET".into(),
                 path: format!("/api/rest/products/{n}"),
@@ -442,6 +476,7 @@ pub(crate) mod tests {
             storegate_cassette: FORMAT_VERSION,
             endpoint: "GET /api/rest/products".into(),
             interactions: vec![Interaction {
+                recorded_at: Some("2026-11-28T21:57:33Z".into()),
                 request,
                 response: Response {
                     status: 200,

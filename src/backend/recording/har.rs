@@ -32,6 +32,9 @@ struct Entry {
     response: HarResponse,
     #[serde(default)]
     time: f64,
+    /// When the browser sent it (RFC 3339 with an offset): the interaction's `recorded_at`.
+    #[serde(default, rename = "startedDateTime")]
+    started: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -122,7 +125,19 @@ pub fn import(
             elapsed_ms: entry.time.max(0.0) as u64,
         };
         scrubber.response(&request, &mut response);
-        library.append(Interaction { request, response }, false)?;
+        let recorded_at = entry
+            .started
+            .as_deref()
+            .and_then(|t| super::ageing::parse_time(t).ok())
+            .map(|t| humantime::format_rfc3339_seconds(t).to_string());
+        library.append(
+            Interaction {
+                recorded_at,
+                request,
+                response,
+            },
+            false,
+        )?;
         imported.interactions += 1;
     }
     Ok(imported)

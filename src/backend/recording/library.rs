@@ -18,6 +18,27 @@ pub struct Library {
     /// Replay reads answers from memory; a recording only writes, and keeps nothing.
     replaying: bool,
     state: Mutex<State>,
+    /// Files that did not parse, each message naming the file and the place: left out,
+    /// the others still served.
+    broken: Vec<String>,
+}
+
+/// A recorded interaction that matched, and where it is.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// The file, relative to the folder.
+    pub file: PathBuf,
+    /// Its place in the file, from 0.
+    pub index: usize,
+    pub interaction: Interaction,
+}
+
+/// A recorded interaction replay never served.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Unused {
+    pub cassette: String,
+    pub index: usize,
+    pub request: String,
 }
 
 #[derive(Debug, Default)]
@@ -29,8 +50,12 @@ struct State {
 
 impl Library {
     /// The cassettes under `dir` (none yet if it does not exist).
+    /// A file that does not parse is left out, named in [`Library::broken`] and in the log.
     pub fn open(dir: &Path, wires: Wires) -> Result<Library, String> {
-        let files = cassette::load_dir(dir)?;
+        let (files, broken) = cassette::load_dir_lenient(dir)?;
+        for error in &broken {
+            tracing::error!(cassettes = %dir.display(), "{error}; its answers are not replayed, the other files' are");
+        }
         let used = files
             .iter()
             .map(|(path, c)| (path.clone(), vec![false; c.interactions.len()]))
@@ -40,7 +65,13 @@ impl Library {
             wires,
             replaying: true,
             state: Mutex::new(State { files, used }),
+            broken,
         })
+    }
+
+    /// What was wrong with the files left out.
+    pub fn broken(&self) -> &[String] {
+        &self.broken
     }
 
     /// A folder to record into: appends only, nothing held in memory (a recording gateway
@@ -53,6 +84,7 @@ impl Library {
             wires,
             replaying: false,
             state: Mutex::new(State::default()),
+            broken: Vec::new(),
         })
     }
 
@@ -81,6 +113,12 @@ impl Library {
     /// again (a cache refresh asks more often than the recording did). `Err` describes
     /// the closest recorded request.
     pub fn answer(&self, wanted: &Request, ignore: &Ignore) -> Result<Response, String> {
+        self.find(wanted, ignore)
+            .map(|found| found.interaction.response)
+    }
+
+    /// The same as [`Library::answer`], with the whole interaction and where it sits.
+    pub fn find(&self, wanted: &Request, ignore: &Ignore) -> Result<Found, String> {
         let mut state = self.state();
         let mut last = None;
         let mut first_unused = None;
@@ -99,7 +137,12 @@ impl Library {
                 if let Some(flag) = state.used.get_mut(&path).and_then(|u| u.get_mut(i)) {
                     *flag = true;
                 }
-                Ok(state.files[&path].interactions[i].response.clone())
+                let interaction = state.files[&path].interactions[i].clone();
+                Ok(Found {
+                    file: path,
+                    index: i,
+                    interaction,
+                })
             }
             None => Err(ignore.closest(
                 wanted,
@@ -109,6 +152,51 @@ impl Library {
                     .flat_map(|c| c.interactions.iter().map(|i| &i.request)),
             )),
         }
+    }
+
+    /// Puts `interaction` in place of the one at `index` of `file` (an answer recorded
+    /// again), on disk and in memory. Blocking: call it from a blocking thread.
+    pub fn replace(
+        &self,
+        file: &Path,
+        index: usize,
+        interaction: Interaction,
+    ) -> Result<(), String> {
+        let mut state = self.state();
+        let Some(cassette) = state.files.get_mut(file) else {
+            return Err(format!("no cassette {}", file.display()));
+        };
+        let Some(slot) = cassette.interactions.get_mut(index) else {
+            return Err(format!("{} has no interaction {index}", file.display()));
+        };
+        *slot = interaction;
+        cassette::write(&self.dir.join(file), cassette)
+    }
+
+    /// Forgets which interactions were served: repeated requests replay from the first
+    /// again (the control API's reset).
+    pub fn reset_used(&self) {
+        for flags in self.state().used.values_mut() {
+            flags.iter_mut().for_each(|f| *f = false);
+        }
+    }
+
+    /// Every interaction replay has not served, in file order.
+    pub fn unused(&self) -> Vec<Unused> {
+        let state = self.state();
+        let mut out = Vec::new();
+        for (path, cassette) in &state.files {
+            for (i, interaction) in cassette.interactions.iter().enumerate() {
+                if !state.used[path].get(i).copied().unwrap_or(false) {
+                    out.push(Unused {
+                        cassette: path.display().to_string(),
+                        index: i,
+                        request: interaction.request.describe(),
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// Adds an interaction at the end of its endpoint's file; `served`: replay counts it as
@@ -146,6 +234,7 @@ mod tests {
 
     fn exchange(path: &str, answer: serde_json::Value) -> Interaction {
         Interaction {
+            recorded_at: None,
             request: Request {
                 method: "GET".into(),
                 path: path.into(),

@@ -13,12 +13,23 @@
 //!   ([`server`]'s router, served by `crate::cli::replay`) as a standalone Magento 2.
 //! - `storegate cassette import-har FILE DIR` turns a browser's or mitmproxy's HAR export
 //!   into cassettes ([`har`]).
+//! - The test bench on top of replay: delays ([`latency`]), faults with a probability
+//!   ([`faults`], the store's own failures in [`failures`]), both drawn per call with a
+//!   seed ([`bench`]) and changed at run time through `storegate replay`'s control API
+//!   ([`control`]); answers that age ([`ageing`]). [`spec`] reads their rules.
 //!
 //! docs/recording.md is the user's guide.
 
+pub mod ageing;
+pub mod bench;
 pub mod cassette;
+pub mod control;
+pub mod drift;
+pub mod failures;
+pub mod faults;
 pub mod har;
 pub mod json_path;
+pub mod latency;
 pub mod library;
 pub mod mask;
 pub mod matching;
@@ -26,6 +37,7 @@ pub mod recorder;
 pub mod replay;
 pub mod scrub;
 pub mod server;
+pub mod spec;
 pub mod wire_form;
 pub mod wires;
 
@@ -37,9 +49,11 @@ use std::time::Duration;
 
 use crate::backend::transport::{HttpTransport, Transport};
 use crate::config::{REPLAY_SCHEME, Recording};
+use ageing::Ageing;
+use bench::Bench;
 use library::Library;
 use matching::Ignore;
-use replay::{Mode, Replay};
+use replay::{Mode, Refresh, Replay};
 use scrub::{Rules, Scrubber};
 
 /// The fakes' key when `STOREGATE_RECORD_MASK_PII` is on without `STOREGATE_RECORD_MASK_KEY`:
@@ -70,18 +84,37 @@ pub fn scrubber(settings: &Recording, secrets: &[&str], wires: Wires) -> Result<
     )
 }
 
-/// The transport answering from the cassettes of `dir` in the configured mode.
-pub fn replay_transport(
+/// The bench's settings (`STOREGATE_REPLAY_LATENCY`, `_FAULTS`, `_MAX_AGE`, `_STALE`),
+/// checked: the error names the variable and the part that is wrong. The binary calls it
+/// before it starts, so a bad setting stops the start.
+pub fn check(settings: &Recording) -> Result<(bench::Settings, Ageing), String> {
+    let bench = bench::Settings::parse(
+        settings.replay_latency.as_deref(),
+        settings.replay_faults.as_deref(),
+    )?;
+    let ageing = Ageing::parse(
+        settings.replay_max_age.as_deref(),
+        settings.replay_stale.as_deref(),
+    )?;
+    Mode::parse(settings.replay_mode.as_deref())?;
+    Ok((bench, ageing))
+}
+
+/// The player answering from the cassettes of `dir` in the configured mode, with the
+/// configured latency, faults and ageing.
+pub fn replay_player(
     dir: &Path,
     settings: &Recording,
     token: &str,
     timeout: Duration,
     wires: Wires,
-) -> Result<Arc<dyn Transport>, String> {
+) -> Result<Arc<Replay>, String> {
     let mode = Mode::parse(settings.replay_mode.as_deref())?;
+    let (bench_settings, ageing) = check(settings)?;
+    let bench = Arc::new(Bench::new(settings.replay_seed, bench_settings, wires));
     let scrubber = Arc::new(scrubber(settings, &[token], wires)?);
     let ignore = Ignore::parse(&settings.replay_ignore)?;
-    let forward = || -> Result<Arc<dyn Transport>, String> {
+    let store = || -> Result<Arc<dyn Transport>, String> {
         let url = settings.replay_upstream_url.as_deref().ok_or_else(|| {
             "STOREGATE_REPLAY_MODE record-missing and passthrough need STOREGATE_REPLAY_UPSTREAM_URL, the real store"
                 .to_owned()
@@ -94,8 +127,8 @@ pub fn replay_transport(
         }
         Ok(Arc::new(HttpTransport::new(url, timeout)?))
     };
-    match mode {
-        Mode::Passthrough => forward(),
+    let player = match mode {
+        Mode::Passthrough => Replay::passthrough(store()?, scrubber),
         Mode::Strict | Mode::RecordMissing => {
             if !dir.is_dir() && mode == Mode::Strict {
                 return Err(format!(
@@ -109,15 +142,43 @@ pub fn replay_transport(
             }
             let missing = match mode {
                 Mode::RecordMissing => Some(Arc::new(recorder::Recorder::new(
-                    forward()?,
+                    store()?,
                     library.clone(),
                     scrubber.clone(),
                 )) as Arc<dyn Transport>),
                 _ => None,
             };
-            Ok(Arc::new(Replay::new(library, scrubber, ignore, missing)))
+            // Re-recording stale answers needs the store; without it they replay, warned.
+            let refresh = match (ageing.action(), &settings.replay_upstream_url) {
+                (ageing::Stale::Record, Some(url)) if !url.starts_with(REPLAY_SCHEME) => {
+                    Some(Refresh {
+                        store: Arc::new(HttpTransport::new(url, timeout)?),
+                        token: token.to_owned(),
+                    })
+                }
+                (ageing::Stale::Record, _) => {
+                    tracing::warn!(
+                        "STOREGATE_REPLAY_STALE=record without STOREGATE_REPLAY_UPSTREAM_URL: stale answers are replayed, with a warning"
+                    );
+                    None
+                }
+                _ => None,
+            };
+            Replay::new(library, scrubber, ignore, missing).with_ageing(ageing, refresh)
         }
-    }
+    };
+    Ok(Arc::new(player.with_bench(bench)))
+}
+
+/// The transport answering from the cassettes of `dir` in the configured mode.
+pub fn replay_transport(
+    dir: &Path,
+    settings: &Recording,
+    token: &str,
+    timeout: Duration,
+    wires: Wires,
+) -> Result<Arc<dyn Transport>, String> {
+    Ok(replay_player(dir, settings, token, timeout, wires)?)
 }
 
 /// Puts recording and replay in front of an adapter's `transport`, as configured:

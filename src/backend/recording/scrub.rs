@@ -129,6 +129,11 @@ pub struct Scrubber {
 }
 
 impl Scrubber {
+    /// The stores whose exchanges it scrubs.
+    pub fn wires(&self) -> Wires {
+        self.wires
+    }
+
     /// Compiles the rules; `known_secrets` (the gateway's credential) are scrubbed anywhere;
     /// `wires`: the stores whose exchanges it scrubs.
     pub fn new(rules: &Rules, known_secrets: &[&str], wires: Wires) -> Result<Scrubber, String> {

@@ -71,8 +71,13 @@ impl Wires {
             .any(|w| w.form_token_endpoints().iter().any(|e| path.ends_with(e)))
     }
 
-    /// The part of a URL's path that is a call of one of these stores' APIs.
+    /// The part of a URL's path that is a call of one of these stores' APIs: what stands
+    /// before it is a shop's own base path. Where two stores would take it, the one whose
+    /// API starts first (a SKU in a path may look like another store's prefix).
     pub fn api_path<'a>(&self, path: &'a str) -> Option<&'a str> {
-        self.0.iter().find_map(|w| w.api_path(path))
+        self.0
+            .iter()
+            .filter_map(|w| w.api_path(path))
+            .max_by_key(|api| api.len())
     }
 }

@@ -506,6 +506,15 @@ fn push_json_inner(out: &mut Vec<u8>, value: &str) {
     }
 }
 
+/// `YYYY-MM-DDTHH:MM:SSZ` of a time in milliseconds since the epoch (UTC), for reports
+/// that name a moment (the dual run's `since`).
+pub fn utc_text(ms: u64) -> String {
+    let mut out = Vec::with_capacity(20);
+    time::write_date(&mut out, (ms / 1000) as i64);
+    out.push(b'Z');
+    String::from_utf8(out).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};

@@ -22,8 +22,8 @@ use super::pages::method_not_allowed;
 use super::pages::{self, Audience, FormContext};
 use crate::app::AppState;
 use crate::auth::oauth::OAuth;
+use crate::auth::oauth::callback;
 use crate::auth::oauth::params;
-use crate::auth::oauth::params::callback_ok;
 use crate::auth::oauth::store::{
     Consumer, Kind, Owner, REQUEST_TOKEN_LIFETIME, Token, now_secs, random_hex32,
 };
@@ -444,13 +444,40 @@ async fn decide(app: AppState, request: Request, audience: Audience, authorize: 
     };
     let clear = cookie(SIGNIN_COOKIE, "", Some(0), flow.input.secure);
     let token = &flow.request_token;
+    let callback = token
+        .callback_url
+        .as_deref()
+        .unwrap_or(callback::OUT_OF_BAND);
+    // Checked again against the consumer as it is now: an operator who changed its
+    // registered callback since the app's initiate has the last word.
+    if !callback::accepts(flow.consumer.callback_url.as_deref(), callback) {
+        return message_page(
+            flow.simple,
+            StatusCode::BAD_REQUEST,
+            "Link expired",
+            "This sign-in link is invalid or has expired. Go back to the application and start again.",
+        );
+    }
     if !authorize {
         if let Err(error) = oauth.store.delete_request_token(&token.token).await {
             tracing::error!(%error, "token store failed");
         }
-        let mut response = match flow.consumer.rejected_callback_url.as_deref() {
-            Some(url) if callback_ok(url) => redirect(url),
-            _ => message_page(
+        // As the original: to the consumer's rejected callback, or else back to the app's
+        // own, with the request token and `rejected=1`, so that an app (a phone's in-app
+        // browser closes only on a redirect to the app) learns of the refusal; `oob` has
+        // nowhere to go.
+        let target = flow
+            .consumer
+            .rejected_callback_url
+            .as_deref()
+            .filter(|url| callback::usable_redirect(url))
+            .or((callback != callback::OUT_OF_BAND).then_some(callback));
+        let mut response = match target {
+            Some(url) => redirect(&with_params(
+                url,
+                &[("oauth_token", &token.token), ("rejected", "1")],
+            )),
+            None => message_page(
                 flow.simple,
                 StatusCode::OK,
                 "Access rejected",
@@ -484,31 +511,37 @@ async fn decide(app: AppState, request: Request, audience: Audience, authorize: 
             );
         }
     };
-    let callback = token.callback_url.as_deref().unwrap_or("oob");
-    let mut response = if callback == "oob" {
+    let mut response = if callback == callback::OUT_OF_BAND {
         pages::respond(
             StatusCode::OK,
             pages::verifier(flow.simple, &flow.consumer.name, &verifier),
         )
     } else {
-        redirect(&with_verifier(callback, &token.token, &verifier))
+        redirect(&with_params(
+            callback,
+            &[("oauth_token", &token.token), ("oauth_verifier", &verifier)],
+        ))
     };
     response.headers_mut().append(header::SET_COOKIE, clear);
     response
 }
 
-/// The callback with `oauth_token` and `oauth_verifier` added to its query (its own query
-/// and fragment kept in place).
-fn with_verifier(callback: &str, token: &str, verifier: &str) -> String {
-    match reqwest::Url::parse(callback) {
+/// A callback (of any scheme: `myapp://cb/done`) with `params` added to its query (its own
+/// query and fragment kept in place).
+fn with_params(callback: &str, params: &[(&str, &str)]) -> String {
+    match url::Url::parse(callback) {
         Ok(mut url) => {
-            url.query_pairs_mut()
-                .append_pair("oauth_token", token)
-                .append_pair("oauth_verifier", verifier);
+            url.query_pairs_mut().extend_pairs(params);
             url.to_string()
         }
         // Checked at initiate; kept as sent if it no longer parses.
-        Err(_) => format!("{callback}?oauth_token={token}&oauth_verifier={verifier}"),
+        Err(_) => {
+            let pairs = form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(params)
+                .finish();
+            let separator = if callback.contains('?') { '&' } else { '?' };
+            format!("{callback}{separator}{pairs}")
+        }
     }
 }
 
@@ -529,13 +562,25 @@ mod tests {
 
     #[test]
     fn callbacks_keep_their_query_and_fragment() {
+        let verifier = [("oauth_token", "t"), ("oauth_verifier", "v")];
         assert_eq!(
-            with_verifier("https://app.example/cb", "t", "v"),
+            with_params("https://app.example/cb", &verifier),
             "https://app.example/cb?oauth_token=t&oauth_verifier=v"
         );
         assert_eq!(
-            with_verifier("https://app.example/cb?state=1#done", "t", "v"),
+            with_params("https://app.example/cb?state=1#done", &verifier),
             "https://app.example/cb?state=1&oauth_token=t&oauth_verifier=v#done"
+        );
+        assert_eq!(
+            with_params("myapp://cb/done", &verifier),
+            "myapp://cb/done?oauth_token=t&oauth_verifier=v"
+        );
+        assert_eq!(
+            with_params(
+                "com.example.app:/oauth",
+                &[("oauth_token", "t"), ("rejected", "1")]
+            ),
+            "com.example.app:/oauth?oauth_token=t&rejected=1"
         );
     }
 }

@@ -18,7 +18,7 @@ use super::authorize::{
 };
 use super::pages::method_not_allowed;
 use crate::app::AppState;
-use crate::auth::oauth::params::callback_ok;
+use crate::auth::oauth::callback;
 use crate::auth::oauth::problem::Problem;
 use crate::auth::oauth::verify::Expect;
 use crate::http::route_list::Listed;
@@ -80,10 +80,15 @@ async fn initiate(State(app): State<AppState>, request: Request) -> Response {
             .filter(|c| !c.is_empty())
             .ok_or(Problem::ParameterAbsent("oauth_callback"))?
             .to_owned();
-        if !callback_ok(&callback) {
+        // A callback that is not even a URL is refused before anything else, as the
+        // original did; whether it is one this consumer accepts needs the consumer.
+        if callback != callback::OUT_OF_BAND && url::Url::parse(&callback).is_err() {
             return Err(Problem::ParameterRejected);
         }
         let verified = oauth.verify(&signed, Expect::Consumer).await?;
+        if !callback::accepts(verified.consumer.callback_url.as_deref(), &callback) {
+            return Err(Problem::ParameterRejected);
+        }
         let token = oauth
             .store
             .create_request_token(verified.consumer.id, &callback)

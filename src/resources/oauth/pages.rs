@@ -49,24 +49,30 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// The pages' style. Made for a phone's in-app browser first (the usual place of a mobile
+/// app's sign-in): nothing wider than the screen, fields and buttons at least 44 CSS pixels
+/// tall (the tap target Apple and Google ask for), 16 px text in fields (iOS zooms the
+/// page into a field with less), long names wrapped; on a narrow screen the card fills it.
 const STYLE: &str = "
-body{margin:0;font-family:'Helvetica Neue',Helvetica,Arial,sans-serif;color:#333;background:#f4f4f4}
+body{margin:0;font-family:'Helvetica Neue',Helvetica,Arial,sans-serif;color:#333;background:#f4f4f4;-webkit-text-size-adjust:100%}
 header{background:#1979c3;color:#fff;padding:14px 24px;font-size:22px;font-weight:bold;letter-spacing:.5px}
 header small{font-weight:normal;font-size:13px;opacity:.85;margin-left:12px}
-main{max-width:460px;margin:40px auto;background:#fff;border:1px solid #ddd;border-radius:3px;padding:28px 32px}
+main{max-width:460px;margin:40px auto;background:#fff;border:1px solid #ddd;border-radius:3px;padding:28px 32px;overflow-wrap:anywhere}
 .simple main{margin:16px auto}
 h1{font-size:24px;font-weight:300;margin:0 0 18px}
 p{line-height:1.5}
 label{display:block;font-weight:600;margin:14px 0 6px}
-input[type=email],input[type=password],input[type=text]{width:100%;box-sizing:border-box;padding:9px;border:1px solid #c2c2c2;border-radius:1px;font-size:15px}
-.actions{margin-top:22px;display:flex;gap:12px}
-button{padding:10px 22px;font-size:15px;border-radius:3px;cursor:pointer;border:1px solid #1979c3;background:#1979c3;color:#fff}
+input[type=email],input[type=password],input[type=text]{width:100%;box-sizing:border-box;min-height:44px;padding:10px;border:1px solid #c2c2c2;border-radius:1px;font-size:16px}
+.actions{margin-top:22px;display:flex;flex-wrap:wrap;gap:12px}
+.actions form{display:flex;flex:1 1 auto}
+button{min-height:44px;padding:10px 22px;font-size:16px;border-radius:3px;cursor:pointer;border:1px solid #1979c3;background:#1979c3;color:#fff}
+.actions form button{flex:1 1 auto}
 button.secondary{background:#eee;color:#333;border-color:#cdcdcd}
 .error{background:#fae5e5;color:#e02b27;padding:10px 14px;margin-bottom:16px}
 .verifier{font-family:monospace;font-size:20px;background:#f0f7fc;padding:12px;text-align:center;word-break:break-all}
-footer{text-align:center;color:#777;font-size:12px;margin:24px 0}
+footer{text-align:center;color:#777;font-size:12px;margin:24px 16px}
+@media (max-width:520px){header{padding:12px 16px;font-size:18px}main,.simple main{margin:0;border:0;border-radius:0;padding:20px 16px}.actions>button{flex:1 1 auto}}
 ";
-
 fn layout(title: &str, simple: bool, content: &str) -> String {
     let frame_start = if simple {
         String::new()
@@ -119,13 +125,13 @@ pub fn sign_in(context: &FormContext<'_>, error: Option<&str>) -> String {
     let fields = match context.audience {
         Audience::Customer => {
             "<label for=\"email\">Email</label>\
-             <input type=\"email\" id=\"email\" name=\"login[username]\" autocomplete=\"email\" required autofocus>\
+             <input type=\"email\" id=\"email\" name=\"login[username]\" autocomplete=\"email\" autocapitalize=\"none\" spellcheck=\"false\" required autofocus>\
              <label for=\"pass\">Password</label>\
              <input type=\"password\" id=\"pass\" name=\"login[password]\" autocomplete=\"current-password\" required>"
         }
         Audience::Admin => {
             "<label for=\"user\">User name (optional)</label>\
-             <input type=\"text\" id=\"user\" name=\"login[username]\" autocomplete=\"username\">\
+             <input type=\"text\" id=\"user\" name=\"login[username]\" autocomplete=\"username\" autocapitalize=\"none\" spellcheck=\"false\">\
              <label for=\"pass\">Admin API key</label>\
              <input type=\"password\" id=\"pass\" name=\"login[password]\" autocomplete=\"current-password\" required autofocus>"
         }

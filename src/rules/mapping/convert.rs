@@ -236,9 +236,12 @@ pub fn read(ty: FieldType, source: Option<&Value>, media_base: &str) -> Value {
     }
 }
 
+/// "All customer groups" in a tier price.
+const ALL_GROUPS: u64 = 32000;
+
 /// Group or tier prices in the API's shape, from tiers in the gateway's own form
 /// ([`TierPrice::to_value`]; group prices are tiers of quantity 1). `original`: the
-/// original's JSON types (an integer `cust_group`, 32000 for all groups, and `is_percent`).
+/// original's JSON types (`cust_group` the integer 32000 for all groups, and `is_percent`).
 fn tier_entries(source: &Value, group: bool, original: bool) -> Vec<Value> {
     let Some(list) = source.as_array() else {
         return Vec::new();
@@ -255,9 +258,11 @@ fn tier_entries(source: &Value, group: bool, original: bool) -> Vec<Value> {
                 Value::String(tier.website_id.to_string()),
             );
             let group_id = tier.group.unwrap_or(0);
+            // The original: all groups as the integer 32000 (its constant), one group as
+            // the database's string.
             out.insert(
                 "cust_group".into(),
-                if original {
+                if original && group_id == ALL_GROUPS {
                     Value::Number(group_id.into())
                 } else {
                     Value::String(group_id.to_string())
@@ -267,10 +272,17 @@ fn tier_entries(source: &Value, group: bool, original: bool) -> Vec<Value> {
             if !group {
                 out.insert("price_qty".into(), Value::String(decimal4(tier.qty)));
             }
+            // The original's types: a group price's `is_percent` a boolean, a tier's an
+            // integer. (Its group prices said `true` whatever they were: it reported whether
+            // the column was loaded, `isset()`; the gateway says what the price is.)
             if original {
                 out.insert(
                     "is_percent".into(),
-                    Value::String(u8::from(tier.percent).to_string()),
+                    if group {
+                        Value::Bool(tier.percent)
+                    } else {
+                        Value::Number(u8::from(tier.percent).into())
+                    },
                 );
             }
             Some(Value::Object(out))

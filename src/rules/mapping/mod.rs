@@ -562,6 +562,20 @@ impl Mappings {
         Mappings::builtin(crate::backend::registry::builtin_mappings("magento2"))
     }
 
+    /// The mappings of a kind of store without `STOREGATE_MAPPINGS`: `folder` when it holds
+    /// the files (so edits apply on restart), else the kind's copy built into the binary.
+    pub fn of_backend(
+        backend: crate::config::BackendKind,
+        folder: &FsPath,
+    ) -> Result<Mappings, MappingError> {
+        if folder.join("product.toml").is_file() {
+            return Mappings::load_dir(folder);
+        }
+        Ok(Mappings::builtin(
+            crate::backend::registry::builtin_mappings(backend.as_str()),
+        ))
+    }
+
     /// A folder of mappings built into the binary (a kind's, from
     /// `crate::backend::registry`).
     pub fn builtin(files: &[(&str, &str)]) -> Mappings {

@@ -58,8 +58,93 @@ fn timestamp(map: &Map<String, Value>, key: &str) -> Option<i64> {
 
 /// The whole seeded store plus `generated_products` extra simple products.
 pub(crate) fn build(generated_products: usize) -> Result<Db, String> {
+    let mut db = empty()?;
+    seed_products(&mut db)?;
+    seed_overrides(&mut db)?;
+    seed_customers(&mut db)?;
+    let orders: Vec<Value> = parse("orders.json", ORDERS_JSON)?;
+    seed_orders(&mut db, orders, "orders.json")?;
+    generate_products(&mut db, generated_products);
+    Ok(db)
+}
+
+/// The fixtures' stores, directory, categories and catalog configuration, with another
+/// store's products, customers and orders (`crate::Seed`). A record the sandbox refuses (an
+/// address in a country it does not list, say) is left out and named in the second value.
+pub(crate) fn build_from(from: &crate::Seed) -> Result<(Db, Vec<String>), String> {
+    let mut db = empty()?;
+    let mut skipped = Vec::new();
+    let files: HashMap<String, Arc<[u8]>> = from
+        .media_files
+        .iter()
+        .map(|(file, bytes)| (file.clone(), Arc::from(bytes.clone().into_boxed_slice())))
+        .collect();
+    for product in &from.products {
+        let Some(product) = product.as_object().cloned() else {
+            continue;
+        };
+        if let Err(why) = save_products(&mut db, vec![product], Some(&files), "seed") {
+            skipped.push(why);
+        }
+    }
+    db.next_product_id = db.products.keys().max().map_or(1, |max| max + 1);
+    for customer in &from.customers {
+        let mut customer = customer.clone();
+        name_regions(&db, &mut customer);
+        let saved = serde_json::from_value::<CustomerFixture>(customer)
+            .map_err(|e| format!("seed: a customer: {e}"))
+            .and_then(|fixture| save_customers(&mut db, vec![fixture]));
+        if let Err(why) = saved {
+            skipped.push(why);
+        }
+    }
+    seed_orders(&mut db, from.orders.clone(), "seed")?;
+    Ok((db, skipped))
+}
+
+/// An address's region given by its name only (what another store's API shows) gets the id
+/// the directory has for that name, as a client of Magento 2 would send it.
+fn name_regions(db: &Db, customer: &mut Value) {
+    let addresses = customer
+        .pointer_mut("/customer/addresses")
+        .and_then(Value::as_array_mut);
+    for address in addresses.into_iter().flatten() {
+        let country = address["country_id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let Some(name) = address.pointer("/region/region").and_then(Value::as_str) else {
+            continue;
+        };
+        let known = db.directory.country(&country).and_then(|c| {
+            c.available_regions
+                .iter()
+                .find(|r| r.name.eq_ignore_ascii_case(name) || r.code.eq_ignore_ascii_case(name))
+        });
+        if let Some(region) = known {
+            address["region"] = serde_json::json!({
+                "region_id": region.id,
+                "region_code": region.code,
+                "region": region.name,
+            });
+        }
+    }
+}
+
+fn seed_orders(db: &mut Db, orders: Vec<Value>, source: &str) -> Result<(), String> {
+    for order in orders {
+        let id = order
+            .get("entity_id")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("{source}: order without entity_id"))?;
+        db.orders.insert(id, order);
+    }
+    Ok(())
+}
+
+fn empty() -> Result<Db, String> {
     let categories: Vec<Category> = parse("categories.json", CATEGORIES_JSON)?;
-    let mut db = Db {
+    Ok(Db {
         stores: parse::<Stores>("store.json", STORE_JSON)?,
         directory: parse::<Directory>("directory.json", DIRECTORY_JSON)?,
         catalog: parse::<CatalogConfig>("catalog_config.json", CATALOG_JSON)?,
@@ -76,24 +161,22 @@ pub(crate) fn build(generated_products: usize) -> Result<Db, String> {
         next_address_id: 1,
         customer_tokens: HashMap::new(),
         orders: BTreeMap::new(),
-    };
-    seed_products(&mut db)?;
-    seed_overrides(&mut db)?;
-    seed_customers(&mut db)?;
-    let orders: Vec<Value> = parse("orders.json", ORDERS_JSON)?;
-    for order in orders {
-        let id = order
-            .get("entity_id")
-            .and_then(Value::as_u64)
-            .ok_or("orders.json: order without entity_id")?;
-        db.orders.insert(id, order);
-    }
-    generate_products(&mut db, generated_products);
-    Ok(db)
+    })
 }
 
 fn seed_products(db: &mut Db) -> Result<(), String> {
     let products: Vec<Map<String, Value>> = parse("products.json", PRODUCTS_JSON)?;
+    save_products(db, products, None, "products.json")
+}
+
+/// Products saved as a client's write would be, their ids and gallery pinned. The gallery's
+/// files are `files`' when given (a missing one is a solid PNG), else small solid PNGs.
+fn save_products(
+    db: &mut Db,
+    products: Vec<Map<String, Value>>,
+    files: Option<&HashMap<String, Arc<[u8]>>>,
+    source: &str,
+) -> Result<(), String> {
     // Seed images are small solid PNGs; one per colour is enough.
     let palette: [[u8; 3]; 4] = [[196, 64, 52], [52, 120, 196], [64, 160, 90], [220, 170, 40]];
     for mut input in products {
@@ -105,7 +188,7 @@ fn seed_products(db: &mut Db) -> Result<(), String> {
         let id = input
             .get("id")
             .and_then(Value::as_u64)
-            .ok_or_else(|| format!("products.json: {sku} has no id"))?;
+            .ok_or_else(|| format!("{source}: {sku} has no id"))?;
         let gallery = input.remove("media_gallery_entries");
         input.remove("id");
         db.next_product_id = id;
@@ -114,10 +197,10 @@ fn seed_products(db: &mut Db) -> Result<(), String> {
         let product = db
             .products
             .get_mut(&id)
-            .ok_or_else(|| format!("products.json: {sku} was not stored under id {id}"))?;
+            .ok_or_else(|| format!("{source}: {sku} was not stored under id {id}"))?;
         product.created_at = now;
         product.updated_at = timestamp(&input, "updated_at").unwrap_or(now);
-        let mut files = Vec::new();
+        let mut product_files = Vec::new();
         for entry in gallery
             .as_ref()
             .and_then(Value::as_array)
@@ -126,15 +209,15 @@ fn seed_products(db: &mut Db) -> Result<(), String> {
         {
             let entry = entry
                 .as_object()
-                .ok_or_else(|| format!("products.json: {sku} gallery entry is not an object"))?;
+                .ok_or_else(|| format!("{source}: {sku} gallery entry is not an object"))?;
             let media_id = entry
                 .get("id")
                 .and_then(Value::as_u64)
-                .ok_or_else(|| format!("products.json: {sku} gallery entry without id"))?;
+                .ok_or_else(|| format!("{source}: {sku} gallery entry without id"))?;
             let file = entry
                 .get("file")
                 .and_then(Value::as_str)
-                .ok_or_else(|| format!("products.json: {sku} gallery entry without file"))?
+                .ok_or_else(|| format!("{source}: {sku} gallery entry without file"))?
                 .to_string();
             product.media.push(MediaEntry {
                 id: media_id,
@@ -163,12 +246,18 @@ fn seed_products(db: &mut Db) -> Result<(), String> {
                 }
             }
             db.next_media_id = db.next_media_id.max(media_id + 1);
-            files.push(file);
+            product_files.push(file);
         }
-        for (index, file) in files.into_iter().enumerate() {
-            let png = image::solid_png(64, 64, palette[(id as usize + index) % palette.len()]);
-            db.media_files
-                .insert(file, Arc::from(png.into_boxed_slice()));
+        for (index, file) in product_files.into_iter().enumerate() {
+            let bytes = match files.and_then(|f| f.get(&file)) {
+                Some(bytes) => bytes.clone(),
+                None => {
+                    let png =
+                        image::solid_png(64, 64, palette[(id as usize + index) % palette.len()]);
+                    Arc::from(png.into_boxed_slice())
+                }
+            };
+            db.media_files.insert(file, bytes);
         }
     }
     db.next_product_id = db.products.keys().max().map_or(1, |max| max + 1);
@@ -227,6 +316,10 @@ fn seed_overrides(db: &mut Db) -> Result<(), String> {
 
 fn seed_customers(db: &mut Db) -> Result<(), String> {
     let customers: Vec<CustomerFixture> = parse("customers.json", CUSTOMERS_JSON)?;
+    save_customers(db, customers)
+}
+
+fn save_customers(db: &mut Db, customers: Vec<CustomerFixture>) -> Result<(), String> {
     for fixture in customers {
         let input = &fixture.customer;
         let email = input

@@ -1,0 +1,276 @@
+//! The report's page in a real headless browser (Debian's `chromium` driven through
+//! `chromedriver`, spoken to in the W3C WebDriver protocol with the HTTP client the tests
+//! already have): the admin key typed on the page, the report shown, the key never in the
+//! URL, a wrong key refused. Without chromium and chromedriver the test fails under `CI`
+//! (`.ci/run` installs them) and skips loudly elsewhere.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::harness::{ADMIN_KEY, As, Dual, change_product};
+
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+struct Driver {
+    child: Child,
+    base: String,
+    session: String,
+    http: reqwest::Client,
+    _profile: TempDir,
+}
+
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn installed(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+impl Driver {
+    async fn start() -> Option<Driver> {
+        if !installed("chromedriver") || !installed("chromium") {
+            if std::env::var_os("CI").is_some() {
+                panic!(
+                    "chromium and chromedriver are missing: .ci/run installs them (apt-get install chromium chromium-driver)"
+                );
+            }
+            eprintln!(
+                "\n*** SKIPPED: chromium or chromedriver is not installed (apt-get install -y chromium chromium-driver); \
+                 the report page's browser test did not run ***\n"
+            );
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let base = format!("http://127.0.0.1:{port}");
+        let http = reqwest::Client::new();
+        let start = Instant::now();
+        while http.get(format!("{base}/status")).send().await.is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "chromedriver did not start"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let profile = TempDir(
+            std::env::temp_dir().join(format!("storegate-chromium-{}-{port}", std::process::id())),
+        );
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": "/usr/bin/chromium",
+                "args": [
+                    "--headless", "--no-sandbox", "--disable-gpu",
+                    "--disable-background-networking", "--disable-component-update",
+                    "--disable-sync", "--no-first-run",
+                    format!("--user-data-dir={}", profile.0.display()),
+                ]
+            }
+        }}});
+        let created: Value = http
+            .post(format!("{base}/session"))
+            .json(&capabilities)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let session = created["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session: {created}"))
+            .to_owned();
+        Some(Driver {
+            child,
+            base,
+            session,
+            http,
+            _profile: profile,
+        })
+    }
+
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}/session/{}{path}", self.base, self.session);
+        let mut request = self.http.request(method, url);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let answer: Value = request.send().await.unwrap().json().await.unwrap();
+        answer["value"].clone()
+    }
+
+    async fn go(&self, url: &str) {
+        self.call(reqwest::Method::POST, "/url", Some(json!({ "url": url })))
+            .await;
+    }
+
+    async fn url(&self) -> String {
+        self.call(reqwest::Method::GET, "/url", None)
+            .await
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// The elements matching a CSS selector.
+    async fn all(&self, css: &str) -> Vec<String> {
+        let found = self
+            .call(
+                reqwest::Method::POST,
+                "/elements",
+                Some(json!({"using": "css selector", "value": css})),
+            )
+            .await;
+        found
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .filter_map(|e| e[ELEMENT].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    async fn one(&self, css: &str) -> String {
+        self.all(css)
+            .await
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| panic!("no {css} on the page"))
+    }
+
+    async fn text(&self, element: &str) -> String {
+        self.call(
+            reqwest::Method::GET,
+            &format!("/element/{element}/text"),
+            None,
+        )
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+    }
+
+    async fn type_in(&self, css: &str, text: &str) {
+        let element = self.one(css).await;
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{element}/clear"),
+            Some(json!({})),
+        )
+        .await;
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{element}/value"),
+            Some(json!({ "text": text })),
+        )
+        .await;
+    }
+
+    async fn click(&self, css: &str) {
+        let element = self.one(css).await;
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{element}/click"),
+            Some(json!({})),
+        )
+        .await;
+    }
+
+    /// The text of the first element matching `css` once it is there and `ok` holds.
+    async fn wait_for(&self, css: &str, ok: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            if let Some(element) = self.all(css).await.into_iter().next() {
+                let text = self.text(&element).await;
+                if ok(&text) {
+                    return text;
+                }
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "{css} never showed"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_report_page_in_a_headless_browser() {
+    let Some(driver) = Driver::start().await else {
+        return;
+    };
+    let dual = Dual::start(Duration::ZERO, |_, _| {}).await;
+    change_product(
+        dual.candidate(),
+        "24-MB01",
+        serde_json::json!({"name": "Other Bag"}),
+    )
+    .await;
+    assert_eq!(dual.get("/products/1", As::Guest).await.status, 200);
+    dual.report_when(Duration::from_secs(15), |report| {
+        !report["routes"].as_array().unwrap().is_empty()
+    })
+    .await;
+    let page = format!("{}/shadow", dual.gateway.base_url());
+    driver.go(&page).await;
+    // A wrong key: refused, said on the page.
+    driver.type_in("#key", "not-the-admin-key").await;
+    driver.click("#load").await;
+    let said = driver.wait_for("#status", |t| !t.is_empty()).await;
+    assert!(said.contains("401"), "{said}");
+    // The admin key: the report.
+    driver.type_in("#key", ADMIN_KEY).await;
+    driver.click("#load").await;
+    let row = "tr.route[data-route='GET /products/:id'][data-user-type='guest']";
+    let verdict = driver
+        .wait_for(&format!("{row} .verdict"), |t| !t.is_empty())
+        .await;
+    assert_eq!(verdict, "not ready");
+    let path = driver
+        .wait_for("tr.difference[data-path='name'] .path", |t| !t.is_empty())
+        .await;
+    assert_eq!(path, "name");
+    let candidate = driver
+        .wait_for("tr.difference[data-path='name'] .candidate", |t| {
+            !t.is_empty()
+        })
+        .await;
+    assert_eq!(candidate, "\"Other Bag\"");
+    // The key went in a header, never in the URL.
+    let url = driver.url().await;
+    assert!(
+        !url.contains(ADMIN_KEY) && url.ends_with("/api/rest/shadow"),
+        "{url}"
+    );
+    driver.call(reqwest::Method::DELETE, "", None).await;
+}

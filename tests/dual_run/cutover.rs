@@ -1,0 +1,184 @@
+//! The cut-over (`STOREGATE_SHADOW_SERVE`): a class's reads served from the candidate, the
+//! serving store answering when the candidate is down, caches that never mix.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use storegate::config::shadow::ServeShares;
+
+use crate::harness::{As, Dual, change_product, compared_at_least, count, entry};
+
+#[tokio::test]
+async fn products_at_100_show_the_candidates_values_and_the_serving_stores_when_it_is_down() {
+    let mut dual = Dual::start(Duration::ZERO, |shadow, config| {
+        shadow.serve = ServeShares::parse("products=100").unwrap();
+        config.upstream_timeout = Duration::from_millis(2000);
+    })
+    .await;
+    change_product(
+        dual.candidate(),
+        "24-MB01",
+        json!({"price": 30, "name": "Joust Duffle Bag 2"}),
+    )
+    .await;
+    for _ in 0..3 {
+        let r = dual.get("/products/1", As::Guest).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.json()["name"], "Joust Duffle Bag 2");
+        let xml = dual
+            .call(
+                &dual.gateway,
+                "GET",
+                "/products/1",
+                As::Guest,
+                "application/xml",
+                None,
+            )
+            .await;
+        assert!(xml.body.contains("Joust Duffle Bag 2"), "{}", xml.body);
+    }
+    // Stock items are not cut over: the serving store's.
+    let stock = dual.get("/stockitems/1001", As::Admin).await;
+    assert_eq!(stock.status, 200);
+    // Writes still go to the serving store.
+    let r = dual
+        .call(
+            &dual.gateway,
+            "PUT",
+            "/products/2",
+            As::Admin,
+            "application/json",
+            Some(json!({"name": "Written to the serving store"})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        crate::harness::product_in(&dual.serving, "24-MB04").await["name"],
+        "Written to the serving store"
+    );
+    assert_ne!(
+        crate::harness::product_in(dual.candidate(), "24-MB04").await["name"],
+        "Written to the serving store"
+    );
+    // The serving store is the comparison side of the reads the candidate served.
+    let report = dual
+        .report_when(Duration::from_secs(15), |report| {
+            compared_at_least(report, "GET /products/:id", "guest", 1)
+        })
+        .await;
+    let e = entry(&report, "GET /products/:id", "guest");
+    assert!(count(e, "differed") >= 1, "{e:#}");
+    let served = report["served"].as_array().unwrap();
+    assert!(
+        served
+            .iter()
+            .any(|s| s["class"] == "products" && s["candidate"].as_i64() >= Some(6))
+    );
+    assert_eq!(report["serve"]["products"], 100);
+
+    // The candidate down: the serving store answers, within the deadline.
+    dual.candidate.take().unwrap().shutdown().await;
+    for path in ["/products/1", "/products/3"] {
+        let start = Instant::now();
+        let r = dual.get(path, As::Guest).await;
+        let took = start.elapsed();
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        assert!(took < Duration::from_millis(2500), "{path} took {took:?}");
+        if path == "/products/1" {
+            // Served stale from the candidate's cache, or by the serving store: never mixed.
+            let name = r.json()["name"].clone();
+            assert!(
+                name == "Joust Duffle Bag 2" || name == "Joust Duffle Bag",
+                "{name}"
+            );
+        } else {
+            assert_eq!(r.json()["name"], "Crown Summit Backpack");
+        }
+    }
+    let report = dual.report().await;
+    let served = report["served"].as_array().unwrap();
+    assert!(
+        served
+            .iter()
+            .any(|s| s["class"] == "products" && s["fallback"].as_i64() >= Some(1)),
+        "{report:#}"
+    );
+}
+
+#[tokio::test]
+async fn with_half_the_reads_cut_over_each_answer_is_wholly_one_stores() {
+    let dual = Dual::start(Duration::ZERO, |shadow, _| {
+        shadow.serve = ServeShares::parse("products=50").unwrap();
+        shadow.sample = 0.0;
+    })
+    .await;
+    change_product(
+        dual.candidate(),
+        "24-MB01",
+        json!({"price": 30, "name": "Candidate Bag"}),
+    )
+    .await;
+    let (mut candidate, mut serving) = (0, 0);
+    for _ in 0..60 {
+        let r = dual.get("/products/1", As::Guest).await.json();
+        let price = r["final_price_without_tax"].to_string();
+        match (r["name"].as_str().unwrap(), price.as_str()) {
+            ("Candidate Bag", price) => {
+                assert!(price.starts_with("30"), "{r}");
+                candidate += 1;
+            }
+            ("Joust Duffle Bag", price) => {
+                assert!(price.starts_with("34"), "{r}");
+                serving += 1;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(candidate > 5 && serving > 5, "{candidate} / {serving}");
+    // Every answer with the candidate's values was served by it: its cache never answered
+    // for the serving store, nor the other way round.
+    let report = dual.report().await;
+    let served = report["served"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["class"] == "products")
+        .unwrap()
+        .clone();
+    assert_eq!(served["candidate"], candidate, "{report:#}");
+    assert_eq!(served["fallback"], 0);
+}
+
+#[tokio::test]
+async fn a_purge_reaches_the_candidates_cache_too() {
+    let dual = Dual::start(Duration::ZERO, |shadow, _| {
+        shadow.serve = ServeShares::parse("products=100").unwrap();
+        shadow.sample = 0.0;
+    })
+    .await;
+    assert_eq!(
+        dual.get("/products/1", As::Guest).await.json()["name"],
+        "Joust Duffle Bag"
+    );
+    change_product(dual.candidate(), "24-MB01", json!({"name": "Migrated Bag"})).await;
+    // Cached: still the old one.
+    assert_eq!(
+        dual.get("/products/1", As::Guest).await.json()["name"],
+        "Joust Duffle Bag"
+    );
+    let r = dual
+        .call(
+            &dual.gateway,
+            "POST",
+            "/cache/purge",
+            As::Admin,
+            "application/json",
+            Some(json!({"all": true})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        dual.get("/products/1", As::Guest).await.json()["name"],
+        "Migrated Bag"
+    );
+}

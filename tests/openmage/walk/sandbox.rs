@@ -1,0 +1,66 @@
+//! The gateway over Magento 2 for the walk: in front of a fresh sandbox, in the original
+//! profile, with the seeded store's OAuth tables imported (the same consumer and tokens an
+//! app of the original signs with; over Magento 2 the customer token is customer 1's).
+
+use crate::{import_oauth_tables, temp_dir};
+
+pub struct OnSandbox {
+    pub gateway: storegate::Running,
+    pub http: reqwest::Client,
+    _sandbox: storegate_sandbox::Sandbox,
+    data_dir: std::path::PathBuf,
+}
+
+impl OnSandbox {
+    pub async fn start() -> OnSandbox {
+        storegate::backend::transport::install_crypto();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let sandbox = storegate_sandbox::Sandbox::start(
+            listener,
+            storegate_sandbox::SandboxOptions::default(),
+        )
+        .await
+        .unwrap();
+        let data_dir = temp_dir("walk-sandbox");
+        import_oauth_tables(&data_dir);
+        let vars: Vec<(String, String)> = vec![
+            ("STOREGATE_LISTEN".into(), "127.0.0.1:0".into()),
+            ("STOREGATE_DATA_DIR".into(), data_dir.display().to_string()),
+            ("STOREGATE_PROFILE".into(), "original".into()),
+            ("STOREGATE_UPSTREAM_URL".into(), sandbox.base_url()),
+            (
+                "STOREGATE_UPSTREAM_TOKEN".into(),
+                sandbox.token().to_owned(),
+            ),
+        ];
+        let lookup = |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let config = storegate::Config::from_sources(None, &lookup).expect("a valid configuration");
+        let parts = storegate::Parts {
+            upstream_url: sandbox.base_url(),
+            upstream_token: sandbox.token().to_owned(),
+            admin_digests: vec![storegate::auth::admin_key_digest(
+                "walk-test-admin-key-0123456789",
+            )],
+            token_secret: b"walk-test-token-secret".to_vec(),
+            mappings: storegate::load_mappings(&config).expect("mappings load"),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let gateway = storegate::start(config, parts, listener, None)
+            .await
+            .unwrap();
+        OnSandbox {
+            gateway,
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            _sandbox: sandbox,
+            data_dir,
+        }
+    }
+
+    pub async fn stop(self) {
+        self.gateway.stop().await;
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
