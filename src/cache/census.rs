@@ -23,7 +23,7 @@ impl Cache {
             })
             .map(|(key, entry)| (entry.generation, key.to_string()))
             .collect();
-        found.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        found.sort_unstable_by_key(|entry| std::cmp::Reverse(entry.0));
         found.truncate(max);
         found.into_iter().map(|(_, key)| key).collect()
     }

@@ -19,8 +19,8 @@ pub mod order_parts;
 pub mod orders;
 mod product_category;
 pub mod product_links;
-mod product_writes;
 pub mod product_store;
+mod product_writes;
 pub mod products;
 pub mod stock_items;
 

@@ -28,7 +28,9 @@ use crate::records::lookups::stores;
 use crate::rules::backend_errors;
 use crate::rules::mapping::View;
 
-use super::products::{ReadStore, keyed_products, priced_caller, product_id, render_product};
+use super::products::{
+    ReadStore, keyed_products, priced_caller, product_id, render_product, rendered_by_search,
+};
 
 /// Products of a category, ordered by their position in it (SPEC 4.2). Page, limit and
 /// filters apply; the order is the category's.
@@ -108,6 +110,10 @@ pub(super) async fn category_list(
         let store = stores::config(&app, read_store.code(&app)).await?;
         let mut tags = vec![tag::LISTS.to_owned(), tag::category(category_id)];
         if as_product_list {
+            let priced = match shopper {
+                true => rendered_by_search(&app, priced, &page),
+                false => priced,
+            };
             let out = keyed_products(&app, &fields, user, page, &store, priced, &mut tags).await?;
             return Ok((Doc::keyed_list(Value::Object(out)), tags));
         }

@@ -270,6 +270,24 @@ fn shows_group_prices(backend: &dyn Backend, fields: &[Field]) -> bool {
     })
 }
 
+/// `priced`, with the renderings a shopper's search gave (`found`) where the store's
+/// shopper search is its anonymous rendering of the same view
+/// ([`crate::backend::port::Catalog::shopper_search_renders`]) and the shopper is
+/// anonymous: the page then needs no rendering call of its own.
+pub(super) fn rendered_by_search(app: &AppState, priced: Priced, found: &[Value]) -> Priced {
+    if priced.shopper != Shopper::Anonymous || !app.backend.shopper_search_renders() {
+        return priced;
+    }
+    let renders = found
+        .iter()
+        .filter_map(|item| Some((product_id(item)?, item.clone())))
+        .collect();
+    Priced {
+        renders: Some((renders, true, true)),
+        ..priced
+    }
+}
+
 /// Whose prices a shopper's answer shows: the customer group (Admin and Guest: the NOT
 /// LOGGED IN group's), and for whom the store renders it.
 #[derive(Debug, Clone)]
@@ -458,9 +476,12 @@ async fn list(
                 .and_then(|page| page.read())
                 .map_err(backend_errors::to_api)
         };
+        // Where the store's shopper search is its anonymous rendering, that is asked once.
+        let search_renders =
+            priced.shopper == Shopper::Anonymous && app.backend.shopper_search_renders();
         let store_and_renders = async {
             let store = stores::config(&app, read_store.code(&app)).await?;
-            let renders = match shopper {
+            let renders = match shopper && !search_renders {
                 true => render_matching(
                     &app,
                     &criteria,
@@ -492,7 +513,10 @@ async fn list(
         // a page before. Past the first page one may have: those are asked for by id.
         let first_page = params.page <= 1;
         let renders = renders.map(|(found, theirs)| (found, theirs, first_page));
-        let page = Priced { renders, ..priced };
+        let page = match shopper && search_renders {
+            true => rendered_by_search(&app, priced, &items),
+            false => Priced { renders, ..priced },
+        };
         let out = keyed_products(&app, &fields, user, items, &store, page, &mut tags).await?;
         Ok((Doc::keyed_list(Value::Object(out)), tags))
     })

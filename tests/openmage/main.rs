@@ -30,6 +30,7 @@ mod prices;
 mod products;
 #[path = "../shared/redis_server.rs"]
 mod redis_server;
+mod round_trips;
 mod shared;
 mod signer;
 mod stock_items;

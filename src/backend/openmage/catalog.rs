@@ -122,6 +122,12 @@ impl Catalog for OpenMageBackend {
         CustomerPrices::FromStore
     }
 
+    /// `search_shopper_products` and an anonymous `render` both read the store's Guest
+    /// list of the view.
+    fn shopper_search_renders(&self) -> bool {
+        true
+    }
+
     /// The store's own storefront view of products: its Guest answers (prices for the NOT
     /// LOGGED IN group), or, with the customer's kept session, its answers to that customer
     /// (their group's prices and tiers, their tax), as the store computes them. A session

@@ -173,6 +173,14 @@ pub trait Catalog: Send + Sync {
     fn category_filter(&self) -> Option<&'static str> {
         None
     }
+    /// Whether a shopper's search ([`Catalog::search_shopper_products`]) answers with the
+    /// storefront's anonymous renderings of the same store view, as [`Catalog::render`]
+    /// would for an anonymous shopper (OpenMage: both are the store's own Guest list). Then
+    /// an anonymous shopper's page takes its renderings from its search: one store call,
+    /// not two asking the same thing.
+    fn shopper_search_renders(&self) -> bool {
+        false
+    }
     /// Who prices a signed-in customer's products ([`CustomerPrices`]).
     fn customer_prices(&self) -> CustomerPrices {
         CustomerPrices::FromGroup

@@ -17,9 +17,10 @@ use crate::cache::keys::{key, tag};
 
 use crate::records::{renew_typed, typed};
 
-fn fetch_countries(
-    backend: Arc<dyn Backend>,
-) -> BoxFuture<'static, Result<(Vec<Country>, Vec<String>), BackendError>> {
+/// The countries and the tags their entry carries.
+type Fetched = Result<(Vec<Country>, Vec<String>), BackendError>;
+
+fn fetch_countries(backend: Arc<dyn Backend>) -> BoxFuture<'static, Fetched> {
     Box::pin(async move { Ok((backend.countries().await?, vec![tag::DIRECTORY.to_owned()])) })
 }
 
