@@ -79,3 +79,17 @@ def wait_http(url, timeout, process=None, headers=None):
             pass
         time.sleep(0.2)
     raise RuntimeError(f"{url} did not answer within {timeout}s")
+
+
+def write_between_markers(path, start, end, section):
+    """Puts `section` between the markers `start` and `end` of the file at `path`, keeping
+    everything else; appends it with its markers when they are not there yet."""
+    text = path.read_text() if path.exists() else "# Benchmark results\n"
+    block = f"{start}\n{section.rstrip()}\n{end}"
+    if start in text and end in text:
+        before, rest = text.split(start, 1)
+        _, after = rest.split(end, 1)
+        text = before + block + after
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text)

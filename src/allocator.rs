@@ -16,6 +16,13 @@
 //! every Rust allocation) needs none of that: those go to `mi_malloc`, `mi_zalloc` and
 //! `mi_realloc`; a larger alignment to the aligned calls, as before.
 //!
+//! **Small pages only** ([`keep_pages_small`]): mimalloc asks the kernel for transparent huge
+//! pages on its arenas, and a 2 MiB page stays resident whole while any byte of it is in use;
+//! the kernel's `khugepaged` also fills the holes mimalloc gave back into huge pages again.
+//! Under a steady load that made the resident size creep up with the live heap flat (issue
+//! 32's soak: 114 of 147 MiB resident were huge pages). The binary turns them off for itself
+//! at start.
+//!
 //! Left out of fuzz builds, where the sanitizer's allocator must see every allocation.
 
 use std::alloc::{GlobalAlloc, Layout};
@@ -85,6 +92,23 @@ pub fn give_back_freed_memory() {
     #[cfg(not(fuzzing))]
     unsafe {
         mi::mi_collect(true)
+    }
+}
+
+/// Turns transparent huge pages off for this process (and what it starts), unless the
+/// operator asked mimalloc for them (`MIMALLOC_ALLOW_THP` set): memory freed is then given
+/// back in 4 KiB pages, and the kernel does not collapse what is left into 2 MiB ones
+/// ([module docs](self), docs/benchmarks.md's soak). Call first thing in `main`: pages
+/// faulted in before stay as they are. Linux only; elsewhere nothing to do.
+pub fn keep_pages_small() {
+    if std::env::var_os("MIMALLOC_ALLOW_THP").is_some() {
+        return;
+    }
+    // The process's flag wins over mimalloc's `madvise(MADV_HUGEPAGE)` on its arenas.
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE sets a flag of this process; it reads no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
 }
 

@@ -157,6 +157,11 @@ pub async fn start_with(
 ) -> Result<Running, String> {
     let limits = server::Limits::of(&config);
     let (router, app) = front::build_with(config, parts, registry)?;
+    // Not before the revocations kept in the OAuth store are known (bounded).
+    app.auth
+        .revocations()
+        .loaded_within(auth::revocations::START_WAIT)
+        .await;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let (tx, rx) = oneshot::channel::<()>();
     let stop = async move {
@@ -254,6 +259,7 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
         let connections = app.connections.clone();
         let mut stopped = stopped.clone();
         let listening = listening.clone();
+        let revocations = app.auth.revocations().clone();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             // The worker's log lines gather in a buffer of its own, handed to the log
@@ -266,6 +272,11 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
             .spawn(move || {
                 crate::observe::log_writer::batch_this_thread();
                 runtime.block_on(async move {
+                    // Not before the revocations kept in the OAuth store are known (bounded;
+                    // loaded on the caller's runtime).
+                    revocations
+                        .loaded_within(crate::auth::revocations::START_WAIT)
+                        .await;
                     let listened = socket.listen(4096);
                     // Said either way: the caller waits for a word from every worker.
                     let _ = listening.send(());

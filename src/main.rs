@@ -126,6 +126,8 @@ fn listen_address(text: &str) -> Result<SocketAddr, String> {
 }
 
 fn main() -> ExitCode {
+    // Before the heap grows: memory freed goes back in small pages (allocator.rs).
+    storegate::allocator::keep_pages_small();
     let matches = Cli::command()
         .after_help(storegate::config::variables_help())
         .get_matches();

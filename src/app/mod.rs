@@ -43,7 +43,7 @@ pub struct App {
     /// (`STOREGATE_MAX_UPLOADS_IN_FLIGHT`).
     pub uploads: Arc<Semaphore>,
     /// The upstream's state as `/readyz` last saw it (`storegate_upstream_up`).
-    pub upstream_up: crate::observe::process::UpstreamUp,
+    pub backend_up: crate::observe::process::BackendUp,
     /// The start's warm-up (lookups loaded, hot answers refilled): `/readyz` waits for it.
     pub warm_up: Arc<warm_up::WarmUp>,
     /// The dual run (`STOREGATE_SHADOW_*`): a candidate back end compared with this one;

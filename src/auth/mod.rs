@@ -16,6 +16,7 @@
 pub mod caller;
 pub mod oauth;
 pub mod price_group;
+pub mod revocations;
 pub mod token;
 
 use std::sync::Arc;
@@ -83,6 +84,8 @@ pub struct Authenticator {
     tokens: Arc<TokenIssuer>,
     /// The OAuth 1.0a provider, when signed calls are accepted.
     oauth: Option<Arc<crate::auth::oauth::OAuth>>,
+    /// Customer revocations, kept in the OAuth store.
+    revocations: Arc<revocations::Revocations>,
 }
 
 impl Authenticator {
@@ -93,6 +96,7 @@ impl Authenticator {
         oauth: Option<Arc<crate::auth::oauth::OAuth>>,
     ) -> Authenticator {
         Authenticator {
+            revocations: revocations::Revocations::new(tokens.clone(), oauth.clone()),
             admin_digests,
             tokens,
             oauth,
@@ -104,16 +108,16 @@ impl Authenticator {
         self.oauth.as_ref()
     }
 
-    /// Refuses every credential of a customer at once, Bearer and OAuth (a deleted customer).
-    pub async fn revoke_customer(&self, customer_id: u64) -> Result<(), ApiError> {
-        self.tokens.revoke_customer(customer_id);
-        if let Some(oauth) = &self.oauth {
-            oauth
-                .revoke_customer(customer_id)
-                .await
-                .map_err(crate::auth::oauth::problem::store_unavailable)?;
-        }
-        Ok(())
+    /// Refuses every credential of a customer at once, Bearer and OAuth, on every instance,
+    /// and keeps the revocation in the OAuth store (a deleted customer): see
+    /// [`revocations`]. It always takes effect; whether the store has it yet is the answer.
+    pub async fn revoke_customer(&self, customer_id: u64) -> revocations::Durability {
+        self.revocations.revoke_customer(customer_id).await
+    }
+
+    /// The durable revocations (their start-up load and sync).
+    pub fn revocations(&self) -> &Arc<revocations::Revocations> {
+        &self.revocations
     }
 
     pub fn tokens(&self) -> &TokenIssuer {

@@ -155,13 +155,15 @@ impl TokenIssuer {
         Ok(customer_id)
     }
 
-    /// Refuses every token issued so far for this customer (the customer was deleted).
-    pub fn revoke_customer(&self, customer_id: u64) {
+    /// Refuses every token issued so far for this customer (the customer was deleted);
+    /// the mark's instant (ms), which is what the other instances and the store keep.
+    pub fn revoke_customer(&self, customer_id: u64) -> u64 {
         let at = now_ms();
         self.apply_revocation(customer_id, at);
         if let Some(listener) = self.listener.get() {
             listener(customer_id, at);
         }
+        at
     }
 
     /// Applies a revocation made elsewhere (another instance, at `at_ms`), without telling

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::backend::port::{Backend, SessionKeeper};
 use crate::backend::shell::resilience;
 use crate::config::{Recording, Secret};
-use crate::observe::metrics::UpstreamMetrics;
+use crate::observe::metrics::BackendMetrics;
 
 /// What a back end is built from: where its store is and how to reach it.
 #[derive(Debug, Clone)]
@@ -47,7 +47,7 @@ pub struct OAuthKeys {
 #[derive(Debug, Clone)]
 pub struct Wiring {
     /// Where its calls are counted.
-    pub metrics: UpstreamMetrics,
+    pub metrics: BackendMetrics,
     /// Where it may keep customers' store sessions.
     pub sessions: Option<Arc<dyn SessionKeeper>>,
 }

@@ -310,6 +310,7 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
                     match crate::shared_state::announce_oauth_forget(
                         url.expose(),
                         config.redis_timeout,
+                        &oauth_provider::verified::Forget::Tokens(vec![id]),
                     )
                     .await
                     {

@@ -230,6 +230,11 @@ pub const KEYS: &[Key] = &[
         "OAuth store shared by instances: sqlite://PATH or mysql://user:pw@host/db (a secret)",
     ),
     key(
+        "database_timeout_ms",
+        "500",
+        "deadline for one OAuth store call; past it the store counts as degraded and its calls are refused at once until a probe succeeds",
+    ),
+    key(
         "sandbox",
         "unset: only when no production setting is",
         "`1`: start the embedded sandbox on purpose; `0`: never (no upstream URL: refuse)",

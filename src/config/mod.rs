@@ -329,6 +329,9 @@ pub struct Config {
     /// Where OAuth consumers and tokens live (`crate::auth::oauth::database`): None, the
     /// SQLite file in `data_dir`. A secret: it may hold a password.
     pub database_url: Option<Secret>,
+    /// Deadline for one OAuth store call (`STOREGATE_DATABASE_TIMEOUT_MS`); past it the store
+    /// counts as degraded and its breaker opens (`crate::auth::oauth::guard`).
+    pub database_timeout: Duration,
     /// `STOREGATE_SANDBOX`: Some(true) asks for the embedded sandbox whatever else is set,
     /// Some(false) refuses to start without an upstream URL (`start_checks`).
     pub sandbox: Option<bool>,
@@ -391,6 +394,7 @@ impl Default for Config {
             shared_cache: false,
             profile: crate::context::profile::Profile::Spec,
             database_url: None,
+            database_timeout: Duration::from_millis(500),
             sandbox: None,
             shadow: None,
             oauth_cache_fresh: None,

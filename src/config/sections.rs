@@ -336,6 +336,18 @@ pub(super) fn caching(raw: &RawValues, config: &mut Config) -> Result<(), Config
         crate::auth::oauth::database::Location::parse(r.value.trim()).map_err(|why| r.fail(why))?;
         config.database_url = Some(Secret::new(r.value.trim()));
     }
+    if let Some(r) = raw.get("database_timeout_ms") {
+        config.database_timeout =
+            Duration::from_millis(positive(r, "a number of milliseconds above 0")?);
+        // The store's calls run inside the API's deadline: one that may use all of it
+        // leaves nothing for the answer (a verified token's fallback, the 503).
+        if config.database_timeout >= config.upstream_timeout {
+            return Err(r.fail(&format!(
+                "a number of milliseconds below STOREGATE_UPSTREAM_TIMEOUT_MS ({})",
+                config.upstream_timeout.as_millis()
+            )));
+        }
+    }
     if let Some(r) = raw.get("sandbox") {
         config.sandbox = match r.value.trim().to_ascii_lowercase().as_str() {
             "1" | "true" | "yes" | "on" => Some(true),

@@ -311,6 +311,34 @@ fn oauth_keys() {
 }
 
 #[test]
+fn the_database_timeout_is_milliseconds_below_the_apis_deadline() {
+    assert_eq!(
+        from_env(&[]).unwrap().database_timeout,
+        Duration::from_millis(500)
+    );
+    let c = from_env(&[("STOREGATE_DATABASE_TIMEOUT_MS", "250")]).unwrap();
+    assert_eq!(c.database_timeout, Duration::from_millis(250));
+    for bad in ["0", "soon", "-1"] {
+        let e = from_env(&[("STOREGATE_DATABASE_TIMEOUT_MS", bad)]).unwrap_err();
+        assert!(
+            e.0.starts_with("invalid STOREGATE_DATABASE_TIMEOUT_MS"),
+            "{bad}: {e}"
+        );
+    }
+    // As long as the API's own deadline, it would leave no time for the answer.
+    let e = from_env(&[
+        ("STOREGATE_UPSTREAM_TIMEOUT_MS", "2000"),
+        ("STOREGATE_DATABASE_TIMEOUT_MS", "2000"),
+    ])
+    .unwrap_err();
+    assert!(
+        e.0.starts_with("invalid STOREGATE_DATABASE_TIMEOUT_MS")
+            && e.0.contains("below STOREGATE_UPSTREAM_TIMEOUT_MS (2000)"),
+        "{e}"
+    );
+}
+
+#[test]
 fn workers() {
     assert_eq!(from_env(&[]).unwrap().workers, 0);
     assert_eq!(from_env(&[("STOREGATE_WORKERS", "4")]).unwrap().workers, 4);

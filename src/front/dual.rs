@@ -23,7 +23,7 @@ use crate::backend::port::Backend;
 use crate::backend::registry::{Registry, Wiring};
 use crate::cache::Cache;
 use crate::config::Config;
-use crate::observe::metrics::{Metrics, UpstreamMetrics};
+use crate::observe::metrics::{BackendMetrics, Metrics};
 use crate::rules::mapping::Mappings;
 use crate::shadow::{Series, Shadow, Side, Sides};
 use crate::shared_state::SharedState;
@@ -32,7 +32,7 @@ use crate::shared_state::locks::Locks;
 /// The candidate back end and the dual run, before the gateway's state is built.
 pub(super) struct Candidate {
     backend: Arc<dyn Backend>,
-    upstream_metrics: UpstreamMetrics,
+    backend_metrics: BackendMetrics,
     mappings: Mappings,
     series: Series,
     /// The candidate's configuration: the serving one with the candidate's kind, store
@@ -50,7 +50,7 @@ impl Candidate {
         let Some(settings) = &config.shadow else {
             return Ok(None);
         };
-        let upstream_metrics = UpstreamMetrics::default();
+        let backend_metrics = BackendMetrics::default();
         // Not recorded: recordings are of the serving store (`STOREGATE_RECORD_DIR`); a
         // `replay:DIR` candidate replays in the strict mode, with the default scrubbing.
         let recording = crate::config::Recording::default();
@@ -65,7 +65,7 @@ impl Candidate {
         // No customer sessions: the sessions kept are the serving store's (a candidate that
         // renders for each customer renders for them anonymously).
         let wiring = Wiring {
-            metrics: upstream_metrics.clone(),
+            metrics: backend_metrics.clone(),
             sessions: None,
         };
         let backend = registry
@@ -89,7 +89,7 @@ impl Candidate {
         }
         Ok(Some(Candidate {
             backend,
-            upstream_metrics,
+            backend_metrics,
             mappings,
             series: Series::default(),
             config: candidate_config,
@@ -99,7 +99,7 @@ impl Candidate {
     /// The candidate's series (its upstream calls, the comparisons) in `metrics`.
     pub(super) fn register(&self, metrics: Metrics) -> Metrics {
         metrics
-            .with_shadow_upstream(&self.upstream_metrics)
+            .with_shadow_backend(&self.backend_metrics)
             .with_collector(Box::new(self.series.clone()))
     }
 
@@ -203,7 +203,7 @@ fn derived(
         in_flight,
         connections: app.connections.clone(),
         uploads: app.uploads.clone(),
-        upstream_up: crate::observe::process::UpstreamUp::default(),
+        backend_up: crate::observe::process::BackendUp::default(),
         // The serving side's warm-up: the candidate's state answers no `/readyz`.
         warm_up: app.warm_up.clone(),
         shadow,

@@ -42,7 +42,7 @@ use crate::cache::Cache;
 use crate::config::Config;
 use crate::context::request;
 use crate::http::{ApiError, middleware::negotiate};
-use crate::observe::metrics::{Metrics, UpstreamMetrics};
+use crate::observe::metrics::{BackendMetrics, Metrics};
 use crate::observe::telemetry;
 use crate::resources;
 use crate::rules::mapping::Mappings;
@@ -155,7 +155,7 @@ pub fn build_with(
     parts: Parts,
     registry: &Registry,
 ) -> Result<(Router, AppState), String> {
-    let upstream_metrics = UpstreamMetrics::default();
+    let backend_metrics = BackendMetrics::default();
     let cache = Arc::new(Cache::with_windows(
         config.cache_max_bytes,
         config.cache_ttl,
@@ -178,7 +178,7 @@ pub fn build_with(
         // Several machines: a nonce used on one instance is refused on every other, and a
         // revocation on one reaches the others' verified credentials at once.
         oauth = oauth
-            .with_nonce_guard(Arc::new(crate::shared_state::nonces::SharedNonces(
+            .with_nonce_guard(Arc::new(crate::shared_state::nonces::SharedNonces::new(
                 shared.clone(),
             )))
             .with_revocations(Arc::new(crate::shared_state::nonces::SharedRevocations(
@@ -190,13 +190,13 @@ pub fn build_with(
     let backend = registry.build(
         &backend_settings(&config, &parts),
         &Wiring {
-            metrics: upstream_metrics.clone(),
+            metrics: backend_metrics.clone(),
             sessions: Some(Arc::new(OAuthSessions(oauth.clone()))),
         },
     )?;
-    let upstream_up = crate::observe::process::UpstreamUp::default();
+    let backend_up = crate::observe::process::BackendUp::default();
     let metrics = Metrics::new(
-        upstream_metrics,
+        backend_metrics,
         cache.clone(),
         {
             let probe = backend.circuit();
@@ -212,11 +212,11 @@ pub fn build_with(
         },
     )
     .with_collector(Box::new(crate::observe::process::ProcessCollector {
-        upstream_up: upstream_up.clone(),
+        backend_up: backend_up.clone(),
     }))
     .with_shared_state(shared.clone())
     .with_collector(Box::new(crate::observe::process::OAuthSeries(
-        oauth.verified().clone(),
+        oauth.clone(),
     )));
     let candidate = dual::Candidate::build(&config, &parts, registry)?;
     let metrics = Arc::new(match &candidate {
@@ -226,16 +226,6 @@ pub fn build_with(
     let shadow = candidate
         .as_ref()
         .and_then(|candidate| candidate.shadow(&config, &parts, shared.clone()));
-    // A shared store's schema is brought up to date now, not by the first sign-in (and a
-    // database down at start is logged, not fatal: the catalog serves without it).
-    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-        let oauth = oauth.clone();
-        runtime.spawn(async move {
-            if let Err(error) = oauth.prepare_store().await {
-                tracing::error!(%error, "OAuth store not reachable at start; sign-ins get 503 until it is");
-            }
-        });
-    }
     // The warm start's own requests refill Admin answers too, with a key of this process
     // alone (`warm_start`).
     let mut admin_digests = parts.admin_digests;
@@ -249,6 +239,20 @@ pub fn build_with(
         tokens,
         Some(oauth.clone()),
     ));
+    // A shared store's schema is brought up to date now, not by the first sign-in (and a
+    // database down at start is logged, not fatal: the catalog serves without it). Then the
+    // customer revocations kept in it are loaded (retried while the store is down) and read
+    // again every few seconds, so that an instance started after Redis lost its data still
+    // refuses a deleted customer's tokens.
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let (oauth, revocations) = (oauth.clone(), auth.revocations().clone());
+        runtime.spawn(async move {
+            if let Err(error) = oauth.prepare_store().await {
+                tracing::error!(%error, "OAuth store not reachable at start; sign-ins get 503 until it is");
+            }
+            revocations.spawn_sync();
+        });
+    }
     let app = Arc::new(App {
         backend,
         cache,
@@ -262,7 +266,7 @@ pub fn build_with(
         connections,
         uploads: Arc::new(Semaphore::new(config.max_uploads_in_flight)),
         config,
-        upstream_up,
+        backend_up,
         warm_up,
         shadow,
     });

@@ -36,6 +36,9 @@ pub async fn negotiate(mut request: Request, next: Next) -> Response {
     if let Err(error) = check_version(request.headers()) {
         return finish(format, error.into_response());
     }
+    if let Err(error) = check_decodable(request.uri()) {
+        return finish(format, error.into_response());
+    }
     request.extensions_mut().insert(format);
     let response = next.run(request).await;
     finish(format, response)
@@ -56,6 +59,34 @@ fn check_version(headers: &http::HeaderMap) -> Result<(), ApiError> {
         Err(ApiError::bad_request(format!(
             "Invalid version \"{shown}\" requested."
         )))
+    }
+}
+
+/// The message of a path or query that does not decode.
+pub const UNDECODABLE_URL: &str =
+    "Request URL is not valid: its path and query must be UTF-8 once percent-decoded.";
+
+/// Every part of the path and query must be UTF-8 once percent-decoded (`%ff` is not), as
+/// the routes' parameters and the list parameters read them. Checked here, before routing's
+/// extractors, whose refusal would be plain text and not the API's error tree (issue 32);
+/// the query is never read lossily either, so `filter[0][like]=%ff` cannot become a search
+/// for U+FFFD.
+fn check_decodable(uri: &http::Uri) -> Result<(), ApiError> {
+    let path_ok = percent_encoding::percent_decode_str(uri.path())
+        .decode_utf8()
+        .is_ok();
+    let query_ok = uri.query().is_none_or(|query| {
+        query.split('&').all(|pair| {
+            // `+` is a space in a form-encoded query; it decodes to ASCII either way.
+            percent_encoding::percent_decode_str(pair)
+                .decode_utf8()
+                .is_ok()
+        })
+    });
+    if path_ok && query_ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(UNDECODABLE_URL))
     }
 }
 
@@ -89,4 +120,34 @@ pub fn finish(format: Format, mut response: Response) -> Response {
         HeaderValue::from_static(format.content_type()),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_queries_that_do_not_decode_are_refused() {
+        for good in [
+            "/api/rest/products/1",
+            "/api/rest/products/caf%C3%A9",
+            "/api/rest/products?filter[0][attribute]=name&filter[0][like]=%25a%25",
+            "/api/rest/products/%zz",
+            "/api/rest/products?q=a+b",
+        ] {
+            let uri: http::Uri = good.parse().unwrap();
+            assert!(check_decodable(&uri).is_ok(), "{good}");
+        }
+        for bad in [
+            "/api/rest/products/%ff",
+            "/api/rest/products/%C3",
+            "/api/rest/customers/1/addresses?x=%80",
+            "/api/rest/products?filter[0][like]=%fe%ff",
+        ] {
+            let uri: http::Uri = bad.parse().unwrap();
+            let error = check_decodable(&uri).unwrap_err();
+            assert_eq!(error.status(), 400, "{bad}");
+            assert_eq!(error.first_message(), UNDECODABLE_URL);
+        }
+    }
 }

@@ -9,7 +9,7 @@
 //! Three kinds of metric:
 //! - recorded on the request path: requests by route, method, status and user type, with
 //!   latency ([`crate::observe::telemetry::Observed`]); upstream calls by endpoint, method and outcome, with latency
-//!   ([`UpstreamMetrics`]); shed requests;
+//!   ([`BackendMetrics`]); shed requests;
 //! - read at scrape time from the components that already count them (the cache's
 //!   counters and usage, the circuit breaker's state), through a [`Collector`], so the
 //!   cache and the client do not depend on this crate;
@@ -71,7 +71,7 @@ struct RequestLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct UpstreamLabels {
+struct BackendLabels {
     /// The back end's path template (`/api/rest/products/{}`), never the raw path.
     endpoint: String,
     method: &'static str,
@@ -120,15 +120,15 @@ impl Outcome {
 
 /// The upstream client's instruments. Cheap to clone (the families are shared).
 #[derive(Debug, Clone)]
-pub struct UpstreamMetrics {
-    calls: LatencyFamily<UpstreamLabels>,
+pub struct BackendMetrics {
+    calls: LatencyFamily<BackendLabels>,
     retries: Family<RetryLabels, Counter>,
     circuit_opened: Counter,
 }
 
-impl Default for UpstreamMetrics {
+impl Default for BackendMetrics {
     fn default() -> Self {
-        UpstreamMetrics {
+        BackendMetrics {
             calls: Family::new_with_constructor(latency_histogram),
             retries: Family::default(),
             circuit_opened: Counter::default(),
@@ -136,12 +136,12 @@ impl Default for UpstreamMetrics {
     }
 }
 
-impl UpstreamMetrics {
+impl BackendMetrics {
     /// One call (or one call not made), by the endpoint it was for: the path's template
     /// (`backend::shell::paths::template`), never the raw path.
     pub fn call(&self, method: &Method, endpoint: &str, outcome: Outcome, elapsed: Duration) {
         self.calls
-            .get_or_create(&UpstreamLabels {
+            .get_or_create(&BackendLabels {
                 endpoint: endpoint.to_owned(),
                 method: method_label(method),
                 outcome: outcome.as_str(),
@@ -192,7 +192,7 @@ impl Metrics {
     /// `in_flight` (API requests being served) and `connections` (open, refused at the cap)
     /// are read at scrape time.
     pub fn new(
-        upstream: UpstreamMetrics,
+        upstream: BackendMetrics,
         cache: Arc<Cache>,
         circuit: Reader<i64>,
         in_flight: Reader<i64>,
@@ -269,7 +269,7 @@ impl Metrics {
 
     /// Adds the dual run's candidate back end's calls (`shadow_upstream_call_duration_seconds`,
     /// by endpoint, method and outcome), apart from the serving back end's.
-    pub fn with_shadow_upstream(mut self, upstream: &UpstreamMetrics) -> Metrics {
+    pub fn with_shadow_backend(mut self, upstream: &BackendMetrics) -> Metrics {
         self.registry.register(
             "shadow_upstream_call_duration_seconds",
             "Calls to the dual run's candidate back end, by endpoint template, method and outcome, with their latency",
@@ -686,7 +686,7 @@ mod tests {
             Duration::from_secs(60),
         ));
         Metrics::new(
-            UpstreamMetrics::default(),
+            BackendMetrics::default(),
             cache,
             Arc::new(|| 0),
             Arc::new(|| 0),
@@ -742,7 +742,7 @@ mod tests {
             Duration::from_secs(60),
             Duration::from_secs(60),
         ));
-        let upstream = UpstreamMetrics::default();
+        let upstream = BackendMetrics::default();
         let metrics = Metrics::new(
             upstream.clone(),
             cache,

@@ -21,15 +21,15 @@ use crate::observe::build_info;
 
 /// The upstream's state as the last readiness probe saw it: 1 up, 0 down, -1 not probed yet.
 #[derive(Debug, Clone)]
-pub struct UpstreamUp(Arc<AtomicI64>);
+pub struct BackendUp(Arc<AtomicI64>);
 
-impl Default for UpstreamUp {
+impl Default for BackendUp {
     fn default() -> Self {
-        UpstreamUp(Arc::new(AtomicI64::new(-1)))
+        BackendUp(Arc::new(AtomicI64::new(-1)))
     }
 }
 
-impl UpstreamUp {
+impl BackendUp {
     pub fn set(&self, up: bool) {
         self.0.store(i64::from(up), Ordering::Relaxed);
     }
@@ -44,7 +44,7 @@ impl UpstreamUp {
 /// The collector registered in the gateway's registry.
 #[derive(Debug)]
 pub struct ProcessCollector {
-    pub upstream_up: UpstreamUp,
+    pub backend_up: BackendUp,
 }
 
 /// What `/proc/self` says about this process.
@@ -142,7 +142,7 @@ impl Collector for ProcessCollector {
                 ("commit", build_info::COMMIT),
             ])?,
         )?;
-        if let Some(up) = self.upstream_up.get() {
+        if let Some(up) = self.backend_up.get() {
             gauge(
                 e,
                 "upstream_up",
@@ -232,31 +232,80 @@ mod tests {
     }
 }
 
-/// `storegate_oauth_store_up` and `storegate_oauth_store_fallbacks_total`, read at scrape time.
+/// The OAuth store's series, read at scrape time: its state and breaker
+/// (`auth::oauth::guard`), signed calls served from verified credentials while it failed,
+/// nonces claimed in this process while the shared guard could not be asked.
 #[derive(Debug)]
-pub struct OAuthSeries(pub Arc<crate::auth::oauth::verified::VerifiedCache>);
+pub struct OAuthSeries(pub Arc<crate::auth::oauth::OAuth>);
 
 impl prometheus_client::collector::Collector for OAuthSeries {
     fn encode(
         &self,
         mut encoder: prometheus_client::encoding::DescriptorEncoder,
     ) -> std::fmt::Result {
+        use crate::auth::oauth::guard::StoreState;
         use prometheus_client::encoding::EncodeMetric;
         use prometheus_client::metrics::counter::ConstCounter;
         use prometheus_client::metrics::gauge::ConstGauge;
-        let up = ConstGauge::new(i64::from(self.0.store_up()));
-        up.encode(encoder.encode_descriptor(
-            "oauth_store_up",
-            "1 when the OAuth store's last call succeeded, 0 when it failed",
-            None,
-            up.metric_type(),
-        )?)?;
-        let fallbacks = ConstCounter::new(self.0.fallbacks.load(Ordering::Relaxed));
-        fallbacks.encode(encoder.encode_descriptor(
-            "oauth_store_fallbacks",
-            "Signed calls served from credentials verified before, while the OAuth store failed",
-            None,
-            fallbacks.metric_type(),
-        )?)
+        let health = self.0.health();
+        let state = health.state();
+        let gauges = [
+            (
+                "oauth_store_up",
+                "1 when the OAuth store answers in time, 0 while it is degraded or down",
+                i64::from(state == StoreState::Up),
+            ),
+            (
+                "oauth_store_state",
+                "The OAuth store: 0 up, 1 degraded (reachable, not answering in time: a lock, a hang), 2 down (not reachable); its calls are refused at once while it is not up",
+                match state {
+                    StoreState::Up => 0,
+                    StoreState::Degraded => 1,
+                    StoreState::Down => 2,
+                },
+            ),
+        ];
+        for (name, help, value) in gauges {
+            let gauge = ConstGauge::new(value);
+            gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)?;
+        }
+        let read = |n: &std::sync::atomic::AtomicU64| n.load(Ordering::Relaxed);
+        let counters = [
+            (
+                "oauth_store_fallbacks",
+                "Signed calls served from credentials verified before, while the OAuth store failed",
+                read(&self.0.verified().fallbacks),
+            ),
+            (
+                "oauth_store_timeouts",
+                "OAuth store calls that passed STOREGATE_DATABASE_TIMEOUT_MS",
+                read(&health.timeouts),
+            ),
+            (
+                "oauth_store_short_circuited",
+                "OAuth store calls refused at once while the store was failing (the breaker open)",
+                read(&health.short_circuited),
+            ),
+            (
+                "oauth_store_breaker_opened",
+                "Times the OAuth store's breaker opened",
+                read(&health.opened),
+            ),
+            (
+                "oauth_nonce_fallbacks",
+                "OAuth nonces claimed in this process alone because the shared replay guard (Redis, or the OAuth store) could not be asked",
+                self.0.nonce_fallbacks(),
+            ),
+        ];
+        for (name, help, value) in counters {
+            let counter = ConstCounter::new(value);
+            counter.encode(encoder.encode_descriptor(
+                name,
+                help,
+                None,
+                counter.metric_type(),
+            )?)?;
+        }
+        Ok(())
     }
 }

@@ -30,9 +30,8 @@ use crate::auth::{Principal, UserType};
 use crate::backend::port::{
     AddressEdit, AddressList, AddressWrites, Backend, Country, RegionChoice,
 };
-use crate::http::body::decode_record;
 use crate::http::query::{ListParams, SortDir};
-use crate::http::{ApiError, Doc, Format, created, empty_ok, msg, ok};
+use crate::http::{ApiError, Doc, created, empty_ok, msg, ok};
 use crate::rules::mapping::ResourceMapping;
 use crate::rules::mapping::View;
 use crate::rules::mapping::convert::{as_i64, is_empty};
@@ -434,14 +433,7 @@ async fn create(
     if !owns(caller.principal, customer_id) {
         return Err(ApiError::not_found());
     }
-    let input = decode_record(
-        headers,
-        body,
-        Format::Xml,
-        app.config.body_limit,
-        ApiError::not_implemented,
-    )
-    .await?;
+    let input = super::created_record(&app, headers, body).await?;
     let list = match app.backend.address_writes() {
         AddressWrites::OneAtATime(calls) => {
             return super::address_calls::create(&app, calls, &caller, customer_id, &input).await;
@@ -568,14 +560,7 @@ async fn update(
     body: Body,
 ) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    let input = decode_record(
-        headers,
-        body,
-        Format::Xml,
-        app.config.body_limit,
-        ApiError::request_data_invalid,
-    )
-    .await?;
+    let input = super::update_record(&app, headers, body).await?;
     let list = match app.backend.address_writes() {
         AddressWrites::OneAtATime(calls) => {
             return super::address_calls::update(&app, calls, &caller, id, &input).await;

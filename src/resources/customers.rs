@@ -24,9 +24,8 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
 use crate::backend::port::SearchCriteria;
-use crate::http::body::decode_record;
 use crate::http::query::ListParams;
-use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
+use crate::http::{ApiError, Doc, created, empty_ok, ok};
 use crate::rules::mapping::ResourceMapping;
 use crate::rules::mapping::View;
 use crate::rules::mapping::convert::{as_i64, is_empty};
@@ -201,14 +200,7 @@ async fn store_for_website(app: &AppState, website_id: u64) -> Result<Option<u64
 }
 
 async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Response, ApiError> {
-    let input = decode_record(
-        headers,
-        body,
-        Format::Xml,
-        app.config.body_limit,
-        ApiError::not_implemented,
-    )
-    .await?;
+    let input = super::created_record(&app, headers, body).await?;
     let mapping = app.mappings.get("customer");
     let mut errors = Vec::new();
     let profile = crate::context::profile::Profile::current();
@@ -274,14 +266,7 @@ async fn update(
     if !owns(caller.principal, id) {
         return Err(ApiError::not_found());
     }
-    let input = decode_record(
-        headers,
-        body,
-        Format::Xml,
-        app.config.body_limit,
-        ApiError::request_data_invalid,
-    )
-    .await?;
+    let input = super::update_record(&app, headers, body).await?;
     let mapping = app.mappings.get("customer");
     let fields = mapping.view(caller.user_type(), View::Update);
     let mut errors = Vec::new();
@@ -321,16 +306,27 @@ async fn update(
 
 async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    // Before the call: if Magento deletes the customer but its answer is lost, no token
-    // of that customer may keep working. After it again, for a login that raced the delete.
-    app.auth.revoke_customer(id).await?;
+    // Nothing takes effect before every store the delete needs has said yes: a request
+    // refused here (Redis down: the shared lock; the OAuth store down: the revocation's
+    // keeping) changes nothing, now or later (issue 32).
     let _turn = app.locks.lock(LockKey::Customer(id)).await?;
+    if let Some(error) = app.oauth.health().last_error() {
+        return Err(crate::auth::oauth::problem::store_unavailable(error));
+    }
     let deleted = app.backend.delete_customer(id).await;
     // The group decides prices: forget it, whatever happened (held off when the delete may
     // still land: `write_outcome`).
     write_outcome::touched(&app.cache, &deleted, &[tag::customer_group(id)]);
+    // Deleted, or perhaps deleted (the answer was lost): the customer's tokens stop working
+    // everywhere. A delete Magento refused revokes nothing.
+    let revoke = match &deleted {
+        Ok(()) => true,
+        Err(error) => write_outcome::is_unknown(error),
+    };
+    if revoke {
+        app.auth.revoke_customer(id).await;
+    }
     deleted.map_err(|error| write_outcome::answer(error, redact))?;
-    app.auth.revoke_customer(id).await?;
     Ok(empty_ok())
 }
 

@@ -24,11 +24,15 @@ mod product_writes;
 pub mod products;
 pub mod stock_items;
 
+use axum::body::Body;
 use axum::routing::any;
+use http::HeaderMap;
+use serde_json::{Map, Value};
 
 use crate::app::AppState;
-use crate::http::ApiError;
+use crate::http::body::decode_record;
 use crate::http::route_list::Listed;
+use crate::http::{ApiError, Format};
 
 /// Every route under `/api/rest`. Methods are dispatched inside the handlers, so that the
 /// policy (403) is checked before "method not allowed" (405), as the spec wants. Each one
@@ -99,6 +103,36 @@ pub fn parse_id(text: &str) -> Result<u64, ApiError> {
         .ok()
         .filter(|&id| id > 0)
         .ok_or_else(ApiError::not_found)
+}
+
+/// The record an update sends: XML unless its `Content-Type` says otherwise, within the body
+/// limit; a list where one record belongs is the original's `Request data is invalid.`.
+pub async fn update_record(
+    app: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Map<String, Value>, ApiError> {
+    let limit = app.config.body_limit;
+    decode_record(
+        headers,
+        body,
+        Format::Xml,
+        limit,
+        ApiError::request_data_invalid,
+    )
+    .await
+}
+
+/// The record a create sends into a collection: XML unless its `Content-Type` says
+/// otherwise, within the body limit; a list (several records at once) is the original's
+/// 501, which it never implemented for these collections.
+pub async fn created_record(
+    app: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Map<String, Value>, ApiError> {
+    let limit = app.config.body_limit;
+    decode_record(headers, body, Format::Xml, limit, ApiError::not_implemented).await
 }
 
 #[cfg(test)]

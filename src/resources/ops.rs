@@ -46,7 +46,8 @@ struct ReadyQuery {
 /// cache makes that servable). Otherwise 200 while the gateway serves, with the upstream's
 /// state beside it:
 /// `{"status":"ready","upstream":"up"|"down","circuit":"closed"|"open"|"half_open"}`, and
-/// with `STOREGATE_REDIS_URL` `"redis":"up"|"down"`. With the circuit open the ping fails at
+/// with `STOREGATE_REDIS_URL` `"redis":"up"|"down"`, and the OAuth store's
+/// `"oauth_store":"up"|"degraded"|"down"`. With the circuit open the ping fails at
 /// once, adding no load to a failing back end. Redis down does not make the instance unready
 /// either: reads are still served, and taking every instance out of rotation at once would
 /// turn a Redis outage into a full one.
@@ -81,7 +82,7 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
         tracing::warn!(%reason, "readiness probe: the upstream refuses our credentials");
     }
     let up = up && refused.is_none();
-    app.upstream_up.set(up);
+    app.backend_up.set(up);
     let circuit = match app.backend.circuit()() {
         CircuitState::Closed => "closed",
         CircuitState::Open => "open",
@@ -118,12 +119,18 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
     }
     body["warm_start"] = serde_json::to_value(app.warm_up.report()).unwrap_or_default();
     // The OAuth store failing does not take the instance out of rotation either: cached
-    // reads, Bearer calls and signed calls of credentials already verified go on.
+    // reads, Bearer calls and signed calls of credentials already verified go on. It is
+    // "degraded" when it is there but does not answer in time (a locked table, a hung
+    // server), "down" when it cannot be reached; either way its calls are refused at once
+    // until the breaker's probe finds it back (`auth::oauth::guard`).
     body["oauth_store"] = match app.oauth.store_reachable().await {
         Ok(()) => "up".into(),
         Err(error) => {
             body["oauth_store_error"] = error.to_string().into();
-            "down".into()
+            match error.failure {
+                crate::auth::oauth::store::Failure::Slow => "degraded".into(),
+                _ => "down".into(),
+            }
         }
     };
     (

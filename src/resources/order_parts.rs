@@ -26,8 +26,7 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::auth::caller::Caller;
 use crate::auth::{Principal, UserType};
-use crate::http::body::decode_record;
-use crate::http::{ApiError, Doc, Format, created, ok};
+use crate::http::{ApiError, Doc, created, ok};
 use crate::resources::orders::{may_see, order_id, order_source};
 use crate::resources::parse_id;
 use crate::rules::mapping::convert::as_i64;
@@ -235,14 +234,7 @@ async fn add_comment(
 ) -> Result<Response, ApiError> {
     let order = visible_order(&app, Principal::Admin, id).await?;
     let id = order_id(&order).ok_or_else(ApiError::not_found)?;
-    let input = decode_record(
-        headers,
-        body,
-        Format::Xml,
-        app.config.body_limit,
-        ApiError::request_data_invalid,
-    )
-    .await?;
+    let input = super::update_record(&app, headers, body).await?;
     let allowed = app
         .mappings
         .get("order_comment")

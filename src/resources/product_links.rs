@@ -23,7 +23,6 @@ use crate::auth::UserType;
 use crate::auth::caller::Caller;
 use crate::backend::port::{Assignments, BackendError, Category};
 use crate::cache::keys::{key, tag};
-use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, empty_ok, ok};
 use crate::records::catalog::product_index::sku_of;
 use crate::records::catalog::product_records::product_record;
@@ -185,14 +184,7 @@ async fn assign_category(
     body: Body,
 ) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    let input = decode_record(
-        headers,
-        body,
-        Format::Xml,
-        app.config.body_limit,
-        ApiError::request_data_invalid,
-    )
-    .await?;
+    let input = super::update_record(&app, headers, body).await?;
     let category_id = requested_category(&input)?;
     let (sku, assigned) = product(&app, id).await?;
     if category_record(&app, category_id).await?.is_none() {
@@ -297,14 +289,7 @@ async fn assign_website(
     body: Body,
 ) -> Result<Response, ApiError> {
     let (sku, assigned, id) = website_product(&app, id).await?;
-    let input = decode_record(
-        headers,
-        body,
-        Format::Xml,
-        app.config.body_limit,
-        ApiError::request_data_invalid,
-    )
-    .await?;
+    let input = super::update_record(&app, headers, body).await?;
     let website_id = input.get("website_id").and_then(|v| match v {
         Value::Number(n) => n.as_u64(),
         Value::String(s) => s.trim().parse::<u64>().ok(),

@@ -31,7 +31,7 @@ use tokio::time::Instant;
 use crate::app::AppState;
 use crate::auth::UserType;
 use crate::backend::port::SearchResult;
-use crate::http::body::{decode, decode_record};
+use crate::http::body::decode;
 use crate::http::query::{Condition, ListParams, SortDir};
 use crate::http::{ApiError, Doc, Format, empty_ok, msg, multi_status, ok};
 use crate::rules::mapping::ResourceMapping;
@@ -388,14 +388,7 @@ async fn update(
 ) -> Result<Response, ApiError> {
     let item_id = parse_id(id)?;
     // SPEC 4.1 asks for a Content-Type; without one the operation's default (XML) applies.
-    let input = decode_record(
-        headers,
-        body,
-        Format::Xml,
-        app.config.body_limit,
-        ApiError::request_data_invalid,
-    )
-    .await?;
+    let input = super::update_record(&app, headers, body).await?;
     let mut errors = Vec::new();
     // The item is the path's; a body that names another one is a mistake, not a move.
     match input.get("item_id") {

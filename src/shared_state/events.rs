@@ -27,10 +27,18 @@ pub enum Event {
         customer: u64,
         at: u64,
     },
-    /// Drop the OAuth credentials verified in-process (`oauth::verified`): one was revoked
-    /// or replaced in the shared store.
+    /// Drop OAuth credentials verified in-process (`oauth::verified`): the access tokens
+    /// `tokens` (replaced by a sign-in, revoked), or every token of `customer` (deleted), or,
+    /// naming neither, everything. An older instance ignores the fields and drops
+    /// everything, which is safe.
     #[serde(rename = "oauth_forget")]
-    OAuthForget { origin: String },
+    OAuthForget {
+        origin: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tokens: Vec<i64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        customer: Option<u64>,
+    },
 }
 
 impl Event {
@@ -39,7 +47,7 @@ impl Event {
             Event::Invalidate { origin, .. }
             | Event::InvalidateAll { origin }
             | Event::Revoke { origin, .. }
-            | Event::OAuthForget { origin } => origin,
+            | Event::OAuthForget { origin, .. } => origin,
         }
     }
 
@@ -77,7 +85,21 @@ mod tests {
                 customer: 7,
                 at: 1_700_000_000_000,
             },
-            Event::OAuthForget { origin: "d".into() },
+            Event::OAuthForget {
+                origin: "d".into(),
+                tokens: Vec::new(),
+                customer: None,
+            },
+            Event::OAuthForget {
+                origin: "d".into(),
+                tokens: vec![4, 5],
+                customer: None,
+            },
+            Event::OAuthForget {
+                origin: "d".into(),
+                tokens: Vec::new(),
+                customer: Some(9),
+            },
         ] {
             assert_eq!(Event::decode(event.encode().as_bytes()), Some(event));
         }
@@ -92,5 +114,14 @@ mod tests {
             })
         );
         assert_eq!(Event::decode(br#"{"event":"unknown","origin":"x"}"#), None);
+        // An older instance's forget names nothing: everything.
+        assert_eq!(
+            Event::decode(br#"{"event":"oauth_forget","origin":"o"}"#),
+            Some(Event::OAuthForget {
+                origin: "o".into(),
+                tokens: Vec::new(),
+                customer: None
+            })
+        );
     }
 }

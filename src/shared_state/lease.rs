@@ -4,19 +4,18 @@
 //! `SET lock:<name> <random token> NX PX <lease>`, released only by its holder (the token is
 //! compared in a script). The lease outlives any request that can hold it (the upstream
 //! deadline plus a margin), so an instance that dies mid-write frees the key by itself.
+//!
+//! A take that failed (Redis hung past the deadline, the connection lost) may still run
+//! when Redis resumes: the command was sent. Such a lease would then be held by nobody until
+//! it expires, and every write of that record refused meanwhile (after a 15 s hang, for the
+//! lease's 7 s). So a failed take is **abandoned**: released at once (queued behind the take
+//! on the same connection) and again once Redis answers after the outage (`Link::abandon`).
 
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::SharedError;
 use super::link::Link;
-
-const RELEASE: &str = r#"
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"#;
-
-static RELEASE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(RELEASE));
 
 /// A lease held in Redis; dropping it releases it (in the background).
 #[derive(Debug)]
@@ -49,12 +48,7 @@ impl Drop for Lease {
 /// Deletes `key` if it still holds `token`: a holder whose lease ran out never frees
 /// someone else's lock or claim.
 pub(super) async fn release(link: &Link, key: &str, token: &str) {
-    let mut conn = link.connection();
-    let mut call = RELEASE_SCRIPT.key(key);
-    call.arg(token);
-    let _ = link
-        .run("release", call.invoke_async::<i64>(&mut conn))
-        .await;
+    let _ = link.release_if_held(key, token).await;
 }
 
 /// Takes the lease `name`, polling while another instance holds it, for at most `wait`.
@@ -70,7 +64,7 @@ pub async fn acquire(
     let mut pause = Duration::from_millis(5);
     loop {
         let mut conn = link.connection();
-        let taken: Option<String> = link
+        let taken: Option<String> = match link
             .run(
                 "take lock",
                 redis::cmd("SET")
@@ -81,7 +75,15 @@ pub async fn acquire(
                     .arg(lease.as_millis() as u64)
                     .query_async(&mut conn),
             )
-            .await?;
+            .await
+        {
+            Ok(taken) => taken,
+            Err(error) => {
+                // Sent, perhaps, and run when Redis resumes: never to be held by nobody.
+                link.abandon(&key, &token, lease);
+                return Err(error);
+            }
+        };
         if taken.is_some() {
             return Ok(Lease {
                 link: Some(link.clone()),

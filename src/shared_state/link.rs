@@ -33,8 +33,14 @@ const OUTBOX_LIMIT: usize = 10_000;
 const UNKNOWN: u8 = 0;
 const UP: u8 = 1;
 const DOWN: u8 = 2;
-/// How often the health loop pings Redis.
+/// How often the health loop pings Redis while it answers.
 const HEALTH_EVERY: Duration = Duration::from_secs(1);
+/// How often while it does not: Redis back is seen within this (issue 32: within a second).
+const HEALTH_EVERY_DOWN: Duration = Duration::from_millis(250);
+
+/// The longest pause between attempts to subscribe again: a Redis back is listened to
+/// within about this.
+const SUBSCRIBE_BACKOFF_MAX: Duration = Duration::from_millis(500);
 
 /// What every key storegate keeps in Redis begins with.
 pub const PREFIX: &str = "storegate:";
@@ -116,6 +122,8 @@ pub struct Link {
     /// once the provider is built, after the shared state).
     pub oauth_verified:
         std::sync::OnceLock<std::sync::Weak<crate::auth::oauth::verified::VerifiedCache>>,
+    /// Leases whose take failed and may still run late: (key, token, moot after).
+    abandoned: Mutex<Vec<(String, String, std::time::Instant)>>,
 }
 
 impl std::fmt::Debug for Link {
@@ -126,6 +134,12 @@ impl std::fmt::Debug for Link {
             .finish_non_exhaustive()
     }
 }
+
+/// Deletes a lease or claim only while it holds the caller's token.
+const RELEASE: &str = r#"
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"#;
 
 const REVOKE: &str = r#"
 local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
@@ -148,6 +162,7 @@ return seq
 "#;
 
 static REVOKE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(REVOKE));
+static RELEASE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(RELEASE));
 static INVALIDATE_SCRIPT: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(INVALIDATE));
 
@@ -182,6 +197,7 @@ impl Link {
             place,
             stats: LinkStats::default(),
             oauth_verified: std::sync::OnceLock::new(),
+            abandoned: Mutex::new(Vec::new()),
         })
     }
 
@@ -236,6 +252,52 @@ impl Link {
                 self.stats.errors.fetch_add(1, Ordering::Relaxed);
                 self.mark(false, "timed out");
                 Err(SharedError::Unavailable(format!("{what}: timed out")))
+            }
+        }
+    }
+
+    /// Deletes `key` while it holds `token`.
+    pub async fn release_if_held(&self, key: &str, token: &str) -> Result<(), SharedError> {
+        let mut conn = self.connection();
+        let mut call = RELEASE_SCRIPT.key(key);
+        call.arg(token);
+        self.run("release", call.invoke_async::<i64>(&mut conn))
+            .await
+            .map(drop)
+    }
+
+    /// A lease whose take failed: released now (queued behind the take, on the same
+    /// connection) and again once Redis answers after the outage, until `lease` has passed
+    /// (then it has expired by itself).
+    pub fn abandon(self: &Arc<Self>, key: &str, token: &str, lease: Duration) {
+        let until = std::time::Instant::now() + lease;
+        self.abandoned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((key.to_owned(), token.to_owned(), until));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (link, key, token) = (self.clone(), key.to_owned(), token.to_owned());
+            runtime.spawn(async move {
+                let _ = link.release_if_held(&key, &token).await;
+            });
+        }
+    }
+
+    /// Releases the abandoned leases (Redis answered again); those it could not release
+    /// stay for the next time, until moot.
+    async fn release_abandoned(&self) {
+        let now = std::time::Instant::now();
+        let pending: Vec<_> = {
+            let mut abandoned = self.abandoned.lock().unwrap_or_else(|e| e.into_inner());
+            abandoned.retain(|(_, _, until)| *until > now);
+            std::mem::take(&mut *abandoned)
+        };
+        for (key, token, until) in pending {
+            if self.release_if_held(&key, &token).await.is_err() {
+                self.abandoned
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((key, token, until));
             }
         }
     }
@@ -385,10 +447,11 @@ impl Link {
         Ok(())
     }
 
-    /// Drops the OAuth credentials this instance verified (another one revoked one).
-    pub fn forget_oauth(&self) {
+    /// Drops OAuth credentials this instance verified (another one revoked or replaced
+    /// them, or revocations may have been missed).
+    pub fn forget_oauth(&self, forget: &crate::auth::oauth::verified::Forget) {
         if let Some(verified) = self.oauth_verified.get().and_then(std::sync::Weak::upgrade) {
-            verified.forget_here();
+            verified.forget_here(forget);
         }
     }
 
@@ -410,7 +473,9 @@ impl Link {
             } => cache.hold_off_here(&tags, std::time::Duration::from_millis(ms)),
             Event::InvalidateAll { .. } => cache.invalidate_all_here(),
             Event::Revoke { customer, at, .. } => tokens.apply_revocation(customer, at),
-            Event::OAuthForget { .. } => self.forget_oauth(),
+            Event::OAuthForget {
+                tokens, customer, ..
+            } => self.forget_oauth(&super::nonces::forget_of(tokens, customer)),
         }
     }
 }
@@ -430,18 +495,23 @@ pub fn spawn(link: &Arc<Link>, cache: &Arc<Cache>, tokens: &Arc<TokenIssuer>) {
 
 async fn health(link: Weak<Link>) {
     loop {
-        {
+        let pause = {
             let Some(link) = link.upgrade() else { return };
             let mut conn = link.connection();
             let _ = link
                 .run("ping", redis::cmd("PING").query_async::<String>(&mut conn))
                 .await;
-            // Events queued while Redis was down go out as soon as it answers.
+            // Events queued while Redis was down go out as soon as it answers, and leases
+            // taken too late are let go.
             if link.is_up() {
                 link.wake.notify_one();
+                link.release_abandoned().await;
+                HEALTH_EVERY
+            } else {
+                HEALTH_EVERY_DOWN
             }
-        }
-        tokio::time::sleep(HEALTH_EVERY).await;
+        };
+        tokio::time::sleep(pause).await;
     }
 }
 
@@ -482,7 +552,7 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, tokens: Weak<TokenIssu
                 gap = true;
                 drop((strong, cache, tokens));
                 tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(2));
+                backoff = (backoff * 2).min(SUBSCRIBE_BACKOFF_MAX);
                 continue;
             }
         };
@@ -497,13 +567,13 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, tokens: Weak<TokenIssu
             );
             cache.invalidate_all_here();
             // A revocation may be among what was missed: OAuth credentials are read again.
-            strong.forget_oauth();
+            strong.forget_oauth(&crate::auth::oauth::verified::Forget::All);
         }
         if strong.load_revocations(&tokens).await.is_err() {
             gap = true;
             drop((strong, cache, tokens));
             tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(Duration::from_secs(2));
+            backoff = (backoff * 2).min(SUBSCRIBE_BACKOFF_MAX);
             continue;
         }
         let weak = Arc::downgrade(&strong);

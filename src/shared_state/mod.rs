@@ -58,18 +58,25 @@ pub enum SharedError {
     Busy,
 }
 
+/// The message of a 503 because Redis could not be asked: it names the store that failed
+/// (not the back end, not the OAuth database).
+pub const REDIS_UNAVAILABLE: &str =
+    "The shared state store (Redis) is unavailable. Try again later.";
+
 impl From<SharedError> for ApiError {
     /// A 503 with `Retry-After`: the client may send the same request again shortly.
     fn from(error: SharedError) -> ApiError {
-        ApiError::new(
-            http::StatusCode::SERVICE_UNAVAILABLE,
-            "The service is temporarily unavailable. Try again later.",
-        )
-        .with_header(
-            http::header::RETRY_AFTER,
-            http::HeaderValue::from_static("1"),
-        )
-        .with_cause(error.to_string())
+        let message = match error {
+            SharedError::Unavailable(_) => REDIS_UNAVAILABLE,
+            // Redis answered: another instance holds the record's lock.
+            SharedError::Busy => "The service is temporarily unavailable. Try again later.",
+        };
+        ApiError::new(http::StatusCode::SERVICE_UNAVAILABLE, message)
+            .with_header(
+                http::header::RETRY_AFTER,
+                http::HeaderValue::from_static("1"),
+            )
+            .with_cause(error.to_string())
     }
 }
 
@@ -234,13 +241,11 @@ impl SharedState {
         }
     }
 
-    /// Tells the other instances to drop the OAuth credentials they verified (a revocation
-    /// here); nothing without Redis, where their short freshness stands in for it.
-    pub fn announce_oauth_forget(&self) {
+    /// Tells the other instances to drop the OAuth credentials `forget` names (a
+    /// revocation here); nothing without Redis, where their short freshness stands in for it.
+    pub fn announce_oauth_forget(&self, forget: &crate::auth::oauth::verified::Forget) {
         if let Some(link) = &self.link {
-            link.send(Event::OAuthForget {
-                origin: link.instance.clone(),
-            });
+            link.send(nonces::forget_event(link.instance.clone(), forget));
         }
     }
 
@@ -265,13 +270,15 @@ impl SharedState {
     }
 }
 
-/// Tells running gateways, through the Redis at `url`, to drop the OAuth credentials they
-/// verified (`storegate oauth token revoke`, a process with no `SharedState` of its own).
-pub async fn announce_oauth_forget(url: &str, timeout: Duration) -> Result<(), String> {
-    let message = Event::OAuthForget {
-        origin: "cli".to_owned(),
-    }
-    .encode();
+/// Tells running gateways, through the Redis at `url`, to drop the OAuth credentials
+/// `forget` names (`storegate oauth token revoke`, a process with no `SharedState` of its
+/// own).
+pub async fn announce_oauth_forget(
+    url: &str,
+    timeout: Duration,
+    forget: &crate::auth::oauth::verified::Forget,
+) -> Result<(), String> {
+    let message = nonces::forget_event("cli".to_owned(), forget).encode();
     let channel = link::Keys::new(link::PREFIX).channel();
     let work = async {
         let client = redis::Client::open(url).map_err(|e| e.to_string())?;

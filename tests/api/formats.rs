@@ -266,3 +266,64 @@ async fn health_and_readiness() {
         (200, Some("up"))
     );
 }
+
+/// Issue 32: a path or query part that does not decode to UTF-8 (`%ff`) gets the API's
+/// error tree in the negotiated format, with a request id, on every kind of route, for
+/// every caller; axum's own plain-text refusal never reaches a client.
+#[tokio::test]
+async fn undecodable_paths_and_queries_get_the_api_error_tree_in_json_and_xml() {
+    let gw = gateway().await;
+    const MESSAGE: &str =
+        "Request URL is not valid: its path and query must be UTF-8 once percent-decoded.";
+    for (path, who) in [
+        ("/products/%ff", Who::Guest),
+        ("/products/%ff", Who::Admin),
+        ("/products/1/images/%C3%28", Who::Admin),
+        ("/customers/%fe/addresses", Who::Customer(1)),
+        ("/stockitems/%80", Who::Admin),
+        (
+            "/products?filter[0][attribute]=name&filter[0][like]=%ff",
+            Who::Guest,
+        ),
+        ("/products/1?x=%c0", Who::Guest),
+        ("/no/such/route/%ff", Who::Guest),
+    ] {
+        let json = gw.get_json(path, &who).await;
+        assert_eq!(json.status, 400, "{path}: {}", json.body);
+        assert_eq!(
+            json.header("content-type"),
+            Some("application/json; charset=utf-8"),
+            "{path}"
+        );
+        assert_eq!(json.json()["messages"]["error"][0]["code"], 400, "{path}");
+        assert_eq!(json.messages(), vec![MESSAGE.to_owned()], "{path}");
+        assert!(json.header("x-request-id").is_some(), "{path}");
+
+        let xml = gw.get_xml(path, &who).await;
+        assert_eq!(xml.status, 400, "{path}: {}", xml.body);
+        assert_eq!(
+            xml.header("content-type"),
+            Some("application/xml; charset=utf-8"),
+            "{path}"
+        );
+        assert!(
+            xml.body.starts_with("<?xml")
+                && xml.body.contains("<code>400</code>")
+                && xml.body.contains(&format!("<message>{MESSAGE}</message>")),
+            "{path}: {}",
+            xml.body
+        );
+        assert!(xml.header("x-request-id").is_some(), "{path}");
+    }
+    // Writes too, whatever their body.
+    let r = gw
+        .send(
+            gw.request("PUT", "/products/%ff", &Who::Admin)
+                .json(&json!({"name": "x"})),
+        )
+        .await;
+    assert_eq!((r.status, r.messages()), (400, vec![MESSAGE.to_owned()]));
+    // What does decode is served as before.
+    let fine = gw.get_json("/products/1", &Who::Admin).await;
+    assert_eq!(fine.status, 200, "{}", fine.body);
+}

@@ -17,6 +17,8 @@ pub struct Gateway {
     pub running: Running,
     pub upstream: MockServer,
     pub http: reqwest::Client,
+    /// Held to be removed with the gateway.
+    pub _data_dir: DataDir,
 }
 
 /// Who makes a request.
@@ -146,10 +148,17 @@ pub async fn mount_skus(server: &MockServer) {
         .await;
 }
 
-/// The OAuth store's folder for this test run: not the checkout's `data/`, which a test
-/// run would otherwise leave behind and share with every other run.
+/// An OAuth store's folder for one gateway of this test run: not the checkout's `data/`,
+/// which a test run would otherwise leave behind and share with every other run, and not
+/// another test's either: the store keeps customer revocations, which a gateway loads at
+/// start and every few seconds, so a test deleting customer 1 would sign out another test's
+/// customer 1.
 pub fn test_data_dir() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("storegate-api-tests-{}", std::process::id()))
+    std::env::temp_dir().join(format!(
+        "storegate-api-tests-{}/{}",
+        std::process::id(),
+        storegate::auth::oauth::store::random_hex32()
+    ))
 }
 
 pub fn test_config() -> Config {
@@ -158,6 +167,15 @@ pub fn test_config() -> Config {
         upstream_timeout: Duration::from_millis(1500),
         data_dir: test_data_dir(),
         ..Config::default()
+    }
+}
+
+/// A gateway's data folder, removed with it.
+pub struct DataDir(pub PathBuf);
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -191,6 +209,7 @@ impl Gateway {
             .await
             .unwrap();
         Gateway {
+            _data_dir: DataDir(running.app.config.data_dir.clone()),
             running,
             upstream,
             http: reqwest::Client::builder()

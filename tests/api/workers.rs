@@ -5,7 +5,9 @@ use storegate::Parts;
 
 use crate::helpers::*;
 
-#[tokio::test]
+// Multi-threaded: the workers wait for the start's revocation load, which runs on this
+// runtime while `serve_workers` blocks the test's thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_share_one_port_one_cache_and_stop_cleanly() {
     let upstream = wiremock::MockServer::start().await;
     crate::cassettes::mount(&upstream, "api-formats").await;

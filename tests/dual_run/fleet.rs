@@ -2,6 +2,8 @@
 //! a new count on one starts it for all. And a shared second-level cache never serves one
 //! back end's records as another's.
 
+// Shared with tests/shared, which uses all of it (pausing Redis, for one).
+#[allow(dead_code)]
 #[path = "../shared/redis_server.rs"]
 mod redis_server;
 

@@ -152,9 +152,13 @@ impl Stack {
 
         let mut config = storegate::Config {
             listen: "127.0.0.1:0".parse().unwrap(),
-            // Not the checkout's `data/`: the OAuth store of a test run is its own.
-            data_dir: std::env::temp_dir()
-                .join(format!("storegate-e2e-tests-{}", std::process::id())),
+            // Not the checkout's `data/`, and not another test's: the OAuth store keeps
+            // customer revocations, which every gateway on it loads.
+            data_dir: std::env::temp_dir().join(format!(
+                "storegate-e2e-tests-{}/{}",
+                std::process::id(),
+                storegate::auth::oauth::store::random_hex32()
+            )),
             ..storegate::Config::default()
         };
         tweak(&mut config);

@@ -30,9 +30,14 @@ pub fn temp_dir(label: &str) -> PathBuf {
     dir
 }
 
-/// The OAuth store's folder for this test run (not the checkout's `data/`).
+/// An OAuth store's folder for one gateway of this test run (not the checkout's `data/`,
+/// and not another test's: the store keeps customer revocations).
 pub fn test_data_dir() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("storegate-e2e-tests-{}", std::process::id()))
+    std::env::temp_dir().join(format!(
+        "storegate-e2e-tests-{}/{}",
+        std::process::id(),
+        storegate::auth::oauth::store::random_hex32()
+    ))
 }
 
 /// A gateway on port 0 in front of `upstream_url` (a URL or `replay:DIR`).

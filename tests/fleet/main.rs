@@ -12,7 +12,10 @@
 //! - the database failing: tokens verified before keep working, new sign-ins get a 503
 //!   naming the OAuth store, `/readyz` and the metrics say so, and it comes back by itself.
 
+mod faults;
 mod mariadb;
+// Shared with tests/shared, which uses all of it (pausing Redis, for one).
+#[allow(dead_code)]
 #[path = "../shared/redis_server.rs"]
 mod redis_server;
 
@@ -44,19 +47,53 @@ fn temp_dir(name: &str) -> PathBuf {
 struct Fleet {
     a: Running,
     b: Running,
-    dirs: Vec<PathBuf>,
+    dirs: std::sync::Mutex<Vec<PathBuf>>,
     database: MariaDb,
     redis: Option<RedisServer>,
-    _sandbox: Sandbox,
+    sandbox: Sandbox,
+    fresh: Option<Duration>,
     http: reqwest::Client,
 }
 
 impl Drop for Fleet {
     fn drop(&mut self) {
-        for dir in &self.dirs {
+        for dir in self.dirs.lock().unwrap().iter() {
             let _ = std::fs::remove_dir_all(dir);
         }
     }
+}
+
+/// One gateway of the fleet: a data folder of its own, the fleet's database, Redis (when
+/// there is one), sandbox and secrets.
+async fn gateway(
+    name: &str,
+    database: &MariaDb,
+    redis: Option<&RedisServer>,
+    sandbox: &Sandbox,
+    fresh: Option<Duration>,
+) -> (Running, PathBuf) {
+    let dir = temp_dir(name);
+    let config = storegate::Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.clone(),
+        database_url: Some(storegate::config::Secret::new(database.url())),
+        redis_url: redis.map(|r| storegate::config::Secret::new(r.url())),
+        oauth_cache_fresh: fresh,
+        ..storegate::Config::default()
+    };
+    let parts = storegate::Parts {
+        upstream_url: sandbox.base_url(),
+        upstream_token: sandbox.token().to_owned(),
+        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
+        // Shared, as instances behind one load balancer must.
+        token_secret: b"fleet-token-secret".to_vec(),
+        mappings: storegate::rules::mapping::Mappings::embedded(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let running = storegate::start(config, parts, listener, None)
+        .await
+        .unwrap();
+    (running, dir)
 }
 
 /// Whether requests-oauthlib is there; fails under CI when it is not.
@@ -93,45 +130,16 @@ impl Fleet {
         let sandbox = Sandbox::start(listener, SandboxOptions::default())
             .await
             .unwrap();
-        let mut dirs = Vec::new();
-        let mut gateways = Vec::new();
-        for name in ["a", "b"] {
-            let dir = temp_dir(name);
-            dirs.push(dir.clone());
-            let config = storegate::Config {
-                listen: "127.0.0.1:0".parse().unwrap(),
-                data_dir: dir,
-                database_url: Some(storegate::config::Secret::new(database.url())),
-                redis_url: redis
-                    .as_ref()
-                    .map(|r| storegate::config::Secret::new(r.url())),
-                oauth_cache_fresh: fresh,
-                ..storegate::Config::default()
-            };
-            let parts = storegate::Parts {
-                upstream_url: sandbox.base_url(),
-                upstream_token: sandbox.token().to_owned(),
-                admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-                // Shared, as instances behind one load balancer must.
-                token_secret: b"fleet-token-secret".to_vec(),
-                mappings: storegate::rules::mapping::Mappings::embedded(),
-            };
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            gateways.push(
-                storegate::start(config, parts, listener, None)
-                    .await
-                    .unwrap(),
-            );
-        }
-        let b = gateways.pop().unwrap();
-        let a = gateways.pop().unwrap();
+        let (a, dir_a) = gateway("a", &database, redis.as_ref(), &sandbox, fresh).await;
+        let (b, dir_b) = gateway("b", &database, redis.as_ref(), &sandbox, fresh).await;
         let fleet = Fleet {
             a,
             b,
-            dirs,
+            dirs: std::sync::Mutex::new(vec![dir_a, dir_b]),
             database,
             redis,
-            _sandbox: sandbox,
+            sandbox,
+            fresh,
             http: reqwest::Client::new(),
         };
         if fleet.redis.is_some() {
@@ -145,6 +153,20 @@ impl Fleet {
             }
         }
         Some(fleet)
+    }
+
+    /// Another instance, started now (after what the test did to the stores).
+    async fn another(&self, name: &str) -> Running {
+        let (running, dir) = gateway(
+            name,
+            &self.database,
+            self.redis.as_ref(),
+            &self.sandbox,
+            self.fresh,
+        )
+        .await;
+        self.dirs.lock().unwrap().push(dir);
+        running
     }
 
     fn origin(gw: &Running) -> String {
@@ -723,6 +745,6 @@ async fn customers_store_sessions_are_the_fleets() {
         Some(r#"{"customer_id":41,"token":"t2"}"#),
         "the latest session, on every instance"
     );
-    other.revoke_customer(41).await.unwrap();
+    other.revoke_customer(41, 1_000).await.unwrap();
     assert_eq!(one.store_session(41).await.unwrap(), None);
 }

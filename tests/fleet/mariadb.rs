@@ -144,6 +144,61 @@ impl MariaDb {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// Stops the server where it is (SIGSTOP): a hung database, its connections open and
+    /// silent.
+    pub fn pause(&self) {
+        self.signal(libc::SIGSTOP);
+    }
+
+    /// Lets a paused server go on (SIGCONT).
+    pub fn resume(&self) {
+        self.signal(libc::SIGCONT);
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        let child = self.child.as_ref().expect("the server runs");
+        // SAFETY: kill only sends a signal to our own child process.
+        let done = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        assert_eq!(done, 0, "signal {signal} not sent");
+    }
+
+    /// Locks `tables` (`LOCK TABLES t WRITE, ...`) from another session for `seconds`, as
+    /// an operator's maintenance would; returns once the lock is held. The session ends by
+    /// itself after that time (or when the returned child is killed).
+    pub fn lock_tables(&self, tables: &[&str], seconds: u64) -> TableLock {
+        use std::io::BufRead;
+        let locks: Vec<String> = tables.iter().map(|t| format!("{t} WRITE")).collect();
+        let sql = format!(
+            "LOCK TABLES {}; SELECT 'locked'; SELECT SLEEP({seconds}); UNLOCK TABLES;",
+            locks.join(", ")
+        );
+        let mut child = Command::new("mariadb")
+            .args([
+                "--no-defaults",
+                &format!("--socket={}", self.socket().display()),
+                "-u",
+                "root",
+                "--batch",
+                "--skip-column-names",
+                "--unbuffered",
+                "storegate",
+                "-e",
+                &sql,
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut output = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        output.read_line(&mut first).unwrap();
+        assert_eq!(first.trim(), "locked", "the lock was not taken");
+        TableLock {
+            child,
+            _output: output,
+        }
+    }
+
     /// Kills the server at once (SIGKILL), as a crash or a lost network would.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -212,6 +267,27 @@ impl MariaDb {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+}
+
+/// A session holding a table lock; dropping it ends the session (and the lock) if it is
+/// still there. Its output is kept open: a closed pipe would end the client early.
+pub struct TableLock {
+    child: Child,
+    _output: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl TableLock {
+    /// Waits for the session to end by itself (its sleep over, the lock released).
+    pub fn wait(mut self) {
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for TableLock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -28,6 +28,8 @@ mod orders;
 mod outage;
 mod prices;
 mod products;
+// Shared with tests/shared, which uses all of it (pausing Redis, for one).
+#[allow(dead_code)]
 #[path = "../shared/redis_server.rs"]
 mod redis_server;
 mod round_trips;

@@ -6,6 +6,7 @@
 //! cache makes one upstream fetch for two instances; Redis killed mid-run leaves reads
 //! served and comes back by itself.
 
+mod faults;
 mod redis_server;
 
 use std::time::{Duration, Instant};
@@ -48,8 +49,13 @@ async fn gateway(sandbox: &Sandbox, redis_url: &str, shared_cache: bool) -> Runn
         upstream_timeout: Duration::from_secs(2),
         redis_url: Some(storegate::config::Secret::new(redis_url)),
         shared_cache,
-        data_dir: std::env::temp_dir()
-            .join(format!("storegate-shared-tests-{}", std::process::id())),
+        // One folder per Redis, so per cluster: its two instances share the SQLite store as
+        // one machine's would (and its customer revocations), no other test's.
+        data_dir: std::env::temp_dir().join(format!(
+            "storegate-shared-tests-{}/{}",
+            std::process::id(),
+            redis_url.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+        )),
         ..storegate::Config::default()
     };
     let mappings = storegate::load_mappings(&config).unwrap();

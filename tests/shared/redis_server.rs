@@ -54,6 +54,24 @@ impl RedisServer {
         format!("redis://127.0.0.1:{}/0", self.port)
     }
 
+    /// Stops the server where it is (SIGSTOP): a hung Redis, its connections open and
+    /// silent.
+    pub fn pause(&self) {
+        self.signal(libc::SIGSTOP);
+    }
+
+    /// Lets a paused server go on (SIGCONT).
+    pub fn resume(&self) {
+        self.signal(libc::SIGCONT);
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        let child = self.child.as_ref().expect("the server runs");
+        // SAFETY: kill only sends a signal to our own child process.
+        let done = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        assert_eq!(done, 0, "signal {signal} not sent");
+    }
+
     /// Kills the server at once (SIGKILL: no goodbye to the clients).
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {

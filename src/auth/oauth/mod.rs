@@ -14,6 +14,8 @@
 //! - [`store`]: consumers and tokens behind [`store::TokenStore`]: the embedded SQLite file
 //!   ([`sqlite`]) or a MariaDB/MySQL database a fleet shares ([`mysql`]), as
 //!   `STOREGATE_DATABASE_URL` ([`database`]) says; [`open_store`] opens it.
+//! - [`guard`]: every store call under `STOREGATE_DATABASE_TIMEOUT_MS`, and a breaker that
+//!   remembers the store is down until a probe finds it back; the store's health.
 //! - [`verified`]: consumers and access tokens kept in-process for the signed-call path.
 //! - [`problem`]: the original's `oauth_problem` answers.
 //! - [`import`]: reading the original's `oauth_consumer` / `oauth_token` tables; [`cli`]:
@@ -21,6 +23,9 @@
 
 pub mod callback;
 pub mod database;
+#[cfg(test)]
+pub(crate) mod fake_store;
+pub mod guard;
 pub mod import;
 pub mod mysql;
 pub mod natural;
@@ -94,7 +99,9 @@ fn without_oauth_query(mut request: Request) -> Request {
 
 /// The provider: its store, its nonce guard and its settings.
 pub struct OAuth {
+    /// The store behind its deadline and breaker ([`guard`]).
     pub(crate) store: Arc<dyn TokenStore>,
+    guard: Arc<guard::GuardedStore>,
     pub(crate) verified: Arc<verified::VerifiedCache>,
     cache_fresh: Option<Duration>,
     nonces: Arc<dyn NonceGuard>,
@@ -117,33 +124,29 @@ impl std::fmt::Debug for OAuth {
 
 impl OAuth {
     /// The provider on the configured store (`STOREGATE_DATABASE_URL`, by default the
-    /// SQLite file in `STOREGATE_DATA_DIR`). `secret` keys the pages' cookies (the
-    /// customer-token secret, so instances sharing it accept each other's). Without Redis
-    /// the nonces are claimed in the store, which every instance sharing it sees.
+    /// SQLite file in `STOREGATE_DATA_DIR`), behind its deadline and breaker. `secret` keys
+    /// the pages' cookies (the customer-token secret, so instances sharing it accept each
+    /// other's). Without Redis the nonces are claimed in the store, which every instance
+    /// sharing it sees.
     pub fn open(config: &Config, secret: &[u8]) -> Result<OAuth, String> {
-        let store = open_store(config).map_err(|e| e.to_string())?;
+        let store = open_store_with(config, Some(config.database_timeout * 2))
+            .map_err(|e| e.to_string())?;
         tracing::info!(store = %store.describe(), "OAuth 1.0a token store");
-        Ok(OAuth::new(
-            store.clone(),
-            Arc::new(nonce::StoreNonces::new(store)),
-            config,
-            secret,
-        ))
+        Ok(OAuth::new(store, config, secret))
     }
 
-    pub fn new(
-        store: Arc<dyn TokenStore>,
-        nonces: Arc<dyn NonceGuard>,
-        config: &Config,
-        secret: &[u8],
-    ) -> OAuth {
+    /// The provider on `store` (guarded here), its nonces claimed in it.
+    pub fn new(store: Arc<dyn TokenStore>, config: &Config, secret: &[u8]) -> OAuth {
+        let guard = guard::GuardedStore::new(store, config.database_timeout);
+        let store: Arc<dyn TokenStore> = Arc::new(guard::Guarded(guard.clone()));
         let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key");
         mac.update(b"storegate oauth pages");
         OAuth {
+            nonces: Arc::new(nonce::StoreNonces::new(store.clone())),
             store,
+            guard,
             verified: Arc::new(verified::VerifiedCache::new(None, config.oauth_cache_fresh)),
             cache_fresh: config.oauth_cache_fresh,
-            nonces,
             token_ttl: config.oauth_token_ttl,
             trusted_proxies: config.trusted_proxies.clone(),
             body_limit: config.body_limit,
@@ -161,31 +164,36 @@ impl OAuth {
         self
     }
 
-    /// The in-process cache of verified credentials and the store's health.
+    /// The in-process cache of verified credentials.
     pub fn verified(&self) -> &Arc<verified::VerifiedCache> {
         &self.verified
     }
 
-    /// Reaches the store once, without a deadline: at start, so that a shared store's
-    /// schema is brought up to date then (which may wait for another instance's migration)
-    /// rather than by the first sign-in.
+    /// The store's health: the breaker's state, its last error, its counters.
+    pub fn health(&self) -> &Arc<guard::StoreHealth> {
+        self.guard.health()
+    }
+
+    /// Nonces claimed in this process because the shared guard could not be asked.
+    pub fn nonce_fallbacks(&self) -> u64 {
+        self.nonces.fallbacks()
+    }
+
+    /// Reaches the store once, without the calls' deadline: at start, so that a shared
+    /// store's schema is brought up to date then (which may wait for another instance's
+    /// migration) rather than by the first sign-in. A failure opens the breaker.
     pub async fn prepare_store(&self) -> Result<(), StoreError> {
-        let result = self.store.ping().await;
-        self.verified.observe(&result);
+        let result = self.guard.unguarded().ping().await;
+        if let Err(error) = &result {
+            self.guard.record_outage(error);
+        }
         result
     }
 
-    /// Is the store answering? (`/readyz`; a second at most.)
+    /// Can the store serve signed calls? (`/readyz`: the breaker's state at once while it is
+    /// open, else a probe under the calls' deadline.)
     pub async fn store_reachable(&self) -> Result<(), StoreError> {
-        let result = match tokio::time::timeout(Duration::from_secs(1), self.store.ping()).await {
-            Ok(result) => result,
-            Err(_) => Err(StoreError(format!(
-                "{}: no answer within a second",
-                self.store.describe()
-            ))),
-        };
-        self.verified.observe(&result);
-        result
+        self.guard.check().await
     }
 
     /// Replaces the replay guard, e.g. with one shared by several machines (Redis).
@@ -283,7 +291,9 @@ impl OAuth {
             .into_iter()
             .find(|(name, _)| name == "oauth_consumer_key")?
             .1;
-        match self.store.consumer_by_key(&key).await {
+        // Through the verified consumers: no store call per signed request, and none that
+        // waits while the store fails.
+        match self.verified.consumer(&*self.store, &key).await {
             Ok(consumer) => consumer?.profile,
             Err(error) => {
                 // The verification that follows reports the store's trouble.
@@ -293,20 +303,22 @@ impl OAuth {
         }
     }
 
-    /// A deleted customer's tokens stop working at once, on every instance.
-    pub async fn revoke_customer(&self, customer_id: u64) -> Result<usize, StoreError> {
-        let revoked = self.store.revoke_customer(customer_id).await;
-        self.verified.observe(&revoked);
-        self.verified.forget_everywhere();
+    /// A deleted customer's tokens stop working at once, on every instance: their OAuth
+    /// tokens revoked in the store, their customer tokens issued at or before `at_ms`
+    /// refused by the mark kept beside them (durable: an instance started later reads it).
+    pub async fn revoke_customer(&self, customer_id: u64, at_ms: u64) -> Result<usize, StoreError> {
+        let revoked = self.store.revoke_customer(customer_id, at_ms).await;
+        self.verified
+            .forget_everywhere(verified::Forget::Customer(customer_id));
         revoked
     }
 
     /// Revokes one access token by id (the Admin's endpoint), on every instance.
     pub async fn revoke_token(&self, id: i64) -> Result<bool, StoreError> {
         let revoked = self.store.revoke_token(id).await;
-        self.verified.observe(&revoked);
         if matches!(revoked, Ok(true)) {
-            self.verified.forget_everywhere();
+            self.verified
+                .forget_everywhere(verified::Forget::Tokens(vec![id]));
         }
         revoked
     }
@@ -314,15 +326,25 @@ impl OAuth {
 
 /// The store `STOREGATE_DATABASE_URL` names (by default the data folder's SQLite file),
 /// its schema brought up to date where that needs no network (SQLite; MariaDB's is
-/// brought up by the first call, see [`mysql`]).
+/// brought up by the first call, see [`mysql`]). Unguarded: the command line's.
 pub fn open_store(config: &Config) -> Result<Arc<dyn TokenStore>, StoreError> {
+    open_store_with(config, None)
+}
+
+/// [`open_store`], a shared database's lock waits ending after `lock_wait` on the server.
+fn open_store_with(
+    config: &Config,
+    lock_wait: Option<Duration>,
+) -> Result<Arc<dyn TokenStore>, StoreError> {
     let url = config.database_url.as_ref().map(|s| s.expose());
-    let location = database::Location::resolve(url, &config.data_dir).map_err(StoreError)?;
+    let location = database::Location::resolve(url, &config.data_dir).map_err(StoreError::down)?;
     let place = location.describe();
     Ok(match location {
         database::Location::Sqlite(path) => Arc::new(sqlite::EmbeddedStore(Arc::new(
             sqlite::SqliteStore::open_file(&path)?,
         ))),
-        database::Location::MySql(url) => Arc::new(mysql::MySqlStore::connect(&url, place)?),
+        database::Location::MySql(url) => Arc::new(mysql::MySqlStore::connect_with_lock_wait(
+            &url, place, lock_wait,
+        )?),
     })
 }

@@ -20,7 +20,7 @@ use sqlx::{Acquire, Row};
 use tokio::sync::OnceCell;
 
 use super::store::{
-    AccessTokenInfo, Consumer, Export, ImportedToken, Kind, NewConsumer, Owner,
+    AccessTokenInfo, Consumer, Exchanged, Export, ImportedToken, Kind, NewConsumer, Owner,
     REQUEST_TOKEN_LIFETIME, StoreError, StoreFuture, Token, TokenStore, now_secs, owner_columns,
     owner_from, random_hex32,
 };
@@ -51,10 +51,19 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
             "/migrations/oauth/mysql/0003_store_sessions.sql"
         )),
     ),
+    (
+        4,
+        "customer-token revocations",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/oauth/mysql/0004_revocations.sql"
+        )),
+    ),
 ];
 
 /// How long a call waits for a pooled connection (the database unreachable or saturated)
-/// before it fails: short, so a sign-in gets its 503 while the client still waits.
+/// before it fails. Each call's own deadline (`STOREGATE_DATABASE_TIMEOUT_MS`, the guard's)
+/// is shorter; this bounds the breaker's probe and the start's migration.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
 const TOKEN_COLUMNS: &str = "id, consumer_id, kind, token, secret, verifier, callback_url, admin, customer_id, authorized, revoked, created_at";
@@ -66,28 +75,72 @@ pub struct MySqlStore {
     pool: MySqlPool,
     /// `mysql://host:port/database`, for messages.
     place: String,
+    /// The server's TCP address, for the probe's first question (None: a Unix socket).
+    server: Option<(String, u16)>,
     schema: OnceCell<()>,
 }
+
+/// How long the probe's TCP connect may take before it counts as a server that does not
+/// answer (slow), not one that refuses (down).
+const CONNECT_CHECK: Duration = Duration::from_millis(200);
 
 impl MySqlStore {
     /// The store at `url` (`mysql://...`); connects on first use.
     pub fn connect(url: &str, place: String) -> Result<MySqlStore, StoreError> {
-        let pool = MySqlPoolOptions::new()
+        MySqlStore::connect_with_lock_wait(url, place, None)
+    }
+
+    /// As [`MySqlStore::connect`], each session's lock waits (a table locked by another
+    /// session, a row held by another transaction) ending after `lock_wait` on the server
+    /// too: a call the gateway stopped waiting for frees its connection soon after, instead
+    /// of holding it until the lock goes (MariaDB waits a year by default).
+    pub fn connect_with_lock_wait(
+        url: &str,
+        place: String,
+        lock_wait: Option<Duration>,
+    ) -> Result<MySqlStore, StoreError> {
+        let mut options = MySqlPoolOptions::new()
             .max_connections(16)
             .min_connections(0)
             .acquire_timeout(ACQUIRE_TIMEOUT)
-            .idle_timeout(Duration::from_secs(300))
+            .idle_timeout(Duration::from_secs(300));
+        if let Some(wait) = lock_wait {
+            // Whole seconds, at least one (the variables' unit and minimum).
+            let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+            options = options.after_connect(move |connection, _| {
+                Box::pin(async move {
+                    use sqlx::Executor;
+                    connection
+                        .execute(
+                            format!(
+                                "SET SESSION lock_wait_timeout = {seconds}, \
+                                 innodb_lock_wait_timeout = {seconds}"
+                            )
+                            .as_str(),
+                        )
+                        .await
+                        .map(drop)
+                })
+            });
+        }
+        let server = url
+            .parse::<sqlx::mysql::MySqlConnectOptions>()
+            .ok()
+            .filter(|o| o.get_socket().is_none())
+            .map(|o| (o.get_host().to_owned(), o.get_port()));
+        let pool = options
             .connect_lazy(url)
-            .map_err(|e| StoreError(format!("{place}: {e}")))?;
+            .map_err(|e| StoreError::from(e).at(&place))?;
         Ok(MySqlStore {
             pool,
             place,
+            server,
             schema: OnceCell::new(),
         })
     }
 
     fn fail(&self, error: sqlx::Error) -> StoreError {
-        StoreError(format!("{}: {error}", self.place))
+        StoreError::from(error).at(&self.place)
     }
 
     /// Applies the versions the database does not have yet (once per process; retried by
@@ -293,10 +346,10 @@ impl MySqlStore {
             .map_err(|e| self.fail(e))
     }
 
-    async fn do_exchange(&self, request: &Token) -> Result<Token, StoreError> {
+    async fn do_exchange(&self, request: &Token) -> Result<Exchanged, StoreError> {
         let owner = request
             .owner
-            .ok_or_else(|| StoreError("request token has no owner".into()))?;
+            .ok_or_else(|| StoreError::answered("request token has no owner"))?;
         let (admin, customer) = owner_columns(owner);
         let mut connection = self
             .pool()
@@ -313,8 +366,18 @@ impl MySqlStore {
         .await
         .map_err(|e| self.fail(e))?;
         if used.rows_affected() != 1 {
-            return Err(StoreError("the request token was used already".into()));
+            return Err(StoreError::answered("the request token was used already"));
         }
+        let replaced: Vec<i64> = sqlx::query_scalar(
+            "SELECT id FROM oauth_token WHERE kind = 'access' AND consumer_id = ?
+             AND admin = ? AND customer_id <=> ? FOR UPDATE",
+        )
+        .bind(request.consumer_id)
+        .bind(admin)
+        .bind(customer)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(|e| self.fail(e))?;
         sqlx::query(
             "DELETE FROM oauth_token WHERE kind = 'access' AND consumer_id = ?
              AND admin = ? AND customer_id <=> ?",
@@ -349,7 +412,7 @@ impl MySqlStore {
         .map_err(|e| self.fail(e))?;
         let access = token_row(&row).map_err(|e| self.fail(e))?;
         tx.commit().await.map_err(|e| self.fail(e))?;
-        Ok(access)
+        Ok(Exchanged { access, replaced })
     }
 }
 
@@ -365,6 +428,39 @@ impl TokenStore for MySqlStore {
                 .await
                 .map(drop)
                 .map_err(|e| self.fail(e))
+        })
+    }
+
+    fn reach(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            // The pool retries a refused connection until its acquire timeout, which makes a
+            // stopped server look like a slow one; the kernel of a hung server's host still
+            // accepts the connection.
+            if let Some((host, port)) = &self.server {
+                let connect = tokio::net::TcpStream::connect((host.as_str(), *port));
+                if let Ok(Err(error)) = tokio::time::timeout(CONNECT_CHECK, connect).await {
+                    return Err(StoreError::down(format!("{}: {error}", self.place)));
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn probe(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.reach().await?;
+            // One statement reading each table a signed call needs: a table another
+            // session locked (LOCK TABLES ... WRITE) makes it wait, as the calls would.
+            sqlx::query(
+                "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM oauth_consumer LIMIT 1) c)
+                      + (SELECT COUNT(*) FROM (SELECT 1 FROM oauth_token LIMIT 1) t)
+                      + (SELECT COUNT(*) FROM (SELECT 1 FROM oauth_nonce LIMIT 1) n)
+                      + (SELECT COUNT(*) FROM (SELECT 1 FROM customer_revocation LIMIT 1) r)",
+            )
+            .execute(self.pool().await?)
+            .await
+            .map(drop)
+            .map_err(|e| self.fail(e))
         })
     }
 
@@ -419,7 +515,7 @@ impl TokenStore for MySqlStore {
             .map_err(|e| self.fail(e))?;
             self.consumer_where("`key` = ?", consumer.key.as_str())
                 .await?
-                .ok_or_else(|| StoreError("the consumer just written is not there".into()))
+                .ok_or_else(|| StoreError::answered("the consumer just written is not there"))
         })
     }
 
@@ -456,7 +552,7 @@ impl TokenStore for MySqlStore {
             .map_err(|e| self.fail(e))?;
             self.token_by(&token)
                 .await?
-                .ok_or_else(|| StoreError("the request token just written is not there".into()))
+                .ok_or_else(|| StoreError::answered("the request token just written is not there"))
         })
     }
 
@@ -495,7 +591,7 @@ impl TokenStore for MySqlStore {
         })
     }
 
-    fn exchange<'a>(&'a self, request: &'a Token) -> StoreFuture<'a, Token> {
+    fn exchange<'a>(&'a self, request: &'a Token) -> StoreFuture<'a, Exchanged> {
         Box::pin(self.do_exchange(request))
     }
 
@@ -580,7 +676,7 @@ impl TokenStore for MySqlStore {
         })
     }
 
-    fn revoke_customer(&self, customer_id: u64) -> StoreFuture<'_, usize> {
+    fn revoke_customer(&self, customer_id: u64, at_ms: u64) -> StoreFuture<'_, usize> {
         Box::pin(async move {
             let mut connection = self
                 .pool()
@@ -589,6 +685,16 @@ impl TokenStore for MySqlStore {
                 .await
                 .map_err(|e| self.fail(e))?;
             let mut tx = connection.begin().await.map_err(|e| self.fail(e))?;
+            sqlx::query(
+                "INSERT INTO customer_revocation (customer_id, revoked_at_ms) VALUES (?, ?)
+                 ON DUPLICATE KEY UPDATE
+                 revoked_at_ms = GREATEST(revoked_at_ms, VALUES(revoked_at_ms))",
+            )
+            .bind(customer_id as i64)
+            .bind(at_ms as i64)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.fail(e))?;
             let access = sqlx::query(
                 "UPDATE oauth_token SET revoked = 1 WHERE customer_id = ? AND kind = 'access'",
             )
@@ -608,6 +714,34 @@ impl TokenStore for MySqlStore {
                 .map_err(|e| self.fail(e))?;
             tx.commit().await.map_err(|e| self.fail(e))?;
             Ok(access.rows_affected() as usize)
+        })
+    }
+
+    fn customer_revocations(&self, since_ms: u64) -> StoreFuture<'_, Vec<(u64, u64)>> {
+        Box::pin(async move {
+            let rows: Vec<(i64, i64)> = sqlx::query_as(
+                "SELECT customer_id, revoked_at_ms FROM customer_revocation
+                 WHERE revoked_at_ms >= ?",
+            )
+            .bind(since_ms as i64)
+            .fetch_all(self.pool().await?)
+            .await
+            .map_err(|e| self.fail(e))?;
+            Ok(rows
+                .into_iter()
+                .map(|(customer, at)| (customer as u64, at as u64))
+                .collect())
+        })
+    }
+
+    fn prune_revocations(&self, before_ms: u64) -> StoreFuture<'_, u64> {
+        Box::pin(async move {
+            sqlx::query("DELETE FROM customer_revocation WHERE revoked_at_ms < ?")
+                .bind(before_ms as i64)
+                .execute(self.pool().await?)
+                .await
+                .map(|done| done.rows_affected())
+                .map_err(|e| self.fail(e))
         })
     }
 

@@ -22,6 +22,12 @@ pub trait NonceGuard: Send + Sync + std::fmt::Debug {
         key: &'a str,
         ttl: Duration,
     ) -> BoxFuture<'a, Result<bool, Problem>>;
+
+    /// Nonces claimed in this process alone because the shared guard (the store, Redis)
+    /// could not be asked (`storegate_oauth_nonce_fallbacks_total`).
+    fn fallbacks(&self) -> u64 {
+        0
+    }
 }
 
 /// Nonces in the OAuth store's database, and in this process too. While the store fails
@@ -34,14 +40,14 @@ pub trait NonceGuard: Send + Sync + std::fmt::Debug {
 #[derive(Debug, Clone)]
 pub struct StoreNonces {
     store: Arc<dyn TokenStore>,
-    local: LocalNonces,
+    local: Arc<SeenNonces>,
 }
 
 impl StoreNonces {
     pub fn new(store: Arc<dyn TokenStore>) -> StoreNonces {
         StoreNonces {
             store,
-            local: LocalNonces::new(),
+            local: Arc::new(SeenNonces::new()),
         }
     }
 }
@@ -57,15 +63,31 @@ impl NonceGuard for StoreNonces {
             Ok(self.local.decide(key, stored.map_err(|e| e.to_string())))
         })
     }
+
+    fn fallbacks(&self) -> u64 {
+        self.local.fallbacks()
+    }
 }
 
-/// The nonces this process has seen, for as long as a timestamp may be accepted.
-#[derive(Clone)]
-struct LocalNonces(moka::sync::Cache<String, ()>);
+/// The nonces this process has seen, for as long as a timestamp may be accepted: the
+/// fallback of a shared replay guard (the store's table, Redis) that cannot be asked.
+pub struct SeenNonces {
+    seen: moka::sync::Cache<String, ()>,
+    fallbacks: std::sync::atomic::AtomicU64,
+    /// Whether the shared guard's answers are remembered too, not only this process's own
+    /// claims (see [`SeenNonces::fallback_only`]).
+    remember_shared: bool,
+}
 
-impl std::fmt::Debug for LocalNonces {
+impl std::fmt::Debug for SeenNonces {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LocalNonces").finish_non_exhaustive()
+        f.debug_struct("SeenNonces").finish_non_exhaustive()
+    }
+}
+
+impl Default for SeenNonces {
+    fn default() -> Self {
+        SeenNonces::new()
     }
 }
 
@@ -73,35 +95,61 @@ impl std::fmt::Debug for LocalNonces {
 /// go first, which only matters during an outage.
 const LOCAL_NONCES: u64 = 200_000;
 
-impl LocalNonces {
-    fn new() -> LocalNonces {
-        LocalNonces(
-            moka::sync::Cache::builder()
+impl SeenNonces {
+    /// Remembers every nonce, the shared guard's included: a replay to this process of a
+    /// nonce claimed before an outage is refused during it. Costs memory in proportion to
+    /// the signed calls of the timestamp window (up to [`LOCAL_NONCES`], about 30 MB).
+    pub fn new() -> SeenNonces {
+        SeenNonces {
+            seen: moka::sync::Cache::builder()
                 .max_capacity(LOCAL_NONCES)
                 .time_to_live(FUTURE_SKEW + PAST_WINDOW)
                 .build(),
-        )
+            fallbacks: std::sync::atomic::AtomicU64::new(0),
+            remember_shared: true,
+        }
     }
 
-    /// The answer for `key` given the store's: the store's when it answered (remembered
-    /// here), this process's own when it failed.
-    fn decide(&self, key: &str, stored: Result<bool, String>) -> bool {
-        match stored {
+    /// Remembers only the nonces this process claimed alone (while the shared guard could not
+    /// be asked): nothing in steady operation, where the guard (Redis) is the memory. A
+    /// replay, to this process during an outage, of a nonce claimed before it passes, inside
+    /// the timestamp window, like one to another instance (docs/decisions/failing-soft.md).
+    pub fn fallback_only() -> SeenNonces {
+        SeenNonces {
+            remember_shared: false,
+            ..SeenNonces::new()
+        }
+    }
+
+    /// The answer for `key` given the shared guard's: its answer when it gave one
+    /// (remembered here), this process's own when it failed (`error` says why, for the
+    /// rate-limited warning).
+    pub fn decide(&self, key: &str, shared: Result<bool, String>) -> bool {
+        match shared {
             Ok(fresh) => {
-                self.0.insert(key.to_owned(), ());
+                if self.remember_shared {
+                    self.seen.insert(key.to_owned(), ());
+                }
                 fresh
             }
-            Err(error) => {
-                // One line per interval, not one per signed call, while the store is down.
-                crate::observe::log_limit::warn(
-                    "oauth_store_nonce_fallback",
-                    format_args!(
-                        "the OAuth store is failing ({error}): nonces claimed in this process only"
-                    ),
-                );
-                self.0.entry(key.to_owned()).or_insert(()).is_fresh()
-            }
+            Err(error) => self.claim_here(key, format_args!("{error}")),
         }
+    }
+
+    /// A claim in this process alone (the shared guard is known to be down: not asked).
+    pub fn claim_here(&self, key: &str, why: std::fmt::Arguments<'_>) -> bool {
+        self.fallbacks
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // One line per interval, not one per signed call, while the guard is down.
+        crate::observe::log_limit::warn(
+            "oauth_nonce_fallback",
+            format_args!("nonces claimed in this process only: {why}"),
+        );
+        self.seen.entry(key.to_owned()).or_insert(()).is_fresh()
+    }
+
+    pub fn fallbacks(&self) -> u64 {
+        self.fallbacks.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -133,7 +181,7 @@ mod tests {
 
     #[test]
     fn an_outage_falls_back_to_the_nonces_this_process_has_seen() {
-        let local = LocalNonces::new();
+        let local = SeenNonces::new();
         // The store answers: its word stands, and the nonce is remembered here too.
         assert!(local.decide("k:before", Ok(true)));
         assert!(!local.decide("k:used-elsewhere", Ok(false)));
@@ -143,6 +191,7 @@ mod tests {
         assert!(local.decide("k:new", down()));
         assert!(!local.decide("k:new", down()));
         assert!(!local.decide("k:before", down()));
+        assert_eq!(local.fallbacks(), 3);
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub enum Problem {
     ConsumerKeyRejected,
     TokenRejected,
     TokenExpired,
-    /// The replay guard could not check (Redis down): not the client's fault.
+    /// Something failed that is neither the client's fault nor a store's outage.
     Internal(String),
     /// The OAuth store failed (database down, locked past its wait): not the client's
     /// fault, and not the Magento back end's either, which the answer says.
@@ -96,7 +96,7 @@ impl Problem {
     /// The answer on `/api/rest`: the API error tree, 401, the problem as its message.
     pub fn api_error(self) -> ApiError {
         match self {
-            Problem::Internal(cause) => ApiError::unavailable().with_cause(cause),
+            Problem::Internal(cause) => ApiError::internal().with_cause(cause),
             Problem::StoreUnavailable(cause) => store_unavailable(cause),
             problem => ApiError::new(StatusCode::UNAUTHORIZED, problem.report()).with_header(
                 header::WWW_AUTHENTICATE,

@@ -24,7 +24,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::store::{
-    AccessTokenInfo, Consumer, Export, ImportedToken, Kind, NewConsumer, Owner,
+    AccessTokenInfo, Consumer, Exchanged, Export, ImportedToken, Kind, NewConsumer, Owner,
     REQUEST_TOKEN_LIFETIME, StoreError, StoreFuture, Token, TokenStore, now_secs, owner_columns,
     owner_from, random_hex32,
 };
@@ -53,6 +53,14 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/migrations/oauth/sqlite/0003_store_sessions.sql"
+        )),
+    ),
+    (
+        4,
+        "customer-token revocations",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/oauth/sqlite/0004_revocations.sql"
         )),
     ),
 ];
@@ -131,10 +139,10 @@ impl SqliteStore {
     pub fn open_file(path: &Path) -> Result<SqliteStore, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
-                .map_err(|e| StoreError(format!("cannot create {}: {e}", dir.display())))?;
+                .map_err(|e| StoreError::down(format!("cannot create {}: {e}", dir.display())))?;
         }
         let mut connection = connect(path)
-            .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
+            .map_err(|e| StoreError::down(format!("cannot open {}: {e}", path.display())))?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -163,7 +171,7 @@ impl SqliteStore {
             .map_err(StoreError::from)?;
         let known = MIGRATIONS.last().map_or(0, |m| m.0);
         if newest > known {
-            return Err(StoreError(format!(
+            return Err(StoreError::down(format!(
                 "{} has schema version {newest}, newer than this build's {known}: \
                  run the newer storegate",
                 path.display()
@@ -194,8 +202,9 @@ impl SqliteStore {
             .pop();
         let mut connection = match taken {
             Some(connection) => connection,
-            None => connect(&self.path)
-                .map_err(|e| StoreError(format!("cannot open {}: {e}", self.path.display())))?,
+            None => connect(&self.path).map_err(|e| {
+                StoreError::from(e).at(&format!("cannot open {}", self.path.display()))
+            })?,
         };
         let result = work(&mut connection);
         let mut idle = self
@@ -440,10 +449,10 @@ impl SqliteStore {
         })
     }
 
-    pub fn exchange(&self, request: &Token) -> Result<Token, StoreError> {
+    pub fn exchange(&self, request: &Token) -> Result<Exchanged, StoreError> {
         let owner = request
             .owner
-            .ok_or_else(|| StoreError("request token has no owner".into()))?;
+            .ok_or_else(|| StoreError::answered("request token has no owner"))?;
         let (admin, customer) = owner_columns(owner);
         self.with(|c| {
             let tx = c.transaction()?;
@@ -455,11 +464,15 @@ impl SqliteStore {
                 // Exchanged by a concurrent call: the row is gone.
                 return Err(rusqlite::Error::QueryReturnedNoRows);
             }
-            tx.execute(
-                "DELETE FROM oauth_token WHERE kind = 'access' AND consumer_id = ?1
-                 AND admin = ?2 AND customer_id IS ?3",
-                params![request.consumer_id, admin, customer],
-            )?;
+            let replaced = tx
+                .prepare(
+                    "DELETE FROM oauth_token WHERE kind = 'access' AND consumer_id = ?1
+                     AND admin = ?2 AND customer_id IS ?3 RETURNING id",
+                )?
+                .query_map(params![request.consumer_id, admin, customer], |row| {
+                    row.get(0)
+                })?
+                .collect::<Result<Vec<i64>, _>>()?;
             let token = tx.query_row(
                 &format!(
                     "INSERT INTO oauth_token
@@ -477,7 +490,10 @@ impl SqliteStore {
                 token_row,
             )?;
             tx.commit()?;
-            Ok(token)
+            Ok(Exchanged {
+                access: token,
+                replaced,
+            })
         })
     }
 
@@ -546,9 +562,15 @@ impl SqliteStore {
         })
     }
 
-    pub fn revoke_customer(&self, customer_id: u64) -> Result<usize, StoreError> {
+    pub fn revoke_customer(&self, customer_id: u64, at_ms: u64) -> Result<usize, StoreError> {
         self.with(|c| {
             let tx = c.transaction()?;
+            tx.execute(
+                "INSERT INTO customer_revocation (customer_id, revoked_at_ms) VALUES (?1, ?2)
+                 ON CONFLICT(customer_id) DO UPDATE
+                 SET revoked_at_ms = MAX(revoked_at_ms, excluded.revoked_at_ms)",
+                params![customer_id as i64, at_ms as i64],
+            )?;
             let access = tx.execute(
                 "UPDATE oauth_token SET revoked = 1 WHERE customer_id = ?1 AND kind = 'access'",
                 [customer_id as i64],
@@ -565,7 +587,56 @@ impl SqliteStore {
             Ok(access)
         })
     }
+
+    /// The customer-token revocation marks made at or after `since_ms`.
+    pub fn customer_revocations(&self, since_ms: u64) -> Result<Vec<(u64, u64)>, StoreError> {
+        self.with(|c| {
+            let mut statement = c.prepare(
+                "SELECT customer_id, revoked_at_ms FROM customer_revocation
+                 WHERE revoked_at_ms >= ?1",
+            )?;
+            let rows = statement.query_map([since_ms as i64], |row| {
+                Ok((row.get::<_, i64>(0)? as u64, row.get::<_, i64>(1)? as u64))
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Drops the marks older than `before_ms`; how many.
+    pub fn prune_revocations(&self, before_ms: u64) -> Result<u64, StoreError> {
+        self.with(|c| {
+            c.execute(
+                "DELETE FROM customer_revocation WHERE revoked_at_ms < ?1",
+                [before_ms as i64],
+            )
+            .map(|n| n as u64)
+        })
+    }
+
+    /// Reads each table a signed call needs, then takes the file's write lock and lets it
+    /// go: another process holding it (an operator's `sqlite3`, a VACUUM) stops sign-ins
+    /// and nonce claims though reads go on (WAL), and shows here as a slow store.
+    pub fn probe(&self) -> Result<(), StoreError> {
+        self.with(|c| {
+            for table in PROBED_TABLES {
+                c.query_row(
+                    &format!("SELECT COUNT(*) FROM (SELECT 1 FROM {table} LIMIT 1)"),
+                    [],
+                    |_| Ok(()),
+                )?;
+            }
+            c.execute_batch("BEGIN IMMEDIATE; ROLLBACK")
+        })
+    }
 }
+
+/// The tables a signed call reads or writes: what the probe reads.
+const PROBED_TABLES: [&str; 4] = [
+    "oauth_consumer",
+    "oauth_token",
+    "oauth_nonce",
+    "customer_revocation",
+];
 
 /// The embedded store as the gateway calls it: each call on Tokio's blocking pool, so a
 /// wait for SQLite's lock never sleeps on a serving thread.
@@ -581,7 +652,7 @@ impl EmbeddedStore {
         Box::pin(async move {
             tokio::task::spawn_blocking(move || work(&store))
                 .await
-                .map_err(|e| StoreError(format!("store call failed: {e}")))?
+                .map_err(|e| StoreError::down(format!("store call failed: {e}")))?
         })
     }
 }
@@ -593,6 +664,10 @@ impl TokenStore for EmbeddedStore {
 
     fn ping(&self) -> StoreFuture<'_, ()> {
         self.run(|s| s.with(|c| c.query_row("SELECT 1", [], |_| Ok(()))))
+    }
+
+    fn probe(&self) -> StoreFuture<'_, ()> {
+        self.run(|s| s.probe())
     }
 
     fn consumer_by_key<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<Consumer>> {
@@ -641,7 +716,7 @@ impl TokenStore for EmbeddedStore {
         self.run(move |s| s.delete_request_token(&token))
     }
 
-    fn exchange<'a>(&'a self, request: &'a Token) -> StoreFuture<'a, Token> {
+    fn exchange<'a>(&'a self, request: &'a Token) -> StoreFuture<'a, Exchanged> {
         let request = request.clone();
         self.run(move |s| s.exchange(&request))
     }
@@ -664,8 +739,16 @@ impl TokenStore for EmbeddedStore {
         self.run(move |s| s.revoke_token(id))
     }
 
-    fn revoke_customer(&self, customer_id: u64) -> StoreFuture<'_, usize> {
-        self.run(move |s| s.revoke_customer(customer_id))
+    fn revoke_customer(&self, customer_id: u64, at_ms: u64) -> StoreFuture<'_, usize> {
+        self.run(move |s| s.revoke_customer(customer_id, at_ms))
+    }
+
+    fn customer_revocations(&self, since_ms: u64) -> StoreFuture<'_, Vec<(u64, u64)>> {
+        self.run(move |s| s.customer_revocations(since_ms))
+    }
+
+    fn prune_revocations(&self, before_ms: u64) -> StoreFuture<'_, u64> {
+        self.run(move |s| s.prune_revocations(before_ms))
     }
 
     fn claim_nonce<'a>(&'a self, key: &'a str, ttl: Duration) -> StoreFuture<'a, bool> {
@@ -688,144 +771,5 @@ impl TokenStore for EmbeddedStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_customers_store_session_is_replaced_and_forgotten_with_them() {
-        let dir = std::env::temp_dir().join(format!("storegate-session-{}", random_hex32()));
-        let store = SqliteStore::open(&dir).unwrap();
-        assert_eq!(store.session(7).unwrap(), None);
-        store.put_session(7, "first").unwrap();
-        store.put_session(7, "second").unwrap();
-        store.put_session(8, "other").unwrap();
-        assert_eq!(store.session(7).unwrap().as_deref(), Some("second"));
-        store.revoke_customer(7).unwrap();
-        assert_eq!(store.session(7).unwrap(), None);
-        assert_eq!(store.session(8).unwrap().as_deref(), Some("other"));
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn gateways_opening_one_folder_at_once_all_get_the_store() {
-        // Instances (and the CLI) share the data folder; at their first start they create
-        // the file and switch it to WAL together.
-        let dir = std::env::temp_dir().join(format!("storegate-store-{}", random_hex32()));
-        let openers: Vec<_> = (0..16)
-            .map(|_| {
-                let dir = dir.clone();
-                std::thread::spawn(move || SqliteStore::open(&dir).map(|_| ()))
-            })
-            .collect();
-        for opener in openers {
-            opener.join().unwrap().unwrap();
-        }
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    fn store() -> (SqliteStore, PathBuf) {
-        let dir = std::env::temp_dir().join(format!("storegate-store-{}", random_hex32()));
-        (SqliteStore::open(&dir).unwrap(), dir)
-    }
-
-    fn consumer(store: &SqliteStore) -> Consumer {
-        store
-            .upsert_consumer(&NewConsumer {
-                name: "app".into(),
-                key: random_hex32(),
-                secret: random_hex32(),
-                callback_url: Some("http://app.example/cb".into()),
-                rejected_callback_url: None,
-                profile: None,
-            })
-            .unwrap()
-    }
-
-    #[test]
-    fn the_dance_replaces_earlier_access_tokens() {
-        let (store, dir) = store();
-        let consumer = consumer(&store);
-        let mut first = None;
-        for _ in 0..2 {
-            let request = store.create_request_token(consumer.id, "oob").unwrap();
-            let verifier = store
-                .authorize_request_token(&request.token, Owner::Customer(5))
-                .unwrap()
-                .unwrap();
-            assert_eq!(
-                store
-                    .authorize_request_token(&request.token, Owner::Admin)
-                    .unwrap(),
-                None,
-                "a request token is authorized once"
-            );
-            let request = store.token(&request.token).unwrap().unwrap();
-            assert_eq!(request.verifier.as_deref(), Some(verifier.as_str()));
-            let access = store.exchange(&request).unwrap();
-            assert!(store.exchange(&request).is_err(), "used up");
-            assert!(store.token(&request.token).unwrap().is_none());
-            assert_eq!(access.owner, Some(Owner::Customer(5)));
-            if let Some(first) = first.replace(access.token.clone()) {
-                assert!(store.token(&first).unwrap().is_none(), "replaced");
-            }
-        }
-        assert_eq!(store.list_access_tokens(Some(5), 10, 0).unwrap().len(), 1);
-        assert!(store.list_access_tokens(Some(5), 10, 1).unwrap().is_empty());
-        assert_eq!(store.revoke_customer(5).unwrap(), 1);
-        let token = store.token(first.as_deref().unwrap()).unwrap().unwrap();
-        assert!(token.revoked);
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn the_schema_is_versioned_and_files_made_before_adopt_it() {
-        // A file made by an earlier build: the tables, no migrations table.
-        let dir = std::env::temp_dir().join(format!("storegate-store-{}", random_hex32()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("oauth.sqlite3");
-        let old = Connection::open(&path).unwrap();
-        old.execute_batch(MIGRATIONS[0].2).unwrap();
-        old.execute(
-            "INSERT INTO oauth_consumer (name, key, secret, created_at) VALUES ('a', 'k', 's', 1)",
-            [],
-        )
-        .unwrap();
-        drop(old);
-        let store = SqliteStore::open(&dir).unwrap();
-        assert_eq!(store.consumer_by_key("k").unwrap().unwrap().secret, "s");
-        let versions: i64 = store
-            .with(|c| {
-                c.query_row(
-                    "SELECT MAX(version) FROM storegate_oauth_migrations",
-                    [],
-                    |r| r.get(0),
-                )
-            })
-            .unwrap();
-        assert_eq!(versions, MIGRATIONS.last().unwrap().0);
-        // A file from a newer build is refused, not misread.
-        store
-            .with(|c| {
-                c.execute(
-                    "INSERT INTO storegate_oauth_migrations VALUES (999, 'x', 0)",
-                    [],
-                )
-            })
-            .unwrap();
-        drop(store);
-        let error = SqliteStore::open(&dir).unwrap_err().to_string();
-        assert!(error.contains("schema version 999"), "{error}");
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn nonces_are_claimed_once_until_they_expire() {
-        let (store, dir) = store();
-        assert!(store.claim("k|n", Duration::from_secs(60)).unwrap());
-        assert!(!store.claim("k|n", Duration::from_secs(60)).unwrap());
-        assert!(store.claim("k|other", Duration::from_secs(60)).unwrap());
-        assert!(store.claim("k|gone", Duration::ZERO).unwrap());
-        assert!(store.claim("k|gone", Duration::ZERO).unwrap(), "expired");
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-}
+#[path = "sqlite_tests.rs"]
+mod tests;

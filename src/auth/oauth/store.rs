@@ -18,19 +18,124 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::future::BoxFuture;
 
+/// A store call that failed. The message names where the store is (never a password);
+/// [`Failure`] says whether the store is out of reach, too slow, or answered with a refusal,
+/// which is what the breaker (`super::guard`) and `/readyz` go by.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("OAuth store: {0}")]
-pub struct StoreError(pub String);
+#[error("OAuth store: {message}")]
+pub struct StoreError {
+    pub message: String,
+    pub failure: Failure,
+}
+
+/// What kind of failure a [`StoreError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// Not reachable: refused, connection lost, cannot open the file, wrong credentials.
+    Down,
+    /// Reachable but not answering in time: past `STOREGATE_DATABASE_TIMEOUT_MS`, waiting for
+    /// a lock (a table locked by another session, SQLite's busy file), a hung server.
+    Slow,
+    /// The store answered, and the answer was a refusal (a request token used already, a
+    /// constraint): nothing wrong with the store itself.
+    Answered,
+}
+
+impl StoreError {
+    /// The store is out of reach.
+    pub fn down(message: impl Into<String>) -> StoreError {
+        StoreError {
+            message: message.into(),
+            failure: Failure::Down,
+        }
+    }
+
+    /// The store did not answer in time.
+    pub fn slow(message: impl Into<String>) -> StoreError {
+        StoreError {
+            message: message.into(),
+            failure: Failure::Slow,
+        }
+    }
+
+    /// The store answered with a refusal.
+    pub fn answered(message: impl Into<String>) -> StoreError {
+        StoreError {
+            message: message.into(),
+            failure: Failure::Answered,
+        }
+    }
+
+    /// True when the store itself is failing (down or slow), not the request.
+    pub fn is_outage(&self) -> bool {
+        self.failure != Failure::Answered
+    }
+
+    /// The same failure, its message prefixed with where the store is.
+    pub fn at(self, place: &str) -> StoreError {
+        StoreError {
+            message: format!("{place}: {}", self.message),
+            failure: self.failure,
+        }
+    }
+}
 
 impl From<rusqlite::Error> for StoreError {
     fn from(error: rusqlite::Error) -> Self {
-        StoreError(error.to_string())
+        use rusqlite::ErrorCode as Code;
+        let failure = match error.sqlite_error_code() {
+            // Another connection holds the file's lock: the store is there, and slow.
+            Some(Code::DatabaseBusy | Code::DatabaseLocked) => Failure::Slow,
+            Some(
+                Code::CannotOpen
+                | Code::SystemIoFailure
+                | Code::DiskFull
+                | Code::DatabaseCorrupt
+                | Code::NotADatabase
+                | Code::ReadOnly
+                | Code::OutOfMemory
+                | Code::FileLockingProtocolFailed
+                | Code::PermissionDenied,
+            ) => Failure::Down,
+            _ => Failure::Answered,
+        };
+        StoreError {
+            message: error.to_string(),
+            failure,
+        }
     }
 }
 
 impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
-        StoreError(error.to_string())
+        let failure = match &error {
+            sqlx::Error::Database(database) => {
+                let number = database
+                    .try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+                    .map(|e| e.number());
+                match number {
+                    // Lock wait timeout, statement time limits (MariaDB's, MySQL's): slow.
+                    Some(1205 | 1969 | 3024) => Failure::Slow,
+                    // Too many connections, access denied, unknown database, shutting down,
+                    // connection killed, server gone, connection lost: not reachable.
+                    Some(1040 | 1045 | 1049 | 1053 | 1927 | 2006 | 2013) => Failure::Down,
+                    _ => Failure::Answered,
+                }
+            }
+            sqlx::Error::RowNotFound
+            | sqlx::Error::TypeNotFound { .. }
+            | sqlx::Error::ColumnIndexOutOfBounds { .. }
+            | sqlx::Error::ColumnNotFound(_)
+            | sqlx::Error::ColumnDecode { .. }
+            | sqlx::Error::Decode(_)
+            | sqlx::Error::Encode(_) => Failure::Answered,
+            // The connection, the pool, TLS, the protocol: the store is out of reach.
+            _ => Failure::Down,
+        };
+        StoreError {
+            message: error.to_string(),
+            failure,
+        }
     }
 }
 
@@ -115,8 +220,21 @@ pub struct ImportedToken {
 pub trait TokenStore: Send + Sync + std::fmt::Debug {
     /// Where it is, for logs and the CLI (never a password).
     fn describe(&self) -> String;
-    /// One cheap round trip: is the store there? (`/readyz`, reconnection.)
+    /// One cheap round trip: is the store there? (Start, reconnection.)
     fn ping(&self) -> StoreFuture<'_, ()>;
+    /// Does the server take connections at all? `Err` ([`Failure::Down`]) when it refuses
+    /// them; `Ok` when it does, or cannot tell, or there is no server (a file). Asked when a
+    /// call passed its deadline, to tell a stopped server from a hung or locked one (a pool
+    /// retries refused connections until its deadline, which looks alike).
+    fn reach(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
+    /// Can the signed-call path be served? Reads each table it needs, so that a table
+    /// locked by another session shows as a slow store, not only a server that is gone
+    /// (`/readyz`, the breaker's probe). By default a [`TokenStore::ping`].
+    fn probe(&self) -> StoreFuture<'_, ()> {
+        self.ping()
+    }
     fn consumer_by_key<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<Consumer>>;
     fn consumer_by_id(&self, id: i64) -> StoreFuture<'_, Option<Consumer>>;
     fn consumers(&self) -> StoreFuture<'_, Vec<Consumer>>;
@@ -140,8 +258,8 @@ pub trait TokenStore: Send + Sync + std::fmt::Debug {
     fn delete_request_token<'a>(&'a self, token: &'a str) -> StoreFuture<'a, ()>;
     /// Swaps an authorized request token for an access token, in one transaction: the
     /// request token is used up, and the owner's earlier access tokens for this consumer are
-    /// replaced (as the original did).
-    fn exchange<'a>(&'a self, request: &'a Token) -> StoreFuture<'a, Token>;
+    /// replaced (as the original did); their ids come back, so that only they are forgotten.
+    fn exchange<'a>(&'a self, request: &'a Token) -> StoreFuture<'a, Exchanged>;
     /// Carries over an access token; false when that token already exists.
     fn import_access_token<'a>(&'a self, token: &'a ImportedToken) -> StoreFuture<'a, bool>;
     /// Access tokens, oldest first: `limit` of them after skipping `offset`.
@@ -153,8 +271,15 @@ pub trait TokenStore: Send + Sync + std::fmt::Debug {
     ) -> StoreFuture<'_, Vec<AccessTokenInfo>>;
     /// Revokes one access token by id; false when there is none.
     fn revoke_token(&self, id: i64) -> StoreFuture<'_, bool>;
-    /// Revokes every token of a customer (deleted customer); how many.
-    fn revoke_customer(&self, customer_id: u64) -> StoreFuture<'_, usize>;
+    /// Revokes every token of a customer (deleted customer), in one transaction: their
+    /// OAuth access tokens, their request tokens and store session, and the mark that refuses
+    /// their customer tokens issued at or before `at_ms` (a later mark wins); how many access
+    /// tokens.
+    fn revoke_customer(&self, customer_id: u64, at_ms: u64) -> StoreFuture<'_, usize>;
+    /// The customer-token revocation marks made at or after `since_ms`: (customer, at ms).
+    fn customer_revocations(&self, since_ms: u64) -> StoreFuture<'_, Vec<(u64, u64)>>;
+    /// Drops the marks older than `before_ms` (no token they could refuse is still valid).
+    fn prune_revocations(&self, before_ms: u64) -> StoreFuture<'_, u64>;
     /// Claims a nonce key until `ttl` from now; false while it is claimed already. The
     /// replay guard of instances that share the database but not Redis.
     fn claim_nonce<'a>(&'a self, key: &'a str, ttl: Duration) -> StoreFuture<'a, bool>;
@@ -165,6 +290,14 @@ pub trait TokenStore: Send + Sync + std::fmt::Debug {
     fn put_store_session<'a>(&'a self, customer_id: u64, session: &'a str) -> StoreFuture<'a, ()>;
     /// The customer's kept session with the store, if any.
     fn store_session(&self, customer_id: u64) -> StoreFuture<'_, Option<String>>;
+}
+
+/// What [`TokenStore::exchange`] made: the new access token and the ids of the ones it
+/// replaced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchanged {
+    pub access: Token,
+    pub replaced: Vec<i64>,
 }
 
 /// A whole store's content, as `storegate oauth migrate` copies it.

@@ -10,6 +10,11 @@
 //! revocation is seen within that second, the promise a fleet without Redis gets. A
 //! revocation through this instance forgets at once in either case.
 //!
+//! What is forgotten is what changed ([`Forget`]): the tokens a sign-in replaced, one
+//! revoked token, a deleted customer's tokens. A sign-in used to empty the cache on every
+//! instance, and with the database down then, every token not used since got a 503: the
+//! tokens a sign-in does not touch stay verified.
+//!
 //! Failure: past its freshness an entry is read again; if the store fails then, the entry
 //! still serves for up to [`STALE_MAX`] (signed calls of tokens already verified keep
 //! working through a database outage), counted in `storegate_oauth_store_fallbacks_total`.
@@ -18,19 +23,30 @@
 //! cannot come back from here.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::store::{Consumer, StoreError, Token, TokenStore};
+use super::store::{Consumer, Owner, StoreError, Token, TokenStore};
 
 /// How revocations travel between instances (the shared state implements it over Redis;
 /// authentication knows nothing of Redis).
 pub trait RevocationChannel: Send + Sync + std::fmt::Debug {
     /// Whether the other instances' revocations reach this one at once right now.
     fn live(&self) -> bool;
-    /// Tells the other instances to drop what they verified.
-    fn announce(&self);
+    /// Tells the other instances to drop what `forget` names.
+    fn announce(&self, forget: &Forget);
+}
+
+/// What an instance drops of what it verified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Forget {
+    /// These access tokens, by id: replaced by a sign-in, or revoked one by one.
+    Tokens(Vec<i64>),
+    /// Every access token of this customer (a deleted customer).
+    Customer(u64),
+    /// Everything: a consumer changed, or revocations may have been missed.
+    All,
 }
 
 /// Fresh for this long while revocations arrive by Redis.
@@ -48,8 +64,7 @@ struct Entries {
     tokens: HashMap<String, (Token, Instant)>,
 }
 
-/// The in-process cache of verified OAuth credentials, and the store's health as the
-/// signed calls see it.
+/// The in-process cache of verified OAuth credentials.
 #[derive(Debug)]
 pub struct VerifiedCache {
     entries: Mutex<Entries>,
@@ -58,8 +73,7 @@ pub struct VerifiedCache {
     shared: Option<Arc<dyn RevocationChannel>>,
     /// Overrides both freshness periods (`Config::oauth_cache_fresh`).
     fresh: Option<Duration>,
-    /// The last store call's outcome (`storegate_oauth_store_up`, `/readyz`).
-    store_up: AtomicBool,
+    /// Signed calls served from an entry past its freshness while the store failed.
     pub fallbacks: AtomicU64,
 }
 
@@ -73,7 +87,6 @@ impl VerifiedCache {
             generation: AtomicU64::new(0),
             shared,
             fresh,
-            store_up: AtomicBool::new(true),
             fallbacks: AtomicU64::new(0),
         }
     }
@@ -94,36 +107,40 @@ impl VerifiedCache {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    pub fn store_up(&self) -> bool {
-        self.store_up.load(Ordering::Relaxed)
-    }
-
-    /// Records a store call's outcome; a change is logged once.
-    pub fn observe<T>(&self, result: &Result<T, StoreError>) {
-        let up = result.is_ok();
-        if self.store_up.swap(up, Ordering::Relaxed) != up {
-            match result {
-                Ok(_) => tracing::info!("OAuth store reachable again"),
-                Err(error) => tracing::error!(%error, "OAuth store failing"),
-            }
-        }
-    }
-
-    /// Drops everything, here only (a revocation arrived, or messages may have been missed).
-    pub fn forget_here(&self) {
+    /// Drops what `forget` names, here only (another instance's revocation arrived, or
+    /// messages may have been missed).
+    pub fn forget_here(&self, forget: &Forget) {
         self.generation.fetch_add(1, Ordering::SeqCst);
         let mut entries = self.lock();
-        entries.consumers.clear();
-        entries.tokens.clear();
+        match forget {
+            Forget::All => {
+                entries.consumers.clear();
+                entries.tokens.clear();
+            }
+            Forget::Tokens(ids) => entries
+                .tokens
+                .retain(|_, (token, _)| !ids.contains(&token.id)),
+            Forget::Customer(id) => entries
+                .tokens
+                .retain(|_, (token, _)| token.owner != Some(Owner::Customer(*id))),
+        }
     }
 
-    /// Drops everything here and tells every other instance to (a revocation, a token
-    /// replaced, a consumer changed through this one).
-    pub fn forget_everywhere(&self) {
-        self.forget_here();
-        if let Some(channel) = &self.shared {
-            channel.announce();
+    /// Drops what `forget` names here and tells every other instance to (a revocation, a
+    /// token replaced, a customer deleted through this one).
+    pub fn forget_everywhere(&self, forget: Forget) {
+        if matches!(&forget, Forget::Tokens(ids) if ids.is_empty()) {
+            return;
         }
+        self.forget_here(&forget);
+        if let Some(channel) = &self.shared {
+            channel.announce(&forget);
+        }
+    }
+
+    /// How many access tokens are kept (tests, and what an operator may ask).
+    pub fn tokens_kept(&self) -> usize {
+        self.lock().tokens.len()
     }
 
     /// The consumer with `key`: from here while fresh, else from the store.
@@ -140,7 +157,6 @@ impl VerifiedCache {
         }
         let generation = self.generation.load(Ordering::SeqCst);
         let read = store.consumer_by_key(key).await;
-        self.observe(&read);
         match read {
             Ok(found) => {
                 let mut entries = self.lock();
@@ -178,7 +194,6 @@ impl VerifiedCache {
         }
         let generation = self.generation.load(Ordering::SeqCst);
         let read = store.token(value).await;
-        self.observe(&read);
         match read {
             Ok(found) => {
                 let mut entries = self.lock();
@@ -211,9 +226,16 @@ impl VerifiedCache {
         error: StoreError,
     ) -> Result<Option<T>, StoreError> {
         match known {
-            Some((value, at)) if at.elapsed() < STALE_MAX => {
+            // Only an outage: a store that answered is believed.
+            Some((value, at)) if error.is_outage() && at.elapsed() < STALE_MAX => {
                 self.fallbacks.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(%error, "OAuth store failing: a credential verified before serves");
+                // One line per interval, not one per signed call, while the store fails.
+                crate::observe::log_limit::warn(
+                    "oauth_store_verified_fallback",
+                    format_args!(
+                        "the OAuth store is failing ({error}): credentials verified before serve"
+                    ),
+                );
                 Ok(Some(value))
             }
             _ => Err(error),
@@ -224,113 +246,7 @@ impl VerifiedCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::oauth::store::{
-        AccessTokenInfo, Export, ImportedToken, Kind, NewConsumer, Owner, StoreFuture,
-    };
-    use std::sync::atomic::AtomicBool;
-
-    /// A store whose access token and health the test sets.
-    #[derive(Debug, Default)]
-    struct Fake {
-        down: AtomicBool,
-        revoked: AtomicBool,
-        reads: AtomicU64,
-    }
-
-    fn unused<T: Send + 'static>() -> StoreFuture<'static, T> {
-        Box::pin(async { Err(StoreError("not used by these tests".into())) })
-    }
-
-    impl TokenStore for Fake {
-        fn describe(&self) -> String {
-            "fake".into()
-        }
-        fn ping(&self) -> StoreFuture<'_, ()> {
-            unused()
-        }
-        fn consumer_by_key<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<Consumer>> {
-            unused()
-        }
-        fn consumer_by_id(&self, _: i64) -> StoreFuture<'_, Option<Consumer>> {
-            unused()
-        }
-        fn consumers(&self) -> StoreFuture<'_, Vec<Consumer>> {
-            unused()
-        }
-        fn upsert_consumer<'a>(&'a self, _: &'a NewConsumer) -> StoreFuture<'a, Consumer> {
-            unused()
-        }
-        fn token<'a>(&'a self, value: &'a str) -> StoreFuture<'a, Option<Token>> {
-            self.reads.fetch_add(1, Ordering::SeqCst);
-            let down = self.down.load(Ordering::SeqCst);
-            let revoked = self.revoked.load(Ordering::SeqCst);
-            let token = Token {
-                id: 1,
-                consumer_id: 1,
-                kind: Kind::Access,
-                token: value.to_owned(),
-                secret: "s".into(),
-                verifier: None,
-                callback_url: None,
-                owner: Some(Owner::Customer(7)),
-                authorized: true,
-                revoked,
-                created_at: 0,
-            };
-            Box::pin(async move {
-                if down {
-                    Err(StoreError("down".into()))
-                } else {
-                    Ok(Some(token))
-                }
-            })
-        }
-        fn create_request_token<'a>(&'a self, _: i64, _: &'a str) -> StoreFuture<'a, Token> {
-            unused()
-        }
-        fn authorize_request_token<'a>(
-            &'a self,
-            _: &'a str,
-            _: Owner,
-        ) -> StoreFuture<'a, Option<String>> {
-            unused()
-        }
-        fn delete_request_token<'a>(&'a self, _: &'a str) -> StoreFuture<'a, ()> {
-            unused()
-        }
-        fn exchange<'a>(&'a self, _: &'a Token) -> StoreFuture<'a, Token> {
-            unused()
-        }
-        fn import_access_token<'a>(&'a self, _: &'a ImportedToken) -> StoreFuture<'a, bool> {
-            unused()
-        }
-        fn list_access_tokens(
-            &self,
-            _: Option<u64>,
-            _: u32,
-            _: u64,
-        ) -> StoreFuture<'_, Vec<AccessTokenInfo>> {
-            unused()
-        }
-        fn revoke_token(&self, _: i64) -> StoreFuture<'_, bool> {
-            unused()
-        }
-        fn revoke_customer(&self, _: u64) -> StoreFuture<'_, usize> {
-            unused()
-        }
-        fn claim_nonce<'a>(&'a self, _: &'a str, _: Duration) -> StoreFuture<'a, bool> {
-            unused()
-        }
-        fn export(&self) -> StoreFuture<'_, Export> {
-            unused()
-        }
-        fn put_store_session<'a>(&'a self, _: u64, _: &'a str) -> StoreFuture<'a, ()> {
-            unused()
-        }
-        fn store_session(&self, _: u64) -> StoreFuture<'_, Option<String>> {
-            unused()
-        }
-    }
+    use crate::auth::oauth::fake_store::Fake;
 
     #[tokio::test]
     async fn fresh_entries_spare_the_store_and_stale_ones_serve_while_it_fails() {
@@ -352,7 +268,6 @@ mod tests {
             "verified before: served while the store fails"
         );
         assert_eq!(cache.fallbacks.load(Ordering::SeqCst), 1);
-        assert!(!cache.store_up());
         // Never verified: the store's error.
         assert!(cache.access_token(&store, "other").await.is_err());
     }
@@ -362,7 +277,7 @@ mod tests {
         let store = Fake::default();
         let cache = VerifiedCache::new(None, Some(Duration::from_secs(60)));
         assert!(cache.access_token(&store, "t").await.unwrap().is_some());
-        cache.forget_here();
+        cache.forget_here(&Forget::All);
         store.down.store(true, Ordering::SeqCst);
         assert!(
             cache.access_token(&store, "t").await.is_err(),
@@ -375,5 +290,31 @@ mod tests {
         assert!(read.revoked);
         store.down.store(true, Ordering::SeqCst);
         assert!(cache.access_token(&store, "t").await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_forget_drops_only_what_it_names() {
+        let store = Fake::default();
+        let cache = VerifiedCache::new(None, Some(Duration::from_millis(1)));
+        // Ids are the values' lengths: "a" is 1, "bb" is 2; both are customer 7's.
+        for value in ["a", "bb"] {
+            assert!(cache.access_token(&store, value).await.unwrap().is_some());
+        }
+        cache.forget_here(&Forget::Tokens(vec![1]));
+        assert_eq!(cache.tokens_kept(), 1);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        store.down.store(true, Ordering::SeqCst);
+        assert!(
+            cache.access_token(&store, "a").await.is_err(),
+            "the replaced one"
+        );
+        assert!(
+            cache.access_token(&store, "bb").await.unwrap().is_some(),
+            "the other one still serves while the store is down"
+        );
+        cache.forget_here(&Forget::Customer(8));
+        assert_eq!(cache.tokens_kept(), 1, "another customer's");
+        cache.forget_here(&Forget::Customer(7));
+        assert_eq!(cache.tokens_kept(), 0);
     }
 }

@@ -189,9 +189,10 @@ impl OAuth {
             Expect::RequestToken => {
                 let value = request.required("oauth_token")?;
                 let verifier = request.required("oauth_verifier")?;
-                let read = self.store.token(value).await;
-                self.verified.observe(&read);
-                let token = read?
+                let token = self
+                    .store
+                    .token(value)
+                    .await?
                     .filter(|t| {
                         t.kind == Kind::Request
                             && t.consumer_id == consumer.id

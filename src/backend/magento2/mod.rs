@@ -37,7 +37,7 @@ use crate::backend::port::Backend;
 use crate::backend::recording::Wires;
 use crate::backend::shell::{self, Shell, paths, resilience};
 use crate::backend::transport::{HttpTransport, Outgoing, Transport};
-use crate::observe::metrics::UpstreamMetrics;
+use crate::observe::metrics::BackendMetrics;
 
 /// Encodes one path segment (a SKU may hold `/`, spaces, anything). `.` and `..` would be
 /// dot segments, which URL parsers and web servers remove (the path would name another
@@ -92,7 +92,7 @@ impl Magento {
     pub fn with_resilience(
         mut self,
         options: &resilience::Options,
-        metrics: UpstreamMetrics,
+        metrics: BackendMetrics,
     ) -> Magento {
         self.shell = self.shell.with_resilience(options, metrics);
         self

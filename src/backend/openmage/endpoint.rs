@@ -99,7 +99,7 @@ impl crate::backend::port::WireShape for Wire {
         super::failures::answer(failure, at)
     }
 
-    /// Signed with OAuth 1.0a as the gateway signs its own calls (`client::authorization`).
+    /// Signed with OAuth 1.0a as the gateway signs its own calls (`signing::authorization`).
     fn authorize(
         &self,
         method: &http::Method,
@@ -113,20 +113,20 @@ impl crate::backend::port::WireShape for Wire {
                     .into(),
             );
         };
-        let keys = super::client::Keys {
+        let keys = super::signing::Keys {
             consumer_key,
             consumer_secret,
             token: credentials.token,
             token_secret,
         };
-        let uri = format!("{}{path}", super::client::signing_base(credentials.url));
-        Ok(Some(super::client::authorization(
+        let uri = format!("{}{path}", super::signing::signing_base(credentials.url));
+        Ok(Some(super::signing::authorization(
             method,
             &uri,
             query,
             &keys,
-            &super::client::nonce(),
-            super::client::timestamp(),
+            &super::signing::nonce(),
+            super::signing::timestamp(),
         )))
     }
 }

@@ -35,6 +35,7 @@ mod sales;
 pub mod search;
 mod setup;
 pub mod signin;
+mod signing;
 mod stock;
 
 pub use crate::backend::port::{BackendError, StoreMessage};

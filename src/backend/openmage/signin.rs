@@ -22,7 +22,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 
 use super::OpenMage;
-use super::client::{nonce, timestamp};
+use super::signing::{nonce, timestamp};
 use crate::auth::oauth::signature;
 use crate::backend::port::BackendError;
 use crate::backend::transport::{Answer, Outgoing};

@@ -130,10 +130,6 @@ pub enum BackendError {
     Unsupported(String),
 }
 
-/// The name the error had before the port spoke the gateway's words; kept while branches
-/// that still say it are merged.
-pub type UpstreamError = BackendError;
-
 impl BackendError {
     pub fn status(&self) -> Option<u16> {
         match self {

@@ -39,7 +39,7 @@ pub use catalog::{
     Assignments, Catalog, CustomerPrices, IdPage, ProductDraft, ProductLinks, ProductRecords,
     RenderedTier, Renderings, SentPrices, TierPrice,
 };
-pub use error::{BackendError, StoreMessage, UpstreamError};
+pub use error::{BackendError, StoreMessage};
 pub use health::{CircuitProbe, CircuitState};
 pub use media::{Image, ImageChange, ImageFile, ImageRefusal, Media, NewImage};
 pub use orders::{OrderParts, Orders};

@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use crate::backend::port::{BackendError, CircuitProbe};
 use crate::backend::transport::Transport;
 use crate::context::request;
-use crate::observe::metrics::{Outcome, UpstreamMetrics};
+use crate::observe::metrics::{BackendMetrics, Outcome};
 use resilience::Guard;
 
 /// What a store's client is built in: the transport, the timeout, the guard.
@@ -42,7 +42,7 @@ impl Shell {
             timeout,
             guard: Arc::new(Guard::new(
                 &resilience::Options::default(),
-                UpstreamMetrics::default(),
+                BackendMetrics::default(),
             )),
         }
     }
@@ -51,7 +51,7 @@ impl Shell {
     pub fn with_resilience(
         mut self,
         options: &resilience::Options,
-        metrics: UpstreamMetrics,
+        metrics: BackendMetrics,
     ) -> Shell {
         self.guard = Arc::new(Guard::new(options, metrics));
         self

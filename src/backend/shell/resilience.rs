@@ -29,7 +29,7 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
-use crate::observe::metrics::UpstreamMetrics;
+use crate::observe::metrics::BackendMetrics;
 
 /// Settings of the resilience of a back end's client.
 #[derive(Debug, Clone)]
@@ -208,11 +208,11 @@ pub(crate) struct Guard {
     pub(crate) breaker: Breaker,
     budget: RetryBudget,
     slots: Arc<Semaphore>,
-    pub(crate) metrics: UpstreamMetrics,
+    pub(crate) metrics: BackendMetrics,
 }
 
 impl Guard {
-    pub(crate) fn new(options: &Options, metrics: UpstreamMetrics) -> Guard {
+    pub(crate) fn new(options: &Options, metrics: BackendMetrics) -> Guard {
         Guard {
             breaker: Breaker::new(options.failure_threshold, options.open_for),
             budget: RetryBudget::new(),

@@ -1,5 +1,5 @@
 //! What the catalog resources (products, stock items, images) share: the indexes that
-//! turn the spec's ids into Magento's keys, and the product record reads.
+//! turn the spec's ids into the keys a store reads them by, and the product record reads.
 
 pub mod product_index;
 pub mod product_records;

@@ -1,5 +1,5 @@
-//! The product index: product id to SKU (Magento 2 addresses products by SKU, the spec
-//! by id).
+//! The product index: product id to SKU (the port reads products by SKU, the spec by
+//! id).
 //!
 //! The pairs live in the cache's index (`cache::sku_index`): loaded when the gateway starts
 //! (`records::lookups::keeper`), learned from every product list ([`learn`]) and create, and
@@ -24,7 +24,7 @@ use crate::cache::{self, Fetched};
 use crate::http::ApiError;
 use crate::rules::backend_errors;
 
-/// The SKU of a product id (Magento 2 addresses products by SKU). 404 when there is none.
+/// The SKU of a product id (the port reads products by SKU). 404 when there is none.
 /// From the index when its pair is younger than the cache's TTL, else asked for.
 pub async fn sku_of(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
     if let Some((sku, age)) = app.cache.indexed_sku(id)

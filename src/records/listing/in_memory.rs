@@ -1,4 +1,4 @@
-//! The list parameters applied in memory, for lists Magento cannot search: a customer's
+//! The list parameters applied in memory, for lists the store cannot search: a customer's
 //! addresses come in one record, so filters and order apply to the rendered values,
 //! compared the way the original's database did (case-insensitive text, numbers as
 //! numbers).

@@ -1,9 +1,10 @@
 //! The list engine: the original's list parameters (`order`, `dir`, `filter[n]`) as
-//! Magento search criteria, and, for lists Magento cannot search, applied in memory
+//! the port's search criteria (each back end writes them in its store's syntax), and, for
+//! lists the store cannot search, applied in memory
 //! ([`in_memory`]).
 //!
 //! One translation for every list resource: a client may only sort and filter on fields of
-//! its own view that Magento can search (`Field::search_field`); anything else is the
+//! its own view that the store can search (`Field::search_field`); anything else is the
 //! original's 400 `Resource collection ordering error.` or `... filtering error.`.
 
 pub mod in_memory;

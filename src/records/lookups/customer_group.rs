@@ -1,5 +1,5 @@
 //! The customer group a caller's prices are for: the NOT LOGGED IN group for a Guest, the
-//! customer's `group_id` for a Customer (read from Magento and kept in the cache, keyed by
+//! customer's `group_id` for a Customer (read from the store and kept in the cache, keyed by
 //! the customer, never served to anyone), and, for a store that renders for each customer
 //! and a customer the back end holds a store session for, where their tax is computed for.
 //! A sign-in (which may bring a session) forgets the entry.
@@ -7,7 +7,7 @@
 //! The group decides which tier prices a shopper sees (`crate::rules::pricing`), so a product body
 //! that shows tier prices is cached per group (`Caller::price_group`), never shared between
 //! groups. Changing a customer through the gateway forgets their group at once; a change
-//! made in Magento's admin reaches the gateway within `STOREGATE_CACHE_TTL_SECS`.
+//! made in the store's admin reaches the gateway within `STOREGATE_CACHE_TTL_SECS`.
 
 use crate::app::AppState;
 use crate::auth::Principal;

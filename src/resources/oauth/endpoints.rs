@@ -20,6 +20,7 @@ use super::pages::method_not_allowed;
 use crate::app::AppState;
 use crate::auth::oauth::callback;
 use crate::auth::oauth::problem::Problem;
+use crate::auth::oauth::verified::Forget;
 use crate::auth::oauth::verify::Expect;
 use crate::http::route_list::Listed;
 
@@ -106,19 +107,27 @@ async fn token(State(app): State<AppState>, request: Request) -> Response {
     token_endpoint(request, oauth, |signed| async move {
         let verified = oauth.verify(&signed, Expect::RequestToken).await?;
         let request_token = verified.token.ok_or(Problem::TokenRejected)?;
-        let access = oauth
+        let exchanged = oauth
             .store
             .exchange(&request_token)
             .await
             .map_err(|error| {
-                // Used up by a concurrent exchange, or the store failed: either way this
-                // request token buys nothing more.
+                if error.is_outage() {
+                    // The store failed: the request token may still be good; say whose
+                    // failure it was (503), not the client's.
+                    return Problem::from(error);
+                }
+                // Used up by a concurrent exchange: this request token buys nothing more.
                 tracing::warn!(%error, "request token exchange refused");
                 Problem::TokenRejected
             })?;
-        // The owner's earlier access tokens for this consumer were replaced: no instance
-        // may go on accepting them from its cache.
-        oauth.verified.forget_everywhere();
+        // The owner's earlier access tokens for this consumer were replaced: no instance may
+        // go on accepting them from its cache. Only those: every other verified token stays
+        // verified (a sign-in used to empty the cache on every instance, issue 32).
+        oauth
+            .verified
+            .forget_everywhere(Forget::Tokens(exchanged.replaced));
+        let access = exchanged.access;
         Ok(form_response(format!(
             "oauth_token={}&oauth_token_secret={}",
             access.token, access.secret

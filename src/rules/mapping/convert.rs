@@ -73,7 +73,7 @@ impl FieldType {
 /// The JSON type Magento expects on write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum UpstreamType {
+pub enum BackendType {
     String,
     Int,
     Number,
@@ -314,7 +314,7 @@ pub fn scalar_text(value: &Value) -> String {
 /// The upstream value for a client value of a spec field.
 pub fn write(
     ty: FieldType,
-    upstream: UpstreamType,
+    upstream: BackendType,
     field: &str,
     value: &Value,
 ) -> Result<Value, WriteError> {
@@ -391,23 +391,23 @@ pub fn write(
             return Err(invalid());
         }
     };
-    Ok(to_upstream(upstream, normalized))
+    Ok(to_backend(upstream, normalized))
 }
 
 /// Casts a normalised value to the JSON type Magento expects.
-fn to_upstream(upstream: UpstreamType, value: Value) -> Value {
+fn to_backend(upstream: BackendType, value: Value) -> Value {
     match (upstream, &value) {
         (_, Value::Null) => Value::Null,
-        (UpstreamType::String, Value::Bool(b)) => Value::String(if *b { "1" } else { "0" }.into()),
-        (UpstreamType::String, Value::Number(n)) => Value::String(n.to_string()),
-        (UpstreamType::Int, Value::Bool(b)) => Value::Number(i64::from(*b).into()),
-        (UpstreamType::Int, Value::Number(n)) => n
+        (BackendType::String, Value::Bool(b)) => Value::String(if *b { "1" } else { "0" }.into()),
+        (BackendType::String, Value::Number(n)) => Value::String(n.to_string()),
+        (BackendType::Int, Value::Bool(b)) => Value::Number(i64::from(*b).into()),
+        (BackendType::Int, Value::Number(n)) => n
             .as_i64()
             .or_else(|| n.as_f64().map(|f| f as i64))
             .map(|i| Value::Number(i.into()))
             .unwrap_or(value),
-        (UpstreamType::Number, Value::Bool(b)) => Value::Number(i64::from(*b).into()),
-        (UpstreamType::Bool, Value::Number(n)) => Value::Bool(n.as_f64().is_some_and(|f| f != 0.0)),
+        (BackendType::Number, Value::Bool(b)) => Value::Number(i64::from(*b).into()),
+        (BackendType::Bool, Value::Number(n)) => Value::Bool(n.as_f64().is_some_and(|f| f != 0.0)),
         _ => value,
     }
 }
@@ -633,7 +633,7 @@ mod tests {
         );
         let written = write(
             FieldType::TierPrice,
-            UpstreamType::Number,
+            BackendType::Number,
             "tier_price",
             &json!([{"website_id": "0", "cust_group": "1", "price": "8.5", "price_qty": "5"}]),
         )
@@ -644,7 +644,7 @@ mod tests {
         );
         let err = write(
             FieldType::TierPrice,
-            UpstreamType::Number,
+            BackendType::Number,
             "tier_price",
             &json!([{"price": "1"}]),
         )
@@ -660,7 +660,7 @@ mod tests {
         assert_eq!(
             write(
                 FieldType::Decimal4,
-                UpstreamType::Number,
+                BackendType::Number,
                 "price",
                 &json!("10.5")
             )
@@ -670,7 +670,7 @@ mod tests {
         assert_eq!(
             write(
                 FieldType::IntString,
-                UpstreamType::String,
+                BackendType::String,
                 "tax_class_id",
                 &json!(2)
             )
@@ -680,7 +680,7 @@ mod tests {
         assert_eq!(
             write(
                 FieldType::Flag,
-                UpstreamType::Bool,
+                BackendType::Bool,
                 "is_in_stock",
                 &json!("1")
             )
@@ -690,7 +690,7 @@ mod tests {
         assert_eq!(
             write(
                 FieldType::Decimal4,
-                UpstreamType::Number,
+                BackendType::Number,
                 "price",
                 &json!("abc")
             )
@@ -698,13 +698,7 @@ mod tests {
             "Please enter a valid number in the \"price\" field."
         );
         assert_eq!(
-            write(
-                FieldType::Int,
-                UpstreamType::Int,
-                "status",
-                &json!({"a": 1})
-            )
-            .unwrap_err(),
+            write(FieldType::Int, BackendType::Int, "status", &json!({"a": 1})).unwrap_err(),
             r#"Invalid value "{"a":1}" for attribute "status"."#
         );
     }

@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 
 use crate::auth::UserType;
 use crate::context::profile::Profile;
-pub use convert::{FieldType, UpstreamType};
+pub use convert::{BackendType, FieldType};
 pub use path::Path;
 
 /// The files a folder of mappings holds, one per resource.
@@ -105,7 +105,7 @@ struct FieldSpec {
     #[serde(rename = "type")]
     ty: FieldType,
     /// The JSON type Magento wants on write, when not the natural one.
-    upstream: Option<UpstreamType>,
+    upstream: Option<BackendType>,
     /// For `type = "object"`: the `[objects.<name>]` that describes it.
     object: Option<toml::Spanned<String>>,
     /// Shown when the source is absent.
@@ -123,7 +123,7 @@ pub struct Field {
     pub name: String,
     pub source: Path,
     pub ty: FieldType,
-    pub upstream: UpstreamType,
+    pub upstream: BackendType,
     pub object: Option<Arc<[Field]>>,
     pub default: Option<Value>,
     pub search: Option<String>,
@@ -314,16 +314,16 @@ fn write_field(field: &Field, value: &Value) -> Result<Value, Vec<String>> {
     convert::write(field.ty, field.upstream, &field.name, value).map_err(|e| vec![e])
 }
 
-fn default_upstream(source: &Path, ty: FieldType) -> UpstreamType {
+fn default_backend_type(source: &Path, ty: FieldType) -> BackendType {
     // Attribute lists hold their values as text.
     if source.attribute_code().is_some() {
-        return UpstreamType::String;
+        return BackendType::String;
     }
     match ty {
-        FieldType::Int | FieldType::IntString => UpstreamType::Int,
-        FieldType::Decimal4 | FieldType::Number => UpstreamType::Number,
-        FieldType::Flag | FieldType::Bool => UpstreamType::Bool,
-        _ => UpstreamType::String,
+        FieldType::Int | FieldType::IntString => BackendType::Int,
+        FieldType::Decimal4 | FieldType::Number => BackendType::Number,
+        FieldType::Flag | FieldType::Bool => BackendType::Bool,
+        _ => BackendType::String,
     }
 }
 
@@ -512,7 +512,7 @@ fn build_field(
         name: spec.name.clone().unwrap_or_else(|| name.to_owned()),
         upstream: spec
             .upstream
-            .unwrap_or_else(|| default_upstream(&source, spec.ty)),
+            .unwrap_or_else(|| default_backend_type(&source, spec.ty)),
         source,
         ty: spec.ty,
         object,

@@ -8,7 +8,8 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 
 use super::*;
-use crate::auth::oauth::params;
+use crate::auth::oauth::{params, signature};
+use crate::backend::openmage::signing::{Keys, as_the_store_reads, authorization, signing_base};
 use crate::backend::transport::Answer;
 use http::HeaderMap;
 
@@ -547,7 +548,7 @@ fn credentials_come_from_the_configuration() {
             token_secret: Secret::new("ts"),
         }),
     };
-    let credentials = Credentials::from_upstream(&upstream).unwrap();
+    let credentials = Credentials::from_backend(&upstream).unwrap();
     assert_eq!(
         [
             credentials.consumer_key.expose(),
@@ -561,5 +562,5 @@ fn credentials_come_from_the_configuration() {
         oauth: None,
         ..upstream
     };
-    assert!(Credentials::from_upstream(&magento2).is_none());
+    assert!(Credentials::from_backend(&magento2).is_none());
 }
