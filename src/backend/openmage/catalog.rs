@@ -51,7 +51,15 @@ impl Catalog for OpenMageBackend {
         criteria: &SearchCriteria,
     ) -> Result<Page, BackendError> {
         let path = format!("/products{}", self.store_suffix(scope));
-        self.client.page(As::Guest, &path, criteria, &[]).await
+        let page = self.client.page(As::Guest, &path, criteria, &[]).await?;
+        // A product listed here is read by SKU next (the gateway learns the pair from the
+        // list): its id is known then, not asked for again.
+        for item in &page.read()?.items {
+            if let (Some(id), Some(sku)) = (id_of(item), item.get("sku").and_then(Value::as_str)) {
+                self.remember(sku, id);
+            }
+        }
+        Ok(page)
     }
 
     async fn skus_of(&self, ids: &[u64]) -> Result<Vec<IdSku>, BackendError> {

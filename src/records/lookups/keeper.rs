@@ -30,8 +30,9 @@ use crate::http::ApiError;
 use crate::records::lookups::{directory, stores};
 
 /// At most this many pages of the product index are loaded at start (about 100,000
-/// products from Magento 2, 300 a page; 34,000 from OpenMage): a larger catalog's other
-/// ids are looked up when they are first asked for.
+/// products from Magento 2, 300 a page; a back end without `Catalog::product_ids`, as
+/// OpenMage's, loads none): a larger catalog's other ids are looked up when they are first
+/// asked for.
 pub const INDEX_PAGES: u32 = 340;
 /// Pages of the index asked for at once after the first.
 const INDEX_PAGES_AT_ONCE: u32 = 4;
