@@ -116,13 +116,19 @@ FIXTURES = {
     },
 }
 
-# The least number of calls on OpenMage where it differs from the depth: a product record is
-# the store's product, its websites, categories and gallery read side by side (the store has
-# no one call for them), and the shoppers' rendering beside it.
+# The least number of calls on OpenMage where it differs from the depth, as
+# tests/openmage/round_trips.rs counts them (docs/benchmarks.md, row 10, says why): a product
+# record is the store's product, its websites, categories and gallery read side by side (the
+# store has no one call for them, and every resource of the product reads that record), a
+# shopper's product adds the store's own answer to them (their prices, through their session
+# for a customer, whose group and tax destination are their record and addresses); the
+# store's sign-in is its authorization page, five steps, then who signed in.
 OPENMAGE_LEAST_CALLS = {
     "guest product (cold)": 5,
     "admin product (cold)": 4,
-    "customer product (cold, group prices)": 5,
+    "guest images (cold)": 4,
+    "customer sign-in": 6,
+    "customer product (cold, group prices)": 7,
     "admin product update": 1,
 }
 

@@ -14,16 +14,48 @@
 use super::*;
 use serde_json::json;
 
-/// Store calls so far.
-async fn calls(stack: &Stack) -> u64 {
-    stack
-        .ops("/metrics")
-        .await
-        .body
-        .lines()
-        .filter(|l| l.starts_with("storegate_upstream_call_duration_seconds_count{"))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
-        .sum()
+/// Store calls so far, by method and endpoint.
+async fn calls(stack: &Stack) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for line in stack.ops("/metrics").await.body.lines() {
+        let Some(labels) = line.strip_prefix("storegate_upstream_call_duration_seconds_count{")
+        else {
+            continue;
+        };
+        let label = |name: &str| {
+            labels
+                .split(&format!("{name}=\""))
+                .nth(1)
+                .and_then(|rest| rest.split('"').next())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let count = line.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok());
+        *out.entry(format!("{} {}", label("method"), label("endpoint")))
+            .or_default() += count.unwrap_or(0);
+    }
+    out
+}
+
+/// The calls made between two readings of [`calls`], named.
+fn made_since(
+    before: &std::collections::BTreeMap<String, u64>,
+    after: &std::collections::BTreeMap<String, u64>,
+) -> (u64, String) {
+    let mut total = 0;
+    let mut named = Vec::new();
+    for (endpoint, &count) in after {
+        let made = count - before.get(endpoint).copied().unwrap_or(0);
+        if made > 0 {
+            total += made;
+            named.push(if made > 1 {
+                format!("{endpoint} x{made}")
+            } else {
+                endpoint.clone()
+            });
+        }
+    }
+    (total, named.join(", "))
 }
 
 /// Who makes one call of the walk.
@@ -210,8 +242,8 @@ async fn every_operation_stays_within_its_store_calls() {
         if path == "/auth/token" {
             bearer = reply.json()["access_token"].as_str().unwrap().to_owned();
         }
-        let made = calls(&stack).await - before;
-        eprintln!("{name:40} {made} calls (least {least})");
+        let (made, named) = made_since(&before, &calls(&stack).await);
+        eprintln!("| {name} | {made} | {least} | {named} |");
         if made > least + 1 || (least == 0 && made > 0) {
             over.push(format!("{name}: {made} calls, the least {least}"));
         }
