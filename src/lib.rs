@@ -115,8 +115,9 @@ impl Running {
     }
 
     /// Stops accepting, lets requests in flight finish (within the drain deadline), and
-    /// waits.
+    /// waits. The record of hot keys is written first (`front::warm_start`).
     pub async fn stop(mut self) {
+        front::warm_start::save(&self.app, self.addr.port()).await;
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -179,7 +180,16 @@ pub async fn start_with(
     };
     let connections = app.connections.clone();
     let service = front::service(router, &app);
-    let task = tokio::spawn(server::serve(listener, service, connections, limits, stop));
+    let task = tokio::spawn(server::serve(
+        listener,
+        service.clone(),
+        connections,
+        limits,
+        stop,
+    ));
+    // An embedded gateway is handed over warm: the lookups loaded and the previous hot
+    // answers refilled, within the warm start's bound (`front::warm_start`).
+    front::warm_start::run(&app, &service, addr.port()).await;
     Ok(Running {
         addr,
         app,
@@ -211,9 +221,11 @@ impl Workers {
     }
 
     /// Stops accepting, lets requests in flight finish (within the drain deadline), and
-    /// waits for every worker.
+    /// waits for every worker. The record of hot keys is written as the drain begins
+    /// (`front::warm_start`).
     pub async fn stop(self) {
         self.app.connections.drain();
+        front::warm_start::save(&self.app, self.addr.port()).await;
         let _ = self.stop.send(true);
         let threads = self.threads;
         let _ = tokio::task::spawn_blocking(move || {
@@ -291,6 +303,11 @@ pub fn serve_workers(config: Config, parts: Parts, workers: usize) -> Result<Wor
         if all_listening.recv().is_err() {
             break;
         }
+    }
+    // Serving already; `/readyz` says warming until this is done (`front::warm_start`).
+    {
+        let (app, port) = (app.clone(), addr.port());
+        tokio::spawn(async move { front::warm_start::run(&app, &service, port).await });
     }
     Ok(Workers {
         addr,

@@ -528,10 +528,26 @@ async fn serve(mut config: Config) -> Result<(), Failure> {
     let format = config.log_format;
     let public_url = config.public_url.clone();
     let profile = config.profile;
+    // The sandbox's media are under the public URL before the gateway starts: its warm-up
+    // reads the store's configuration (media and storefront URLs) and keeps it. Known now
+    // unless the port is chosen at bind; then it is set just after, as before.
+    let known_public = public_url.clone().or_else(|| {
+        (config.listen.port() != 0).then(|| storegate::public_origin_of(config.listen))
+    });
+    if let (Some(sandbox), Some(public)) = (&sandbox, &known_public) {
+        sandbox.set_public_origin(public);
+    }
     let running = storegate::serve_workers(config, parts, workers)?;
     let public = public_url.unwrap_or_else(|| storegate::public_origin_of(running.addr));
-    if let Some(sandbox) = &sandbox {
+    if let Some(sandbox) = &sandbox
+        && known_public.is_none()
+    {
         sandbox.set_public_origin(&public);
+        // What the warm-up read of the store's configuration before is read again.
+        running
+            .app
+            .cache
+            .invalidate(&[storegate::cache::keys::tag::STORES.to_owned()]);
     }
 
     let mut banner = Banner::new(format, "storegate listening");

@@ -1,6 +1,8 @@
 //! The state every request shares (configuration, upstream client, cache, mappings,
 //! authenticator, locks, shared state, metrics), built once with the service in the `app` module.
 
+pub mod warm_up;
+
 use std::sync::Arc;
 
 use tokio::sync::Semaphore;
@@ -45,6 +47,8 @@ pub struct App {
     /// Per-client rate limits and the sign-in guard (`STOREGATE_RATE_LIMITS`,
     /// `STOREGATE_SIGNIN_LIMIT`).
     pub limits: Arc<crate::limits::Limits>,
+    /// The start's warm-up (lookups loaded, hot answers refilled): `/readyz` waits for it.
+    pub warm_up: Arc<warm_up::WarmUp>,
     /// The dual run (`STOREGATE_SHADOW_*`): a candidate back end compared with this one;
     /// None without a candidate (and then it costs nothing).
     pub shadow: Option<Arc<crate::shadow::Shadow>>,

@@ -36,11 +36,15 @@
 //! a background refresh that gets one drops the entry. Invalidated entries are never
 //! served: they are known to be wrong.
 
+mod census;
 pub mod hit_headers;
 pub mod hold_off;
 pub mod hot;
 pub mod keys;
+mod renewal;
 pub mod response;
+mod sku_index;
+pub use sku_index::MAX_PAIRS as SKU_INDEX_MAX;
 pub mod status;
 mod tag_clock;
 
@@ -351,6 +355,8 @@ pub struct Cache {
     /// A field the front fills on every hit (the rate limits' `RateLimit`): its place is in
     /// every hit's map already, so filling it grows nothing (`hit_headers`).
     hit_spare: std::sync::OnceLock<http::HeaderName>,
+    /// Product ids and their SKUs, beside the weighted store (`sku_index`).
+    skus: sku_index::SkuIndex,
     /// Another cache every invalidation of this one reaches too: the dual run's cache of
     /// the candidate back end's answers (`Cache::mirror_to`).
     mirror: std::sync::OnceLock<Arc<Cache>>,
@@ -432,6 +438,7 @@ impl Cache {
             second_level: std::sync::OnceLock::new(),
             holds: hold_off::HoldOffs::new(SLOTS),
             hit_spare: std::sync::OnceLock::new(),
+            skus: sku_index::SkuIndex::new(),
             mirror: std::sync::OnceLock::new(),
         }
     }
@@ -586,6 +593,7 @@ impl Cache {
     pub fn invalidate_all_here(&self) {
         self.stats.invalidations.fetch_add(1, Ordering::Relaxed);
         self.clock.invalidate_all();
+        self.skus.clear();
         if let Some(store) = &self.store {
             store.invalidate_all();
         }
@@ -775,7 +783,7 @@ impl Cache {
             }
         }
 
-        match self.refresh(key.into(), fetch).await {
+        match self.refresh(key.into(), fetch, false).await {
             Ok(found) => Ok(found),
             Err(error) => {
                 // Stale-if-error only ever serves an entry that is still valid, and only
@@ -802,7 +810,7 @@ impl Cache {
     {
         let cache = self.clone();
         tokio::spawn(async move {
-            match cache.refresh(key.clone(), fetch).await {
+            match cache.refresh(key.clone(), fetch, false).await {
                 Ok(_) => {}
                 Err(error) if error.allows_stale() => {
                     cache.stats.refresh_failures.fetch_add(1, Ordering::Relaxed);
@@ -832,7 +840,12 @@ impl Cache {
 
     /// Fetches and stores, serialised per key with anyone else doing the same: a caller
     /// who waited behind another's fetch takes its result instead of fetching again.
-    async fn refresh<F, Fut, E>(&self, key: Arc<str>, fetch: F) -> Result<(Arc<Entry>, Source), E>
+    async fn refresh<F, Fut, E>(
+        &self,
+        key: Arc<str>,
+        fetch: F,
+        renew: bool,
+    ) -> Result<(Arc<Entry>, Source), E>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Fetched, E>>,
@@ -846,9 +859,12 @@ impl Cache {
                 if let Some(existing) = existing {
                     let entry = existing.into_value();
                     // Fetched after this caller arrived: take it, held off or not (it is
-                    // what Magento showed just now); else only a fresh, usable one.
+                    // what Magento showed just now); else only a fresh, usable one (and
+                    // none when renewing).
                     if self.clock.valid(&entry)
-                        && ((entry.stored_at.elapsed() < self.ttl && !self.held_off(&entry))
+                        && ((!renew
+                            && entry.stored_at.elapsed() < self.ttl
+                            && !self.held_off(&entry))
                             || entry.generation > arrived)
                     {
                         return Ok(Op::Nop);

@@ -51,6 +51,14 @@ impl TagClock {
         self.all.fetch_max(seq, Ordering::SeqCst);
     }
 
+    /// No invalidation of `tags`, and no purge of everything, since reading `seq`.
+    pub(super) fn valid_since(&self, seq: u64, tags: &[&str]) -> bool {
+        self.all.load(Ordering::SeqCst) <= seq
+            && tags
+                .iter()
+                .all(|tag| self.slots[Self::slot(tag) as usize].load(Ordering::SeqCst) <= seq)
+    }
+
     pub(super) fn valid(&self, entry: &Entry) -> bool {
         self.all.load(Ordering::SeqCst) <= entry.seq
             && entry

@@ -445,6 +445,11 @@ pub const KEYS: &[Key] = &[
         "10",
         "on SIGTERM, how long requests in flight may finish (read by the listener)",
     ),
+    key(
+        "warm_start",
+        "on (keys=5000,secs=30)",
+        "refill the answers that were hot before a restart, before /readyz says ready: on, off, or keys=N,secs=S (read by the warm start)",
+    ),
 ];
 
 /// Keys whose file form is an array of strings that may hold commas (regular expressions):

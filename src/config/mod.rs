@@ -190,6 +190,56 @@ pub struct Recording {
     pub replay_stale: Option<String>,
 }
 
+/// `STOREGATE_WARM_START`: after a restart, refill the answers that were hot before, from
+/// the record of their keys in the data folder (`front::warm_start`), within a bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WarmStart {
+    /// `off`: start cold (the lookups every request reads are still loaded first).
+    pub enabled: bool,
+    /// Answers refilled at most (the record keeps this many keys).
+    pub max_keys: usize,
+    /// Ready after this long at most, however far the refill got.
+    pub max_time: Duration,
+}
+
+impl Default for WarmStart {
+    fn default() -> WarmStart {
+        WarmStart {
+            enabled: true,
+            max_keys: 5_000,
+            max_time: Duration::from_secs(30),
+        }
+    }
+}
+
+impl WarmStart {
+    /// `on`, `off`, or `keys=N,secs=S` (either, or both; on with those bounds).
+    pub fn parse(text: &str) -> Option<WarmStart> {
+        let text = text.trim().to_ascii_lowercase();
+        match text.as_str() {
+            "on" | "true" | "1" => return Some(WarmStart::default()),
+            "off" | "false" | "0" => {
+                return Some(WarmStart {
+                    enabled: false,
+                    ..WarmStart::default()
+                });
+            }
+            _ => {}
+        }
+        let mut warm = WarmStart::default();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, value) = part.split_once('=')?;
+            let value: u64 = value.trim().parse().ok().filter(|&v| v > 0)?;
+            match name.trim() {
+                "keys" if value <= 1_000_000 => warm.max_keys = value as usize,
+                "secs" if value <= 3_600 => warm.max_time = Duration::from_secs(value),
+                _ => return None,
+            }
+        }
+        Some(warm)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub listen: SocketAddr,
@@ -258,6 +308,8 @@ pub struct Config {
     pub drain_timeout: Duration,
     /// Image uploads (create, update) whose bodies are read at once; more wait.
     pub max_uploads_in_flight: usize,
+    /// `STOREGATE_WARM_START`: refill the previous hot answers at start (`front::warm_start`).
+    pub warm_start: WarmStart,
     /// Cassettes: recording and replaying upstream traffic.
     pub recording: Recording,
     /// Folder of the embedded database (OAuth consumers, tokens, nonces); created on start.
@@ -342,6 +394,7 @@ impl Default for Config {
             max_connections: None,
             drain_timeout: Duration::from_secs(10),
             max_uploads_in_flight: 2,
+            warm_start: WarmStart::default(),
             recording: Recording::default(),
             data_dir: PathBuf::from("data"),
             oauth_token_ttl: None,

@@ -97,6 +97,10 @@ pub(super) fn serving(raw: &RawValues, config: &mut Config) -> Result<(), Config
     if let Some(r) = raw.get("max_uploads_in_flight") {
         config.max_uploads_in_flight = positive(r, "a number of uploads above 0")? as usize;
     }
+    if let Some(r) = raw.get("warm_start") {
+        config.warm_start = super::WarmStart::parse(&r.value)
+            .ok_or_else(|| r.fail("on, off, or keys=N,secs=S (N up to 1000000, S up to 3600)"))?;
+    }
     Ok(())
 }
 

@@ -215,6 +215,8 @@ fn derived(
         connections: app.connections.clone(),
         uploads: app.uploads.clone(),
         backend_up: crate::observe::process::BackendUp::default(),
+        // The serving side's warm-up: the candidate's state answers no `/readyz`.
+        warm_up: app.warm_up.clone(),
         shadow,
     }
 }

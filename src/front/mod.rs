@@ -18,6 +18,7 @@ mod dual;
 pub mod fallback;
 pub mod fast_path;
 pub mod limit_step;
+pub mod warm_start;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -232,8 +233,16 @@ pub fn build_with(
     let shadow = candidate
         .as_ref()
         .and_then(|candidate| candidate.shadow(&config, &parts, shared.clone()));
+    // The warm start's own requests refill Admin answers too, with a key of this process
+    // alone (`warm_start`).
+    let mut admin_digests = parts.admin_digests;
+    let warm_up = Arc::new(warm_start::prepare(
+        &config,
+        &parts.upstream_url,
+        &mut admin_digests,
+    ));
     let auth = Arc::new(Authenticator::new(
-        parts.admin_digests,
+        admin_digests,
         tokens,
         Some(oauth.clone()),
     ));
@@ -266,6 +275,7 @@ pub fn build_with(
         config,
         backend_up,
         limits,
+        warm_up,
         shadow,
     });
     if let Some(candidate) = candidate {

@@ -60,6 +60,25 @@ where
         .map_err(|e| ApiError::internal().with_cause(format!("a cached record: {e}")))
 }
 
+/// Fetches a typed record of the port again and replaces its entry, however fresh (the
+/// lookups kept fresh in the background, `lookups::keeper`), as [`typed`] would file it.
+pub async fn renew_typed<T, F, Fut>(app: &AppState, key: String, fetch: F) -> Result<(), ApiError>
+where
+    T: Serialize,
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = Result<(T, Vec<String>), BackendError>> + Send + 'static,
+{
+    app.cache
+        .renew(&key, move || async move {
+            let (value, tags) = fetch().await.map_err(backend_errors::to_api)?;
+            let bytes = serde_json::to_vec(&value).map_err(|e| {
+                ApiError::internal().with_cause(format!("cannot keep a record: {e}"))
+            })?;
+            Ok::<_, ApiError>(Fetched::new(cache::Value::Bytes(Bytes::from(bytes)), tags))
+        })
+        .await
+}
+
 /// Parses a cached or fresh upstream JSON record.
 pub fn json(bytes: &[u8]) -> Result<Value, ApiError> {
     serde_json::from_slice(bytes)

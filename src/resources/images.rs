@@ -283,8 +283,16 @@ async fn gallery(
     place: &Place,
     user: UserType,
 ) -> Result<(Vec<Image>, String, Vec<String>), ApiError> {
-    let sku = product_index::sku_of(app, product_id).await?;
-    let product = product_for_read(app, product_id, &sku, place, user).await?;
+    // The SKU the index holds, checked against the record it reads (`product_index`).
+    let (mut sku, indexed) = product_index::sku_to_read(app, product_id).await?;
+    let mut product = product_for_read(app, product_id, &sku, place, user).await;
+    if indexed
+        && let Some(again) = product_index::confirmed(app, product_id, product.as_ref()).await?
+    {
+        product = product_for_read(app, product_id, &again, place, user).await;
+        sku = again;
+    }
+    let product = product?;
     let shopper = user != UserType::Admin;
     // A product a shopper cannot see has no images for them either.
     if shopper && !products::shopper_visible(&product) {

@@ -17,8 +17,10 @@ pub mod oauth;
 pub mod ops;
 pub mod order_parts;
 pub mod orders;
+mod product_category;
 pub mod product_links;
 pub mod product_store;
+mod product_writes;
 pub mod products;
 pub mod stock_items;
 

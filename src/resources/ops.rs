@@ -37,7 +37,10 @@ struct ReadyQuery {
     upstream: Option<String>,
 }
 
-/// 503 `{"status":"draining"}` from the first shutdown signal on. 503
+/// 503 `{"status":"draining"}` from the first shutdown signal on. 503 `"status":"warming"`
+/// while the start's warm-up runs (`front::warm_start`: the lookups every request reads,
+/// the previous hot answers refilled; within its bound), with `warm_start` saying how far
+/// it got, which every answer carries. 503
 /// `{"status":"not_ready","upstream":"refused","reason":...}` while the back end answers but
 /// refuses the gateway's credentials (a wrong integration token: every call would fail; no
 /// cache makes that servable). Otherwise 200 while the gateway serves, with the upstream's
@@ -87,13 +90,20 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
         CircuitState::HalfOpen => "half_open",
     };
     let strict = query.upstream.as_deref() == Some("required");
-    let status = if refused.is_none() && (up || !strict) {
+    // Warming: the lookups every request reads and the previous hot answers are being
+    // loaded (`front::warm_start`), within its bound; not in rotation until then.
+    let warming = !app.warm_up.is_done();
+    let status = if refused.is_none() && (up || !strict) && !warming {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
     let mut body = serde_json::json!({
-        "status": if status == StatusCode::OK { "ready" } else { "not_ready" },
+        "status": match (status == StatusCode::OK, warming) {
+            (true, _) => "ready",
+            (false, true) if refused.is_none() => "warming",
+            (false, _) => "not_ready",
+        },
         "upstream": match (&refused, up) {
             (Some(_), _) => "refused",
             (None, true) => "up",
@@ -114,6 +124,7 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
     if app.limits.is_on() || app.limits.signin.is_on() {
         body["rate_limits"] = app.limits.counting().as_str().into();
     }
+    body["warm_start"] = serde_json::to_value(app.warm_up.report()).unwrap_or_default();
     // The OAuth store failing does not take the instance out of rotation either: cached
     // reads, Bearer calls and signed calls of credentials already verified go on. It is
     // "degraded" when it is there but does not answer in time (a locked table, a hung

@@ -9,7 +9,8 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use http::{HeaderMap, Method};
 
-use super::products::{ReadStore, get_one, update};
+use super::product_writes::update;
+use super::products::{ReadStore, get_one};
 use crate::app::AppState;
 use crate::auth::caller::Caller;
 use crate::backend::port::Scope;

@@ -19,15 +19,12 @@ use crate::app::AppState;
 use crate::auth::Principal;
 use crate::auth::UserType;
 use crate::backend::port::{
-    Backend, CustomerPrices, Page, ProductDraft, SearchResult, SentPrices, StoreConfig, StoreView,
-    TierPrice,
+    Backend, CustomerPrices, Page, SearchResult, StoreConfig, StoreView, TierPrice,
 };
 use crate::backend::port::{BackendError, Scope, SearchCriteria};
-use crate::context::profile::{Message, Profile};
-use crate::http::body::decode_record;
 use crate::http::query::ListParams;
-use crate::http::{ApiError, Doc, Format, created, empty_ok};
-use crate::rules::mapping::convert::{as_f64, as_i64, is_empty};
+use crate::http::{ApiError, Doc};
+use crate::rules::mapping::convert::as_i64;
 use crate::rules::mapping::{Field, ResourceMapping, View};
 use crate::rules::policy::{Operation, Route, authorize};
 use crate::rules::pricing::{self, NOT_LOGGED_IN};
@@ -36,26 +33,16 @@ use crate::cache::keys::{tag, view};
 
 use crate::auth::caller::Caller;
 use crate::cache::response::cached;
-use crate::records::catalog::product_index::sku_of;
+use crate::records::catalog::product_index;
 use crate::records::catalog::product_records::{
-    Shopper, product_record, product_record_in, render_many, render_record,
+    Shopper, product_by_id, render_many, render_matching, render_record,
 };
 use crate::records::listing::search_criteria;
 use crate::records::lookups::{customer_group, stores};
 use crate::resources::parse_id;
 use crate::rules::backend_errors;
-use crate::rules::write_outcome;
-use crate::shared_state::locks::LockKey;
 
-/// Types Magento knows; only `simple` may be created here (SPEC 2.2).
-const PRODUCT_TYPES: &[&str] = &[
-    "simple",
-    "virtual",
-    "configurable",
-    "bundle",
-    "grouped",
-    "downloadable",
-];
+use super::product_writes;
 
 // ---------------------------------------------------------------------------------------
 // Routes
@@ -75,7 +62,7 @@ pub async fn collection(
         Operation::Retrieve => {
             read_collection(app, caller, &method, &uri, &headers, ReadStore::Default).await
         }
-        Operation::Create => create(app, &headers, body).await,
+        Operation::Create => product_writes::create(app, &headers, body).await,
         op => Err(ApiError::internal().with_cause(format!("{op:?} is not served on /products"))),
     }
 }
@@ -93,7 +80,8 @@ async fn read_collection(
     match params.category_id.clone() {
         Some(category) => {
             authorize(Route::CategoryProducts, method, caller.principal)?;
-            category_list(app, caller, headers, &category, params, store).await
+            super::product_category::category_list(app, caller, headers, &category, params, store)
+                .await
         }
         None => list(app, caller, headers, params, store).await,
     }
@@ -129,7 +117,7 @@ pub async fn store_category(
     };
     let store = ReadStore::resolve(&app, store).await?;
     let params = ListParams::parse(uri.query())?;
-    category_list(app, caller, &headers, category, params, store).await
+    super::product_category::category_list(app, caller, &headers, category, params, store).await
 }
 
 /// The store view a product read answers for: the configured default, or the one a
@@ -153,7 +141,7 @@ impl ReadStore {
         )
     }
 
-    fn code<'a>(&'a self, app: &'a AppState) -> &'a str {
+    pub(super) fn code<'a>(&'a self, app: &'a AppState) -> &'a str {
         match self {
             ReadStore::Default => app.backend.default_store(),
             ReadStore::View(view) => &view.code,
@@ -168,7 +156,7 @@ impl ReadStore {
     }
 
     /// The store view in cache views: none for the default store.
-    fn key(&self) -> Option<&str> {
+    pub(super) fn key(&self) -> Option<&str> {
         match self {
             ReadStore::Default => None,
             ReadStore::View(view) => Some(&view.code),
@@ -185,7 +173,7 @@ impl ReadStore {
     }
 
     /// A page of products: for shoppers, those the store shows them.
-    async fn search(
+    pub(super) async fn search(
         &self,
         app: &AppState,
         shopper: bool,
@@ -214,12 +202,20 @@ pub async fn entity(
     if let Some(category) = id.strip_prefix("category_id=") {
         authorize(Route::CategoryProducts, &method, caller.principal)?;
         let params = ListParams::parse(uri.query())?;
-        return category_list(app, caller, &headers, category, params, ReadStore::Default).await;
+        return super::product_category::category_list(
+            app,
+            caller,
+            &headers,
+            category,
+            params,
+            ReadStore::Default,
+        )
+        .await;
     }
     match authorize(Route::Product, &method, caller.principal)? {
         Operation::Retrieve => get_one(app, caller, &headers, &id, ReadStore::Default).await,
-        Operation::Update => update(app, &headers, &id, body, Scope::All).await,
-        Operation::Delete => delete(app, &id).await,
+        Operation::Update => product_writes::update(app, &headers, &id, body, Scope::All).await,
+        Operation::Delete => product_writes::delete(app, &id).await,
         Operation::Create => Err(ApiError::not_implemented()),
     }
 }
@@ -235,14 +231,22 @@ pub async fn category(
 ) -> Result<Response, ApiError> {
     authorize(Route::CategoryProducts, &method, caller.principal)?;
     let params = ListParams::parse(uri.query())?;
-    category_list(app, caller, &headers, &category, params, ReadStore::Default).await
+    super::product_category::category_list(
+        app,
+        caller,
+        &headers,
+        &category,
+        params,
+        ReadStore::Default,
+    )
+    .await
 }
 
 // ---------------------------------------------------------------------------------------
 // Records
 // ---------------------------------------------------------------------------------------
 
-fn product_id(product: &Value) -> Option<u64> {
+pub(super) fn product_id(product: &Value) -> Option<u64> {
     crate::records::positive_id(product, "id")
 }
 
@@ -266,12 +270,34 @@ fn shows_group_prices(backend: &dyn Backend, fields: &[Field]) -> bool {
     })
 }
 
+/// `priced`, with the renderings a shopper's search gave (`found`) where the store's
+/// shopper search is its anonymous rendering of the same view
+/// ([`crate::backend::port::Catalog::shopper_search_renders`]) and the shopper is
+/// anonymous: the page then needs no rendering call of its own.
+pub(super) fn rendered_by_search(app: &AppState, priced: Priced, found: &[Value]) -> Priced {
+    if priced.shopper != Shopper::Anonymous || !app.backend.shopper_search_renders() {
+        return priced;
+    }
+    let renders = found
+        .iter()
+        .filter_map(|item| Some((product_id(item)?, item.clone())))
+        .collect();
+    Priced {
+        renders: Some((renders, true, true)),
+        ..priced
+    }
+}
+
 /// Whose prices a shopper's answer shows: the customer group (Admin and Guest: the NOT
 /// LOGGED IN group's), and for whom the store renders it.
-#[derive(Debug, Clone, Copy)]
-struct Priced {
-    group: u64,
+#[derive(Debug, Clone)]
+pub(super) struct Priced {
+    pub(super) group: u64,
     shopper: Shopper,
+    /// Renderings already asked for beside a list (by product id), whether they are the
+    /// shopper's own, and whether every product of the page the storefront shows is among
+    /// them.
+    renders: Option<(HashMap<u64, Value>, bool, bool)>,
 }
 
 /// What a shopper's answer in this view is priced for, and the caller that keys its cache
@@ -279,7 +305,7 @@ struct Priced {
 /// shared, and their records still carry only anonymous tiers), unless the store renders
 /// for each customer: then every price of the view is their group's, and the answer is
 /// keyed by their group and tax destination.
-async fn priced_caller(
+pub(super) async fn priced_caller(
     app: &AppState,
     caller: Caller,
     fields: &[Field],
@@ -287,6 +313,7 @@ async fn priced_caller(
     let anonymous = Priced {
         group: NOT_LOGGED_IN,
         shopper: Shopper::Anonymous,
+        renders: None,
     };
     match (caller.user_type(), caller.principal) {
         (UserType::Customer, Principal::Customer(id))
@@ -297,6 +324,7 @@ async fn priced_caller(
             let priced = Priced {
                 group: prices.group,
                 shopper: Shopper::Customer { id, prices },
+                renders: None,
             };
             Ok((caller.with_price_group(prices), priced))
         }
@@ -304,18 +332,10 @@ async fn priced_caller(
     }
 }
 
-/// The group and tier prices a write mapped (`prices.tiers`, the gateway's own form), taken
-/// out of the mapped record: the back end writes them in its store's shape.
-fn take_prices(root: &mut Value) -> Option<Vec<TierPrice>> {
-    let prices = root.as_object_mut().and_then(|r| r.remove("prices"))?;
-    let list = prices.get("tiers").and_then(Value::as_array)?;
-    Some(list.iter().filter_map(TierPrice::from_value).collect())
-}
-
 /// Renders one product for a caller. A shopper's record first loses every tier price that
 /// is not for `group` (see [`pricing::prepare_shopper_source`]); `render_is_theirs`: its
 /// rendering was made for the shopper's own group.
-fn render_product(
+pub(super) fn render_product(
     backend: &dyn Backend,
     fields: &[Field],
     user: UserType,
@@ -374,14 +394,7 @@ pub(super) async fn get_one(
             // Two independent chains, run side by side so a miss costs two upstream round
             // trips, not four: id -> SKU -> product, and store -> rendering (which needs
             // only the id and the store).
-            let product_chain = async {
-                let sku = sku_of(&app, id).await?;
-                let product = match &read_store {
-                    ReadStore::Default => product_record(&app, id, &sku).await?,
-                    ReadStore::View(view) => product_record_in(&app, id, &sku, &view.code).await?,
-                };
-                Ok::<_, ApiError>((sku, product))
-            };
+            let product_chain = product_by_id(&app, id, read_store.key());
             let store_chain = async {
                 let store = stores::config(&app, read_store.code(&app)).await?;
                 let render = match shopper {
@@ -451,11 +464,41 @@ async fn list(
     cached(&app.cache, caller, headers, &logical, move || async move {
         let app = state;
         let criteria = criteria.page(params.limit, params.page);
-        let result: SearchResult<Value> = read_store
-            .search(&app, user != UserType::Admin, &criteria)
-            .await
-            .and_then(|page| page.read())
-            .map_err(backend_errors::to_api)?;
+        let shopper = user != UserType::Admin;
+        let reading = app.cache.clock_reading();
+        // The page, and beside it (for shoppers) the storefront's rendering of the same
+        // criteria: the products it renders are the page's, so the prices need no second
+        // round trip after the list (those it did not render are asked for after).
+        let search = async {
+            read_store
+                .search(&app, shopper, &criteria)
+                .await
+                .and_then(|page| page.read())
+                .map_err(backend_errors::to_api)
+        };
+        // Where the store's shopper search is its anonymous rendering, that is asked once.
+        let search_renders =
+            priced.shopper == Shopper::Anonymous && app.backend.shopper_search_renders();
+        let store_and_renders = async {
+            let store = stores::config(&app, read_store.code(&app)).await?;
+            let renders = match shopper && !search_renders {
+                true => render_matching(
+                    &app,
+                    &criteria,
+                    store.id,
+                    &store.base_currency_code,
+                    priced.shopper,
+                )
+                .await
+                .ok(),
+                false => None,
+            };
+            Ok::<_, ApiError>((store, renders))
+        };
+        let (result, store_and_renders) = tokio::join!(search, store_and_renders);
+        let result: SearchResult<Value> = result?;
+        let (store, renders) = store_and_renders?;
+        product_index::learn(&app, reading, &result.items);
         // Magento repeats the last page past the end; the original did too, and clients
         // paging until an empty page never stopped. Past the end is empty here.
         let items = if params.offset() >= result.total_count {
@@ -463,9 +506,18 @@ async fn list(
         } else {
             result.items
         };
-        let store = stores::config(&app, read_store.code(&app)).await?;
         let mut tags = vec![tag::LISTS.to_owned(), tag::STORES.to_owned()];
-        let out = keyed_products(&app, &fields, user, items, &store, priced, &mut tags).await?;
+        // On the first page a product the storefront renders at all is among those it
+        // rendered: the storefront's list holds the search's products less those it does not
+        // show, in the same order, so none of the first `limit` it shows can have slipped to
+        // a page before. Past the first page one may have: those are asked for by id.
+        let first_page = params.page <= 1;
+        let renders = renders.map(|(found, theirs)| (found, theirs, first_page));
+        let page = match shopper && search_renders {
+            true => rendered_by_search(&app, priced, &items),
+            false => Priced { renders, ..priced },
+        };
+        let out = keyed_products(&app, &fields, user, items, &store, page, &mut tags).await?;
         Ok((Doc::keyed_list(Value::Object(out)), tags))
     })
     .await
@@ -473,7 +525,7 @@ async fn list(
 
 /// A page of product records rendered for a caller as the original's keyed list (by id),
 /// each with its rendering for a shopper; each product's tag goes into `tags`.
-async fn keyed_products(
+pub(super) async fn keyed_products(
     app: &AppState,
     fields: &[Field],
     user: UserType,
@@ -483,9 +535,9 @@ async fn keyed_products(
     tags: &mut Vec<String>,
 ) -> Result<Map<String, Value>, ApiError> {
     let ids: Vec<u64> = products.iter().filter_map(product_id).collect();
-    let (renders, theirs) = match user {
-        UserType::Admin => (HashMap::new(), true),
-        _ => {
+    let (renders, theirs) = match (user, priced.renders) {
+        (UserType::Admin, _) => (HashMap::new(), true),
+        (_, None) => {
             render_many(
                 app,
                 &ids,
@@ -494,6 +546,26 @@ async fn keyed_products(
                 priced.shopper,
             )
             .await?
+        }
+        // Rendered beside the list: only the products it left out are asked for now, unless
+        // it left out only what the storefront does not show.
+        (_, Some((renders, theirs, true))) => (renders, theirs),
+        (_, Some((mut renders, theirs, false))) => {
+            let missing: Vec<u64> = ids
+                .iter()
+                .copied()
+                .filter(|id| !renders.contains_key(id))
+                .collect();
+            let (more, more_theirs) = render_many(
+                app,
+                &missing,
+                store.id,
+                &store.base_currency_code,
+                priced.shopper,
+            )
+            .await?;
+            renders.extend(more);
+            (renders, theirs && more_theirs)
         }
     };
     let mut out = Map::new();
@@ -515,378 +587,4 @@ async fn keyed_products(
         out.insert(id.to_string(), record);
     }
     Ok(out)
-}
-
-/// Products of a category, ordered by their position in it (SPEC 4.2). Page, limit and
-/// filters apply; the order is the category's.
-async fn category_list(
-    app: AppState,
-    caller: Caller,
-    headers: &HeaderMap,
-    category: &str,
-    params: ListParams,
-    read_store: ReadStore,
-) -> Result<Response, ApiError> {
-    let category_id: u64 = category
-        .parse()
-        .ok()
-        .filter(|&id| id > 0)
-        .ok_or_else(|| ApiError::bad_request("Category not found."))?;
-    let user = caller.user_type();
-    // The original answered a category's products in the shape of `/products`.
-    let as_product_list = Profile::current().category_list_as_product_list();
-    let list_view = if as_product_list {
-        View::List
-    } else {
-        View::Category
-    };
-    let fields = app.mappings.get("product").view(user, list_view);
-    // Checked before anything is cached or fetched; each chunk's search starts from it.
-    let filters = search_criteria(&fields, &params, SearchCriteria::new())?;
-    let (caller, priced) = priced_caller(&app, caller, &fields).await?;
-    let state = app.clone();
-    let logical = view::category(category_id, read_store.key(), &params.canonical());
-    cached(&app.cache, caller, headers, &logical, move || async move {
-        let app = state;
-        // In a store view the Admin lists its index (an anchor category holds its children's
-        // products), a shopper the category's own products, as the original's shopper did.
-        let links_view = read_store.key().filter(|_| user == UserType::Admin);
-        let mut links = app
-            .backend
-            .category_products(category_id, links_view)
-            .await
-            .map_err(|e| match e {
-                BackendError::Status { status: 404, .. } => {
-                    ApiError::bad_request("Category not found.")
-                }
-                other => backend_errors::to_api(other),
-            })?;
-        links.sort_by_key(|link| link.position);
-        let position: HashMap<&str, usize> = links
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (l.sku.as_str(), i))
-            .collect();
-        let skus: Vec<&str> = links.iter().map(|l| l.sku.as_str()).collect();
-        let filtered = user != UserType::Admin || !params.filters.is_empty();
-        // Only products that pass the filters (and, for shoppers, are visible) count
-        // towards pages, so the filter must see every product of the category.
-        let candidates: Vec<&str> = if filtered {
-            skus.clone()
-        } else {
-            let start = (params.offset() as usize).min(skus.len());
-            let end = (start + params.limit as usize).min(skus.len());
-            skus[start..end].to_vec()
-        };
-        let mut found: Vec<Value> = Vec::new();
-        for chunk in candidates.chunks(crate::backend::port::MAX_PAGE_SIZE as usize) {
-            let criteria = filters
-                .clone()
-                .filter("sku", chunk.join(","), "in")
-                .page(chunk.len() as u32, 1);
-            let result: SearchResult<Value> = read_store
-                .search(&app, user != UserType::Admin, &criteria)
-                .await
-                .and_then(|page| page.read())
-                .map_err(backend_errors::to_api)?;
-            found.extend(result.items);
-        }
-        found.sort_by_key(|p| {
-            p.get("sku")
-                .and_then(Value::as_str)
-                .and_then(|s| position.get(s).copied())
-                .unwrap_or(usize::MAX)
-        });
-        let page: Vec<Value> = if filtered {
-            found
-                .into_iter()
-                .skip(params.offset() as usize)
-                .take(params.limit as usize)
-                .collect()
-        } else {
-            found
-        };
-        let store = stores::config(&app, read_store.code(&app)).await?;
-        let mut tags = vec![tag::LISTS.to_owned(), tag::category(category_id)];
-        if as_product_list {
-            let out = keyed_products(&app, &fields, user, page, &store, priced, &mut tags).await?;
-            return Ok((Doc::keyed_list(Value::Object(out)), tags));
-        }
-        let mut out = Vec::new();
-        for product in page {
-            if let Some(id) = product_id(&product) {
-                tags.push(tag::product(id));
-            }
-            let source = json!({ "product": product });
-            // No rendering in this view: nothing in it is the store's per group.
-            out.push(render_product(
-                &*app.backend,
-                &fields,
-                user,
-                source,
-                (priced.group, false),
-                &store,
-            ));
-        }
-        Ok((Doc::new(Value::Array(out)), tags))
-    })
-    .await
-}
-
-// ---------------------------------------------------------------------------------------
-// Writes
-// ---------------------------------------------------------------------------------------
-
-fn text_of(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.trim().to_owned(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
-/// Checks of values that the mapping's type conversion does not cover, with the
-/// original's messages.
-fn check_values(input: &Map<String, Value>, errors: &mut Vec<String>) {
-    if let Some(sku) = input.get("sku")
-        && text_of(sku).chars().count() > 64
-    {
-        errors.push("SKU length should be 64 characters maximum.".into());
-    }
-    for (field, allowed) in [("status", &[1, 2][..]), ("visibility", &[1, 2, 3, 4][..])] {
-        if let Some(value) = input.get(field).filter(|v| !is_empty(v))
-            && !as_i64(value).is_some_and(|v| allowed.contains(&v))
-        {
-            errors.push(format!(
-                "Invalid value \"{}\" for attribute \"{field}\".",
-                text_of(value)
-            ));
-        }
-    }
-    for field in ["price", "special_price", "weight", "msrp"] {
-        if let Some(value) = input.get(field).filter(|v| !is_empty(v))
-            && as_f64(value).is_some_and(|v| v < 0.0)
-        {
-            errors.push(format!(
-                "Please enter a number 0 or greater in the \"{field}\" field."
-            ));
-        }
-    }
-}
-
-async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Response, ApiError> {
-    let input = decode_record(
-        headers,
-        body,
-        Format::Json,
-        app.config.body_limit,
-        ApiError::not_implemented,
-    )
-    .await?;
-    let mapping = app.mappings.get("product");
-
-    // The original stops at the first of these.
-    let type_id = match input.get("type_id") {
-        None => {
-            return Err(ApiError::validation(vec![
-                "Missing \"type_id\" in request.".into(),
-            ]));
-        }
-        Some(v) => text_of(v),
-    };
-    if !PRODUCT_TYPES.contains(&type_id.as_str()) {
-        return Err(ApiError::validation(vec!["Invalid product type.".into()]));
-    }
-    if type_id != "simple" {
-        return Err(ApiError::new(
-            http::StatusCode::METHOD_NOT_ALLOWED,
-            format!("Creation of products with type '{type_id}' is not implemented"),
-        ));
-    }
-    match input.get("attribute_set_id") {
-        None => {
-            return Err(ApiError::validation(vec![
-                "Missing \"attribute_set_id\" in request.".into(),
-            ]));
-        }
-        Some(v) if as_i64(v).is_none_or(|id| id <= 0) => {
-            return Err(ApiError::validation(vec!["Invalid attribute set.".into()]));
-        }
-        Some(_) => {}
-    }
-
-    let mut errors = Vec::new();
-    for field in mapping.view(UserType::Admin, View::Required).iter() {
-        match input.get(&field.name) {
-            None => errors.push(format!("Missing \"{}\" in request.", field.name)),
-            Some(v) if is_empty(v) => {
-                errors.push(format!("Empty value for \"{}\" in request.", field.name))
-            }
-            Some(_) => {}
-        }
-    }
-    check_values(&input, &mut errors);
-    let mut root = json!({ "product": {} });
-    let write_fields = mapping.view(UserType::Admin, View::Write);
-    if let Err(mut conversion) = ResourceMapping::write(&write_fields, &input, &mut root) {
-        errors.append(&mut conversion);
-    }
-    if !errors.is_empty() {
-        errors.dedup();
-        return Err(ApiError::validation(errors));
-    }
-    let sku = text_of(&input["sku"]);
-
-    // Magento's POST updates an existing SKU. Refuse instead of overwriting, and make
-    // concurrent creates of one SKU take turns (across instances when they share Redis).
-    let _turn = app.locks.lock(LockKey::Sku(sku.clone())).await?;
-    match app.backend.product(Scope::Default, &sku).await {
-        Ok(_) => {
-            return Err(ApiError::validation(vec![
-                Profile::current()
-                    .message(Message::DuplicateSku)
-                    .unwrap_or("The value of attribute \"sku\" must be unique.")
-                    .into(),
-            ]));
-        }
-        Err(e) if e.is_not_found() => {}
-        Err(e) => return Err(backend_errors::to_api(e)),
-    }
-
-    let website = stores::default_website(&app).await?;
-    let product = &mut root["product"];
-    product["sku"] = Value::String(sku.clone());
-    product["type_id"] = Value::String(type_id);
-    let draft = ProductDraft {
-        tiers: take_prices(&mut root),
-        record: root["product"].take(),
-        website: Some(website),
-        ..ProductDraft::default()
-    };
-    let saved = app.backend.create_product(draft).await;
-    if saved.is_err() {
-        // A create whose outcome is unknown may have made the product: its SKU and the
-        // lists are held off the cache (`write_outcome`).
-        write_outcome::touched(
-            &app.cache,
-            &saved,
-            &[
-                tag::LISTS.to_owned(),
-                tag::sku(&sku),
-                tag::STOCK_INDEX.to_owned(),
-            ],
-        );
-    }
-    let saved = saved.map_err(|e| write_outcome::answer(e, backend_errors::to_api))?;
-    let id = product_id(&saved)
-        .ok_or_else(|| ApiError::bad_gateway().with_cause("created product has no id"))?;
-    app.cache.invalidate(&[
-        tag::LISTS.to_owned(),
-        tag::product(id),
-        tag::sku(&sku),
-        // A new product has a new stock item.
-        tag::STOCK_INDEX.to_owned(),
-    ]);
-    Ok(created(&format!("/api/rest/products/{id}")))
-}
-
-/// An update of the fields sent, in `scope` (the admin values, or a store view's).
-pub(super) async fn update(
-    app: AppState,
-    headers: &HeaderMap,
-    id: &str,
-    body: Body,
-    scope: Scope<'_>,
-) -> Result<Response, ApiError> {
-    let id = parse_id(id)?;
-    let mut input = decode_record(
-        headers,
-        body,
-        Format::Json,
-        app.config.body_limit,
-        ApiError::request_data_invalid,
-    )
-    .await?;
-    let sku = sku_of(&app, id).await?;
-    // The original ignores these on update; the type and set of a product stay.
-    input.remove("type_id");
-    input.remove("attribute_set_id");
-    if let Some(new_sku) = input.get("sku") {
-        if text_of(new_sku) != *sku {
-            return Err(ApiError::validation(vec![
-                "Changing the SKU of a product is not supported; create a new product instead."
-                    .into(),
-            ]));
-        }
-        input.remove("sku");
-    }
-    let mapping = app.mappings.get("product");
-    let mut errors = Vec::new();
-    for field in mapping.view(UserType::Admin, View::Required).iter() {
-        if input.get(&field.name).is_some_and(is_empty) {
-            errors.push(format!("Empty value for \"{}\" in request.", field.name));
-        }
-    }
-    check_values(&input, &mut errors);
-    let mut root = json!({ "product": {} });
-    let written = match ResourceMapping::write(
-        &mapping.view(UserType::Admin, View::Write),
-        &input,
-        &mut root,
-    ) {
-        Ok(written) => written,
-        Err(mut conversion) => {
-            errors.append(&mut conversion);
-            Vec::new()
-        }
-    };
-    if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
-    }
-    if written.is_empty() {
-        return Err(ApiError::request_data_invalid());
-    }
-
-    let prices = SentPrices {
-        group: written.iter().any(|w| w == "group_price"),
-        tier: written.iter().any(|w| w == "tier_price"),
-    };
-    root["product"]["sku"] = Value::String(sku.to_string());
-    let draft = ProductDraft {
-        tiers: take_prices(&mut root),
-        record: root["product"].take(),
-        sent: prices,
-        website: None,
-    };
-    let result = app.backend.update_product(scope, &sku, draft).await;
-    // Whatever happened, what we had cached about this product is suspect now; held off
-    // for a while if Magento may still apply the change (`write_outcome`).
-    write_outcome::touched(
-        &app.cache,
-        &result,
-        &[tag::LISTS.to_owned(), tag::product(id), tag::sku(&sku)],
-    );
-    result.map_err(|e| write_outcome::answer(e, backend_errors::to_api))?;
-    Ok(empty_ok())
-}
-
-async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
-    let id = parse_id(id)?;
-    let sku = sku_of(&app, id).await?;
-    let result = app.backend.delete_product(&sku).await;
-    write_outcome::touched(
-        &app.cache,
-        &result,
-        &[
-            tag::LISTS.to_owned(),
-            tag::product(id),
-            tag::sku(&sku),
-            tag::images(id),
-            // Its stock item goes with it.
-            tag::STOCK_INDEX.to_owned(),
-            tag::stock_index_of(id),
-        ],
-    );
-    result.map_err(|e| write_outcome::answer(e, backend_errors::to_api))?;
-    Ok(empty_ok())
 }

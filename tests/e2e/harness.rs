@@ -24,6 +24,10 @@ pub struct Exchange {
     pub query: Option<String>,
     pub status: u16,
     pub body: Vec<u8>,
+    /// When the proxy got the call, and when it had the sandbox's answer: which calls of an
+    /// operation ran side by side and which one after another (`round_trips`).
+    pub started: std::time::Instant,
+    pub ended: std::time::Instant,
 }
 
 #[derive(Clone)]
@@ -39,6 +43,7 @@ struct Proxy {
 }
 
 async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
+    let started = std::time::Instant::now();
     let method = request.method().clone();
     let uri = request.uri().clone();
     let headers = request.headers().clone();
@@ -77,6 +82,8 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
         query: uri.query().map(str::to_owned),
         status: status.as_u16(),
         body: bytes.to_vec(),
+        started,
+        ended: std::time::Instant::now(),
     });
     let mut response = Response::new(Body::from(bytes));
     *response.status_mut() = status;
@@ -116,13 +123,19 @@ impl Stack {
 
     /// A stack whose gateway configuration `tweak` changes (the profile, say).
     pub async fn start_with(tweak: impl FnOnce(&mut storegate::Config)) -> Stack {
+        Stack::start_on(SandboxOptions::default(), tweak).await
+    }
+
+    /// A stack whose sandbox starts with `options` (a latency, say).
+    pub async fn start_on(
+        options: SandboxOptions,
+        tweak: impl FnOnce(&mut storegate::Config),
+    ) -> Stack {
         // reqwest is built without a bundled crypto provider; the gateway installs ring's
         // when it starts, the proxy's client is built before that.
         storegate::backend::transport::install_crypto();
         let sandbox_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sandbox = Sandbox::start(sandbox_listener, SandboxOptions::default())
-            .await
-            .unwrap();
+        let sandbox = Sandbox::start(sandbox_listener, options).await.unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
         let proxy = Proxy {
             target: sandbox.base_url(),

@@ -14,5 +14,6 @@ mod recording;
 mod replay_ageing;
 mod replay_bench;
 mod replay_support;
+mod round_trips;
 mod schema;
 mod stock_and_images;

@@ -32,6 +32,7 @@ mod products;
 #[allow(dead_code)]
 #[path = "../shared/redis_server.rs"]
 mod redis_server;
+mod round_trips;
 mod shared;
 mod signer;
 mod stock_items;

@@ -327,6 +327,7 @@ impl SignIn for ToyStore {
         Ok(SignedIn {
             customer_id: self.customer["id"].as_u64().unwrap_or(0),
             session_kept: false,
+            group: self.customer["group_id"].as_u64(),
         })
     }
 }

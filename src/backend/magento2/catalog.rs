@@ -15,8 +15,9 @@ use serde_json::{Value, json};
 
 use super::{Magento, parse, search, segment};
 use crate::backend::port::{
-    Assignments, BackendError, Catalog, CategoryLink, IdSku, Page, ProductDraft, ProductRecords,
-    Renderings, Scope, SearchCriteria, SearchResult, SentPrices, TierPrice,
+    Assignments, BackendError, Catalog, CategoryLink, Direction, IdPage, IdSku, MAX_PAGE_SIZE,
+    Page, ProductDraft, ProductRecords, Renderings, Scope, SearchCriteria, SearchResult,
+    SentPrices, TierPrice,
 };
 use crate::backend::values::{as_f64, as_i64};
 
@@ -70,6 +71,23 @@ impl Catalog for Magento {
         Ok(result.items)
     }
 
+    /// Every product's id and SKU, [`MAX_PAGE_SIZE`] a page, through the same projection.
+    /// Magento repeats its last page past the end: its count says when to stop.
+    async fn product_ids(&self, page: u32) -> Result<Option<IdPage>, BackendError> {
+        let criteria = SearchCriteria::new()
+            .sort("entity_id", Direction::Asc)
+            .page(MAX_PAGE_SIZE, page)
+            .fields("items[id,sku],total_count");
+        let found = self.search_products(Scope::Default, &criteria).await?;
+        let result: SearchResult<IdSku> = parse(&found.0)?;
+        let more = !result.items.is_empty()
+            && u64::from(page) * u64::from(MAX_PAGE_SIZE) < result.total_count;
+        Ok(Some(IdPage {
+            items: result.items,
+            more,
+        }))
+    }
+
     /// Magento 2's category links are global: the same in every store view.
     async fn category_products(
         &self,
@@ -82,6 +100,12 @@ impl Catalog for Magento {
             &[],
         )
         .await
+    }
+
+    /// The product search's `category_id` filter reads the same category links as
+    /// `/V1/categories/{id}/products` (no anchor children, global in every store view).
+    fn category_filter(&self) -> Option<&'static str> {
+        Some("category_id")
     }
 
     /// `GET /V1/products-render-info`: final and tax-inclusive prices, salability, URLs.

@@ -51,7 +51,15 @@ impl Catalog for OpenMageBackend {
         criteria: &SearchCriteria,
     ) -> Result<Page, BackendError> {
         let path = format!("/products{}", self.store_suffix(scope));
-        self.client.page(As::Guest, &path, criteria, &[]).await
+        let page = self.client.page(As::Guest, &path, criteria, &[]).await?;
+        // A product listed here is read by SKU next (the gateway learns the pair from the
+        // list): its id is known then, not asked for again.
+        for item in &page.read()?.items {
+            if let (Some(id), Some(sku)) = (id_of(item), item.get("sku").and_then(Value::as_str)) {
+                self.remember(sku, id);
+            }
+        }
+        Ok(page)
     }
 
     async fn skus_of(&self, ids: &[u64]) -> Result<Vec<IdSku>, BackendError> {
@@ -120,6 +128,12 @@ impl Catalog for OpenMageBackend {
 
     fn customer_prices(&self) -> CustomerPrices {
         CustomerPrices::FromStore
+    }
+
+    /// `search_shopper_products` and an anonymous `render` both read the store's Guest
+    /// list of the view.
+    fn shopper_search_renders(&self) -> bool {
+        true
     }
 
     /// The store's own storefront view of products: its Guest answers (prices for the NOT
@@ -199,7 +213,8 @@ impl Catalog for OpenMageBackend {
     }
 
     /// The store keeps group and tier prices in lists of their own: a list not sent is left
-    /// as it is, nothing to merge.
+    /// as it is, nothing to merge. Its answer is empty: the record returned is the product's
+    /// id and SKU.
     async fn update_product(
         &self,
         scope: Scope<'_>,
@@ -218,11 +233,15 @@ impl Catalog for OpenMageBackend {
         self.client
             .put(&format!("/products/{id}{suffix}"), &product)
             .await?;
+        let mut now = sku;
         if let Some(new_sku) = product.get("sku").and_then(Value::as_str) {
             self.forget(sku);
             self.remember(new_sku, id);
+            now = new_sku;
         }
-        self.product_record(Scope::All, id).await
+        // The store answers an update with nothing: what is known of the record, not a
+        // read-back (four calls: the product, its websites, categories and gallery).
+        Ok(json!({ "id": id, "sku": now }))
     }
 
     async fn delete_product(&self, sku: &str) -> Result<(), BackendError> {

@@ -48,6 +48,8 @@ impl SignIn for OpenMageBackend {
         Ok(SignedIn {
             customer_id,
             session_kept: self.keep_session(customer_id, &session.to_text()).await,
+            // Their group decides nothing here: the store prices them through the session.
+            group: None,
         })
     }
 

@@ -169,10 +169,12 @@ impl OpenMage {
         headers: HeaderMap,
         body: Option<Bytes>,
     ) -> Result<Answer, BackendError> {
-        self.shell
+        let started = tokio::time::Instant::now();
+        let answer = self
+            .shell
             .transport()
             .send(Outgoing {
-                method,
+                method: method.clone(),
                 path: path.to_owned(),
                 query,
                 headers,
@@ -180,7 +182,11 @@ impl OpenMage {
                 timeout: self.shell.timeout().min(Duration::from_secs(30)),
                 exact_path: false,
             })
-            .await
+            .await;
+        // Counted like every other call to the store (its paths are templates already).
+        self.shell
+            .count(&method, path, answer.as_ref().err(), started.elapsed());
+        answer
     }
 
     /// Signs a customer in with their store password; their access token and its secret.

@@ -67,6 +67,14 @@ impl TierPrice {
     }
 }
 
+/// A page of every product's id and SKU ([`Catalog::product_ids`]).
+#[derive(Debug, Clone, Default)]
+pub struct IdPage {
+    pub items: Vec<IdSku>,
+    /// More pages follow.
+    pub more: bool,
+}
+
 /// Which price lists a product update sends.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SentPrices {
@@ -142,6 +150,13 @@ pub trait Catalog: Send + Sync {
     ) -> Result<Page, BackendError>;
     /// The SKUs of product ids (the API addresses products by id).
     async fn skus_of(&self, ids: &[u64]) -> Result<Vec<IdSku>, BackendError>;
+    /// A page (1-based) of every product's id and SKU, in id order: what the gateway's
+    /// product index is loaded from when it starts, so that a cold product read need not
+    /// ask for its SKU first. `None` (the default): the store has no cheap list of them,
+    /// and ids are looked up when they are asked for ([`Catalog::skus_of`]).
+    async fn product_ids(&self, _page: u32) -> Result<Option<IdPage>, BackendError> {
+        Ok(None)
+    }
     /// A category's products in its order; `store_view`: as that store view lists them (a
     /// store that indexes anchor categories per view adds their children's products), else
     /// the category's own.
@@ -150,6 +165,22 @@ pub trait Catalog: Send + Sync {
         category_id: u64,
         store_view: Option<&str>,
     ) -> Result<Vec<CategoryLink>, BackendError>;
+    /// The search field that holds a product's categories, when the store's product search
+    /// can filter by it and then finds exactly a category's products as
+    /// [`Catalog::category_products`] lists them (a category's page then costs one round
+    /// trip: the list of its products and their records asked for side by side). `None`
+    /// (the default): its products are searched by SKU once the category's list is known.
+    fn category_filter(&self) -> Option<&'static str> {
+        None
+    }
+    /// Whether a shopper's search ([`Catalog::search_shopper_products`]) answers with the
+    /// storefront's anonymous renderings of the same store view, as [`Catalog::render`]
+    /// would for an anonymous shopper (OpenMage: both are the store's own Guest list). Then
+    /// an anonymous shopper's page takes its renderings from its search: one store call,
+    /// not two asking the same thing.
+    fn shopper_search_renders(&self) -> bool {
+        false
+    }
     /// Who prices a signed-in customer's products ([`CustomerPrices`]).
     fn customer_prices(&self) -> CustomerPrices {
         CustomerPrices::FromGroup
@@ -169,7 +200,8 @@ pub trait Catalog: Send + Sync {
     async fn create_product(&self, _draft: ProductDraft) -> Result<Value, BackendError> {
         Err(BackendError::Unsupported("creating a product".into()))
     }
-    /// Changes a product in `scope`; the store's record of it.
+    /// Changes a product in `scope`; the store's record of it, where the store answers an
+    /// update with one (else its `id` and `sku`: a read-back costs calls nobody reads).
     async fn update_product(
         &self,
         _scope: Scope<'_>,

@@ -36,8 +36,8 @@ pub mod stock;
 pub mod wire;
 
 pub use catalog::{
-    Assignments, Catalog, CustomerPrices, ProductDraft, ProductLinks, ProductRecords, RenderedTier,
-    Renderings, SentPrices, TierPrice,
+    Assignments, Catalog, CustomerPrices, IdPage, ProductDraft, ProductLinks, ProductRecords,
+    RenderedTier, Renderings, SentPrices, TierPrice,
 };
 pub use error::{BackendError, StoreMessage};
 pub use health::{CircuitProbe, CircuitState};

@@ -55,6 +55,9 @@ pub struct SignedIn {
     /// A session of theirs with the store was kept: their prices are now the store's own
     /// for them (the caller drops what it cached of their price group).
     pub session_kept: bool,
+    /// Their customer group, when the sign-in's answer said it (the caller keeps it, so
+    /// that their first priced read need not ask).
+    pub group: Option<u64>,
 }
 
 /// Why a sign-in did not give a customer.

@@ -73,6 +73,21 @@ impl Shell {
         self.timeout
     }
 
+    /// Counts a call sent straight through the transport, outside [`Shell::attempt`] (a
+    /// store's sign-in page played step by step), so that the metrics hold every call made
+    /// to the store, under its endpoint's template.
+    pub fn count(
+        &self,
+        method: &Method,
+        endpoint: &str,
+        failed: Option<&BackendError>,
+        elapsed: Duration,
+    ) {
+        self.guard
+            .metrics
+            .call(method, endpoint, outcome(failed), elapsed);
+    }
+
     /// A reader of the breaker's state.
     pub fn circuit(&self) -> CircuitProbe {
         self.guard.probe()

@@ -53,6 +53,35 @@ pub async fn product_record_in(
     json(&bytes)
 }
 
+/// Product `id` as the default store view (`store`: None) or a store view sees it, by the
+/// SKU the index gives, checked: a record that is not product `id` (the SKU moved in the
+/// store) makes the index ask for the SKU again, and the record is read once more
+/// (`product_index::confirmed`). The SKU and the record.
+pub async fn product_by_id(
+    app: &AppState,
+    id: u64,
+    store: Option<&str>,
+) -> Result<(std::sync::Arc<str>, Value), ApiError> {
+    let read = |sku: std::sync::Arc<str>| async move {
+        match store {
+            None => product_record(app, id, &sku).await,
+            Some(code) => product_record_in(app, id, &sku, code).await,
+        }
+    };
+    let (sku, indexed) = super::product_index::sku_to_read(app, id).await?;
+    let first = read(sku.clone()).await;
+    if !indexed {
+        return Ok((sku, first?));
+    }
+    match super::product_index::confirmed(app, id, first.as_ref()).await? {
+        None => Ok((sku, first?)),
+        Some(sku) => {
+            let product = read(sku.clone()).await?;
+            Ok((sku, product))
+        }
+    }
+}
+
 /// For whom a product is rendered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shopper {
@@ -174,10 +203,23 @@ pub async fn render_many(
     let criteria = SearchCriteria::new()
         .filter("entity_id", list, "in")
         .page(ids.len() as u32, 1);
+    render_matching(app, &criteria, store_id, currency, shopper).await
+}
+
+/// Render entries of the products matching `criteria` (a list's own criteria, asked at the
+/// same time as the list: the storefront renders the products a shopper's list holds, so
+/// the list and its prices cost one round trip, not two in a row), as [`render_many`].
+pub async fn render_matching(
+    app: &AppState,
+    criteria: &SearchCriteria,
+    store_id: u64,
+    currency: &str,
+    shopper: Shopper,
+) -> Result<(HashMap<u64, Value>, bool), ApiError> {
     let customer = rendered_for(app, shopper).map(|(customer, _)| customer);
     let rendered = app
         .backend
-        .render(store_id, currency, &criteria, customer)
+        .render(store_id, currency, criteria, customer)
         .await
         .map_err(backend_errors::to_api)?;
     if let (Some(customer), true) = (customer, rendered.session_dropped) {

@@ -67,6 +67,28 @@ pub async fn of(app: &AppState, principal: Principal) -> Result<PriceGroup, ApiE
         .ok_or_else(|| ApiError::internal().with_cause("customer group entry holds no group"))
 }
 
+/// Keeps the group the store named at a customer's sign-in (`SignedIn::group`), as [`of`]
+/// would have found it (a store that prices from the group keeps no session of theirs, so
+/// there is no tax destination to work out); an entry already there stays.
+pub async fn remember(app: &AppState, customer_id: u64, group: u64) {
+    if app.backend.has_session(customer_id).await {
+        return;
+    }
+    let prices = PriceGroup {
+        group,
+        destination: None,
+    };
+    let _ = app
+        .cache
+        .get_or_fetch(&key::customer_group(customer_id), move || async move {
+            Ok::<_, ApiError>(Fetched::new(
+                cache::Value::Text(prices.to_text().into()),
+                vec![tag::customer_group(customer_id)],
+            ))
+        })
+        .await;
+}
+
 /// Where the store computes `customer`'s tax: their default billing and shipping addresses.
 fn destination(backend: &dyn Backend, customer: &Value) -> u64 {
     let addresses = backend.addresses_of(customer);

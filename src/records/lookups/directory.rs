@@ -5,22 +5,37 @@
 //! The list is the store's allowed countries: the same for every caller, so one cached
 //! entry is shared (it holds nothing about anyone).
 
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+
 use crate::app::AppState;
-use crate::backend::port::{Country, Region};
+use crate::backend::port::{Backend, BackendError, Country, Region};
 use crate::http::ApiError;
 
 use crate::cache::keys::{key, tag};
 
-use crate::records::typed;
+use crate::records::{renew_typed, typed};
+
+/// The countries and the tags their entry carries.
+type Fetched = Result<(Vec<Country>, Vec<String>), BackendError>;
+
+fn fetch_countries(backend: Arc<dyn Backend>) -> BoxFuture<'static, Fetched> {
+    Box::pin(async move { Ok((backend.countries().await?, vec![tag::DIRECTORY.to_owned()])) })
+}
 
 /// The allowed countries with their predefined regions, through the cache.
 pub async fn countries(app: &AppState) -> Result<Vec<Country>, ApiError> {
     let backend = app.backend.clone();
     let key = key::countries(backend.default_store());
-    typed(app, key, move || async move {
-        Ok((backend.countries().await?, vec![tag::DIRECTORY.to_owned()]))
-    })
-    .await
+    typed(app, key, move || fetch_countries(backend)).await
+}
+
+/// The countries fetched again now (`keeper`).
+pub async fn renew_countries(app: &AppState) -> Result<(), ApiError> {
+    let backend = app.backend.clone();
+    let key = key::countries(backend.default_store());
+    renew_typed(app, key, move || fetch_countries(backend)).await
 }
 
 /// The country a 2- or 3-letter code names (`US`, `usa`), if the store allows it.

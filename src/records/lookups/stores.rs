@@ -1,28 +1,48 @@
 //! Store views and their configuration (media URL, currency), cached: every catalog read
 //! needs them and they almost never change.
 
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+
 use crate::app::AppState;
-use crate::backend::port::{StoreConfig, StoreView};
+use crate::backend::port::{Backend, BackendError, StoreConfig, StoreView};
 use crate::http::ApiError;
 
 use crate::cache::keys::{key, tag};
 
-use crate::records::typed;
+use crate::records::{renew_typed, typed};
+
+type Fetch<T> = BoxFuture<'static, Result<(T, Vec<String>), BackendError>>;
+
+fn fetch_views(backend: Arc<dyn Backend>) -> Fetch<Vec<StoreView>> {
+    Box::pin(async move { Ok((backend.store_views().await?, vec![tag::STORES.to_owned()])) })
+}
+
+fn fetch_configs(backend: Arc<dyn Backend>) -> Fetch<Vec<StoreConfig>> {
+    Box::pin(async move { Ok((backend.store_configs().await?, vec![tag::STORES.to_owned()])) })
+}
 
 pub async fn views(app: &AppState) -> Result<Vec<StoreView>, ApiError> {
     let backend = app.backend.clone();
-    typed(app, key::store_views(), move || async move {
-        Ok((backend.store_views().await?, vec![tag::STORES.to_owned()]))
-    })
-    .await
+    typed(app, key::store_views(), move || fetch_views(backend)).await
 }
 
 pub async fn configs(app: &AppState) -> Result<Vec<StoreConfig>, ApiError> {
     let backend = app.backend.clone();
-    typed(app, key::store_configs(), move || async move {
-        Ok((backend.store_configs().await?, vec![tag::STORES.to_owned()]))
-    })
-    .await
+    typed(app, key::store_configs(), move || fetch_configs(backend)).await
+}
+
+/// The store views fetched again now (`keeper`).
+pub async fn renew_views(app: &AppState) -> Result<(), ApiError> {
+    let backend = app.backend.clone();
+    renew_typed(app, key::store_views(), move || fetch_views(backend)).await
+}
+
+/// Their configurations fetched again now (`keeper`).
+pub async fn renew_configs(app: &AppState) -> Result<(), ApiError> {
+    let backend = app.backend.clone();
+    renew_typed(app, key::store_configs(), move || fetch_configs(backend)).await
 }
 
 /// The configuration of a store view by code.
