@@ -66,7 +66,8 @@ def measure(g):
     for _, _, name, _ in setups:
         ctx["wait_http"](f"http://{host}:{ports[name]}/healthz")
     status, headers, _ = http("GET", f"http://{host}:{ports['gw_lim_fleet']}{path}", {"Accept": "application/json"})
-    if status != 200 or "RateLimit" not in headers:
+    # Header names as the server wrote them (lower case): a dict of them is case-sensitive.
+    if status != 200 or "ratelimit" not in {name.lower() for name in headers}:
         raise SystemExit(f"row 9c's gateway answered {status} without RateLimit: {headers}")
     ctx["wait_text"](f"http://{host}:{ports['gw_lim_fleet']}/readyz", '"rate_limits":"fleet"')
     runs = {key: [] for key, *_ in setups}

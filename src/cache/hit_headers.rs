@@ -154,6 +154,19 @@ pub fn for_hit(key: Key, body: &Bytes, make: impl FnOnce() -> HeaderMap) -> (Hea
     (headers, body.clone())
 }
 
+impl super::Cache {
+    /// Makes room for `name` in every hit's headers, right after the request id's: the
+    /// front fills it in place (or takes it out) on every hit. Set once, at build.
+    pub fn reserve_hit_field(&self, name: http::HeaderName) {
+        let _ = self.hit_spare.set(name);
+    }
+
+    /// The field [`Self::reserve_hit_field`] made room for.
+    pub fn hit_spare(&self) -> Option<&http::HeaderName> {
+        self.hit_spare.get()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -353,7 +353,7 @@ pub struct Cache {
     /// Tags of writes whose outcome is unknown, and until when (`hold_off`).
     holds: hold_off::HoldOffs,
     /// A field the front fills on every hit (the rate limits' `RateLimit`): its place is in
-    /// every hit's map already, so filling it grows nothing (`hit_headers`).
+    /// every hit's map already, so filling it grows nothing (`Cache::reserve_hit_field`).
     hit_spare: std::sync::OnceLock<http::HeaderName>,
     /// Product ids and their SKUs, beside the weighted store (`sku_index`).
     skus: sku_index::SkuIndex,
@@ -374,17 +374,6 @@ impl std::fmt::Debug for Cache {
 }
 
 impl Cache {
-    /// Makes room for `name` in every hit's headers, right after the request id's: the
-    /// front fills it in place (or takes it out) on every hit. Set once, at build.
-    pub fn reserve_hit_field(&self, name: http::HeaderName) {
-        let _ = self.hit_spare.set(name);
-    }
-
-    /// The field [`Cache::reserve_hit_field`] made room for.
-    pub fn hit_spare(&self) -> Option<&http::HeaderName> {
-        self.hit_spare.get()
-    }
-
     /// A zero `ttl` turns caching off: every read goes to the upstream. `stale` is the
     /// stale-if-error window; the stale-while-revalidate window is the default one, capped
     /// by it.

@@ -12,7 +12,7 @@
 //! 3. each worker thread takes chunks of the pool (a hundredth of the limit per thread,
 //!    at least one) into a slot of its own ([`SLOTS`] per thread), and a repeat request
 //!    spends one from there: a read and a write of memory no other thread touches, as the
-//!    rest of a cache hit (docs/architecture.md). A chunk lasts a bucket's width at most.
+//!    rest of a cache hit (docs/architecture.md). A chunk is spent to its end.
 //!
 //! So a request waits for Redis only when its instance's pool is empty: a client's first
 //! request on an instance, or one that outruns the background refill. A refusal is kept
@@ -35,9 +35,9 @@ use crate::config::{Rate, RouteClass};
 const SLOTS: usize = 128;
 /// How long a refusal is believed before the window is asked again.
 const REFUSAL_KEPT: Duration = Duration::from_millis(250);
-/// The longest a lease or a chunk is used (a bucket's width, if shorter): admissions are
-/// counted when leased, so one spent much later would count in the wrong part of the
-/// window.
+/// The longest a lease is used (a bucket's width, if shorter): admissions are counted when
+/// leased, so one spent much later would count in the wrong part of the window. (A thread's
+/// chunk, a hundredth of the limit, is spent to the end: `Budgets::decide_here`.)
 const LEASE_AGE: Duration = Duration::from_millis(500);
 /// How often unused leases are looked for.
 const SWEEP_EVERY: Duration = Duration::from_millis(200);
@@ -317,7 +317,12 @@ impl Budgets {
                 if slot.owner != self.id || slot.budget != budget || slot.rate != rate {
                     return None;
                 }
-                if slot.tokens > 0 && now < slot.until {
+                // A chunk's admissions are spent even past its time: they were counted in
+                // the window when leased, and dropping them lost up to a chunk per thread
+                // every `LEASE_AGE` (a busy client on a 60 s window was refused at a
+                // fraction of its limit: bench row 9c). Spent late, they count in an earlier
+                // part of the window: at most a chunk (a hundredth of the limit) per thread.
+                if slot.tokens > 0 {
                     slot.tokens -= 1;
                     return Some(Decision::Admitted(slot.shown(now)));
                 }
