@@ -20,7 +20,9 @@ moment, nginx as a logging proxy to learn which upstream calls one gateway miss 
      first one instance then the other, then both at once; the sandbox's product calls per
      distinct product (two unshared instances make 2 by construction; the target is 1);
   8. a signed OAuth 1.0a call's cost against a Bearer one, at one connection, with the SQLite
-     store and with a MariaDB store and Redis (bench/signed.py).
+     store and with a MariaDB store and Redis (bench/signed.py);
+  9. rate limits: cache hits with limits off, on, and on across a fleet in Redis, in the same
+     rounds; memory under floods of distinct guests and usernames (bench/limits_rows.py).
 
 Row 0, the gzip rows (1g, 3g) and the hits at equal load are bench/edge_rows.py's (issue 23):
 the floor (bench/floor.rs), gzip hits against nginx's gzip_static, the p99s when every client
@@ -54,6 +56,7 @@ import urllib.request
 from pathlib import Path
 
 import edge_rows
+from wrk_scripts import lua_fill, lua_sequence
 from processes import Processes
 from processes import wait_http as shared_wait_http
 
@@ -77,7 +80,7 @@ CONNS = int(os.environ.get("BENCH_CONNECTIONS", "64"))
 LATENCY_MS = int(os.environ.get("BENCH_LATENCY_MS", "0"))
 PRODUCTS = int(os.environ.get("BENCH_PRODUCTS", "100000"))
 PRODUCTS_SMALL = int(os.environ.get("BENCH_PRODUCTS_SMALL", "1000"))
-ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))  # development: load,latency,burst,memory,shared,signed
+ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))  # development: load,latency,burst,memory,shared,signed,limits
 SIGNED_REQUESTS = int(os.environ.get("BENCH_SIGNED_REQUESTS", "5000"))
 CACHE_MAX = int(os.environ.get("BENCH_CACHE_MAX_BYTES", str(256 * 1024 * 1024)))
 BURST = int(os.environ.get("BENCH_BURST", "1000"))
@@ -94,7 +97,8 @@ PORTS = {
     for i, name in enumerate(
         ["sandbox", "gw", "gw_nocache", "gw_mem", "gw_discover", "static", "cache", "logger", "sandbox_big",
          "redis", "gw_shared_a", "gw_shared_b", "gw_before", "gw_before_nocache",
-         "floor", "floor_xml", "floor_gz", "gw_signed_sqlite", "gw_signed_mariadb", "mariadb"]
+         "floor", "floor_xml", "floor_gz", "gw_signed_sqlite", "gw_signed_mariadb", "mariadb",
+         "gw_lim_off", "gw_lim_on", "gw_lim_fleet", "gw_lim_flood"]
     )
 }
 
@@ -347,46 +351,6 @@ def wrk(url, duration, threads=THREADS, conns=CONNS, headers=None, script=None):
     m = re.search(r"Socket errors: (.*)", text)
     stats["socket_errors"] = m.group(1).strip() if m else ""
     return stats
-
-
-def lua_sequence(path, calls, token):
-    """A wrk script that sends `calls` (method, request-uri) in turn with the token."""
-    entries = ",\n".join(
-        '  {"%s", "%s"}' % (method, uri.replace("\\", "\\\\").replace('"', '\\"'))
-        for method, uri in calls
-    )
-    path.write_text(
-        f"""local calls = {{
-{entries}
-}}
-local i = 0
-local headers = {{ ["Authorization"] = "Bearer {token}", ["Accept"] = "application/json" }}
-request = function()
-  i = i % #calls + 1
-  return wrk.format(calls[i][1], calls[i][2], headers)
-end
-"""
-    )
-    return path
-
-
-def lua_fill(path, first_id, last_id):
-    """A one-thread wrk script that reads every product id once, then ends wrk (wrk itself
-    would wait out its whole -d)."""
-    path.write_text(
-        f"""local nextid, last = {first_id}, {last_id}
-request = function()
-  local id = nextid
-  if id > last then id = last end
-  nextid = nextid + 1
-  return wrk.format("GET", "/api/rest/products/" .. id, {{ ["Accept"] = "application/json", ["Authorization"] = "Bearer {ADMIN_KEY}" }})
-end
-response = function(status, headers, body)
-  if nextid > last + 256 then os.exit(0) end
-end
-"""
-    )
-    return path
 
 
 # ---------------------------------------------------------------------------------------
@@ -670,7 +634,7 @@ def main():
                                {"Authorization": f"Bearer {TOKEN}"})
         first_id = json.loads(body)["id"]
         last_id = first_id + PRODUCTS - 1
-        fill_script = lua_fill(OUT / "fill.lua", first_id, last_id)
+        fill_script = lua_fill(OUT / "fill.lua", first_id, last_id, ADMIN_KEY)
         rss_before = rss_mb(processes["gw_mem"].pid)
         sandbox_reset("sandbox_big")
         fill_started = time.time()
@@ -757,6 +721,12 @@ def main():
             "start_gateway": start_gateway, "gateway_env": gateway_env, "wait_http": wait_http,
         })
         log("\n".join(signed_lines))
+    limit_lines, limit_ratios = [], {}
+    if wanted("limits"):
+        log("== row 9: rate limits on a cache hit (off, on, on across Redis), and floods of distinct clients")
+        import limits_rows
+        limit_lines, limit_ratios = limits_rows.measure(globals() | {"processes": processes})
+        log("\n".join(limit_lines))
     stop_all()
     if ONLY:
         log(f"partial run (BENCH_ONLY={','.join(sorted(ONLY))}): no table written")
@@ -819,7 +789,7 @@ def main():
         f"read through both, in turn / at once |  |  |  |  |  | **{shared_in_turn:.2f}** / "
         f"**{shared_at_once:.2f}** product calls per distinct product |  |"
     )
-    lines.extend(signed_lines)
+    lines.extend(signed_lines + limit_lines)
     table = "\n".join(lines)
 
     def check(ok):
@@ -840,7 +810,8 @@ def main():
         f"- row 7 one upstream product call per distinct product for two instances: "
         f"{shared_in_turn:.2f} in turn, {shared_at_once:.2f} at once: "
         + check(shared_in_turn <= 1.0 and shared_at_once <= 1.0),
-    ]
+    ] + [f"- row 9 hits with rate limits on ≥ 0.95 × off, in the same rounds: {limit_ratios['9b']:.3f}× "
+         f"(instance), {limit_ratios['9c']:.3f}× (fleet): " + check(min(limit_ratios.values()) >= 0.95)] * bool(limit_ratios)
     machine = (f"{cores} cores ({cpu}), {platform.system()} {platform.release()}; "
                f"{wrk_version}; {nginx_version}")
     params = (f"wrk -t{THREADS} -c{CONNS}, {DURATION} s per run after a {WARMUP} s warm-up, "

@@ -152,8 +152,9 @@ class Client:
             connection.close()
 
 
-def measure(label, binary, mode, args, sandbox_port):
-    """Median instructions per request of `binary` on `mode`'s path, and the rounds."""
+def measure(label, binary, mode, args, sandbox_port, extra_env=None):
+    """Median instructions per request of `binary` on `mode`'s path, and the rounds;
+    `extra_env` (`--env`) is set for it besides the variables below."""
     name = f"{label}-{mode}"
     port = free_port()
     out_prefix = OUT / f"callgrind.{name}"
@@ -172,6 +173,7 @@ def measure(label, binary, mode, args, sandbox_port):
         # too, as everything the process runs does). `--access-log off` gives counts
         # comparable with the runs before; older binaries ignore the variable.
         "STOREGATE_ACCESS_LOG": args.access_log,
+        **(extra_env or {}),
     }
     process = PROCS.start_gateway(
         name,
@@ -261,9 +263,15 @@ def main():
                         help="the requests' Accept header (application/json; application/xml for XML hits)")
     parser.add_argument("--paths", default="hit,miss",
                         help="the paths to measure, of hit and miss (hit,miss); a quick look at one path")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                        help="a variable for the measured binary only, not the baseline (repeatable): "
+                             "the same build with a setting on against it off (--baseline the same path)")
     parser.add_argument("--write-results", action="store_true",
                         help="write the table into bench/RESULTS.md")
     args = parser.parse_args()
+    extra_env = dict(item.split("=", 1) for item in args.env if "=" in item)
+    if len(extra_env) != len(args.env):
+        sys.exit("--env: KEY=VALUE")
     deadline = time.time() + args.timeout
     ACCEPT_SENT = args.accept
     modes = [m for m in ("hit", "miss") if m in args.paths.split(",")]
@@ -276,12 +284,12 @@ def main():
             sys.exit(f"{tool} is missing: apt-get install -y valgrind")
     binaries = []
     if args.baseline:
-        binaries.append((label_of(args.baseline, args.baseline_label), args.baseline))
-    binaries.append((label_of(args.binary, args.label), args.binary))
-    for _, binary in binaries:
+        binaries.append((label_of(args.baseline, args.baseline_label), args.baseline, {}))
+    binaries.append((label_of(args.binary, args.label), args.binary, extra_env))
+    for _, binary, _ in binaries:
         if not os.access(binary, os.X_OK):
             sys.exit(f"{binary}: not an executable (build it: cargo build --release --bin storegate)")
-    if len({label for label, _ in binaries}) != len(binaries):
+    if len({label for label, _, _ in binaries}) != len(binaries):
         sys.exit("the two binaries have the same label: pass --label / --baseline-label")
     OUT.mkdir(parents=True, exist_ok=True)
 
@@ -292,13 +300,13 @@ def main():
     wait_http(f"http://{HOST}:{sandbox_port}/__sandbox/stats", 300, sandbox)
 
     results = {}
-    for label, binary in binaries:
+    for label, binary, env in binaries:
         for mode in modes:
             log(f"== {label}: {mode} path under callgrind ({binary})")
-            results[(label, mode)] = measure(label, binary, mode, args, sandbox_port)
+            results[(label, mode)] = measure(label, binary, mode, args, sandbox_port, env)
     PROCS.stop_all(grace=30)
 
-    labels = [label for label, _ in binaries]
+    labels = [label for label, _, _ in binaries]
     header = "| path | " + " | ".join(f"`{label}` instructions/request" for label in labels)
     rule = "|---|" + "--:|" * len(labels)
     if len(labels) == 2:

@@ -40,6 +40,7 @@ pub mod config;
 pub mod context;
 pub mod front;
 pub mod http;
+pub mod limits;
 pub mod observe;
 pub mod per_thread;
 pub mod records;

@@ -710,3 +710,118 @@ fn in_json_mode_a_refused_start_is_json_too() {
         "{line}"
     );
 }
+
+#[test]
+fn malformed_rate_limits_stop_the_start_and_say_where() {
+    for (key, value, said) in [
+        (
+            "STOREGATE_RATE_LIMITS",
+            "guest=300/60s,custmer=600/60s",
+            "invalid STOREGATE_RATE_LIMITS: item 2 (\"custmer=600/60s\"): \"custmer\" is not a client or a route class",
+        ),
+        (
+            "STOREGATE_RATE_LIMITS",
+            "guest=300",
+            "invalid STOREGATE_RATE_LIMITS: item 1 (\"guest=300\"): expected a rate such as 300/60s",
+        ),
+        (
+            "STOREGATE_RATE_LIMITS",
+            "guest=0/60s",
+            "invalid STOREGATE_RATE_LIMITS: item 1 (\"guest=0/60s\"): the count must be 1 to",
+        ),
+        (
+            "STOREGATE_SIGNIN_LIMIT",
+            "ten",
+            "invalid STOREGATE_SIGNIN_LIMIT: expected a rate such as 300/60s",
+        ),
+        (
+            "STOREGATE_RATE_LIMIT_MODE",
+            "dry-run",
+            "invalid STOREGATE_RATE_LIMIT_MODE: expected enforce or shadow, got \"dry-run\"",
+        ),
+    ] {
+        let output = binary().env(key, value).output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(storegate::config::EXIT_CONFIG.into()),
+            "{key}={value}: {output:?}"
+        );
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("storegate: {said}")),
+            "{key}={value}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_consumers_own_rate_limit_is_kept_listed_and_checked() {
+    let data = std::env::temp_dir().join(format!(
+        "storegate-cli-rate-limit-{}-{}",
+        std::process::id(),
+        storegate::auth::oauth::store::random_hex32()
+    ));
+    let run = |args: &[&str]| {
+        binary()
+            .env("STOREGATE_DATA_DIR", &data)
+            .args(["oauth", "consumer"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let added = run(&[
+        "add",
+        "--name",
+        "Partner app",
+        "--key",
+        "partner-key",
+        "--rate-limit",
+        "6000/60s",
+    ]);
+    assert!(added.status.success(), "{added:?}");
+    assert!(String::from_utf8_lossy(&added.stdout).contains("rate limit: 6000/60s"));
+    let listed = String::from_utf8(run(&["list"]).stdout).unwrap();
+    assert!(
+        listed.contains("partner-key\tPartner app") && listed.contains("6000/60s"),
+        "{listed}"
+    );
+    // Malformed: refused by the command line, and nothing changes.
+    for bad in ["6000", "0/60s", "6000/60x", "lots/60s"] {
+        let refused = run(&["update", "--key", "partner-key", "--rate-limit", bad]);
+        assert_eq!(refused.status.code(), Some(2), "{bad}: {refused:?}");
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(stderr.contains("--rate-limit"), "{bad}: {stderr}");
+    }
+    assert!(
+        String::from_utf8(run(&["list"]).stdout)
+            .unwrap()
+            .contains("6000/60s")
+    );
+    let updated = run(&["update", "--key", "partner-key", "--rate-limit", "50/10s"]);
+    assert!(updated.status.success(), "{updated:?}");
+    assert!(
+        String::from_utf8(run(&["list"]).stdout)
+            .unwrap()
+            .contains("50/10s")
+    );
+    // Another field changed: the app's own limit is kept.
+    let renamed = run(&["update", "--key", "partner-key", "--name", "Partner app 2"]);
+    assert!(renamed.status.success(), "{renamed:?}");
+    let listed = String::from_utf8(run(&["list"]).stdout).unwrap();
+    assert!(
+        listed.contains("partner-key\tPartner app 2") && listed.contains("50/10s"),
+        "{listed}"
+    );
+    let off = run(&["update", "--key", "partner-key", "--rate-limit", "off"]);
+    assert!(off.status.success(), "{off:?}");
+    let listed = String::from_utf8(run(&["list"]).stdout).unwrap();
+    assert!(
+        !listed.contains("50/10s") && listed.contains("(STOREGATE_RATE_LIMITS)"),
+        "{listed}"
+    );
+    let unknown = run(&["update", "--key", "nobody", "--rate-limit", "1/1s"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no consumer with key nobody"));
+    let _ = std::fs::remove_dir_all(&data);
+}

@@ -46,6 +46,9 @@ pub struct App {
     pub backend_up: crate::observe::process::BackendUp,
     /// The start's warm-up (lookups loaded, hot answers refilled): `/readyz` waits for it.
     pub warm_up: Arc<warm_up::WarmUp>,
+    /// Per-client rate limits and the sign-in guard (`STOREGATE_RATE_LIMITS`,
+    /// `STOREGATE_SIGNIN_LIMIT`).
+    pub limits: Arc<crate::limits::Limits>,
     /// The dual run (`STOREGATE_SHADOW_*`): a candidate back end compared with this one;
     /// None without a candidate (and then it costs nothing).
     pub shadow: Option<Arc<crate::shadow::Shadow>>,

@@ -163,6 +163,20 @@ impl Authenticator {
         }
     }
 
+    /// Which configured admin key a request's `Authorization: Bearer` carries (its place in
+    /// the configuration): each key has a rate limit of its own (`crate::limits`).
+    pub fn admin_key_index(&self, headers: &HeaderMap) -> Option<usize> {
+        let value = headers.get(AUTHORIZATION)?.to_str().ok()?.trim();
+        let (scheme, credential) = value.split_once(' ')?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return None;
+        }
+        let digest: [u8; 32] = Sha256::digest(credential.trim().as_bytes()).into();
+        self.admin_digests
+            .iter()
+            .position(|known| bool::from(known.ct_eq(&digest)))
+    }
+
     pub fn is_admin_key(&self, presented: &str) -> bool {
         let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
         // Compare against every configured digest without stopping early.

@@ -28,7 +28,9 @@
 //!   [`COPY_MAX`] bytes, 1 MiB, per worker thread;
 //! - an `X-Request-Id` already in place, empty until the front sets the request's own
 //!   (`telemetry::Observed::finish`): a copied map is exactly as large as its fields, and
-//!   adding one more field grew it, an allocation and a copy per hit.
+//!   adding one more field grew it, an allocation and a copy per hit. For the same reason,
+//!   with a spare field reserved (`Cache::reserve_hit_field`: the rate limits' `RateLimit`),
+//!   its place comes second, empty, for the front to fill or take out.
 
 use std::cell::RefCell;
 
@@ -78,6 +80,8 @@ pub struct Key {
     pub public: bool,
     pub max_age: u64,
     pub ttl: i64,
+    /// The spare field after the request id's, if one is reserved.
+    pub spare: Option<http::HeaderName>,
 }
 
 impl Key {
@@ -125,8 +129,11 @@ pub fn for_hit(key: Key, body: &Bytes, make: impl FnOnce() -> HeaderMap) -> (Hea
     // The request id's place first: `observe::telemetry` sets the first field in place
     // when it is this one, without hashing its name to find it.
     let made = make();
-    let mut headers = HeaderMap::with_capacity(made.len() + 1);
+    let mut headers = HeaderMap::with_capacity(made.len() + 2);
     headers.insert(X_REQUEST_ID, HeaderValue::from_static(""));
+    if let Some(spare) = &key.spare {
+        headers.insert(spare.clone(), HeaderValue::from_static(""));
+    }
     headers.extend(made);
     let _ = MADE.try_with(|made| {
         if let Ok(mut made) = made.try_borrow_mut() {
@@ -159,6 +166,7 @@ mod tests {
             public: true,
             max_age,
             ttl: 60,
+            spare: None,
         }
     }
 

@@ -354,6 +354,9 @@ pub struct Cache {
     holds: hold_off::HoldOffs,
     /// Product ids and their SKUs, beside the weighted store (`sku_index`).
     skus: sku_index::SkuIndex,
+    /// A field the front fills on every hit (the rate limits' `RateLimit`): its place is in
+    /// every hit's map already, so filling it grows nothing (`hit_headers`).
+    hit_spare: std::sync::OnceLock<http::HeaderName>,
     /// Another cache every invalidation of this one reaches too: the dual run's cache of
     /// the candidate back end's answers (`Cache::mirror_to`).
     mirror: std::sync::OnceLock<Arc<Cache>>,
@@ -371,6 +374,17 @@ impl std::fmt::Debug for Cache {
 }
 
 impl Cache {
+    /// Makes room for `name` in every hit's headers, right after the request id's: the
+    /// front fills it in place (or takes it out) on every hit. Set once, at build.
+    pub fn reserve_hit_field(&self, name: http::HeaderName) {
+        let _ = self.hit_spare.set(name);
+    }
+
+    /// The field [`Cache::reserve_hit_field`] made room for.
+    pub fn hit_spare(&self) -> Option<&http::HeaderName> {
+        self.hit_spare.get()
+    }
+
     /// A zero `ttl` turns caching off: every read goes to the upstream. `stale` is the
     /// stale-if-error window; the stale-while-revalidate window is the default one, capped
     /// by it.
@@ -424,6 +438,7 @@ impl Cache {
             second_level: std::sync::OnceLock::new(),
             holds: hold_off::HoldOffs::new(SLOTS),
             skus: sku_index::SkuIndex::new(),
+            hit_spare: std::sync::OnceLock::new(),
             mirror: std::sync::OnceLock::new(),
         }
     }

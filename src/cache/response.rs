@@ -180,6 +180,7 @@ pub(crate) fn respond(
             public,
             max_age,
             ttl,
+            spare: cache.hit_spare().cloned(),
         };
         let (headers, bytes) = hit_headers::for_hit(key, bytes, || {
             // The tag copied, not cloned: the map's values are this thread's own.

@@ -18,7 +18,7 @@ use crate::auth::oauth::store::{
 };
 use crate::auth::oauth::{self as oauth_provider};
 use crate::backend::port::StoreSession;
-use crate::config::Config;
+use crate::config::{Config, Rate};
 
 #[derive(Debug, Subcommand)]
 pub enum OAuthCommand {
@@ -73,6 +73,10 @@ pub enum ConsumerCommand {
         /// `spec` for the gateway's. Default: the gateway's (`STOREGATE_PROFILE`).
         #[arg(long, value_name = "PROFILE")]
         profile: Option<String>,
+        /// The app's own rate limit, in place of STOREGATE_RATE_LIMITS's `consumer=`
+        /// (`6000/60s`: requests per window, per route class, all its tokens together).
+        #[arg(long, value_name = "N/Ws", value_parser = rate_limit_arg)]
+        rate_limit: Option<RateLimitArg>,
     },
     /// Change a registered application, found by its key; what is not given is kept (an
     /// empty URL, `--callback ''`, removes that callback).
@@ -91,9 +95,43 @@ pub enum ConsumerCommand {
         /// `spec`, `original`, or `gateway` for the gateway's own.
         #[arg(long, value_name = "PROFILE")]
         profile: Option<String>,
+        /// The app's own rate limit (see `add`); `off`: STOREGATE_RATE_LIMITS's `consumer=`
+        /// again.
+        #[arg(long, value_name = "N/Ws|off", value_parser = rate_limit_arg)]
+        rate_limit: Option<RateLimitArg>,
     },
-    /// List the registered applications (names, keys and callbacks; never secrets).
+    /// List the registered applications (names, keys, callbacks, rate limits; never secrets).
     List,
+}
+
+/// `--rate-limit`: a rate, or `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateLimitArg {
+    Rate(Rate),
+    Off,
+}
+
+impl RateLimitArg {
+    fn rate(self) -> Option<Rate> {
+        match self {
+            RateLimitArg::Rate(rate) => Some(rate),
+            RateLimitArg::Off => None,
+        }
+    }
+}
+
+/// Checked as the gateway checks `STOREGATE_RATE_LIMITS`' rates: a bad one is refused by
+/// the command line (exit status 2, with what was wrong), never stored.
+fn rate_limit_arg(text: &str) -> Result<RateLimitArg, String> {
+    if text.trim().eq_ignore_ascii_case("off") {
+        return Ok(RateLimitArg::Off);
+    }
+    Rate::parse(text).map(RateLimitArg::Rate)
+}
+
+/// A consumer's own rate limit as the listing shows it.
+fn rate_limit_shown(rate: Option<Rate>) -> String {
+    rate.map_or_else(|| "(STOREGATE_RATE_LIMITS)".to_owned(), |r| r.to_string())
 }
 
 #[derive(Debug, Subcommand)]
@@ -169,6 +207,7 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
             callback,
             rejected_callback,
             profile,
+            rate_limit,
         }) => {
             if name.trim().is_empty() {
                 return Err("--name: expected a name".into());
@@ -189,12 +228,20 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
                 })
                 .await
                 .map_err(failed)?;
+            let rate = rate_limit.and_then(RateLimitArg::rate);
+            if rate.is_some() {
+                store
+                    .set_consumer_rate_limit(&consumer.key, rate)
+                    .await
+                    .map_err(failed)?;
+            }
             Ok(format!(
-                "consumer {:?} registered in {place}\nkey:    {}\nsecret: {}\nprofile: {}\n(the secret is not shown again)",
+                "consumer {:?} registered in {place}\nkey:    {}\nsecret: {}\nprofile: {}\nrate limit: {}\n(the secret is not shown again)",
                 consumer.name,
                 consumer.key,
                 consumer.secret,
-                profile_shown(consumer.profile)
+                profile_shown(consumer.profile),
+                rate_limit_shown(rate)
             ))
         }
         OAuthCommand::Consumer(ConsumerCommand::Update {
@@ -203,6 +250,7 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
             callback,
             rejected_callback,
             profile,
+            rate_limit,
         }) => {
             let Some(current) = store.consumer_by_key(&key).await.map_err(failed)? else {
                 return Err(format!("no consumer with key {key} in {place}"));
@@ -240,8 +288,18 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
                 })
                 .await
                 .map_err(failed)?;
+            let mut rate = consumer.rate_limit;
+            if let Some(rate_limit) = rate_limit {
+                rate = rate_limit.rate();
+                store
+                    .set_consumer_rate_limit(&consumer.key, rate)
+                    .await
+                    .map_err(failed)?;
+            }
+            // A consumer changed: gateways sharing Redis read their consumers again at once.
+            let announced = announce(config, &oauth_provider::verified::Forget::All).await;
             Ok(format!(
-                "consumer {:?} updated in {place}\nkey:      {}\ncallback: {}\nrejected: {}\nprofile:  {}",
+                "consumer {:?} updated in {place}{announced}\nkey:      {}\ncallback: {}\nrejected: {}\nprofile:  {}\nrate limit: {}",
                 consumer.name,
                 consumer.key,
                 consumer
@@ -252,7 +310,8 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
                     .rejected_callback_url
                     .as_deref()
                     .unwrap_or("(none)"),
-                profile_shown(consumer.profile)
+                profile_shown(consumer.profile),
+                rate_limit_shown(rate)
             ))
         }
         OAuthCommand::Consumer(ConsumerCommand::List) => {
@@ -260,11 +319,12 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
             let mut out = format!("{} consumer(s) in {place}", consumers.len());
             for consumer in consumers {
                 out.push_str(&format!(
-                    "\n{}\t{}\t{}\t{}",
+                    "\n{}\t{}\t{}\t{}\t{}",
                     consumer.key,
                     consumer.name,
                     consumer.callback_url.as_deref().unwrap_or("-"),
-                    profile_shown(consumer.profile)
+                    profile_shown(consumer.profile),
+                    rate_limit_shown(consumer.rate_limit)
                 ));
             }
             Ok(out)
@@ -305,24 +365,8 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
             }
             // Gateways sharing Redis drop what they verified at once; without Redis they
             // read it again within a second.
-            let announced = match &config.redis_url {
-                Some(url) => {
-                    match crate::shared_state::announce_oauth_forget(
-                        url.expose(),
-                        config.redis_timeout,
-                        &oauth_provider::verified::Forget::Tokens(vec![id]),
-                    )
-                    .await
-                    {
-                        Ok(()) => " (announced to the gateways through Redis)".to_owned(),
-                        Err(error) => format!(
-                            " (not announced through Redis: {error}; gateways see it within {} s)",
-                            oauth_provider::verified::SHARED_FRESH.as_secs()
-                        ),
-                    }
-                }
-                None => String::new(),
-            };
+            let announced =
+                announce(config, &oauth_provider::verified::Forget::Tokens(vec![id])).await;
             Ok(format!("access token {id} revoked in {place}{announced}"))
         }
         OAuthCommand::Migrate { to } => {
@@ -376,6 +420,24 @@ async fn run_async(config: &Config, command: OAuthCommand) -> Result<String, Str
     }
 }
 
+/// Tells gateways sharing Redis to drop what they verified (a revocation, a changed rate
+/// limit) at once; without Redis they read it again within a second. What to add to the
+/// command's output.
+async fn announce(config: &Config, forget: &oauth_provider::verified::Forget) -> String {
+    let Some(url) = &config.redis_url else {
+        return String::new();
+    };
+    match crate::shared_state::announce_oauth_forget(url.expose(), config.redis_timeout, forget)
+        .await
+    {
+        Ok(()) => " (announced to the gateways through Redis)".to_owned(),
+        Err(error) => format!(
+            " (not announced through Redis: {error}; gateways see it within {} s)",
+            oauth_provider::verified::SHARED_FRESH.as_secs()
+        ),
+    }
+}
+
 /// The store issued the customers' imported tokens: each is also kept as that customer's
 /// session with the store, so that a store rendering for each customer (OpenMage) shows
 /// them their group's prices from their first call (`backend::port::StoreSession`).
@@ -415,6 +477,11 @@ async fn migrate(from: &dyn TokenStore, to: &dyn TokenStore) -> Result<String, S
             })
             .await
             .map_err(|e| e.to_string())?;
+        if consumer.rate_limit.is_some() {
+            to.set_consumer_rate_limit(&consumer.key, consumer.rate_limit)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
         ids.insert(consumer.id, copied.id);
     }
     let (mut copied, mut present, mut revoked) = (0, 0, 0);

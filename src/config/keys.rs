@@ -252,7 +252,22 @@ pub const KEYS: &[Key] = &[
     key(
         "trusted_proxies",
         "none",
-        "addresses or CIDR blocks whose X-Forwarded-Proto/-Host are believed",
+        "addresses or CIDR blocks whose X-Forwarded-For/-Proto/-Host are believed",
+    ),
+    key(
+        "rate_limits",
+        "off",
+        "per client and route class, e.g. guest=300/60s,customer=600/60s,consumer=6000/60s,admin=off,writes=60/60s (docs/limits.md)",
+    ),
+    key(
+        "signin_limit",
+        "10/300s",
+        "failed sign-ins per username and per address before 429 (`off`: no limit)",
+    ),
+    key(
+        "rate_limit_mode",
+        "enforce",
+        "`enforce`, or `shadow`: count what would be refused (429) without refusing",
     ),
     key(
         "profile",

@@ -18,6 +18,7 @@
 
 pub mod keys;
 mod parse;
+pub mod rate_limits;
 mod sections;
 pub mod shadow;
 mod sources;
@@ -30,6 +31,7 @@ use std::time::Duration;
 
 pub use keys::{KEYS, Key, check_names, variables_help};
 pub use parse::{parse_bytes, parse_listen};
+pub use rate_limits::{ClientKind, Rate, RateLimitMode, RateLimits, RouteClass};
 
 /// A value that must never be logged or echoed.
 #[derive(Clone, PartialEq, Eq)]
@@ -314,8 +316,16 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// Lifetime of OAuth access tokens; None: they never expire (as in the original).
     pub oauth_token_ttl: Option<Duration>,
-    /// Peers whose `X-Forwarded-Proto` / `X-Forwarded-Host` are believed (OAuth base strings).
+    /// Peers whose `X-Forwarded-For` (the client's address, for rate limits) and
+    /// `X-Forwarded-Proto` / `X-Forwarded-Host` (OAuth base strings) are believed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// `STOREGATE_RATE_LIMITS`: per client and route class; empty, nothing is limited
+    /// (`crate::limits`).
+    pub rate_limits: RateLimits,
+    /// `STOREGATE_SIGNIN_LIMIT`: failed sign-ins per username and per address; None: off.
+    pub signin_limit: Option<Rate>,
+    /// `STOREGATE_RATE_LIMIT_MODE`: refuse past a limit, or only count (shadow).
+    pub rate_limit_mode: RateLimitMode,
     /// `redis://` or `rediss://` URL of the Redis that instances share state through
     /// (`src/shared_state/`); None keeps everything in this process. A secret: it may hold
     /// a password.
@@ -389,6 +399,9 @@ impl Default for Config {
             data_dir: PathBuf::from("data"),
             oauth_token_ttl: None,
             trusted_proxies: Vec::new(),
+            rate_limits: RateLimits::default(),
+            signin_limit: Some(rate_limits::DEFAULT_SIGNIN_LIMIT),
+            rate_limit_mode: RateLimitMode::Enforce,
             redis_url: None,
             redis_timeout: Duration::from_millis(250),
             shared_cache: false,
@@ -436,6 +449,7 @@ impl Config {
         sections::upstream(&raw, &mut config)?;
         sections::credentials(&raw, &mut config)?;
         sections::caching(&raw, &mut config)?;
+        rate_limits::section(&raw, &mut config)?;
         shadow::shadow(&raw, &mut config)?;
         Ok(config)
     }

@@ -160,27 +160,37 @@ impl Candidate {
             // A write through the gateway, a purge, another instance's invalidation: what
             // is stale in the serving cache is stale in the candidate's.
             app.cache.mirror_to(cache.clone());
-            let candidate = derived(
-                app,
-                self.config.clone(),
-                self.backend.clone(),
-                self.mappings.clone(),
-                cache,
-                app.in_flight.clone(),
-                Some(Arc::new(shadow.as_candidate())),
-            );
+            // Its reads are apps' requests, counted in the serving gateway's budgets (a
+            // read the candidate fails is counted again when the serving one answers it).
+            if app.limits.is_on() {
+                cache.reserve_hit_field(crate::limits::RATELIMIT);
+            }
+            let candidate = Arc::new(App {
+                limits: app.limits.clone(),
+                ..derived(
+                    app,
+                    self.config.clone(),
+                    self.backend.clone(),
+                    self.mappings.clone(),
+                    cache,
+                    app.in_flight.clone(),
+                    Some(Arc::new(shadow.as_candidate())),
+                )
+            });
             let router = super::router(candidate.clone());
             Arc::new(Served(super::service(router, &candidate))) as Arc<dyn Side>
         });
         shadow.set_sides(Sides {
-            serving_fresh: Arc::new(Api::over(serving_fresh)),
-            candidate_fresh: Arc::new(Api::over(candidate_fresh)),
+            serving_fresh: Arc::new(Api::over(Arc::new(serving_fresh))),
+            candidate_fresh: Arc::new(Api::over(Arc::new(candidate_fresh))),
             candidate_service,
         });
     }
 }
 
-/// A gateway state over another back end, sharing the serving one's handles.
+/// A gateway state over another back end, sharing the serving one's handles. Its limits
+/// count nothing: a comparison's read is no request of an app (the app's own request was
+/// counted); the candidate's gateway, which serves apps' reads, takes the serving one's.
 fn derived(
     app: &AppState,
     config: Config,
@@ -189,8 +199,9 @@ fn derived(
     cache: Arc<Cache>,
     in_flight: Arc<Semaphore>,
     shadow: Option<Arc<Shadow>>,
-) -> AppState {
-    Arc::new(App {
+) -> App {
+    App {
+        limits: crate::limits::Limits::none(&config),
         config,
         backend,
         cache,
@@ -207,7 +218,7 @@ fn derived(
         // The serving side's warm-up: the candidate's state answers no `/readyz`.
         warm_up: app.warm_up.clone(),
         shadow,
-    })
+    }
 }
 
 /// The API's stack over one back end, without the front (no access line, no request

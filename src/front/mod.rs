@@ -17,6 +17,7 @@ pub mod cors;
 mod dual;
 pub mod fallback;
 pub mod fast_path;
+pub mod limit_step;
 pub mod warm_start;
 
 use std::sync::Arc;
@@ -187,6 +188,11 @@ pub fn build_with(
     }
     let oauth = Arc::new(oauth);
     shared.attach_oauth(oauth.verified());
+    let limits = crate::limits::Limits::new(&config, &shared, &parts.token_secret);
+    if limits.is_on() {
+        // Every hit carries `RateLimit`: its place is in each hit's map already.
+        cache.reserve_hit_field(crate::limits::RATELIMIT);
+    }
     let backend = registry.build(
         &backend_settings(&config, &parts),
         &Wiring {
@@ -217,7 +223,8 @@ pub fn build_with(
     .with_shared_state(shared.clone())
     .with_collector(Box::new(crate::observe::process::OAuthSeries(
         oauth.clone(),
-    )));
+    )))
+    .with_collector(Box::new(crate::limits::series::LimitSeries(limits.clone())));
     let candidate = dual::Candidate::build(&config, &parts, registry)?;
     let metrics = Arc::new(match &candidate {
         Some(candidate) => candidate.register(metrics),
@@ -268,6 +275,7 @@ pub fn build_with(
         config,
         backend_up,
         warm_up,
+        limits,
         shadow,
     });
     if let Some(candidate) = candidate {
@@ -312,6 +320,10 @@ fn api(app: AppState) -> (Router, Vec<String>) {
                 }))
                 .layer(from_fn_with_state(app.auth.clone(), auth::authenticate))
                 .layer(from_fn(crate::observe::metrics::tag_user_type))
+                .layer(from_fn_with_state(
+                    app.clone(),
+                    limit_step::after_authentication,
+                ))
                 .layer(from_fn(move |request: Request, next: Next| {
                     request_deadline(timeouts, request, next)
                 })),
@@ -503,6 +515,28 @@ impl Early {
         let steps = async move {
             let mut observed = telemetry::Observed::begin(&request);
             let resolved = caller::resolve(&app.auth, request.headers(), request.uri().query());
+            let verdict = match limit_step::before_routing(
+                app,
+                resolved.caller(),
+                request.method(),
+                request.uri().path(),
+                request.headers(),
+                observed.started().into_std(),
+            ) {
+                limit_step::Step::Skip => None,
+                step => step.verdict(app).await,
+            };
+            if let (Some(verdict), Some(caller)) = (&verdict, resolved.caller())
+                && let Some(refused) = limit_step::refusal(caller.format, verdict)
+            {
+                observed.set_route(self.route(request.uri().path()));
+                return Ok(observed.finish(
+                    &app.metrics,
+                    app.config.access_log,
+                    refused,
+                    Some(caller.user_type()),
+                ));
+            }
             match fast_path::lookup(
                 &app.cache,
                 resolved.caller(),
@@ -513,7 +547,13 @@ impl Early {
             )
             .await
             {
-                FastPath::Hit(response, user_type) => {
+                FastPath::Hit(mut response, user_type) => {
+                    if app.limits.is_on() {
+                        verdict
+                            .as_ref()
+                            .unwrap_or(&crate::limits::Verdict::Unlimited)
+                            .apply(response.headers_mut());
+                    }
                     let route = self.route(request.uri().path());
                     let noted = app.shadow.as_ref().and_then(|shadow| {
                         shadow.note(
@@ -537,9 +577,11 @@ impl Early {
                     Ok(shadowed(app, noted, response).await)
                 }
                 FastPath::Miss(fast_key) => {
-                    request
-                        .extensions_mut()
-                        .insert(PreRouted { observed, fast_key });
+                    request.extensions_mut().insert(PreRouted {
+                        observed,
+                        fast_key,
+                        verdict,
+                    });
                     Err(request)
                 }
             }
@@ -561,6 +603,8 @@ impl Early {
 struct PreRouted {
     observed: telemetry::Observed,
     fast_key: Option<Arc<str>>,
+    /// The rate limits' verdict, when they counted the request (`limit_step`).
+    verdict: Option<crate::limits::Verdict>,
 }
 
 /// The front of every request, after routing, in order: request id, clock and trace
@@ -590,17 +634,43 @@ async fn front(State(app): State<AppState>, request: Request, next: Next) -> Res
 
 async fn front_steps(app: AppState, mut request: Request, next: Next) -> Response {
     // Begun before routing and looked up there already (`Early`): not looked up again.
-    let (observed, looked_up) = match request.extensions_mut().remove::<PreRouted>() {
+    let (observed, looked_up, verdict) = match request.extensions_mut().remove::<PreRouted>() {
         Some(PreRouted {
             mut observed,
             fast_key,
+            verdict,
         }) => {
             observed.routed(&request);
-            (observed, Some(FastPath::Miss(fast_key)))
+            (observed, Some(FastPath::Miss(fast_key)), Some(verdict))
         }
-        None => (telemetry::Observed::begin(&request), None),
+        None => (telemetry::Observed::begin(&request), None, None),
     };
     let resolved = caller::resolve(&app.auth, request.headers(), request.uri().query());
+    let verdict = match verdict {
+        Some(verdict) => verdict,
+        None => {
+            limit_step::before_routing(
+                &app,
+                resolved.caller(),
+                request.method(),
+                request.uri().path(),
+                request.headers(),
+                observed.started().into_std(),
+            )
+            .verdict(&app)
+            .await
+        }
+    };
+    if let (Some(verdict), Some(caller)) = (&verdict, resolved.caller())
+        && let Some(refused) = limit_step::refusal(caller.format, verdict)
+    {
+        return observed.finish(
+            &app.metrics,
+            app.config.access_log,
+            refused,
+            Some(caller.user_type()),
+        );
+    }
     let found = match looked_up {
         Some(found) => found,
         None => {
@@ -625,12 +695,15 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
             resolved.caller().map(|caller| caller.principal),
         )
     });
-    let (response, user_type) = match found {
+    let (mut response, user_type) = match found {
         FastPath::Hit(response, user_type) => (response, Some(user_type)),
         FastPath::Miss(fast_key) => {
             let api_read =
                 crate::cache::status::is_api_read(request.method(), request.uri().path());
             resolved.attach(request.extensions_mut());
+            if verdict.is_some() {
+                request.extensions_mut().insert(limit_step::Decided);
+            }
             // Boxed: the rest of a request is a large future, and a hit, which never
             // polls it, would otherwise carry room for it.
             let rest = Box::pin(telemetry::trace(request, observed.request_id(), next));
@@ -644,6 +717,14 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
             (response, None)
         }
     };
+    if app.limits.is_on() {
+        // A hit's map has the field's place ready: filled, or taken out when nothing
+        // counted the request (`limits::Verdict::apply`).
+        verdict
+            .as_ref()
+            .unwrap_or(&crate::limits::Verdict::Unlimited)
+            .apply(response.headers_mut());
+    }
     let response = observed.finish(&app.metrics, app.config.access_log, response, user_type);
     shadowed(&app, noted, response).await
 }

@@ -46,8 +46,9 @@ struct ReadyQuery {
 /// cache makes that servable). Otherwise 200 while the gateway serves, with the upstream's
 /// state beside it:
 /// `{"status":"ready","upstream":"up"|"down","circuit":"closed"|"open"|"half_open"}`, and
-/// with `STOREGATE_REDIS_URL` `"redis":"up"|"down"`, and the OAuth store's
-/// `"oauth_store":"up"|"degraded"|"down"`. With the circuit open the ping fails at
+/// with `STOREGATE_REDIS_URL` `"redis":"up"|"down"`, the OAuth store's
+/// `"oauth_store":"up"|"degraded"|"down"`, and with rate limits or the sign-in guard on
+/// `"rate_limits":"fleet"|"instance"|"degraded"`. With the circuit open the ping fails at
 /// once, adding no load to a failing back end. Redis down does not make the instance unready
 /// either: reads are still served, and taking every instance out of rotation at once would
 /// turn a Redis outage into a full one.
@@ -118,6 +119,12 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
         redis => body["redis"] = redis.as_str().into(),
     }
     body["warm_start"] = serde_json::to_value(app.warm_up.report()).unwrap_or_default();
+    // Where rate limits and failed sign-ins are counted: `fleet` (Redis), `instance` (no
+    // Redis), `degraded` (Redis down: each instance alone, serving; not a reason to be
+    // taken out of rotation).
+    if app.limits.is_on() || app.limits.signin.is_on() {
+        body["rate_limits"] = app.limits.counting().as_str().into();
+    }
     // The OAuth store failing does not take the instance out of rotation either: cached
     // reads, Bearer calls and signed calls of credentials already verified go on. It is
     // "degraded" when it is there but does not answer in time (a locked table, a hung

@@ -205,6 +205,12 @@ impl Link {
         self.state.load(Ordering::Relaxed) == UP
     }
 
+    /// A call failed or passed its deadline, and none has been answered since (before the
+    /// first verdict it is not down: the first calls find out).
+    pub fn is_down(&self) -> bool {
+        self.state.load(Ordering::Relaxed) == DOWN
+    }
+
     pub fn connection(&self) -> ConnectionManager {
         self.conn.clone()
     }
@@ -549,6 +555,10 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, tokens: Weak<TokenIssu
         let (mut sink, mut messages) = match connected {
             Ok(Ok(pair)) => pair,
             Ok(Err(_)) | Err(_) => {
+                // A subscription that cannot be made again is the first sign of a Redis
+                // gone away (its connection closed under it): down now, not at the next
+                // call, so that what decides without calling (rate limits) knows at once.
+                strong.mark(false, "subscription lost");
                 gap = true;
                 drop((strong, cache, tokens));
                 tokio::time::sleep(backoff).await;

@@ -32,6 +32,7 @@ mod lease;
 mod link;
 pub mod locks;
 pub mod nonces;
+pub mod scripts;
 pub mod tallies;
 
 use std::sync::Arc;
@@ -185,6 +186,11 @@ impl SharedState {
             second_level,
             lease: lease_for(config.upstream_timeout),
         }))
+    }
+
+    /// Redis for another module's own keys and scripts (`crate::limits`), when configured.
+    pub fn scripts(&self) -> Option<scripts::Scripts> {
+        self.link.clone().map(scripts::Scripts::new)
     }
 
     pub fn redis_status(&self) -> RedisStatus {

@@ -135,6 +135,8 @@ fn messages_in_source() -> Vec<(String, String)> {
         "src/resources/api_docs.rs",
         "src/resources/ops.rs",
         "src/observe/metrics.rs",
+        // The rate limits' series in /metrics: help texts for the operator.
+        "src/limits/series.rs",
         "src/shadow/series.rs",
         // The OAuth sign-in pages' HTML template (their messages are in authorize.rs).
         "src/resources/oauth/pages.rs",

@@ -1,2 +1,3 @@
 pub mod api_reference;
+pub mod oauth_sign;
 pub mod openapi;

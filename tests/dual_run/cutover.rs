@@ -182,3 +182,45 @@ async fn a_purge_reaches_the_candidates_cache_too() {
         "Migrated Bag"
     );
 }
+
+/// Rate limits (issue 34) count an app's read once: neither the comparison read behind it
+/// nor the candidate's gateway serving it (the cut-over) spends the app's budget again.
+#[tokio::test]
+async fn an_apps_read_is_counted_once_whatever_the_dual_run_does_with_it() {
+    let dual = Dual::start(Duration::ZERO, |shadow, config| {
+        shadow.serve = ServeShares::parse("products=100").unwrap();
+        config.rate_limits =
+            storegate::config::RateLimits::parse("customer=4/60s").expect("a valid setting");
+    })
+    .await;
+    // Products are served by the candidate's gateway and compared with the serving store;
+    // a product's images are served here and compared with the candidate.
+    for (i, path) in [
+        "/products/1",
+        "/products/1",
+        "/products/1/images",
+        "/products/1/images",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let r = dual.get(path, As::Customer(1)).await;
+        assert_eq!(r.status, 200, "read {i} of {path}: {}", r.body);
+        assert!(r.headers.contains_key("ratelimit"), "{:?}", r.headers);
+        let route = if path.ends_with("/images") {
+            "GET /products/:id/images"
+        } else {
+            "GET /products/:id"
+        };
+        let n = 1 + (i as i64 % 2);
+        dual.report_when(Duration::from_secs(15), |report| {
+            compared_at_least(report, route, "customer", n)
+        })
+        .await;
+    }
+    // The fifth is past the limit, on either path.
+    for path in ["/products/1", "/products/1/images"] {
+        let r = dual.get(path, As::Customer(1)).await;
+        assert_eq!(r.status, 429, "{path}: {}", r.body);
+    }
+}

@@ -149,7 +149,7 @@ schemas["ProductCategoryAssign"] = {"type": "object", "required": ["category_id"
 schemas["ProductWebsiteAssign"] = {"type": "object", "required": ["website_id"], "properties": {"website_id": {"type": ["integer", "string"], "description": "digits only"}, "copy_to_stores": {"type": "array", "description": "refused: 400 (Magento 2 has no copy of store view values)"}}}
 schemas["OrderCommentCreate"] = {"type": "object", "properties": {"comment": {"type": "string"}, "status": {"type": "string", "description": "the order's new status; empty or absent keeps it"}, "is_customer_notified": {"type": ["integer", "string", "boolean"], "description": "0 or 1"}, "is_visible_on_front": {"type": ["integer", "string", "boolean"], "description": "0 or 1; customers see only these"}}}
 schemas["WarmStart"] = {"type": "object", "additionalProperties": False, "description": "The start's warm-up (STOREGATE_WARM_START): the lookups every request reads loaded, the answers that were hot before the restart refilled. Until it is done the instance is warming (503); it is done within its bound (30 s by default) however far it got.", "required": ["lookups", "product_ids", "hot_keys", "warmed", "failed", "millis"], "properties": {"lookups": {"type": "array", "items": {"type": "string"}, "description": "lookups loaded (store views, store configs, countries)"}, "lookups_failed": {"type": "array", "items": {"type": "string"}, "description": "lookups the store failed to give, and why; requests fetch them when they need them"}, "product_ids": {"type": "integer", "description": "product ids whose SKU is known"}, "hot_keys": {"type": "integer", "description": "answers the record of hot keys named that this instance refills (Guest and Admin reads)"}, "warmed": {"type": "integer", "description": "answers refilled"}, "failed": {"type": "integer", "description": "answers whose refill failed"}, "cold": {"type": "string", "description": "why there was nothing to refill: no record (a first start), one not whole, of another version or another store, or the warm start off"}, "stopped": {"type": "string", "description": "why the refill stopped before the end: time ran out, the store failing"}, "millis": {"type": "integer", "description": "how long the warm-up took (so far)"}}}
-schemas["Readiness"] = {"type": "object", "additionalProperties": False, "required": ["status", "upstream", "circuit"], "properties": {"status": {"enum": ["ready", "not_ready", "warming"], "description": "warming (503): the start's warm-up is not done yet (`warm_start`)"}, "warm_start": {"$ref": "#/components/schemas/WarmStart"}, "upstream": {"enum": ["up", "down", "refused"], "description": "refused: Magento answers but refuses the integration token (401/403); the instance is not ready"}, "reason": {"type": "string", "description": "with upstream refused: Magento's refusal and what to check"}, "circuit": {"enum": ["closed", "open", "half_open"]}, "redis": {"enum": ["up", "down"], "description": "only with STOREGATE_REDIS_URL; Redis down does not make the instance unready"}, "oauth_store": {"enum": ["up", "degraded", "down"], "description": "the OAuth store (STOREGATE_DATABASE_URL, or the SQLite file): degraded when it is reachable but does not answer within STOREGATE_DATABASE_TIMEOUT_MS (a locked table, a hung server), down when it cannot be reached; neither makes the instance unready"}, "oauth_store_error": {"type": "string", "description": "with oauth_store degraded or down: why, naming the store (never its password)"}}}
+schemas["Readiness"] = {"type": "object", "additionalProperties": False, "required": ["status", "upstream", "circuit"], "properties": {"status": {"enum": ["ready", "not_ready", "warming"], "description": "warming (503): the start's warm-up is not done yet (`warm_start`)"}, "warm_start": {"$ref": "#/components/schemas/WarmStart"}, "upstream": {"enum": ["up", "down", "refused"], "description": "refused: Magento answers but refuses the integration token (401/403); the instance is not ready"}, "reason": {"type": "string", "description": "with upstream refused: Magento's refusal and what to check"}, "circuit": {"enum": ["closed", "open", "half_open"]}, "redis": {"enum": ["up", "down"], "description": "only with STOREGATE_REDIS_URL; Redis down does not make the instance unready"}, "oauth_store": {"enum": ["up", "degraded", "down"], "description": "the OAuth store (STOREGATE_DATABASE_URL, or the SQLite file): degraded when it is reachable but does not answer within STOREGATE_DATABASE_TIMEOUT_MS (a locked table, a hung server), down when it cannot be reached; neither makes the instance unready"}, "oauth_store_error": {"type": "string", "description": "with oauth_store degraded or down: why, naming the store (never its password)"}, "rate_limits": {"enum": ["fleet", "instance", "degraded"], "description": "with rate limits or the sign-in guard on: counted across the fleet in Redis, by this instance alone (no Redis), or degraded (Redis down: each instance alone until it is back, serving)"}}}
 
 def ref(n): return {"$ref": f"#/components/schemas/{n}"}
 def keyed(n): return {"type": "object", "additionalProperties": ref(n), "description": "JSON: an object keyed by id, in the list's order. XML: one `<data_item>` per record."}
@@ -166,6 +166,7 @@ COMMON = {
  "403": ["Access denied"],
  "404": ["Request does not match any route."],
  "406": ["Server can not understand Accept HTTP header media type."],
+ "429": ["Too many requests. Try again in <n> seconds."],
  "500": ["Resource internal error."],
  "502": ["The store back end sent an invalid response."],
  "503": ["The store back end is unavailable. Try again later.", "The service is overloaded. Try again later.", "The service is temporarily unavailable. Try again later.", "The OAuth sign-in store is unavailable. Try again later.", "The shared state store (Redis) is unavailable. Try again later."],
@@ -183,6 +184,9 @@ def err(status, msgs, extra=""):
          "content": {"application/json": {"schema": ref("Error")}, "application/xml": {"schema": ref("Error")}}}
     if msgs:
         d["content"]["application/json"]["example"] = {"messages": {"error": [{"code": int(status), "message": msgs[0]}]}}
+    if status == "429":
+        d["headers"] = {"Retry-After": {"$ref": "#/components/headers/Retry-After"}, "RateLimit-Policy": {"$ref": "#/components/headers/RateLimit-Policy"},
+                        "RateLimit": {"$ref": "#/components/headers/RateLimit"}, "X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
     return d
 
 def responses(ok, extra_errors, has_body=False, is_list=False, methods_note=""):
@@ -205,10 +209,11 @@ def responses(ok, extra_errors, has_body=False, is_list=False, methods_note=""):
         if status == "405": extra = "A method this route does not have, for a caller who may use the resource: `Resource method not implemented yet.` (the resource never had it) or `Resource does not support method.` (it refuses it)."
         if status == "401": extra = "A credential that is present but malformed, forged, expired or revoked; never a silent downgrade to Guest. Carries `WWW-Authenticate: Bearer error=\"invalid_token\"`."
         if status == "503": extra = "Each names what failed: the back end is unavailable or the circuit is open (cached reads are served stale instead when they can be); too many requests are in flight; the OAuth sign-in store (the database) cannot be reached or does not answer in time; Redis cannot be reached (with several instances sharing it, a write that needs its shared lock); or another instance holds the record's lock past the wait (`temporarily unavailable`). A write refused this way had no effect. All with `Retry-After: 1` where a retry may succeed."
+        if status == "429": extra = "Past a rate limit of the caller's (`STOREGATE_RATE_LIMITS`: per client and route class, docs/limits.md), with `Retry-After` (seconds), `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers); on `POST /api/rest/auth/token`, also past the failed sign-ins of a username or an address (`STOREGATE_SIGNIN_LIMIT`), without asking the store."
         if status == "409": extra = "Another writer changed the same customer while this write was saved and read back, again after a retry; read the record and try again."
         if status == "400" and has_body: extra = UPSTREAM400
         built = err(status, list(dict.fromkeys(errs[status])), extra)
-        shared = SHARED.setdefault(status, built) if status in ("401", "403", "405", "406", "413", "500", "502", "503", "504") else None
+        shared = SHARED.setdefault(status, built) if status in ("401", "403", "405", "406", "413", "429", "500", "502", "503", "504") else None
         if shared is not None and shared == built:
             r[status] = {"$ref": f"#/components/responses/Error{status}"}
         else:
@@ -224,9 +229,10 @@ def body_content(schema_name, default_json=True):
 def users(u, note=""):
     return {"x-user-types": u, "security": ([{}] if "Guest" in u else []) + [{"bearer": []}], }
 
+LIMITED = {"RateLimit": {"$ref": "#/components/headers/RateLimit"}}
 def ok_doc(desc, schema=None, extra_headers=None):
     d = {"description": desc}
-    h = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
+    h = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}, **LIMITED}
     if extra_headers: h.update(extra_headers)
     d["headers"] = h
     if schema is not None:
@@ -248,8 +254,8 @@ def by_view_arr(prefix, kind):
 P = lambda name, desc, schema=None, where="path": {"name": name, "in": where, "required": where == "path", "description": desc, "schema": schema or {"type": "string"}}
 ID = lambda name, what: P(name, what, {"type": "string", "pattern": "^[0-9]+$"})
 LISTQ = [{"$ref": f"#/components/parameters/{n}"} for n in ("page", "limit", "order", "dir", "filter")]
-CREATED = {"200": {"description": "Created: empty body, `Location: /api/rest/<resource>/<id>`.", "headers": {"Location": {"schema": {"type": "string"}}, "X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}}}
-EMPTY = lambda what: {"200": {"description": f"{what}: empty body.", "headers": {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}}}
+CREATED = {"200": {"description": "Created: empty body, `Location: /api/rest/<resource>/<id>`.", "headers": {"Location": {"schema": {"type": "string"}}, "X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}, **LIMITED}}}
+EMPTY = lambda what: {"200": {"description": f"{what}: empty body.", "headers": {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}, **LIMITED}}}
 STORE = P("store_id", "a store view id", {"type": "string", "pattern": "^[0-9]+$"})
 
 paths = {}
@@ -375,9 +381,9 @@ op("/api/rest/orders/comments/{id}", "get", "Read one order comment", "Admin (a 
    responses(ok_doc("The comment", ref("OrderCommentAdmin")), OWN_NF), [ID("id", "comment id")], tags=["Orders"])
 
 # auth + purge
-op("/api/rest/auth/token", "post", "Get a customer token", "Checks the credentials with Magento and answers a signed token; send it as `Authorization: Bearer <access_token>`. No credential needed.", [G, C, A],
+op("/api/rest/auth/token", "post", "Get a customer token", "Checks the credentials with Magento and answers a signed token; send it as `Authorization: Bearer <access_token>`. No credential needed. Failed sign-ins are counted per username and per address (`STOREGATE_SIGNIN_LIMIT`, 10 in 5 minutes by default): past the count, 429 without asking the store; a success clears the username's count.", [G, C, A],
    responses({"200": {"description": "The token", "content": {"application/json": {"schema": ref("CustomerToken")}, "application/xml": {"schema": ref("CustomerToken")}}}},
-             {"401": ["Invalid login or password."], "400": ["Missing \"<name>\" in request.", "Empty value for \"<name>\" in request.", "Invalid value for \"<name>\" in request."]}, has_body=True), body=body_content("Credentials"), tags=["Authentication"])
+             {"401": ["Invalid login or password."], "429": ["Too many failed sign-ins. Try again in <n> seconds."], "400": ["Missing \"<name>\" in request.", "Empty value for \"<name>\" in request.", "Invalid value for \"<name>\" in request."]}, has_body=True), body=body_content("Credentials"), tags=["Authentication"])
 op("/api/rest/cache/purge", "post", "Purge cached reads", "After changes made directly in Magento. Tags are the gateway's or Magento's (translated).", [A],
    responses({"200": {"description": "The tags purged", "content": {"application/json": {"schema": ref("PurgeResult")}, "application/xml": {"schema": ref("PurgeResult")}}}},
              {"400": ["Missing \"tags\" in request.", "Invalid \"all\": use true or false.", "Invalid \"tags\": use a list of cache tags or one comma-separated string.", "At most <n> tags may be purged at once."]}, has_body=True), body=body_content("PurgeRequest"), tags=["Operations"])
@@ -447,6 +453,11 @@ doc = {
      "ETag": {"schema": {"type": "string"}, "description": "strong validator of a cached read; `If-None-Match` gives 304"},
      "X-Cache": {"schema": {"enum": ["HIT", "MISS", "STALE"]}, "description": "how the cache answered; STALE also carries `Warning: 110` or `111`"},
      "Cache-Control": {"schema": {"type": "string"}, "description": "`public` for the Guest view, `private` otherwise; `private, no-store` for customer data"},
+     "Retry-After": {"schema": {"type": "integer", "minimum": 1}, "description": "seconds until the request may succeed"},
+     "RateLimit-Policy": {"schema": {"type": "string"}, "example": "\"guest-catalog\";q=300;w=60;pk=:ZpECyb+zhYWtKYXw:",
+                          "description": "draft-ietf-httpapi-ratelimit-headers, on a 429: the limit that refused the request (`STOREGATE_RATE_LIMITS`): its name (`<client>-<class>`: guest, customer, consumer or admin; catalog, account or writes), `q` requests in any window of `w` seconds, and `pk`, the client's partition key: a keyed digest, never an address, key or token."},
+     "RateLimit": {"schema": {"type": "string"}, "example": "\"guest-catalog\";r=297;t=60;pk=:ZpECyb+zhYWtKYXw:",
+                   "description": "draft-ietf-httpapi-ratelimit-headers: on every answer a limit counts (cache hits included), the policy's name and `pk` as in `RateLimit-Policy`, `r` requests left and `t` seconds until the window is whole again (on a 429, until the next request may pass). A signed customer call carries two (its app's and the customer's). For a busy client `r` leaves out what this instance's worker holds for it, less than a hundredth of the limit."},
    },
    "schemas": schemas,
    "responses": {f"Error{k}": v for k, v in sorted(SHARED.items())},

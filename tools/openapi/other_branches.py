@@ -52,10 +52,12 @@ def add_oauth(root, g):
     msgs = ("Messages a page can show: `Invalid login or password.`, `Invalid admin key.`, `Please sign in first.`, `Invalid form key. Please refresh the page.`, "
             "`The form sent is too large.` (`Request too large`), `This sign-in link is invalid or has expired. Go back to the application and start again.` (`Link expired`), "
             "`The store cannot handle sign-ins right now. Try again in a moment.` / `The store cannot check your sign-in right now. Try again in a moment.` (`Try again later`), "
-            "`You did not give the application access. You can close this window.` (`Access rejected`).")
+            "`You did not give the application access. You can close this window.` (`Access rejected`). "
+            "Past the failed sign-ins of a username or an address (`STOREGATE_SIGNIN_LIMIT`): 429 with `Retry-After`, the form and `Too many failed sign-ins. Try again in <n> seconds.`, without asking the store.")
     for base, who in (("/oauth/authorize", "a customer (their e-mail and password, checked with Magento)"), ("/admin/oauth_authorize", "the store's operator (the admin key)")):
-        plain(base, ["get", "post"], "OAuth: the sign-in page", f"The page where {who} signs in to authorize `oauth_token`. " + msgs, {"description": "An HTML page.", "content": html})
-        plain(base + "/simple", ["get", "post"], "OAuth: the sign-in page, simple", "The same page without the store's decoration (for pop-ups and web views). " + msgs, {"description": "An HTML page.", "content": html})
+        too_many = {"429": {"description": "Too many failed sign-ins: the form, saying when to try again (`Too many failed sign-ins. Try again in <n> seconds.`); the store is not asked.", "headers": {"Retry-After": {"$ref": "#/components/headers/Retry-After"}}, "content": html}}
+        plain(base, ["get", "post"], "OAuth: the sign-in page", f"The page where {who} signs in to authorize `oauth_token`. " + msgs, {"description": "An HTML page.", "content": html}, too_many)
+        plain(base + "/simple", ["get", "post"], "OAuth: the sign-in page, simple", "The same page without the store's decoration (for pop-ups and web views). " + msgs, {"description": "An HTML page.", "content": html}, too_many)
         plain(base + "/confirm", ["get", "post"], "OAuth: authorize", "Grants the request token; redirects to the callback with `oauth_token` and `oauth_verifier`, or shows the verifier for `oob`.", {"description": "An HTML page (or a 302 to the callback).", "content": html})
         plain(base + "/reject", ["get", "post"], "OAuth: refuse", "Refuses the request token; redirects to the consumer's rejected callback, or else to the app's own, with `oauth_token` and `rejected=1`; for `oob`, shows that access was refused.", {"description": "An HTML page (or a 302 to the callback).", "content": html})
     admin = paths["/admin/oauth_authorize"]["get"]

@@ -348,6 +348,13 @@ impl TokenStore for Guarded {
     fn store_session(&self, customer_id: u64) -> StoreFuture<'_, Option<String>> {
         self.0.call(move |s| s.store_session(customer_id))
     }
+    fn set_consumer_rate_limit<'a>(
+        &'a self,
+        key: &'a str,
+        rate: Option<crate::config::Rate>,
+    ) -> StoreFuture<'a, bool> {
+        self.0.call(move |s| s.set_consumer_rate_limit(key, rate))
+    }
 }
 
 #[cfg(test)]

@@ -67,6 +67,15 @@ pub enum ApiSigned {
     Unsigned(Request),
 }
 
+/// The consumer of a verified signed call, left in the request's extensions for its rate
+/// limit (`crate::limits`): every token of a consumer shares one budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignedConsumer {
+    pub id: i64,
+    /// Its own limit (`storegate oauth consumer update --rate-limit`), if it has one.
+    pub rate_limit: Option<crate::config::Rate>,
+}
+
 /// Whether a request may carry OAuth parameters, judged from its head alone: the
 /// `OAuth` scheme, `oauth_*` in the query, or a form body (read only then).
 pub fn may_be_signed(headers: &http::HeaderMap, query: Option<&str>) -> bool {
@@ -274,10 +283,12 @@ impl OAuth {
             Some(Owner::Customer(id)) => Principal::Customer(id),
             None => return Err(Problem::TokenRejected.api_error()),
         };
-        Ok(ApiSigned::Principal(
-            principal,
-            without_oauth_query(request),
-        ))
+        let mut request = without_oauth_query(request);
+        request.extensions_mut().insert(SignedConsumer {
+            id: verified.consumer.id,
+            rate_limit: verified.consumer.rate_limit,
+        });
+        Ok(ApiSigned::Principal(principal, request))
     }
 
     /// The profile a signed request's consumer is answered in, by the `oauth_consumer_key`

@@ -59,6 +59,14 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
             "/migrations/oauth/mysql/0004_revocations.sql"
         )),
     ),
+    (
+        5,
+        "consumers' own rate limits",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/oauth/mysql/0005_consumer_rate_limit.sql"
+        )),
+    ),
 ];
 
 /// How long a call waits for a pooled connection (the database unreachable or saturated)
@@ -68,7 +76,7 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
 const TOKEN_COLUMNS: &str = "id, consumer_id, kind, token, secret, verifier, callback_url, admin, customer_id, authorized, revoked, created_at";
 const CONSUMER_COLUMNS: &str =
-    "id, name, `key`, secret, callback_url, rejected_callback_url, profile";
+    "id, name, `key`, secret, callback_url, rejected_callback_url, profile, rate_limit";
 
 #[derive(Debug)]
 pub struct MySqlStore {
@@ -174,11 +182,14 @@ impl MySqlStore {
             )
             .execute(&mut *connection)
             .await?;
-            let done: i64 = sqlx::query_scalar(
-                "SELECT CAST(COALESCE(MAX(version), 0) AS SIGNED) FROM storegate_oauth_migrations",
+            // Every version not applied yet, not only those above the newest: versions made
+            // on branches side by side may land in either order.
+            let applied: Vec<i64> = sqlx::query_scalar(
+                "SELECT CAST(version AS SIGNED) FROM storegate_oauth_migrations",
             )
-            .fetch_one(&mut *connection)
+            .fetch_all(&mut *connection)
             .await?;
+            let done = applied.iter().copied().max().unwrap_or(0);
             let known = MIGRATIONS.last().map_or(0, |m| m.0);
             if done > known {
                 return Err(sqlx::Error::Protocol(format!(
@@ -187,7 +198,7 @@ impl MySqlStore {
                 )));
             }
             for (version, description, sql) in MIGRATIONS {
-                if *version <= done {
+                if applied.contains(version) {
                     continue;
                 }
                 // MySQL commits DDL as it goes: statements one by one, the version
@@ -302,6 +313,7 @@ fn consumer_row(row: &MySqlRow) -> Result<Consumer, sqlx::Error> {
         profile: optional_text(row, "profile")?
             .as_deref()
             .and_then(crate::context::profile::Profile::parse),
+        rate_limit: super::store::rate_limit_column(optional_text(row, "rate_limit")?),
     })
 }
 
@@ -484,6 +496,24 @@ impl TokenStore for MySqlStore {
                 .map(consumer_row)
                 .collect::<Result<_, _>>()
                 .map_err(|e| self.fail(e))
+        })
+    }
+
+    fn set_consumer_rate_limit<'a>(
+        &'a self,
+        key: &'a str,
+        rate: Option<crate::config::Rate>,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            sqlx::query("UPDATE oauth_consumer SET rate_limit = ? WHERE `key` = ?")
+                .bind(rate.map(|r| r.to_string()))
+                .bind(key)
+                .execute(self.pool().await?)
+                .await
+                .map_err(|e| self.fail(e))?;
+            // MySQL counts rows changed, not matched: an unchanged limit is no proof of
+            // an unknown key.
+            Ok(self.consumer_where("`key` = ?", key).await?.is_some())
         })
     }
 

@@ -26,7 +26,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use super::store::{
     AccessTokenInfo, Consumer, Exchanged, Export, ImportedToken, Kind, NewConsumer, Owner,
     REQUEST_TOKEN_LIFETIME, StoreError, StoreFuture, Token, TokenStore, now_secs, owner_columns,
-    owner_from, random_hex32,
+    owner_from, random_hex32, rate_limit_column,
 };
 
 /// The schema's versions, oldest first: (version, description, SQL).
@@ -63,6 +63,14 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
             "/migrations/oauth/sqlite/0004_revocations.sql"
         )),
     ),
+    (
+        5,
+        "consumers' own rate limits",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/oauth/sqlite/0005_consumer_rate_limit.sql"
+        )),
+    ),
 ];
 
 /// How long a connection waits for another one's lock before it fails.
@@ -96,13 +104,14 @@ fn setup(connection: &mut Connection) -> Result<(), rusqlite::Error> {
          )",
     )?;
     let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let done: i64 = tx.query_row(
-        "SELECT COALESCE(MAX(version), 0) FROM storegate_oauth_migrations",
-        [],
-        |row| row.get(0),
-    )?;
+    // Every version not applied yet, not only those above the newest: versions made on
+    // branches side by side may land in either order.
+    let done: Vec<i64> = tx
+        .prepare("SELECT version FROM storegate_oauth_migrations")?
+        .query_map([], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
     for (version, description, sql) in MIGRATIONS {
-        if *version > done {
+        if !done.contains(version) {
             tx.execute_batch(sql)?;
             tx.execute(
                 "INSERT INTO storegate_oauth_migrations (version, description, applied_at)
@@ -311,11 +320,12 @@ fn consumer_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Consumer> {
             .get::<_, Option<String>>(6)?
             .as_deref()
             .and_then(crate::context::profile::Profile::parse),
+        rate_limit: rate_limit_column(row.get::<_, Option<String>>(7)?),
     })
 }
 
 const CONSUMER_COLUMNS: &str =
-    "id, name, key, secret, callback_url, rejected_callback_url, profile";
+    "id, name, key, secret, callback_url, rejected_callback_url, profile, rate_limit";
 
 /// The calls, synchronous: [`EmbeddedStore`] runs them on the blocking pool; the CLI and
 /// tests may call them directly.
@@ -379,6 +389,21 @@ impl SqliteStore {
                 ],
                 consumer_row,
             )
+        })
+    }
+
+    /// Sets (None: removes) a consumer's own rate limit; false when the key is unknown.
+    pub fn set_consumer_rate_limit(
+        &self,
+        key: &str,
+        rate: Option<crate::config::Rate>,
+    ) -> Result<bool, StoreError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE oauth_consumer SET rate_limit = ?1 WHERE key = ?2",
+                params![rate.map(|r| r.to_string()), key],
+            )
+            .map(|changed| changed > 0)
         })
     }
 
@@ -691,6 +716,15 @@ impl TokenStore for EmbeddedStore {
     fn token<'a>(&'a self, token: &'a str) -> StoreFuture<'a, Option<Token>> {
         let token = token.to_owned();
         self.run(move |s| s.token(&token))
+    }
+
+    fn set_consumer_rate_limit<'a>(
+        &'a self,
+        key: &'a str,
+        rate: Option<crate::config::Rate>,
+    ) -> StoreFuture<'a, bool> {
+        let key = key.to_owned();
+        self.run(move |s| s.set_consumer_rate_limit(&key, rate))
     }
 
     fn create_request_token<'a>(

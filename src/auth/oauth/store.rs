@@ -167,6 +167,22 @@ pub struct Consumer {
     /// gets the original's formats without the whole gateway switching, docs/oauth.md);
     /// `None`: the gateway's own (`STOREGATE_PROFILE`).
     pub profile: Option<crate::context::profile::Profile>,
+    /// Its own rate limit, in place of `STOREGATE_RATE_LIMITS`'s `consumer=` (set with
+    /// `storegate oauth consumer add/update --rate-limit`); None: that one.
+    pub rate_limit: Option<crate::config::Rate>,
+}
+
+/// The `rate_limit` column read back; a value this build cannot read is no limit of its
+/// own (the gateway's `consumer=` then applies), and says so in the log.
+pub fn rate_limit_column(text: Option<String>) -> Option<crate::config::Rate> {
+    let text = text?;
+    match crate::config::Rate::parse(&text) {
+        Ok(rate) => Some(rate),
+        Err(why) => {
+            tracing::warn!(value = %text, %why, "OAuth store: a consumer's rate limit is unreadable");
+            None
+        }
+    }
 }
 
 /// A consumer to register.
@@ -290,6 +306,20 @@ pub trait TokenStore: Send + Sync + std::fmt::Debug {
     fn put_store_session<'a>(&'a self, customer_id: u64, session: &'a str) -> StoreFuture<'a, ()>;
     /// The customer's kept session with the store, if any.
     fn store_session(&self, customer_id: u64) -> StoreFuture<'_, Option<String>>;
+    /// Sets (None: removes) the consumer `key`'s own rate limit; false when there is no
+    /// such consumer.
+    fn set_consumer_rate_limit<'a>(
+        &'a self,
+        key: &'a str,
+        rate: Option<crate::config::Rate>,
+    ) -> StoreFuture<'a, bool> {
+        let _ = (key, rate);
+        Box::pin(async {
+            Err(StoreError::answered(
+                "this store cannot keep consumers' rate limits",
+            ))
+        })
+    }
 }
 
 /// What [`TokenStore::exchange`] made: the new access token and the ids of the ones it

@@ -53,13 +53,32 @@ pub async fn issue(
     let username = field("username")?;
     let password = field("password")?;
     let refused = || ApiError::new(StatusCode::UNAUTHORIZED, "Invalid login or password.");
+    // Past the failed sign-ins of this username or address, the store is not asked
+    // (`limits::signin`): its own lockout would lock the customer out of the shop.
+    let peer = crate::context::request::peer().map(|peer| peer.ip());
+    let attempt = app
+        .limits
+        .signin
+        .begin("customer", &username, app.limits.address(&headers, peer))
+        .await
+        .map_err(|too_many| crate::limits::too_many_signins(&too_many))?;
     let customer_id = match customer_sign_in::sign_in(&app, &username, &password).await {
-        Ok(id) => id,
-        Err(SignInError::Refused) => return Err(refused()),
+        Ok(id) => {
+            attempt.succeeded().await;
+            id
+        }
+        Err(SignInError::Refused) => {
+            attempt.failed();
+            return Err(refused());
+        }
         Err(SignInError::Store(BackendError::Protocol(cause))) => {
+            attempt.undecided().await;
             return Err(ApiError::bad_gateway().with_cause(cause));
         }
-        Err(SignInError::Store(other)) => return Err(backend_errors::to_api(other)),
+        Err(SignInError::Store(other)) => {
+            attempt.undecided().await;
+            return Err(backend_errors::to_api(other));
+        }
     };
     let issued = app.auth.tokens().issue(customer_id);
     let doc = Doc::new(json!({

@@ -39,6 +39,8 @@ const FORM_LIMIT: usize = 64 * 1024;
 /// A page request: its query and form fields, cookies and origin.
 struct PageInput {
     method: Method,
+    /// The client's address (a trusted proxy's `X-Forwarded-For`), for the sign-in guard.
+    address: Option<std::net::IpAddr>,
     fields: HashMap<String, String>,
     cookies: HashMap<String, String>,
     secure: bool,
@@ -52,6 +54,11 @@ impl PageInput {
             &oauth.trusted_proxies,
         );
         let method = request.method().clone();
+        let address = crate::limits::client::client_address(
+            request.headers(),
+            crate::context::request::peer().map(|peer| peer.ip()),
+            &oauth.trusted_proxies,
+        );
         let cookies = cookies(request.headers());
         let mut fields: HashMap<String, String> = request
             .uri()
@@ -74,6 +81,7 @@ impl PageInput {
         }
         Ok(PageInput {
             method,
+            address,
             fields,
             cookies,
             secure: scheme == "https",
@@ -341,19 +349,47 @@ async fn page(app: AppState, request: Request, audience: Audience, simple: bool)
     }
     let username = flow.input.field("login[username]");
     let password = flow.input.field("login[password]");
+    let address = flow.input.address;
+    let too_many = |refused: crate::limits::signin::TooMany| {
+        let mut response = flow.page(
+            StatusCode::TOO_MANY_REQUESTS,
+            pages::sign_in(
+                &context,
+                Some(&crate::limits::too_many_signins_text(&refused)),
+            ),
+        );
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(refused.retry_secs));
+        response
+    };
     let owner = match audience {
         Audience::Admin => {
-            if password.is_empty() || !app.auth.is_admin_key(password) {
+            if password.is_empty() {
                 return flow.page(
                     StatusCode::UNAUTHORIZED,
                     pages::sign_in(&context, Some("Invalid admin key.")),
                 );
             }
+            // Admin keys are guessed like passwords: the same guard, apart from customers.
+            let attempt = match app.limits.signin.begin("admin", username, address).await {
+                Ok(attempt) => attempt,
+                Err(refused) => return too_many(refused),
+            };
+            if !app.auth.is_admin_key(password) {
+                attempt.failed();
+                return flow.page(
+                    StatusCode::UNAUTHORIZED,
+                    pages::sign_in(&context, Some("Invalid admin key.")),
+                );
+            }
+            attempt.succeeded().await;
             Owner::Admin
         }
         Audience::Customer => {
-            match customer_sign_in(&app, username, password).await {
+            match customer_sign_in(&app, username, password, address).await {
                 Ok(id) => Owner::Customer(id),
+                Err(SignInError::TooMany(refused)) => return too_many(refused),
                 Err(SignInError::Refused) => {
                     return flow.page(
                         StatusCode::UNAUTHORIZED,
@@ -394,26 +430,42 @@ fn describe(owner: Owner) -> String {
 enum SignInError {
     Refused,
     Unavailable,
+    /// Past the failed sign-ins of this username or address: the store was not asked.
+    TooMany(crate::limits::signin::TooMany),
 }
 
-/// The customer's id when the store accepts the e-mail and password.
+/// The customer's id when the store accepts the e-mail and password, under the same
+/// guard against guessing as `POST /api/rest/auth/token` (one count for both).
 async fn customer_sign_in(
     app: &AppState,
     username: &str,
     password: &str,
+    address: Option<std::net::IpAddr>,
 ) -> Result<u64, SignInError> {
     if username.is_empty() || password.is_empty() {
         return Err(SignInError::Refused);
     }
-    store_sign_in::sign_in(app, username, password)
+    let attempt = app
+        .limits
+        .signin
+        .begin("customer", username, address)
         .await
-        .map_err(|error| match error {
-            store_sign_in::SignInError::Refused => SignInError::Refused,
-            store_sign_in::SignInError::Store(error) => {
-                tracing::warn!(%error, "customer sign-in: the store did not answer");
-                SignInError::Unavailable
-            }
-        })
+        .map_err(SignInError::TooMany)?;
+    match store_sign_in::sign_in(app, username, password).await {
+        Ok(id) => {
+            attempt.succeeded().await;
+            Ok(id)
+        }
+        Err(store_sign_in::SignInError::Refused) => {
+            attempt.failed();
+            Err(SignInError::Refused)
+        }
+        Err(store_sign_in::SignInError::Store(error)) => {
+            attempt.undecided().await;
+            tracing::warn!(%error, "customer sign-in: the store did not answer");
+            Err(SignInError::Unavailable)
+        }
+    }
 }
 
 /// Authorize (302 to the callback, or the verifier page for `oob`) or reject.
