@@ -43,9 +43,11 @@ pub mod hot;
 pub mod keys;
 mod renewal;
 pub mod response;
+mod second_level;
 mod sku_index;
 pub use sku_index::MAX_PAIRS as SKU_INDEX_MAX;
 pub mod status;
+pub use second_level::{FillTicket, SecondLevel, SecondLevelLookup};
 mod tag_clock;
 
 use std::future::Future;
@@ -155,46 +157,6 @@ pub enum Invalidation<'a> {
 /// Told of every invalidation made in this process, so that it can be passed on to other
 /// instances (`shared_state`).
 pub type InvalidationListener = Box<dyn Fn(Invalidation<'_>) + Send + Sync>;
-
-/// A second cache level shared by instances (`shared_state::l2`), behind this one: asked
-/// on a miss of a key read with [`Cache::get_or_fetch_shared`], before fetching, and given
-/// what the fetch produced. It never sees a hit of this level.
-pub trait SecondLevel: Send + Sync {
-    fn lookup<'a>(&'a self, key: &'a str)
-    -> futures_util::future::BoxFuture<'a, SecondLevelLookup>;
-    /// Keeps what a fetch after a [`SecondLevelLookup::Miss`] produced.
-    fn store<'a>(
-        &'a self,
-        key: &'a str,
-        ticket: FillTicket,
-        fetched: &'a Fetched,
-    ) -> futures_util::future::BoxFuture<'a, ()>;
-    /// The fetch after a miss failed: lets other instances waiting for it go ahead.
-    fn abandon<'a>(
-        &'a self,
-        key: &'a str,
-        ticket: FillTicket,
-    ) -> futures_util::future::BoxFuture<'a, ()>;
-}
-
-/// What the second level had.
-#[derive(Debug)]
-pub enum SecondLevelLookup {
-    /// A valid record, fetched `age` ago by some instance.
-    Hit { fetched: Fetched, age: Duration },
-    /// Nothing usable: fetch, then [`SecondLevel::store`] with this ticket.
-    Miss(FillTicket),
-}
-
-/// What a second-level miss hands to the store that follows the fetch.
-#[derive(Debug, Default)]
-pub struct FillTicket {
-    /// The shared invalidation sequence read before the fetch; None when the second level
-    /// could not be asked (nothing is stored then).
-    pub seq: Option<u64>,
-    /// Set when this instance claimed the fill of the key (others wait for it).
-    pub claim: Option<String>,
-}
 
 /// What a fetch produced: the value and the tags of what it shows.
 #[derive(Debug)]
