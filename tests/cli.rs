@@ -2,33 +2,23 @@
 //! naming the key; with no upstream the gateway starts the sandbox and prints how to call
 //! it; `storegate sandbox` runs the sandbox alone; SIGTERM shuts down gracefully.
 
+#[allow(dead_code)]
+mod common;
+
+use common::process::free_port;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_storegate"));
-    command.current_dir(env!("CARGO_MANIFEST_DIR"));
     // A clean environment: only what each test sets.
-    for (key, _) in std::env::vars() {
-        if key.starts_with("STOREGATE_") {
-            command.env_remove(key);
-        }
-    }
+    let mut command = common::process::storegate(&["STOREGATE_"]);
     // The OAuth store's folder: not the checkout's `data/` (a test that sets its own wins).
     command.env(
         "STOREGATE_DATA_DIR",
         std::env::temp_dir().join(format!("storegate-cli-tests-{}", std::process::id())),
     );
     command
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[test]
@@ -518,16 +508,12 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
 
     storegate::backend::transport::install_crypto();
     let http = reqwest::Client::new();
-    let product: serde_json::Value = http
-        .get(format!("{public}/api/rest/products/1"))
-        .header("Accept", "application/json")
-        .header("X-Request-Id", "device-1")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let product: serde_json::Value = common::http::json_of(
+        http.get(format!("{public}/api/rest/products/1"))
+            .header("Accept", "application/json")
+            .header("X-Request-Id", "device-1"),
+    )
+    .await;
     let image = product["image_url"].as_str().unwrap();
     assert!(image.starts_with(&format!("{public}/media/")), "{image}");
     let file = http.get(image).send().await.unwrap();
@@ -618,14 +604,7 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
         access["span"]["route"], "/admin/oauth_authorize",
         "{access}"
     );
-    let metrics = http
-        .get(format!("{public}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = common::http::text_of(http.get(format!("{public}/metrics"))).await;
     assert!(
         metrics.contains("storegate_log_lines_dropped_total 0\n"),
         "{metrics}"

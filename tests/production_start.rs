@@ -3,31 +3,21 @@
 //! sandbox still starts with no configuration, or on purpose with `STOREGATE_SANDBOX=1`;
 //! and `/readyz` reports a back end refusing the gateway's credentials as not ready.
 
+#[allow(dead_code)]
+mod common;
+
+use common::process::free_port;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_storegate"));
-    command.current_dir(env!("CARGO_MANIFEST_DIR"));
-    for (key, _) in std::env::vars() {
-        if key.starts_with("STOREGATE_") || key.starts_with("STOREGTE_") {
-            command.env_remove(key);
-        }
-    }
+    let mut command = common::process::storegate(&["STOREGATE_", "STOREGTE_"]);
     command.env(
         "STOREGATE_DATA_DIR",
         std::env::temp_dir().join(format!("storegate-start-tests-{}", std::process::id())),
     );
     command
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Runs the binary to its end (it must stop by itself): exit code and stderr.

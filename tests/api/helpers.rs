@@ -4,10 +4,15 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
+use storegate::Running;
 use storegate::config::Config;
-use storegate::{Parts, Running};
 use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::common::gateway::{Setup, start_gateway};
+
+pub use crate::common::files::{temp_dir, test_data_dir};
+pub use crate::common::http::Reply;
 
 pub const ADMIN_KEY: &str = "test-admin-key-0123456789";
 pub const UPSTREAM_TOKEN: &str = "integration-token-secret-abc";
@@ -28,30 +33,6 @@ pub enum Who {
     Admin,
     Customer(u64),
     Bearer(String),
-}
-
-pub struct Reply {
-    pub status: u16,
-    pub headers: reqwest::header::HeaderMap,
-    pub body: String,
-}
-
-impl Reply {
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
-    }
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-    /// The messages of an error body in JSON.
-    pub fn messages(&self) -> Vec<String> {
-        self.json()["messages"]["error"]
-            .as_array()
-            .unwrap_or_else(|| panic!("no error body: {}", self.body))
-            .iter()
-            .map(|e| e["message"].as_str().unwrap_or_default().to_owned())
-            .collect()
-    }
 }
 
 pub fn root() -> PathBuf {
@@ -148,19 +129,6 @@ pub async fn mount_skus(server: &MockServer) {
         .await;
 }
 
-/// An OAuth store's folder for one gateway of this test run: not the checkout's `data/`,
-/// which a test run would otherwise leave behind and share with every other run, and not
-/// another test's either: the store keeps customer revocations, which a gateway loads at
-/// start and every few seconds, so a test deleting customer 1 would sign out another test's
-/// customer 1.
-pub fn test_data_dir() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!(
-        "storegate-api-tests-{}/{}",
-        std::process::id(),
-        storegate::auth::oauth::store::random_hex32()
-    ))
-}
-
 pub fn test_config() -> Config {
     Config {
         listen: "127.0.0.1:0".parse().unwrap(),
@@ -192,18 +160,16 @@ impl Gateway {
     pub async fn start_on(upstream: MockServer, tweak: impl FnOnce(&mut Config)) -> Gateway {
         let mut config = test_config();
         tweak(&mut config);
-        let mappings = storegate::load_mappings(&config).expect("mappings load");
-        let parts = Parts {
-            upstream_url: upstream.uri(),
-            upstream_token: UPSTREAM_TOKEN.to_owned(),
-            admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-            token_secret: b"test-token-secret".to_vec(),
-            mappings,
-        };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let running = storegate::start(config, parts, listener, None)
-            .await
-            .unwrap();
+        let running = start_gateway(
+            config,
+            Setup {
+                upstream_url: &upstream.uri(),
+                upstream_token: UPSTREAM_TOKEN,
+                admin_key: ADMIN_KEY,
+                token_secret: b"test-token-secret",
+            },
+        )
+        .await;
         Gateway {
             _data_dir: DataDir(running.app.config.data_dir.clone()),
             running,
@@ -253,15 +219,7 @@ impl Gateway {
     }
 
     async fn execute(&self, request: reqwest::Request) -> Reply {
-        let response = self.http.execute(request).await.expect("gateway answers");
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let body = response.text().await.unwrap();
-        Reply {
-            status,
-            headers,
-            body,
-        }
+        Reply::read(self.http.execute(request).await.expect("gateway answers")).await
     }
 
     /// GET with `Accept: application/json`.
@@ -302,21 +260,4 @@ pub fn copy_mappings(to: &Path) {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
     }
-}
-
-/// A fresh temporary folder.
-pub fn temp_dir(label: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "storegate-{label}-{}-{}",
-        std::process::id(),
-        rand_suffix()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn rand_suffix() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
 }

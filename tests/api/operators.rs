@@ -207,15 +207,9 @@ async fn metrics_show_the_build_and_the_process() {
 
 #[tokio::test]
 async fn sandbox_media_is_served_through_the_public_url() {
-    use storegate_sandbox::{Sandbox, SandboxOptions};
-
     storegate::backend::transport::install_crypto();
-    let sandbox = Sandbox::start(
-        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
-        SandboxOptions::default(),
-    )
-    .await
-    .unwrap();
+    let sandbox =
+        crate::common::gateway::start_sandbox(storegate_sandbox::SandboxOptions::default()).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     // What a phone on the network would use: another name for this machine.
@@ -226,42 +220,35 @@ async fn sandbox_media_is_served_through_the_public_url() {
         public_url: Some(public.clone()),
         ..test_config()
     };
-    let mappings = storegate::load_mappings(&config).unwrap();
-    let parts = storegate::Parts {
-        upstream_url: sandbox.base_url(),
-        upstream_token: sandbox.token().to_owned(),
-        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-        token_secret: b"media-test".to_vec(),
-        mappings,
-    };
+    let parts = crate::common::gateway::parts(
+        &config,
+        &crate::common::gateway::Setup {
+            upstream_url: &sandbox.base_url(),
+            upstream_token: sandbox.token(),
+            admin_key: ADMIN_KEY,
+            token_secret: b"media-test",
+        },
+    );
     let gateway = storegate::start(config, parts, listener, None)
         .await
         .unwrap();
     let http = reqwest::Client::new();
 
-    let product: serde_json::Value = http
-        .get(format!("{}/products/1", gateway.base_url()))
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let product: serde_json::Value = crate::common::http::json_of(
+        http.get(format!("{}/products/1", gateway.base_url()))
+            .header("Accept", "application/json"),
+    )
+    .await;
     let image_url = product["image_url"].as_str().unwrap();
     assert!(
         image_url.starts_with(&format!("{public}/media/")),
         "{image_url}"
     );
-    let images: serde_json::Value = http
-        .get(format!("{}/products/1/images", gateway.base_url()))
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let images: serde_json::Value = crate::common::http::json_of(
+        http.get(format!("{}/products/1/images", gateway.base_url()))
+            .header("Accept", "application/json"),
+    )
+    .await;
     let url = images[0]["url"].as_str().unwrap();
     assert!(
         url.starts_with(&format!("{public}/media/catalog/product/")),

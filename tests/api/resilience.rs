@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use storegate::Parts;
 use wiremock::matchers::{any, method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -585,23 +584,16 @@ async fn cut_connection_server() -> (String, tokio::task::JoinHandle<()>) {
 #[tokio::test]
 async fn a_connection_cut_mid_body_is_a_clean_error() {
     let (url, server) = cut_connection_server().await;
-    let config = storegate::config::Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        upstream_timeout: Duration::from_millis(1500),
-        data_dir: test_data_dir(),
-        ..Default::default()
-    };
-    let parts = Parts {
-        upstream_url: url,
-        upstream_token: UPSTREAM_TOKEN.to_owned(),
-        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-        token_secret: b"test-token-secret".to_vec(),
-        mappings: storegate::load_mappings(&config).unwrap(),
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let running = storegate::start(config, parts, listener, None)
-        .await
-        .unwrap();
+    let running = crate::common::gateway::start_gateway(
+        test_config(),
+        crate::common::gateway::Setup {
+            upstream_url: &url,
+            upstream_token: UPSTREAM_TOKEN,
+            admin_key: ADMIN_KEY,
+            token_secret: b"test-token-secret",
+        },
+    )
+    .await;
     let r = reqwest::Client::new()
         .get(format!("{}/products/1", running.base_url()))
         .header("Accept", "application/json")

@@ -122,15 +122,9 @@ async fn a_write_that_keeps_racing_is_a_409_never_a_200() {
         ["The customer was changed by another writer at the same time. Read it and try again."]
     );
     assert_eq!(gw.upstream_calls("PUT", "/V1/customers/5$").await.len(), 3);
-    let metrics = gw
-        .http
-        .get(format!("http://{}/metrics", gw.running.addr))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics =
+        crate::common::http::text_of(gw.http.get(format!("http://{}/metrics", gw.running.addr)))
+            .await;
     assert!(
         metrics.contains("storegate_customer_write_conflicts_total 1"),
         "{metrics}"

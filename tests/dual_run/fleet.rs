@@ -15,26 +15,20 @@ use storegate::Running;
 use crate::harness::{self, ADMIN_KEY, change_product, count, entry};
 
 async fn report(http: &reqwest::Client, gateway: &Running) -> Value {
-    http.get(format!("{}/shadow/report", gateway.base_url()))
-        .bearer_auth(ADMIN_KEY)
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    crate::common::http::json_of(
+        http.get(format!("{}/shadow/report", gateway.base_url()))
+            .bearer_auth(ADMIN_KEY)
+            .header("Accept", "application/json"),
+    )
+    .await
 }
 
 async fn read(http: &reqwest::Client, gateway: &Running, path: &str) -> Value {
-    http.get(format!("{}{path}", gateway.base_url()))
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    crate::common::http::json_of(
+        http.get(format!("{}{path}", gateway.base_url()))
+            .header("Accept", "application/json"),
+    )
+    .await
 }
 
 #[tokio::test]

@@ -3,6 +3,9 @@
 //! the report, the metrics and the stores see.
 
 mod browser;
+#[allow(dead_code)]
+#[path = "../common/mod.rs"]
+mod common;
 mod cutover;
 mod fleet;
 mod harness;
@@ -436,16 +439,12 @@ async fn a_candidate_that_is_down_or_answers_garbage_is_counted_never_seen() {
     );
     let start = Instant::now();
     loop {
-        let report: serde_json::Value = http
-            .get(format!("{}/shadow/report", gateway.base_url()))
-            .bearer_auth(harness::ADMIN_KEY)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let report: serde_json::Value = common::http::json_of(
+            http.get(format!("{}/shadow/report", gateway.base_url()))
+                .bearer_auth(harness::ADMIN_KEY)
+                .header("Accept", "application/json"),
+        )
+        .await;
         let routes = report["routes"].as_array().unwrap();
         if let Some(e) = routes.iter().find(|r| r["route"] == "GET /products/:id")
             && count(e, "error") >= 1

@@ -12,20 +12,16 @@ use crate::harness::{self, compared_at_least, count, difference, entry};
 
 async fn start(options: SandboxOptions) -> Sandbox {
     storegate::backend::transport::install_crypto();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    Sandbox::start(listener, options).await.unwrap()
+    crate::common::gateway::start_sandbox(options).await
 }
 
 async fn m2(store: &Sandbox, path: &str) -> Value {
-    reqwest::Client::new()
-        .get(format!("{}/rest/V1{path}", store.base_url()))
-        .bearer_auth(store.token())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    crate::common::http::json_of(
+        reqwest::Client::new()
+            .get(format!("{}/rest/V1{path}", store.base_url()))
+            .bearer_auth(store.token()),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -121,16 +117,12 @@ async fn a_store_copied_into_a_sandbox_through_the_gateway() {
     }
     let start = std::time::Instant::now();
     let report = loop {
-        let report: Value = http
-            .get(format!("{}/shadow/report", gateway.base_url()))
-            .bearer_auth(harness::ADMIN_KEY)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let report: Value = crate::common::http::json_of(
+            http.get(format!("{}/shadow/report", gateway.base_url()))
+                .bearer_auth(harness::ADMIN_KEY)
+                .header("Accept", "application/json"),
+        )
+        .await;
         if ["GET /products/:id", "GET /customers/:id", "GET /orders/:id"]
             .iter()
             .all(|route| compared_at_least(&report, route, "admin", 1))

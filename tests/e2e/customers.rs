@@ -268,17 +268,14 @@ async fn orders_by_owner() {
         json!({})
     );
 
-    let xml = stack
-        .http
-        .get(stack.url("/orders"))
-        .bearer_auth(&demo)
-        .header("Accept", "application/xml")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let xml = crate::common::http::text_of(
+        stack
+            .http
+            .get(stack.url("/orders"))
+            .bearer_auth(&demo)
+            .header("Accept", "application/xml"),
+    )
+    .await;
     assert!(
         xml.contains("<data_item_1>") && xml.contains("<data_item_2>"),
         "{xml}"

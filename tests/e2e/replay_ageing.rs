@@ -34,12 +34,7 @@ fn make_old(dir: &Path) {
 
 async fn start_sandbox() -> Sandbox {
     storegate::backend::transport::install_crypto();
-    Sandbox::start(
-        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
-        SandboxOptions::default(),
-    )
-    .await
-    .unwrap()
+    crate::common::gateway::start_sandbox(SandboxOptions::default()).await
 }
 
 /// The SKU product 1 was recorded under, from its cassette.

@@ -148,27 +148,21 @@ pub async fn gateway_with_short_cache(upstream_url: &str, recording: Recording) 
         circuit_failure_threshold: 0,
         ..Config::default()
     };
-    let parts = storegate::Parts {
-        upstream_url: upstream_url.to_owned(),
-        upstream_token: "any-token".to_owned(),
-        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-        token_secret: b"bench-token-secret".to_vec(),
-        mappings: storegate::load_mappings(&config).unwrap(),
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    storegate::start(config, parts, listener, None)
-        .await
-        .unwrap()
+    crate::common::gateway::start_gateway(
+        config,
+        crate::common::gateway::Setup {
+            upstream_url,
+            upstream_token: "any-token",
+            admin_key: ADMIN_KEY,
+            token_secret: b"bench-token-secret",
+        },
+    )
+    .await
 }
 
 /// Reads of two products recorded from the sandbox through the gateway.
 pub async fn record_two_products(dir: &Path) {
-    let sandbox = Sandbox::start(
-        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
-        SandboxOptions::default(),
-    )
-    .await
-    .unwrap();
+    let sandbox = crate::common::gateway::start_sandbox(SandboxOptions::default()).await;
     record_products(dir, &sandbox).await;
     sandbox.shutdown().await;
 }

@@ -36,15 +36,9 @@ impl Fleet {
     }
 
     async fn metric(&self, gw: &Running, name: &str) -> Option<f64> {
-        let text = self
-            .http
-            .get(format!("http://{}/metrics", gw.addr))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text =
+            crate::common::http::text_of(self.http.get(format!("http://{}/metrics", gw.addr)))
+                .await;
         text.lines()
             .find_map(|line| line.strip_prefix(&format!("{name} ")))
             .and_then(|value| value.trim().parse().ok())

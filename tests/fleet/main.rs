@@ -16,6 +16,9 @@ mod faults;
 mod mariadb;
 // Shared with tests/shared, which uses all of it (pausing Redis, for one).
 #[allow(dead_code)]
+#[path = "../common/mod.rs"]
+mod common;
+#[allow(dead_code)]
 #[path = "../shared/redis_server.rs"]
 mod redis_server;
 
@@ -27,22 +30,13 @@ use serde_json::Value;
 use storegate::Running;
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
+use common::files::temp_dir;
 use mariadb::MariaDb;
 use redis_server::RedisServer;
 
 const ADMIN_KEY: &str = "fleet-admin-key-0123456789";
 const EMAIL: &str = storegate_sandbox::DEMO_CUSTOMER_EMAIL;
 const PASSWORD: &str = storegate_sandbox::DEMO_CUSTOMER_PASSWORD;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "storegate-fleet-{name}-{}-{}",
-        std::process::id(),
-        storegate::auth::oauth::store::random_hex32()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 struct Fleet {
     a: Running,
@@ -89,10 +83,7 @@ async fn gateway(
         token_secret: b"fleet-token-secret".to_vec(),
         mappings: storegate::rules::mapping::Mappings::embedded(),
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let running = storegate::start(config, parts, listener, None)
-        .await
-        .unwrap();
+    let running = common::gateway::start_parts(config, parts).await;
     (running, dir)
 }
 
@@ -126,10 +117,7 @@ impl Fleet {
             false => None,
         };
         storegate::backend::transport::install_crypto();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sandbox = Sandbox::start(listener, SandboxOptions::default())
-            .await
-            .unwrap();
+        let sandbox = crate::common::gateway::start_sandbox(SandboxOptions::default()).await;
         let (a, dir_a) = gateway("a", &database, redis.as_ref(), &sandbox, fresh).await;
         let (b, dir_b) = gateway("b", &database, redis.as_ref(), &sandbox, fresh).await;
         let fleet = Fleet {
@@ -283,20 +271,16 @@ impl Fleet {
 
     /// Revokes every access token of customer 1 through `gw`'s Admin endpoint.
     async fn revoke_customer_tokens(&self, gw: &Running) {
-        let list: Value = self
-            .http
-            .get(format!(
-                "{}/api/rest/oauth/tokens?customer_id=1",
-                Fleet::origin(gw)
-            ))
-            .bearer_auth(ADMIN_KEY)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let list: Value = common::http::json_of(
+            self.http
+                .get(format!(
+                    "{}/api/rest/oauth/tokens?customer_id=1",
+                    Fleet::origin(gw)
+                ))
+                .bearer_auth(ADMIN_KEY)
+                .header("Accept", "application/json"),
+        )
+        .await;
         let entries = list.as_array().unwrap();
         assert!(!entries.is_empty(), "{list}");
         for entry in entries {
@@ -580,15 +564,8 @@ async fn the_database_failing_keeps_verified_tokens_and_refuses_new_sign_ins() {
             && !e.contains("storegate-pw")),
         "{ready}"
     );
-    let metrics = fleet
-        .http
-        .get(format!("http://{}/metrics", fleet.a.addr))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics =
+        common::http::text_of(fleet.http.get(format!("http://{}/metrics", fleet.a.addr))).await;
     assert!(metrics.contains("storegate_oauth_store_up 0"), "{metrics}");
     let fallbacks: u64 = metrics
         .lines()

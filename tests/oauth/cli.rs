@@ -247,9 +247,9 @@ async fn import_of_the_original_tables() {
         )
         .await;
     assert!(
-        reply.content_type.starts_with("application/json"),
+        reply.content_type().starts_with("application/json"),
         "{}",
-        reply.content_type
+        reply.content_type()
     );
     for (token, secret) in [
         (

@@ -10,7 +10,7 @@ async fn initiate(stack: &Stack, signer: &Signer) -> (u16, String, String) {
     let reply = stack
         .send("POST", &url, &[("Authorization", &header)], None)
         .await;
-    (reply.status, reply.content_type, reply.body)
+    (reply.status, reply.content_type(), reply.body)
 }
 
 #[tokio::test]
@@ -424,18 +424,15 @@ async fn a_deleted_customer_loses_every_token() {
         .unwrap();
     assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
     let (token, secret) = dance(&stack, &consumer, false, (&email, "Secret-Pass-123")).await;
-    let bearer: Value = stack
-        .http
-        .post(format!("{}/api/rest/auth/token", stack.origin()))
-        .header("Content-Type", JSON)
-        .header("Accept", JSON)
-        .json(&serde_json::json!({"username": email, "password": "Secret-Pass-123"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let bearer: Value = crate::common::http::json_of(
+        stack
+            .http
+            .post(format!("{}/api/rest/auth/token", stack.origin()))
+            .header("Content-Type", JSON)
+            .header("Accept", JSON)
+            .json(&serde_json::json!({"username": email, "password": "Secret-Pass-123"})),
+    )
+    .await;
     let id = bearer["customer_id"].as_u64().unwrap();
     let signer = || Signer::new(&consumer).token(&token, &secret);
     assert_eq!(

@@ -11,6 +11,9 @@
 
 mod cli;
 mod clients;
+#[allow(dead_code)]
+#[path = "../common/mod.rs"]
+mod common;
 mod flow;
 mod mobile_apps;
 mod natural_order;
@@ -25,6 +28,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use storegate::auth::oauth::signature::{self, Method};
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
+pub use common::files::temp_dir;
+pub use common::http::Reply;
+
 pub const ADMIN_KEY: &str = "oauth-test-admin-key";
 pub const EMAIL: &str = storegate_sandbox::DEMO_CUSTOMER_EMAIL;
 pub const PASSWORD: &str = storegate_sandbox::DEMO_CUSTOMER_PASSWORD;
@@ -38,16 +44,6 @@ pub struct Stack {
     pub http: reqwest::Client,
 }
 
-pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "storegate-oauth-{name}-{}-{}",
-        std::process::id(),
-        storegate::auth::oauth::store::random_hex32()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 impl Stack {
     pub async fn start() -> Stack {
         Stack::with(|_| {}).await
@@ -55,10 +51,7 @@ impl Stack {
 
     pub async fn with(adjust: impl FnOnce(&mut storegate::Config)) -> Stack {
         storegate::backend::transport::install_crypto();
-        let sandbox_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sandbox = Sandbox::start(sandbox_listener, SandboxOptions::default())
-            .await
-            .unwrap();
+        let sandbox = common::gateway::start_sandbox(SandboxOptions::default()).await;
         let data_dir = temp_dir("data");
         let mut config = storegate::Config {
             listen: "127.0.0.1:0".parse().unwrap(),
@@ -73,10 +66,7 @@ impl Stack {
             token_secret: b"oauth-test-secret".to_vec(),
             mappings: storegate::rules::mapping::Mappings::embedded(),
         };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let gateway = storegate::start(config, parts, listener, None)
-            .await
-            .unwrap();
+        let gateway = common::gateway::start_parts(config, parts).await;
         Stack {
             gateway,
             _sandbox: sandbox,
@@ -110,16 +100,7 @@ impl Stack {
         if let Some(body) = body {
             request = request.body(body);
         }
-        let response = request.send().await.unwrap();
-        Reply {
-            status: response.status().as_u16(),
-            content_type: response
-                .headers()
-                .get("content-type")
-                .map(|v| v.to_str().unwrap().to_owned())
-                .unwrap_or_default(),
-            body: response.text().await.unwrap(),
-        }
+        Reply::read(request.send().await.unwrap()).await
     }
 
     /// Registers a consumer straight in the store (the CLI has its own tests).
@@ -269,14 +250,6 @@ impl Signer {
             .collect();
         format!("OAuth realm=\"storegate\", {}", items.join(", "))
     }
-}
-
-/// What [`Stack::send`] got back.
-#[derive(Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub content_type: String,
-    pub body: String,
 }
 
 /// Pairs as a form-urlencoded text (a body, or a query string).

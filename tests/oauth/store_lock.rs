@@ -106,15 +106,8 @@ async fn the_store_locked_for_seven_seconds_stalls_only_what_needs_it() {
     // new sign-in is the 503 naming the OAuth store, at once.
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("roni_cost@example.com"), "{body}");
-    let ready: serde_json::Value = stack
-        .http
-        .get(format!("{}/readyz", stack.origin()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let ready: serde_json::Value =
+        crate::common::http::json_of(stack.http.get(format!("{}/readyz", stack.origin()))).await;
     assert_eq!(ready["oauth_store"], "degraded", "{ready}");
     holder.join().unwrap();
 

@@ -6,6 +6,9 @@
 //! cache makes one upstream fetch for two instances; Redis killed mid-run leaves reads
 //! served and comes back by itself.
 
+#[allow(dead_code)]
+#[path = "../common/mod.rs"]
+mod common;
 mod faults;
 mod redis_server;
 
@@ -16,6 +19,8 @@ use storegate::Running;
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
 use self::redis_server::RedisServer;
+use common::gateway::{Setup, start_gateway};
+use common::http::Reply;
 
 const ADMIN_KEY: &str = "shared-admin-key-0123456789";
 const DEMO: (&str, &str) = ("roni_cost@example.com", "Roni-Cost-2024");
@@ -26,21 +31,6 @@ struct Cluster {
     sandbox: Sandbox,
     redis: RedisServer,
     http: reqwest::Client,
-}
-
-struct Reply {
-    status: u16,
-    headers: reqwest::header::HeaderMap,
-    body: String,
-}
-
-impl Reply {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
-    }
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
 }
 
 async fn gateway(sandbox: &Sandbox, redis_url: &str, shared_cache: bool) -> Running {
@@ -58,19 +48,17 @@ async fn gateway(sandbox: &Sandbox, redis_url: &str, shared_cache: bool) -> Runn
         )),
         ..storegate::Config::default()
     };
-    let mappings = storegate::load_mappings(&config).unwrap();
-    let parts = storegate::Parts {
-        upstream_url: sandbox.base_url(),
-        upstream_token: sandbox.token().to_owned(),
-        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-        // Shared, as the README asks of instances behind one load balancer.
-        token_secret: b"shared-token-secret".to_vec(),
-        mappings,
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    storegate::start(config, parts, listener, None)
-        .await
-        .unwrap()
+    start_gateway(
+        config,
+        Setup {
+            upstream_url: &sandbox.base_url(),
+            upstream_token: sandbox.token(),
+            admin_key: ADMIN_KEY,
+            // Shared, as the README asks of instances behind one load balancer.
+            token_secret: b"shared-token-secret",
+        },
+    )
+    .await
 }
 
 impl Cluster {
@@ -78,10 +66,7 @@ impl Cluster {
     async fn start(shared_cache: bool) -> Option<Cluster> {
         let redis = RedisServer::start().await?;
         storegate::backend::transport::install_crypto();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sandbox = Sandbox::start(listener, SandboxOptions::default())
-            .await
-            .unwrap();
+        let sandbox = crate::common::gateway::start_sandbox(SandboxOptions::default()).await;
         let a = gateway(&sandbox, &redis.url(), shared_cache).await;
         let b = gateway(&sandbox, &redis.url(), shared_cache).await;
         let cluster = Cluster {
@@ -110,23 +95,15 @@ impl Cluster {
         bearer: Option<&str>,
         body: Option<Value>,
     ) -> Reply {
-        let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
-        let mut request = self
-            .http
-            .request(method, format!("{}{path}", gw.base_url()))
-            .header("Accept", "application/json");
-        if let Some(token) = bearer {
-            request = request.bearer_auth(token);
-        }
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.unwrap();
-        Reply {
-            status: response.status().as_u16(),
-            headers: response.headers().clone(),
-            body: response.text().await.unwrap(),
-        }
+        common::http::call(
+            &self.http,
+            verb,
+            &format!("{}{path}", gw.base_url()),
+            "application/json",
+            bearer,
+            body.as_ref(),
+        )
+        .await
     }
 
     async fn admin(&self, gw: &Running, verb: &str, path: &str, body: Option<Value>) -> Reply {
@@ -144,14 +121,7 @@ impl Cluster {
     }
 
     async fn metrics(&self, gw: &Running) -> String {
-        self.http
-            .get(format!("http://{}/metrics", gw.addr))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
+        common::http::text_of(self.http.get(format!("http://{}/metrics", gw.addr))).await
     }
 
     async fn customer_token(&self, gw: &Running) -> (String, u64) {
@@ -701,10 +671,7 @@ async fn a_redis_that_never_answers_costs_a_call_its_timeout_and_no_request_hang
         }
     });
     storegate::backend::transport::install_crypto();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sandbox = Sandbox::start(listener, SandboxOptions::default())
-        .await
-        .unwrap();
+    let sandbox = crate::common::gateway::start_sandbox(SandboxOptions::default()).await;
     let gw = gateway(&sandbox, &url, true).await;
     let http = reqwest::Client::new();
     let get = |path: String| {
