@@ -86,10 +86,7 @@ async fn wrong_credentials_are_401_and_missing_ones_400() {
                 .json(&json!({"username": "jane.doe@example.com", "password": "nope"})),
         )
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (401, vec!["Invalid login or password.".to_owned()])
-    );
+    r.assert_error(401, "Invalid login or password.");
     let r = gw
         .send(
             gw.request("POST", "/auth/token", &Who::Guest)
@@ -97,10 +94,7 @@ async fn wrong_credentials_are_401_and_missing_ones_400() {
                 .json(&json!({"username": "x"})),
         )
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (400, vec!["Missing \"password\" in request.".to_owned()])
-    );
+    r.assert_error(400, "Missing \"password\" in request.");
     let r = gw
         .send(
             gw.request("GET", "/auth/token", &Who::Guest)
@@ -141,11 +135,7 @@ async fn bad_credentials_are_401_never_guest() {
     let gw = Gateway::start().await;
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-simple-24-mb01"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "24-MB01", "products/get-simple-24-mb01").await;
     mount_render(&gw.upstream).await;
     let other_issuer = storegate::auth::TokenIssuer::new(
         b"another-secret".to_vec(),
@@ -196,10 +186,7 @@ async fn expired_tokens_are_401() {
             .header("Accept", "application/json"),
         )
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (401, vec!["The access token has expired.".to_owned()])
-    );
+    r.assert_error(401, "The access token has expired.");
 }
 
 /// Magento 2 revokes customer tokens per customer, not per token: revoking the one taken at

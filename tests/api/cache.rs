@@ -173,11 +173,7 @@ async fn upstream_faults_are_clean_errors() {
     let gw = Gateway::start_with(|c| c.upstream_timeout = Duration::from_millis(300)).await;
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-error-internal"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "24-MB01", "products/get-error-internal").await;
     Mock::given(method("GET"))
         .and(path("/rest/default/V1/products/24-MB02"))
         .respond_with(ResponseTemplate::new(200).set_body_string("<html>Bad gateway</html>"))
@@ -193,10 +189,7 @@ async fn upstream_faults_are_clean_errors() {
         .mount(&gw.upstream)
         .await;
     let r = gw.get_json("/products/1", &Who::Admin).await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (500, vec!["Resource internal error.".to_owned()])
-    );
+    r.assert_error(500, "Resource internal error.");
     let r = gw.get_json("/products/2", &Who::Admin).await;
     assert_eq!(r.status, 502, "{}", r.body);
     let started = std::time::Instant::now();

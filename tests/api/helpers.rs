@@ -87,6 +87,15 @@ pub async fn mount(server: &MockServer, name: &str) {
         .await;
 }
 
+/// Answers `GET /rest/default/V1/products/{sku}` with the recorded exchange `name`.
+pub async fn mount_product_as(server: &MockServer, sku: &str, name: &str) {
+    Mock::given(method("GET"))
+        .and(path(format!("/rest/default/V1/products/{sku}")))
+        .respond_with(recorded(name))
+        .mount(server)
+        .await;
+}
+
 /// What every catalog read needs: store views and configurations.
 pub async fn mount_stores(server: &MockServer) {
     mount(server, "store/store-views").await;
@@ -222,6 +231,44 @@ impl Gateway {
         Reply::read(self.http.execute(request).await.expect("gateway answers")).await
     }
 
+    /// `verb path` as `who` with `body` in JSON, asking for JSON.
+    pub async fn send_json(
+        &self,
+        verb: &str,
+        path: &str,
+        who: &Who,
+        body: &(impl serde::Serialize + ?Sized),
+    ) -> Reply {
+        self.send(self.request(verb, path, who).json(body)).await
+    }
+
+    /// `verb path` as `who` with `body` as `content_type`, asking for JSON.
+    pub async fn send_body(
+        &self,
+        verb: &str,
+        path: &str,
+        who: &Who,
+        content_type: &str,
+        body: impl Into<reqwest::Body>,
+    ) -> Reply {
+        let request = self.request(verb, path, who);
+        self.send(request.header("Content-Type", content_type).body(body))
+            .await
+    }
+
+    /// `verb path` as `who` with one more header, asking for JSON unless that header says.
+    pub async fn send_header(
+        &self,
+        verb: &str,
+        path: &str,
+        who: &Who,
+        name: &str,
+        value: impl AsRef<str>,
+    ) -> Reply {
+        self.send(self.request(verb, path, who).header(name, value.as_ref()))
+            .await
+    }
+
     /// GET with `Accept: application/json`.
     pub async fn get_json(&self, path: &str, who: &Who) -> Reply {
         self.send(
@@ -238,6 +285,11 @@ impl Gateway {
                 .header("Accept", "application/xml"),
         )
         .await
+    }
+
+    /// How many calls the fake Magento received whose path matches `regex`.
+    pub async fn upstream_count(&self, verb: &str, regex: &str) -> usize {
+        self.upstream_calls(verb, regex).await.len()
     }
 
     /// Calls received by the fake Magento whose path matches `regex`.

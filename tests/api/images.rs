@@ -162,10 +162,7 @@ async fn shoppers_see_neither_excluded_images_nor_the_flag() {
 async fn shoppers_get_no_images_of_a_product_they_cannot_see() {
     let gw = catalog().await;
     let r = gw.get_json("/products/3/images", &Who::Guest).await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Resource not found.".to_owned()])
-    );
+    r.assert_error(404, "Resource not found.");
     let r = gw.get_json("/products/3/images", &Who::Admin).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json()[0]["id"], "17");
@@ -209,9 +206,8 @@ async fn labels_differ_per_store_view() {
         .await;
     assert_eq!(r.json()["label"], "Harbor Duffle Bag, front");
     assert!(
-        gw.upstream_calls("GET", "^/rest/french/V1/products/24-MB01$")
+        gw.upstream_count("GET", "^/rest/french/V1/products/24-MB01$")
             .await
-            .len()
             == 1
     );
 }
@@ -268,9 +264,8 @@ async fn image_reads_are_cached_per_view_and_coalesced() {
     assert_eq!(r.header("x-cache"), Some("HIT"));
     assert_eq!(r.header("cache-control"), Some("public, max-age=60"));
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/products/24-MB01$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/products/24-MB01$")
+            .await,
         1
     );
     // Admin's view is its own entry.
@@ -280,9 +275,12 @@ async fn image_reads_are_cached_per_view_and_coalesced() {
     // A 304 for a client that has it.
     let etag = r.header("etag").unwrap().to_owned();
     let r = gw
-        .send(
-            gw.request("GET", "/products/1/images", &Who::Admin)
-                .header("If-None-Match", etag),
+        .send_header(
+            "GET",
+            "/products/1/images",
+            &Who::Admin,
+            "If-None-Match",
+            etag,
         )
         .await;
     assert_eq!(r.status, 304);
@@ -410,9 +408,8 @@ async fn a_per_store_create_goes_through_the_store_code() {
     assert_eq!(r.header("location"), Some("/api/rest/products/1/images/19"));
     // The gallery it started from was the french view's, read fresh.
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/french/V1/products/24-MB01$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/french/V1/products/24-MB01$")
+            .await,
         1
     );
     assert!(gw.upstream_calls("POST", "^/rest/all/").await.is_empty());
@@ -605,10 +602,7 @@ async fn magento_refusals_of_an_image_are_the_spec_messages() {
         json!({"file_content": png_base64(), "file_mime_type": "image/png"}),
     )
     .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (400, vec!["Unsupported image MIME type".to_owned()])
-    );
+    r.assert_error(400, "Unsupported image MIME type");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -662,15 +656,9 @@ async fn a_per_store_update_changes_only_that_store_view() {
 async fn update_refusals() {
     let gw = catalog().await;
     let r = json_request(&gw, "PUT", "/products/1/images/99", json!({"label": "x"})).await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Product image not found".to_owned()])
-    );
+    r.assert_error(404, "Product image not found");
     let r = json_request(&gw, "PUT", "/products/1/images/12", json!({"sku": "x"})).await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (400, vec!["The request data is invalid.".to_owned()])
-    );
+    r.assert_error(400, "The request data is invalid.");
     let r = json_request(
         &gw,
         "PUT",
@@ -692,10 +680,7 @@ async fn update_refusals() {
         json!({"label": "x"}),
     )
     .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (400, vec!["Requested store is invalid".to_owned()])
-    );
+    r.assert_error(400, "Requested store is invalid");
     assert!(gw.upstream_calls("PUT", ".").await.is_empty());
 }
 
@@ -760,10 +745,7 @@ async fn a_global_delete_removes_the_image() {
     let r = gw
         .send(gw.request("DELETE", "/products/1/images/99", &Who::Admin))
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Product image not found".to_owned()])
-    );
+    r.assert_error(404, "Product image not found");
 }
 
 #[tokio::test]
@@ -795,10 +777,7 @@ async fn a_magento_404_on_a_write_is_image_not_found() {
     let r = gw
         .send(gw.request("DELETE", "/products/1/images/12", &Who::Admin))
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Product image not found".to_owned()])
-    );
+    r.assert_error(404, "Product image not found");
 }
 
 // ---------------------------------------------------------------------------------------

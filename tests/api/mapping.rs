@@ -10,11 +10,7 @@ use crate::helpers::*;
 async fn mount_catalog(gw: &Gateway) {
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-simple-24-mb01"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "24-MB01", "products/get-simple-24-mb01").await;
     Mock::given(method("GET"))
         .and(path("/rest/default/V1/categories/4/products"))
         .respond_with(recorded("categories/products-of-category-4"))

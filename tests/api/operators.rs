@@ -5,19 +5,13 @@
 use std::time::Duration;
 
 use storegate::config::CorsOrigins;
-use wiremock::Mock;
-use wiremock::matchers::{method, path};
 
 use crate::helpers::*;
 
 async fn catalog(gw: &Gateway) {
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-simple-24-mb01"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "24-MB01", "products/get-simple-24-mb01").await;
     mount_render(&gw.upstream).await;
 }
 
@@ -149,10 +143,7 @@ async fn traceparent_continues_into_magento() {
     gw.upstream.reset().await;
     catalog(&gw).await;
     let r = gw
-        .send(
-            gw.request("GET", "/products/1", &Who::Admin)
-                .header("traceparent", "garbage"),
-        )
+        .send_header("GET", "/products/1", &Who::Admin, "traceparent", "garbage")
         .await;
     assert_eq!(r.status, 200);
     for call in gw.upstream_calls("GET", ".").await {

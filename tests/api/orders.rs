@@ -264,7 +264,7 @@ async fn a_guest_has_no_orders() {
     assert_eq!(r.body, "<?xml version=\"1.0\"?>\n<service_api/>");
     assert!(gw.upstream_calls("GET", "/V1/orders").await.is_empty());
     let r = gw.get_json("/orders/31", &Who::Guest).await;
-    assert_eq!((r.status, r.messages()[0].as_str()), (403, "Access denied"));
+    r.assert_first_error(403, "Access denied");
 }
 
 #[tokio::test]
@@ -299,17 +299,11 @@ async fn one_order_for_admin_and_its_customer_only() {
         ]
     );
     let r = gw.get_json("/orders/33", &Who::Customer(5)).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (404, "Resource not found.")
-    );
+    r.assert_first_error(404, "Resource not found.");
     let r = gw.get_json("/orders/33", &Who::Customer(6)).await;
     assert_eq!(r.status, 200);
     let r = gw.get_json("/orders/9999", &Who::Admin).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (404, "Resource not found.")
-    );
+    r.assert_first_error(404, "Resource not found.");
     let r = gw.get_xml("/orders/31", &Who::Admin).await;
     assert!(
         r.body
@@ -377,8 +371,5 @@ async fn order_list_parameters() {
             &Who::Admin,
         )
         .await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (400, "Resource collection filtering error.")
-    );
+    r.assert_first_error(400, "Resource collection filtering error.");
 }

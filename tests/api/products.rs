@@ -368,10 +368,7 @@ async fn shopper_lists_ask_magento_for_visible_products_only_and_add_prices() {
     );
     assert_eq!(first["final_price_with_tax"], json!(36.85));
     // One render call for the whole page.
-    assert_eq!(
-        gw.upstream_calls("GET", "products-render-info").await.len(),
-        1
-    );
+    assert_eq!(gw.upstream_count("GET", "products-render-info").await, 1);
 }
 
 #[tokio::test]
@@ -581,11 +578,7 @@ pub(crate) fn create_body() -> Value {
 }
 
 async fn mount_create(gw: &Gateway) {
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/SG-TOTE-01"))
-        .respond_with(recorded("products/get-error-not-found"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "SG-TOTE-01", "products/get-error-not-found").await;
     Mock::given(method("POST"))
         .and(path("/rest/all/V1/products"))
         .respond_with(recorded("products/create-sg-tote-01"))
@@ -598,10 +591,7 @@ async fn admin_creates_a_simple_product_in_json() {
     let gw = catalog().await;
     mount_create(&gw).await;
     let r = gw
-        .send(
-            gw.request("POST", "/products", &Who::Admin)
-                .json(&create_body()),
-        )
+        .send_json("POST", "/products", &Who::Admin, &create_body())
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body, "");
@@ -672,11 +662,7 @@ async fn admin_creates_a_product_in_xml_with_nested_lists() {
         <data_item><cust_group>2</cust_group><price>9</price><price_qty>6</price_qty></data_item></tier_price>\
         <stock_data><qty>5</qty></stock_data></service_api>";
     let r = gw
-        .send(
-            gw.request("POST", "/products", &Who::Admin)
-                .header("Content-Type", "application/xml")
-                .body(xml),
-        )
+        .send_body("POST", "/products", &Who::Admin, "application/xml", xml)
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     let posted = gw.upstream_calls("POST", "^/rest/all/V1/products$").await;
@@ -891,10 +877,7 @@ async fn update_refusals() {
         );
     }
     let r = gw
-        .send(
-            gw.request("PUT", "/products/999", &Who::Admin)
-                .json(&json!({"name": "x"})),
-        )
+        .send_json("PUT", "/products/999", &Who::Admin, &json!({"name": "x"}))
         .await;
     assert_eq!(r.status, 404);
     assert!(gw.upstream_calls("PUT", "products").await.is_empty());
@@ -921,10 +904,7 @@ async fn delete_is_200_empty_and_404_when_missing() {
     let r = gw
         .send(gw.request("DELETE", "/products/6", &Who::Admin))
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Resource not found.".to_owned()])
-    );
+    r.assert_error(404, "Resource not found.");
 }
 
 #[tokio::test]

@@ -77,18 +77,16 @@ async fn a_purge_by_tag_empties_exactly_the_tagged_entries() {
 
     // By product id: its entries and the lists that show it.
     let before = gw
-        .upstream_calls("GET", "^/rest/default/V1/products/24-MB02$")
-        .await
-        .len();
+        .upstream_count("GET", "^/rest/default/V1/products/24-MB02$")
+        .await;
     assert_eq!(purge(&gw, json!({"tags": ["p:2"]})).await.status, 200);
     assert_eq!(cache_state(&gw, "/products/2").await, "MISS");
     assert_eq!(cache_state(&gw, "/products/category/4").await, "MISS");
     assert_eq!(cache_state(&gw, "/products/1").await, "HIT");
     // The product record was fetched again, not only re-rendered.
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/products/24-MB02$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/products/24-MB02$")
+            .await,
         before + 1
     );
 }
@@ -160,10 +158,7 @@ async fn only_admin_may_purge_and_only_with_post() {
     for who in [Who::Guest, Who::Customer(5)] {
         for verb in ["POST", "GET", "PUT", "DELETE"] {
             let r = gw
-                .send(
-                    gw.request(verb, "/cache/purge", &who)
-                        .json(&json!({"all": true})),
-                )
+                .send_json(verb, "/cache/purge", &who, &json!({"all": true}))
                 .await;
             assert_eq!(
                 (r.status, r.messages()),

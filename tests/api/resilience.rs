@@ -131,10 +131,7 @@ async fn no_stale_data_for_a_product_magento_says_is_gone() {
         .await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let r = gw.get_json("/products/1", &Who::Admin).await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Resource not found.".to_owned()])
-    );
+    r.assert_error(404, "Resource not found.");
 }
 
 #[tokio::test]
@@ -257,11 +254,7 @@ async fn the_circuit_opens_fails_fast_and_recovers() {
     .await;
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-error-internal"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "24-MB01", "products/get-error-internal").await;
     // A product read fetches the store's configuration alongside the product; a success
     // finishing after a failure resets the count, so have it cached before counting.
     Mock::given(method("GET"))
@@ -340,7 +333,7 @@ async fn an_open_circuit_serves_stale_data_where_the_cache_has_it() {
         let r = gw.get_json("/products/1", &Who::Admin).await;
         assert_eq!((r.status, r.header("x-cache")), (200, Some("STALE")));
         assert_eq!(r.body, fresh.body);
-        let calls = gw.upstream_calls("GET", ".").await.len();
+        let calls = gw.upstream_count("GET", ".").await;
         assert!((1..=2).contains(&calls), "{calls} calls");
         assert_eq!(
             *reached.get_or_insert(calls),
@@ -381,9 +374,8 @@ async fn idempotent_reads_are_retried_once_on_503() {
     let r = gw.get_json("/products/2", &Who::Admin).await;
     assert_eq!(r.status, 503, "{}", r.body);
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/products/24-MB02$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/products/24-MB02$")
+            .await,
         2
     );
     let text = metrics(&gw).await;
@@ -412,7 +404,7 @@ async fn the_retry_budget_stops_retries_during_an_outage() {
     }
     // Every read tries each of its calls once; of the retries those failures ask for, the
     // budget allows its reserve of 10 plus a fifth of the calls, then refuses.
-    let calls = gw.upstream_calls("GET", ".").await.len() as f64;
+    let calls = gw.upstream_count("GET", ".").await as f64;
     let text = metrics(&gw).await;
     let retried = sample(
         &text,
@@ -458,11 +450,7 @@ async fn writes_are_never_retried() {
         .expect(1)
         .mount(&gw.upstream)
         .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/SG-TOTE-01"))
-        .respond_with(recorded("products/get-error-not-found"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "SG-TOTE-01", "products/get-error-not-found").await;
     let create = json!({
         "type_id": "simple", "attribute_set_id": "4", "sku": "SG-TOTE-01", "name": "Market Canvas Tote",
         "price": "18.50", "weight": "0.6", "status": "1", "visibility": "4", "tax_class_id": "2",
@@ -474,9 +462,11 @@ async fn writes_are_never_retried() {
         .await;
     assert_eq!(r.status, 503, "{}", r.body);
     let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"name": "Renamed"})),
+        .send_json(
+            "PUT",
+            "/products/1",
+            &Who::Admin,
+            &json!({"name": "Renamed"}),
         )
         .await;
     assert_eq!(r.status, 503, "{}", r.body);
@@ -717,9 +707,12 @@ async fn request_ids_are_kept_or_made_and_passed_to_magento() {
     let gw = Gateway::start_with(|c| c.cache_ttl = Duration::ZERO).await;
     mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
     let r = gw
-        .send(
-            gw.request("GET", "/products/1", &Who::Admin)
-                .header("X-Request-Id", "app-7f3a.42"),
+        .send_header(
+            "GET",
+            "/products/1",
+            &Who::Admin,
+            "X-Request-Id",
+            "app-7f3a.42",
         )
         .await;
     assert_eq!(r.header("x-request-id"), Some("app-7f3a.42"));
@@ -978,10 +971,7 @@ async fn repeated_reads_keep_every_check_of_the_slow_path() {
     assert_eq!(r.status, 401);
     // The version header, the Accept header and validators too.
     let r = gw
-        .send(
-            gw.request("GET", "/products/1", &Who::Guest)
-                .header("Version", "2"),
-        )
+        .send_header("GET", "/products/1", &Who::Guest, "Version", "2")
         .await;
     assert_eq!(r.status, 400);
     let r = gw
@@ -993,17 +983,13 @@ async fn repeated_reads_keep_every_check_of_the_slow_path() {
     assert_eq!(r.status, 406);
     let etag = guest.header("etag").unwrap();
     let r = gw
-        .send(
-            gw.request("GET", "/products/1", &Who::Guest)
-                .header("If-None-Match", etag),
-        )
+        .send_header("GET", "/products/1", &Who::Guest, "If-None-Match", etag)
         .await;
     assert_eq!((r.status, r.body.as_str()), (304, ""));
     // Magento was read once for all of that.
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/products/24-MB01$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/products/24-MB01$")
+            .await,
         1
     );
     // A write through the gateway is seen at once by repeats too.
@@ -1015,9 +1001,11 @@ async fn repeated_reads_keep_every_check_of_the_slow_path() {
         .mount(&gw.upstream)
         .await;
     let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"name": "Renamed"})),
+        .send_json(
+            "PUT",
+            "/products/1",
+            &Who::Admin,
+            &json!({"name": "Renamed"}),
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);

@@ -153,22 +153,19 @@ async fn the_item_index_is_kept_in_the_cache_but_stock_is_read_live() {
         assert!(r.header("x-cache").is_none());
     }
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/stockItems/lowStock/$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/stockItems/lowStock/$")
+            .await,
         1
     );
     // One id-to-SKU lookup per product, then the index answers.
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/products$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/products$")
+            .await,
         2
     );
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/stockItems/24-MB01$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/stockItems/24-MB01$")
+            .await,
         3
     );
 }
@@ -347,11 +344,7 @@ async fn an_update_sends_only_the_fields_given_in_xml_or_json() {
     let xml = "<?xml version=\"1.0\"?><service_api><qty>80</qty><is_in_stock>1</is_in_stock>\
                <low_stock_date/><unknown>x</unknown></service_api>";
     let r = gw
-        .send(
-            gw.request("PUT", "/stockitems/15", &Who::Admin)
-                .header("Content-Type", "text/xml")
-                .body(xml),
-        )
+        .send_body("PUT", "/stockitems/15", &Who::Admin, "text/xml", xml)
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body, "");
@@ -417,10 +410,7 @@ async fn update_refusals_have_the_spec_messages_and_call_nothing() {
                 .body(r#"{"sku": "24-MB01"}"#),
         )
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (400, vec!["The request data is invalid.".to_owned()])
-    );
+    r.assert_error(400, "The request data is invalid.");
     // An item that does not exist.
     let r = gw
         .send(
@@ -429,10 +419,7 @@ async fn update_refusals_have_the_spec_messages_and_call_nothing() {
                 .body(r#"{"qty": 1}"#),
         )
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Resource not found.".to_owned()])
-    );
+    r.assert_error(404, "Resource not found.");
     assert!(gw.upstream_calls("PUT", ".").await.is_empty());
 }
 
@@ -587,9 +574,8 @@ async fn one_failing_item_never_stops_the_others() {
     );
     // The SKUs of the three products came in one search.
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/products$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/products$")
+            .await,
         1
     );
 }
@@ -676,11 +662,7 @@ async fn batch_refusals() {
         ("[".to_owned(), 400, "Decoding error."),
     ] {
         let r = gw
-            .send(
-                gw.request("PUT", "/stockitems", &Who::Admin)
-                    .header("Content-Type", "application/json")
-                    .body(body),
-            )
+            .send_body("PUT", "/stockitems", &Who::Admin, "application/json", body)
             .await;
         assert_eq!((r.status, r.messages()[0].as_str()), (status, message));
     }
@@ -690,11 +672,7 @@ async fn batch_refusals() {
 /// The recorded catalog reads a product view needs.
 async fn mount_catalog(gw: &Gateway) {
     mount_stores(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-simple-24-mb01"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "24-MB01", "products/get-simple-24-mb01").await;
     mount_render(&gw.upstream).await;
     Mock::given(method("GET"))
         .and(path("/rest/default/V1/products"))
@@ -765,16 +743,14 @@ async fn a_product_delete_drops_its_stock_item_from_the_index() {
     // Item 17 (another product) is still indexed; item 15 is looked up again.
     assert_eq!(gw.get_json("/stockitems/17", &Who::Admin).await.status, 200);
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/stockItems/lowStock/$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/stockItems/lowStock/$")
+            .await,
         1
     );
     assert_eq!(gw.get_json("/stockitems/15", &Who::Admin).await.status, 200);
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/stockItems/lowStock/$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/stockItems/lowStock/$")
+            .await,
         2
     );
 }
@@ -812,9 +788,8 @@ async fn the_index_scans_pages_until_it_finds_the_item() {
     let r = gw.get_json("/stockitems/500", &Who::Admin).await;
     assert_eq!(r.status, 404);
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/stockItems/lowStock/$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/stockItems/lowStock/$")
+            .await,
         2
     );
 }
@@ -865,11 +840,7 @@ async fn a_product_created_through_the_gateway_has_its_stock_item_found() {
         .respond_with(ResponseTemplate::new(200).set_body_json(item))
         .mount(&gw.upstream)
         .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/SG-TOTE-01"))
-        .respond_with(recorded("products/get-error-not-found"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "SG-TOTE-01", "products/get-error-not-found").await;
     Mock::given(method("POST"))
         .and(path("/rest/all/V1/products"))
         .respond_with(recorded("products/create-sg-tote-01"))

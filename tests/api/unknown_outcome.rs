@@ -163,11 +163,7 @@ async fn during_an_outage_each_failure_is_logged_once_per_interval_not_per_reque
     .await;
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-error-internal"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "24-MB01", "products/get-error-internal").await;
     // A 500 opens the breaker (a store-configuration read finishing after it may close it
     // once more: another 500); then fast 503s.
     let mut statuses = std::collections::BTreeMap::new();

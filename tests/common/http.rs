@@ -49,6 +49,28 @@ impl Reply {
             .collect()
     }
 
+    /// Asserts the answer is `status` with one error, `message`, in a JSON error tree.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, message: &str) {
+        assert_eq!(
+            (self.status, self.messages()),
+            (status, vec![message.to_owned()]),
+            "{}",
+            self.body
+        );
+    }
+
+    /// Asserts the answer is `status` whose JSON error tree's first message is `message`.
+    #[track_caller]
+    pub fn assert_first_error(&self, status: u16, message: &str) {
+        assert_eq!(
+            (self.status, self.messages()[0].as_str()),
+            (status, message),
+            "{}",
+            self.body
+        );
+    }
+
     /// The first error message of a JSON error body.
     pub fn message(&self) -> String {
         self.json()["messages"]["error"][0]["message"]
