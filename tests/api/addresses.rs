@@ -485,12 +485,9 @@ async fn addresses_of_another_customer_are_not_found() {
         ("DELETE", "/customers/addresses/7"),
         ("GET", "/customers/5/addresses"),
     ] {
+        let sent = "{\"telephone\":\"1\"}";
         let r = gw
-            .send(
-                gw.request(verb, path, &Who::Customer(6))
-                    .header("Content-Type", "application/json")
-                    .body("{\"telephone\":\"1\"}"),
-            )
+            .send_body(verb, path, &Who::Customer(6), "application/json", sent)
             .await;
         assert_eq!(r.status, 404, "{verb} {path}: {}", r.body);
         assert_eq!(r.messages(), ["Resource not found."]);

@@ -202,11 +202,9 @@ async fn sign_in_leaves_the_magento_customer_token_alone() {
         .expect(0)
         .mount(&gw.upstream)
         .await;
+    let sent = json!({"username": "jane.doe@example.com", "password": "Tr4il-Head!2024"});
     let r = gw
-        .send(
-            gw.request("POST", "/auth/token", &Who::Guest)
-                .json(&json!({"username": "jane.doe@example.com", "password": "Tr4il-Head!2024"})),
-        )
+        .send_json("POST", "/auth/token", &Who::Guest, &sent)
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     // And using the gateway's token afterwards never touches Magento's.

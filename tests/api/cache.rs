@@ -124,12 +124,8 @@ async fn reads_after_a_write_see_the_write_for_every_user_type() {
         .respond_with(recorded("products/update-price-24-mb02"))
         .mount(&gw.upstream)
         .await;
-    let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"name": "Harbor Duffle Bag II"})),
-        )
-        .await;
+    let sent = json!({"name": "Harbor Duffle Bag II"});
+    let r = gw.send_json("PUT", "/products/1", &Who::Admin, &sent).await;
     assert_eq!(r.status, 200, "{}", r.body);
     for who in [Who::Admin, Who::Guest, Who::Customer(5)] {
         assert_eq!(

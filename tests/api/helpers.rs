@@ -96,6 +96,24 @@ pub async fn mount_product_as(server: &MockServer, sku: &str, name: &str) {
         .await;
 }
 
+/// Category 4's products: its positions, and the products it lists found by SKU.
+pub async fn mount_category_4(server: &MockServer) {
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/categories/4/products"))
+        .respond_with(recorded("categories/products-of-category-4"))
+        .mount(server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products"))
+        .and(wiremock::matchers::query_param(
+            "searchCriteria[filter_groups][0][filters][0][field]",
+            "sku",
+        ))
+        .respond_with(recorded("products/list-by-category-4"))
+        .mount(server)
+        .await;
+}
+
 /// What every catalog read needs: store views and configurations.
 pub async fn mount_stores(server: &MockServer) {
     mount(server, "store/store-views").await;

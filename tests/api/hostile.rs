@@ -517,11 +517,9 @@ async fn uploads_past_the_bound_wait_then_get_a_503() {
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
     let started = Instant::now();
+    let sent = json!({"file_mime_type": "image/png", "file_content": png_header(10, 10)});
     let r = gw
-        .send(
-            gw.request("POST", "/products/7/images", &Who::Admin)
-                .json(&json!({"file_mime_type": "image/png", "file_content": png_header(10, 10)})),
-        )
+        .send_json("POST", "/products/7/images", &Who::Admin, &sent)
         .await;
     assert_eq!(r.status, 503, "{}", r.body);
     assert_eq!(r.header("retry-after"), Some("1"));

@@ -2,8 +2,6 @@
 //! stops the start with the file and line named.
 
 use serde_json::Value;
-use wiremock::Mock;
-use wiremock::matchers::{method, path, query_param};
 
 use crate::helpers::*;
 
@@ -11,20 +9,7 @@ async fn mount_catalog(gw: &Gateway) {
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
     mount_product_as(&gw.upstream, "24-MB01", "products/get-simple-24-mb01").await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/categories/4/products"))
-        .respond_with(recorded("categories/products-of-category-4"))
-        .mount(&gw.upstream)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products"))
-        .and(query_param(
-            "searchCriteria[filter_groups][0][filters][0][field]",
-            "sku",
-        ))
-        .respond_with(recorded("products/list-by-category-4"))
-        .mount(&gw.upstream)
-        .await;
+    mount_category_4(&gw.upstream).await;
 }
 
 #[tokio::test]

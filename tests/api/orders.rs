@@ -324,12 +324,9 @@ async fn orders_are_read_only() {
         ("PUT", "/orders/31"),
         ("DELETE", "/orders/31"),
     ] {
+        let sent = "{\"status\":\"canceled\"}";
         let r = gw
-            .send(
-                gw.request(verb, path, &Who::Admin)
-                    .header("Content-Type", "application/json")
-                    .body("{\"status\":\"canceled\"}"),
-            )
+            .send_body(verb, path, &Who::Admin, "application/json", sent)
             .await;
         assert_eq!(r.status, 405, "{verb} {path}");
         assert_eq!(r.messages(), ["Resource method not implemented yet."]);

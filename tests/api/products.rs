@@ -21,11 +21,7 @@ pub(crate) async fn mount_catalog(gw: Gateway) -> Gateway {
         ("24-UG05", "products/get-disabled-24-ug05"),
         ("MT07-M-Gray", "products/get-not-visible-mt07-m-gray"),
     ] {
-        Mock::given(method("GET"))
-            .and(path(format!("/rest/default/V1/products/{sku}")))
-            .respond_with(recorded(name))
-            .mount(&gw.upstream)
-            .await;
+        mount_product_as(&gw.upstream, sku, name).await;
     }
     mount_render(&gw.upstream).await;
     gw
@@ -483,23 +479,10 @@ async fn bad_list_parameters_get_the_original_messages() {
 }
 
 pub(crate) async fn mount_category(gw: &Gateway) {
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/categories/4/products"))
-        .respond_with(recorded("categories/products-of-category-4"))
-        .mount(&gw.upstream)
-        .await;
+    mount_category_4(&gw.upstream).await;
     Mock::given(method("GET"))
         .and(path("/rest/default/V1/categories/404/products"))
         .respond_with(recorded("categories/products-error-not-found"))
-        .mount(&gw.upstream)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products"))
-        .and(query_param(
-            "searchCriteria[filter_groups][0][filters][0][field]",
-            "sku",
-        ))
-        .respond_with(recorded("products/list-by-category-4"))
         .mount(&gw.upstream)
         .await;
 }
@@ -678,12 +661,9 @@ async fn admin_creates_a_product_in_xml_with_nested_lists() {
 async fn create_checks_every_required_field_before_calling_magento() {
     let gw = catalog().await;
     mount_create(&gw).await;
-    let r = gw
-        .send(
-            gw.request("POST", "/products", &Who::Admin)
-                .json(&json!({"type_id": "simple", "attribute_set_id": 4, "sku": "", "price": "-1", "status": 7})),
-        )
-        .await;
+    let sent =
+        json!({"type_id": "simple", "attribute_set_id": 4, "sku": "", "price": "-1", "status": 7});
+    let r = gw.send_json("POST", "/products", &Who::Admin, &sent).await;
     assert_eq!(r.status, 400);
     assert_eq!(
         r.messages(),
@@ -775,24 +755,16 @@ async fn update_sends_only_what_changed_and_keeps_the_other_price_kind() {
         .expect(2)
         .mount(&gw.upstream)
         .await;
-    let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"price": "40", "type_id": "virtual"})),
-        )
-        .await;
+    let sent = json!({"price": "40", "type_id": "virtual"});
+    let r = gw.send_json("PUT", "/products/1", &Who::Admin, &sent).await;
     assert_eq!((r.status, r.body.as_str()), (200, ""));
     let sent: Value =
         serde_json::from_slice(&gw.upstream_calls("PUT", "24-MB01").await[0].body).unwrap();
     assert_eq!(sent, json!({"product": {"price": 40.0, "sku": "24-MB01"}}));
 
     // Only group prices sent: Magento would drop the quantity tiers, so they are sent back.
-    let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"group_price": [{"cust_group": "2", "price": "31"}]})),
-        )
-        .await;
+    let sent = json!({"group_price": [{"cust_group": "2", "price": "31"}]});
+    let r = gw.send_json("PUT", "/products/1", &Who::Admin, &sent).await;
     assert_eq!(r.status, 200, "{}", r.body);
     let sent: Value =
         serde_json::from_slice(&gw.upstream_calls("PUT", "24-MB01").await[1].body).unwrap();

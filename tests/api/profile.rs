@@ -248,21 +248,15 @@ async fn stock_item_list_and_batch() {
             Profile::Original => assert_eq!(fields, 25, "full record"),
         }
         crate::stock_items::mount_put(&gw, "stock/update-24-mb01").await;
+        let sent = r#"[{"item_id": 15, "qty": 80}, {"item_id": 9999, "qty": 1}]"#;
         let r = gw
-            .send(
-                gw.request("PUT", "/stockitems", &Who::Admin)
-                    .header("Content-Type", "application/json")
-                    .body(r#"[{"item_id": 15, "qty": 80}, {"item_id": 9999, "qty": 1}]"#),
-            )
+            .send_body("PUT", "/stockitems", &Who::Admin, "application/json", sent)
             .await;
         assert_eq!(r.status, 207);
         let unknown = &r.json()["error"][0];
+        let sent = r#"[{"item_id": 15, "qty": 80}]"#;
         let ok = gw
-            .send(
-                gw.request("PUT", "/stockitems", &Who::Admin)
-                    .header("Content-Type", "application/json")
-                    .body(r#"[{"item_id": 15, "qty": 80}]"#),
-            )
+            .send_body("PUT", "/stockitems", &Who::Admin, "application/json", sent)
             .await
             .json();
         match profile {
@@ -295,12 +289,9 @@ async fn request_bodies_without_or_with_a_text_content_type() {
                     .body("<service_api><qty>80</qty></service_api>"),
             )
             .await;
+        let sent = "qty=80";
         let plain = gw
-            .send(
-                gw.request("PUT", "/stockitems/15", &Who::Admin)
-                    .header("Content-Type", "text/plain")
-                    .body("qty=80"),
-            )
+            .send_body("PUT", "/stockitems/15", &Who::Admin, "text/plain", sent)
             .await;
         match profile {
             // SPEC: XML by default; text/plain is not a body format.
@@ -409,11 +400,7 @@ async fn messages_that_differ() {
         let mut address = crate::addresses::new_address();
         address["country_id"] = json!("ZZ");
         let r = gw
-            .send(
-                gw.request("POST", "/customers/5/addresses", &Who::Admin)
-                    .header("Content-Type", "application/json")
-                    .json(&address),
-            )
+            .send_json("POST", "/customers/5/addresses", &Who::Admin, &address)
             .await;
         let expected = if original {
             "Invalid value \"ZZ\" for country_id"

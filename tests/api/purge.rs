@@ -2,8 +2,6 @@
 //! everything; it empties exactly the entries it names.
 
 use serde_json::json;
-use wiremock::Mock;
-use wiremock::matchers::{method, path, query_param};
 
 use crate::helpers::*;
 
@@ -16,26 +14,9 @@ async fn catalog() -> Gateway {
         ("24-MB01", "products/get-simple-24-mb01"),
         ("24-MB02", "products/get-special-price-24-mb02"),
     ] {
-        Mock::given(method("GET"))
-            .and(path(format!("/rest/default/V1/products/{sku}")))
-            .respond_with(recorded(name))
-            .mount(&gw.upstream)
-            .await;
+        mount_product_as(&gw.upstream, sku, name).await;
     }
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/categories/4/products"))
-        .respond_with(recorded("categories/products-of-category-4"))
-        .mount(&gw.upstream)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products"))
-        .and(query_param(
-            "searchCriteria[filter_groups][0][filters][0][field]",
-            "sku",
-        ))
-        .respond_with(recorded("products/list-by-category-4"))
-        .mount(&gw.upstream)
-        .await;
+    mount_category_4(&gw.upstream).await;
     gw
 }
 

@@ -527,12 +527,9 @@ async fn a_batch_answers_in_xml_and_in_json() {
          <code>404</code></data_item></error></service_api>"
     );
     // Everything fine: the error group is there, empty.
+    let sent = r#"[{"item_id": 15, "qty": 80}]"#;
     let r = gw
-        .send(
-            gw.request("PUT", "/stockitems", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .body(r#"[{"item_id": 15, "qty": 80}]"#),
-        )
+        .send_body("PUT", "/stockitems", &Who::Admin, "application/json", sent)
         .await;
     assert_eq!(r.status, 207);
     assert_eq!(r.json()["error"], json!([]));
@@ -599,12 +596,9 @@ async fn batch_items_are_written_concurrently_within_the_deadline() {
     let items: Vec<Value> = (15..=21)
         .map(|id| json!({"item_id": id, "qty": 3}))
         .collect();
+    let sent = Value::Array(items).to_string();
     let r = gw
-        .send(
-            gw.request("PUT", "/stockitems", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .body(Value::Array(items).to_string()),
-        )
+        .send_body("PUT", "/stockitems", &Who::Admin, "application/json", sent)
         .await;
     assert_eq!(r.status, 207, "{}", r.body);
     let body = r.json();
@@ -625,12 +619,9 @@ async fn a_batch_answers_before_the_deadline_when_one_write_hangs() {
         )
         .mount(&gw.upstream)
         .await;
+    let sent = r#"[{"item_id": 16, "qty": 3}, {"item_id": 15, "qty": 80}]"#;
     let r = gw
-        .send(
-            gw.request("PUT", "/stockitems", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .body(r#"[{"item_id": 16, "qty": 3}, {"item_id": 15, "qty": 80}]"#),
-        )
+        .send_body("PUT", "/stockitems", &Who::Admin, "application/json", sent)
         .await;
     assert_eq!(r.status, 207, "{}", r.body);
     let body = r.json();
@@ -712,12 +703,9 @@ async fn a_stock_change_invalidates_the_product_views_that_show_stock() {
         assert_eq!(after.header("x-cache"), Some("MISS"), "{route} {who:?}");
     }
     // ... and a batch.
+    let sent = r#"[{"item_id": 15, "qty": 80}]"#;
     let r = gw
-        .send(
-            gw.request("PUT", "/stockitems", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .body(r#"[{"item_id": 15, "qty": 80}]"#),
-        )
+        .send_body("PUT", "/stockitems", &Who::Admin, "application/json", sent)
         .await;
     assert_eq!(r.status, 207, "{}", r.body);
     for (route, who) in &views {

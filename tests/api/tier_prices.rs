@@ -136,12 +136,9 @@ async fn a_customer_moved_to_another_group_through_the_gateway_gets_that_groups_
     // The Admin moves customer 5 to Wholesale; Magento now says so.
     gw.upstream.reset().await;
     let gw = remount_as_wholesale(gw).await;
+    let sent = r#"{"group_id": 2}"#;
     let r = gw
-        .send(
-            gw.request("PUT", "/customers/5", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .body(r#"{"group_id": 2}"#),
-        )
+        .send_body("PUT", "/customers/5", &Who::Admin, "application/json", sent)
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     let after = gw.get_json("/products/1", &Who::Customer(5)).await;

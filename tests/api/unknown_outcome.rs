@@ -60,12 +60,8 @@ async fn a_write_that_times_out_and_lands_later_is_read_back_fresh() {
         )
         .mount(&gw.upstream)
         .await;
-    let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"name": "Harbor Duffle Bag II"})),
-        )
-        .await;
+    let sent = json!({"name": "Harbor Duffle Bag II"});
+    let r = gw.send_json("PUT", "/products/1", &Who::Admin, &sent).await;
     assert_eq!(r.status, 504, "{}", r.body);
     assert_eq!(
         r.messages(),
@@ -114,12 +110,8 @@ async fn a_write_magento_answered_only_invalidates() {
         .mount(&gw.upstream)
         .await;
     name(&gw, &Who::Admin).await;
-    let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"name": "Harbor Duffle Bag II"})),
-        )
-        .await;
+    let sent = json!({"name": "Harbor Duffle Bag II"});
+    let r = gw.send_json("PUT", "/products/1", &Who::Admin, &sent).await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.header("x-write-outcome"), None);
     // Read again once (a miss), then cached as usual.
@@ -225,11 +217,7 @@ async fn a_customer_save_that_times_out_holds_the_customer_group_off() {
         .mount(&gw.upstream)
         .await;
     let r = gw
-        .send(
-            gw.request("PUT", "/customers/5", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .json(&json!({"group_id": 2})),
-        )
+        .send_json("PUT", "/customers/5", &Who::Admin, &json!({"group_id": 2}))
         .await;
     assert_eq!(r.status, 504, "{}", r.body);
     assert_eq!(r.header("x-write-outcome"), Some("unknown"));
@@ -263,12 +251,9 @@ async fn a_customer_write_magento_answered_is_not_marked() {
         )
         .mount(&gw.upstream)
         .await;
+    let sent = json!({"lastname": "Doe-Smith"});
     let r = gw
-        .send(
-            gw.request("PUT", "/customers/5", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .json(&json!({"lastname": "Doe-Smith"})),
-        )
+        .send_json("PUT", "/customers/5", &Who::Admin, &sent)
         .await;
     assert!(r.status >= 400, "{}", r.body);
     assert_eq!(r.header("x-write-outcome"), None, "{}", r.body);

@@ -184,12 +184,9 @@ async fn a_field_another_writer_overwrote_is_written_again() {
         }),
     )
     .await;
+    let sent = json!({"lastname": "Doe-Smith"});
     let r = gw
-        .send(
-            gw.request("PUT", "/customers/5", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .json(&json!({"lastname": "Doe-Smith"})),
-        )
+        .send_json("PUT", "/customers/5", &Who::Admin, &sent)
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(gw.upstream_count("PUT", "/V1/customers/5$").await, 2);
