@@ -36,12 +36,9 @@ async fn mount_login(gw: &Gateway) {
 async fn a_customer_logs_in_and_uses_the_token() {
     let gw = Gateway::start().await;
     mount_login(&gw).await;
+    let sent = json!({"username": "jane.doe@example.com", "password": "Tr4il-Head!2024"});
     let r = gw
-        .send(
-            gw.request("POST", "/auth/token", &Who::Guest)
-                .header("Accept", "application/json")
-                .json(&json!({"username": "jane.doe@example.com", "password": "Tr4il-Head!2024"})),
-        )
+        .send_json("POST", "/auth/token", &Who::Guest, &sent)
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.header("cache-control"), Some("no-store"));
@@ -79,28 +76,17 @@ async fn login_in_xml() {
 async fn wrong_credentials_are_401_and_missing_ones_400() {
     let gw = Gateway::start().await;
     mount_login(&gw).await;
+    let sent = json!({"username": "jane.doe@example.com", "password": "nope"});
     let r = gw
-        .send(
-            gw.request("POST", "/auth/token", &Who::Guest)
-                .header("Accept", "application/json")
-                .json(&json!({"username": "jane.doe@example.com", "password": "nope"})),
-        )
+        .send_json("POST", "/auth/token", &Who::Guest, &sent)
         .await;
     r.assert_error(401, "Invalid login or password.");
+    let sent = json!({"username": "x"});
     let r = gw
-        .send(
-            gw.request("POST", "/auth/token", &Who::Guest)
-                .header("Accept", "application/json")
-                .json(&json!({"username": "x"})),
-        )
+        .send_json("POST", "/auth/token", &Who::Guest, &sent)
         .await;
     r.assert_error(400, "Missing \"password\" in request.");
-    let r = gw
-        .send(
-            gw.request("GET", "/auth/token", &Who::Guest)
-                .header("Accept", "application/json"),
-        )
-        .await;
+    let r = gw.get_json("/auth/token", &Who::Guest).await;
     assert_eq!(r.status, 405);
 }
 
@@ -150,10 +136,7 @@ async fn bad_credentials_are_401_never_guest() {
         format!("Bearer {UPSTREAM_TOKEN}"),
     ] {
         let r = gw
-            .send(
-                gw.request("GET", "/products/1", &Who::Bearer(value.clone()))
-                    .header("Accept", "application/json"),
-            )
+            .get_json("/products/1", &Who::Bearer(value.clone()))
             .await;
         assert_eq!(r.status, 401, "{value}");
         assert_eq!(

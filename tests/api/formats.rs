@@ -138,12 +138,7 @@ async fn bodies_over_the_limit_are_413() {
     let gw = Gateway::start_with(|c| c.body_limit = 1024).await;
     let big = format!("{{\"name\":\"{}\"}}", "x".repeat(4096));
     let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .header("Accept", "application/json")
-                .header("Content-Type", "application/json")
-                .body(big),
-        )
+        .send_body("PUT", "/products/1", &Who::Admin, "application/json", big)
         .await;
     assert_eq!(r.status, 413);
     assert_eq!(

@@ -201,10 +201,7 @@ impl Gateway {
             _data_dir: DataDir(running.app.config.data_dir.clone()),
             running,
             upstream,
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
+            http: crate::common::http::client_without_redirects(),
         }
     }
 
@@ -329,5 +326,19 @@ pub fn copy_mappings(to: &Path) {
     for entry in std::fs::read_dir(root().join("mappings/magento2")).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// A log sink for one test: what the gateway's subscriber writes, kept to be read.
+#[derive(Clone, Default)]
+pub struct Captured(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }

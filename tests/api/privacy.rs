@@ -1,9 +1,6 @@
 //! Nothing of one customer reaches another customer or a guest, on any customer, address
 //! or order route, in either format; and customer data and passwords stay out of the logs.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use serde_json::json;
 use wiremock::matchers::{method, path_regex};
 use wiremock::{Mock, ResponseTemplate};
@@ -216,20 +213,6 @@ async fn customer_routes_are_never_cached_for_anyone_else() {
             "{path}: {}",
             other.body
         );
-    }
-}
-
-/// A log sink for one test.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

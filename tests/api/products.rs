@@ -508,17 +508,7 @@ async fn category_lists_in_three_path_forms_ordered_by_position() {
                 .collect();
             // 24-MB02 (id 2) sits at position 0, 24-MB01 (id 1) at position 2.
             assert_eq!(skus, ["2", "1"], "{path}");
-            assert_eq!(
-                keys(&list[0]),
-                [
-                    "entity_id",
-                    "attribute_set_id",
-                    "type_id",
-                    "tax_class_id",
-                    "weight",
-                    "price"
-                ]
-            );
+            assert_eq!(keys(&list[0]), crate::common::spec::CATEGORY_LIST_FIELDS);
         }
     }
     let r = gw.get_xml("/products/category/4", &Who::Guest).await;

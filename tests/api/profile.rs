@@ -199,17 +199,7 @@ async fn category_list_shape() {
             match profile {
                 Profile::Spec => {
                     assert_eq!(list[0]["entity_id"], "2");
-                    assert_eq!(
-                        keys(&list[0]),
-                        [
-                            "entity_id",
-                            "attribute_set_id",
-                            "type_id",
-                            "tax_class_id",
-                            "weight",
-                            "price"
-                        ]
-                    );
+                    assert_eq!(keys(&list[0]), crate::common::spec::CATEGORY_LIST_FIELDS);
                 }
                 Profile::Original => {
                     // The shape of /products: keyed by id, the caller's list fields, in

@@ -61,10 +61,7 @@ impl OnSandbox {
         OnSandbox {
             running,
             _sandbox: sandbox,
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
+            http: crate::common::http::client_without_redirects(),
         }
     }
 

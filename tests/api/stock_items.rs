@@ -471,12 +471,7 @@ async fn a_batch_with_good_missing_and_empty_items_in_xml() {
         <data_item item_id=\"x\"><qty>1</qty></data_item>\
         </service_api>";
     let r = gw
-        .send(
-            gw.request("PUT", "/stockitems", &Who::Admin)
-                .header("Content-Type", "text/xml")
-                .header("Accept", "application/json")
-                .body(body),
-        )
+        .send_body("PUT", "/stockitems", &Who::Admin, "text/xml", body)
         .await;
     assert_eq!(r.status, 207, "{}", r.body);
     assert_eq!(

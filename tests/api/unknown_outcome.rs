@@ -124,20 +124,6 @@ async fn a_write_magento_answered_only_invalidates() {
     assert_eq!(second.header("x-cache"), Some("HIT"));
 }
 
-/// Log lines written to a buffer, for the logs of one test's gateway.
-#[derive(Clone, Default)]
-struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn during_an_outage_each_failure_is_logged_once_per_interval_not_per_request() {
     let logs = Captured::default();

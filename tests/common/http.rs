@@ -109,3 +109,16 @@ pub async fn json_of(request: reqwest::RequestBuilder) -> Value {
 pub async fn text_of(request: reqwest::RequestBuilder) -> String {
     request.send().await.unwrap().text().await.unwrap()
 }
+
+/// A client that shows redirects to the test instead of following them.
+pub fn client_without_redirects() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// `GET url` read as JSON.
+pub async fn get_json(url: impl reqwest::IntoUrl) -> Value {
+    reqwest::get(url).await.unwrap().json().await.unwrap()
+}

@@ -8,3 +8,4 @@ pub mod gateway;
 pub mod http;
 pub mod openapi;
 pub mod process;
+pub mod spec;

@@ -143,12 +143,7 @@ async fn an_answer_past_its_age_is_refused_with_error() {
         .unwrap();
     assert_eq!(r.status(), 502);
     assert!(r.text().await.unwrap().contains("no recorded_at"));
-    let counts: Value = reqwest::get(server.control("/counts"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let counts: Value = crate::common::http::get_json(server.control("/counts")).await;
     assert_eq!(counts["counts"]["GET /V1/products/{}"]["stale"], 2);
 
     // `warn`: replayed, one warning per answer however often it is asked.
@@ -216,12 +211,7 @@ async fn a_stale_answer_is_recorded_again_from_the_store() {
             .unwrap()
             .contains(sandbox.token())
     );
-    let asked: Value = reqwest::get(server.control("/requests"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let asked: Value = crate::common::http::get_json(server.control("/requests")).await;
     assert_eq!(asked["requests"][0]["outcome"], "re-recorded");
     drop(server);
 

@@ -157,12 +157,7 @@ async fn recorded_latency_reproduces_the_stores_own_timings() {
             }
         }
         // What replay chose, exactly the recorded time scaled.
-        let asked: Value = reqwest::get(server.control("/requests"))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let asked: Value = crate::common::http::get_json(server.control("/requests")).await;
         for call in asked["requests"].as_array().unwrap().iter().skip(1) {
             let recorded = match call["request"].as_str().unwrap() {
                 r if r.ends_with("/A") => 40.0,

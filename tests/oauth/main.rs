@@ -71,10 +71,7 @@ impl Stack {
             gateway,
             _sandbox: sandbox,
             data_dir,
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
+            http: common::http::client_without_redirects(),
         }
     }
 

@@ -471,10 +471,7 @@ impl Stack {
         Stack {
             gateway,
             store: Store::open(scenario),
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
+            http: common::http::client_without_redirects(),
             data_dir,
             _store_use: guard,
         }

@@ -50,10 +50,7 @@ impl OnSandbox {
             .unwrap();
         OnSandbox {
             gateway,
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
+            http: crate::common::http::client_without_redirects(),
             _sandbox: sandbox,
             data_dir,
         }
