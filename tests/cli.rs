@@ -87,20 +87,8 @@ fn a_bad_mapping_stops_the_start_naming_the_file() {
 
 /// Reads stdout lines until `marker` shows (or panics after a while).
 fn read_until(reader: &mut impl BufRead, marker: &str) -> Vec<String> {
-    let started = Instant::now();
-    let mut lines = Vec::new();
-    while started.elapsed() < Duration::from_secs(60) {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        let done = line.contains(marker);
-        lines.push(line.trim_end().to_owned());
-        if done {
-            return lines;
-        }
-    }
-    panic!("{marker:?} never printed: {lines:?}");
+    common::process::lines_until(reader, marker)
+        .unwrap_or_else(|lines| panic!("{marker:?} never printed: {lines:?}"))
 }
 
 fn terminate(pid: u32) {

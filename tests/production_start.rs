@@ -7,7 +7,7 @@
 mod common;
 
 use common::process::free_port;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -115,19 +115,10 @@ fn started_until(command: &mut Command, last: &str) -> (std::process::Child, Vec
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut lines = Vec::new();
-    let begun = Instant::now();
-    while begun.elapsed() < Duration::from_secs(60) {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        let done = line.contains(last);
-        lines.push(line.trim_end().to_owned());
-        if done {
-            return (child, lines);
-        }
-    }
+    let lines = match common::process::lines_until(&mut stdout, last) {
+        Ok(lines) => return (child, lines),
+        Err(lines) => lines,
+    };
     let _ = child.kill();
     let _ = child.wait();
     panic!("no banner: {lines:?}");

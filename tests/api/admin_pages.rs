@@ -80,7 +80,7 @@ async fn a_browser_on_a_wrong_admin_page_gets_html_and_apps_the_apis_404() {
     let r = page(&gw, "/admin/oauth_authorise", BROWSER).await;
     assert_eq!(r.status, 404);
     assert!(r.header("content-type").unwrap().starts_with("text/html"));
-    assert!(r.body.contains("<h1>Page not found</h1>"), "{}", r.body);
+    r.assert_contains("<h1>Page not found</h1>");
     let r = page(&gw, "/admin/oauth_authorise", "application/json").await;
     assert_eq!(r.status, 404);
     assert_eq!(r.messages(), vec!["Request does not match any route."]);

@@ -69,7 +69,9 @@ async fn login_in_xml() {
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    assert!(r.body.contains("<token_type>Bearer</token_type><expires_in>3600</expires_in><customer_id>5</customer_id>"), "{}", r.body);
+    r.assert_contains(
+        "<token_type>Bearer</token_type><expires_in>3600</expires_in><customer_id>5</customer_id>",
+    );
 }
 
 #[tokio::test]

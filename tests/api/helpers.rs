@@ -320,6 +320,17 @@ impl Gateway {
     }
 }
 
+/// A fresh folder (named after `label`) with the default mappings, `file` of them changed by
+/// `edit`: what an operator's edited mappings folder is.
+pub fn edited_mappings(label: &str, file: &str, edit: impl FnOnce(String) -> String) -> PathBuf {
+    let dir = temp_dir(label);
+    copy_mappings(&dir);
+    let file = dir.join(file);
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, edit(text)).unwrap();
+    dir
+}
+
 /// A folder with a copy of the default mappings, for tests that edit them.
 pub fn copy_mappings(to: &Path) {
     std::fs::create_dir_all(to).unwrap();

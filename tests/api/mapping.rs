@@ -26,26 +26,24 @@ async fn editing_a_mapping_changes_responses_without_a_rebuild() {
     assert!(admin.get("has_options").is_none());
 
     // Hide weight from guests, expose a custom attribute to admins.
-    let dir = temp_dir("mappings");
-    copy_mappings(&dir);
-    let file = dir.join("product.toml");
-    let text = std::fs::read_to_string(&file).unwrap();
-    let guest_start = text.find("[view.guest]").unwrap();
-    let (head, guest) = text.split_at(guest_start);
-    let guest = guest.replace(
-        "\"tax_class_id\", \"weight\", \"price\"]",
-        "\"tax_class_id\", \"price\"]",
-    );
-    let head = head
-        .replace(
-            "[fields]\n",
-            "[fields]\nhas_options = { source = \"product.custom_attributes.has_options\", type = \"flag\" }\n",
-        )
-        .replace(
-            "\"stock_data\", \"created_at\",",
-            "\"stock_data\", \"has_options\", \"created_at\",",
+    let dir = edited_mappings("mappings", "product.toml", |text| {
+        let guest_start = text.find("[view.guest]").unwrap();
+        let (head, guest) = text.split_at(guest_start);
+        let guest = guest.replace(
+            "\"tax_class_id\", \"weight\", \"price\"]",
+            "\"tax_class_id\", \"price\"]",
         );
-    std::fs::write(&file, format!("{head}{guest}")).unwrap();
+        let head = head
+            .replace(
+                "[fields]\n",
+                "[fields]\nhas_options = { source = \"product.custom_attributes.has_options\", type = \"flag\" }\n",
+            )
+            .replace(
+                "\"stock_data\", \"created_at\",",
+                "\"stock_data\", \"has_options\", \"created_at\",",
+            );
+        format!("{head}{guest}")
+    });
 
     let edited = Gateway::start_with(|c| c.mappings = Some(dir.clone())).await;
     mount_catalog(&edited).await;

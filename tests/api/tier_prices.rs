@@ -171,16 +171,13 @@ async fn remount_as_wholesale(gw: Gateway) -> Gateway {
 async fn lists_of_shoppers_carry_no_other_groups_tier_even_when_an_operator_adds_tiers() {
     // An operator puts the Admin-shaped tier_price into the guests' list view: the records
     // still hold only the anonymous tiers.
-    let dir = temp_dir("tier-list");
-    copy_mappings(&dir);
-    let file = dir.join("product.toml");
-    let text = std::fs::read_to_string(&file).unwrap();
-    let text = text.replacen(
-        "\"is_saleable\", \"image_url\", \"created_at\",",
-        "\"is_saleable\", \"image_url\", \"tier_price\", \"created_at\",",
-        2,
-    );
-    std::fs::write(&file, text).unwrap();
+    let dir = edited_mappings("tier-list", "product.toml", |text| {
+        text.replacen(
+            "\"is_saleable\", \"image_url\", \"created_at\",",
+            "\"is_saleable\", \"image_url\", \"tier_price\", \"created_at\",",
+            2,
+        )
+    });
     let gw = Gateway::start_with(|c| c.mappings = Some(dir.clone())).await;
     mount_stores(&gw.upstream).await;
     mount_render(&gw.upstream).await;

@@ -55,12 +55,8 @@ fn address_ids(customer: &Value) -> Vec<u64> {
 }
 
 async fn post_address(gw: &Gateway, body: &Value) -> Reply {
-    gw.send(
-        gw.request("POST", "/customers/5/addresses", &Who::Customer(5))
-            .header("Content-Type", "application/json")
-            .json(body),
-    )
-    .await
+    gw.send_json("POST", "/customers/5/addresses", &Who::Customer(5), body)
+        .await
 }
 
 #[tokio::test]

@@ -71,6 +71,12 @@ impl Reply {
         );
     }
 
+    /// Asserts the body holds `text`.
+    #[track_caller]
+    pub fn assert_contains(&self, text: &str) {
+        assert!(self.body.contains(text), "{}", self.body);
+    }
+
     /// The first error message of a JSON error body.
     pub fn message(&self) -> String {
         self.json()["messages"]["error"][0]["message"]

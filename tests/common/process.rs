@@ -23,3 +23,40 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// Reads `reader`'s lines until one holds `marker` (Ok, every line read, trimmed), or the
+/// stream ends or a minute passes without it (Err, the lines read so far).
+pub fn lines_until(
+    reader: &mut impl std::io::BufRead,
+    marker: &str,
+) -> Result<Vec<String>, Vec<String>> {
+    let started = std::time::Instant::now();
+    let mut lines = Vec::new();
+    while started.elapsed() < std::time::Duration::from_secs(60) {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        let done = line.contains(marker);
+        lines.push(line.trim_end().to_owned());
+        if done {
+            return Ok(lines);
+        }
+    }
+    Err(lines)
+}
+
+/// The first line a child printed on its (piped) standard output.
+pub fn first_line(child: &mut std::process::Child) -> String {
+    let stdout = child.stdout.take().unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).unwrap();
+    line
+}
+
+/// The first `http://` URL in `line`.
+pub fn url_in(line: &str) -> Option<String> {
+    line.split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .map(str::to_owned)
+}

@@ -155,16 +155,8 @@ async fn two_stores_differing_in_a_price_and_a_name_every_app_answer_is_the_serv
         )
         .await;
     assert_eq!(xml.status, 200);
-    assert!(
-        xml.body.contains("<route>GET /products/:id</route>"),
-        "{}",
-        xml.body
-    );
-    assert!(
-        xml.body.contains("<verdict>not ready</verdict>"),
-        "{}",
-        xml.body
-    );
+    xml.assert_contains("<route>GET /products/:id</route>");
+    xml.assert_contains("<verdict>not ready</verdict>");
 }
 
 #[tokio::test]

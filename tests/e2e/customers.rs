@@ -206,12 +206,7 @@ async fn a_customer_manages_their_own_addresses_only() {
         .call("DELETE", "/customers/addresses/1", Some(&demo), None)
         .await;
     assert_eq!(r.status, 400, "{}", r.body);
-    assert!(
-        r.body
-            .contains("Address is default for customer so is not allowed to be deleted"),
-        "{}",
-        r.body
-    );
+    r.assert_contains("Address is default for customer so is not allowed to be deleted");
 
     assert_answers_match_schema(&stack.exchanges());
 }

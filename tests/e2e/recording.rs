@@ -257,14 +257,9 @@ fn replay_binary(dir: &Path) -> (Child, String) {
         .stderr(Stdio::null())
         .spawn()
         .expect("the storegate binary runs");
-    let stdout = child.stdout.take().unwrap();
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
+    let line = crate::common::process::first_line(&mut child);
+    let url =
+        crate::common::process::url_in(&line).unwrap_or_else(|| panic!("no address in {line:?}"));
     (child, url)
 }
 

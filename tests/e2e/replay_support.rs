@@ -2,7 +2,6 @@
 //! starts, hand-written cassettes, a gateway whose cache expires at once, recordings made
 //! from the sandbox.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -41,19 +40,13 @@ impl ReplayServer {
             command.env(name, value);
         }
         let mut child = command.spawn().expect("the storegate binary runs");
-        let stdout = child.stdout.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| {
-                panic!(
-                    "no address in {line:?}; stderr: {}",
-                    std::fs::read_to_string(&stderr_file).unwrap_or_default()
-                )
-            })
-            .to_owned();
+        let line = crate::common::process::first_line(&mut child);
+        let url = crate::common::process::url_in(&line).unwrap_or_else(|| {
+            panic!(
+                "no address in {line:?}; stderr: {}",
+                std::fs::read_to_string(&stderr_file).unwrap_or_default()
+            )
+        });
         ReplayServer {
             child,
             url,

@@ -233,11 +233,7 @@ async fn images_global_per_store_and_their_writes() {
         )
         .await;
     assert_eq!(r.status, 400, "{}", r.body);
-    assert!(
-        r.body.contains("Requested product does not support images"),
-        "{}",
-        r.body
-    );
+    r.assert_contains("Requested product does not support images");
 
     assert_answers_match_schema(&stack.exchanges());
 }

@@ -329,5 +329,5 @@ async fn the_official_php_examples_print_their_data() {
         "{}",
         guest.content_type()
     );
-    assert!(guest.body.contains("<service_api>"), "{}", guest.body);
+    guest.assert_contains("<service_api>");
 }

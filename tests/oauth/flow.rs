@@ -871,7 +871,7 @@ async fn a_consumers_profile_decides_its_formats() {
                 None,
             )
             .await;
-        assert!(bearer.body.contains("<service_api>"), "{}", bearer.body);
+        bearer.assert_contains("<service_api>");
     }
     // Even a refusal (a forged signature) is in the consumer's formats.
     let forged = Signer {

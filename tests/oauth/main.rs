@@ -100,6 +100,15 @@ impl Stack {
         Reply::read(request.send().await.unwrap()).await
     }
 
+    /// `GET url` signed with `authorization`, asking for JSON.
+    pub async fn get_signed(&self, url: &str, authorization: &str) -> Reply {
+        let headers = [
+            ("Authorization", authorization),
+            ("Accept", "application/json"),
+        ];
+        self.send("GET", url, &headers, None).await
+    }
+
     /// Registers a consumer straight in the store (the CLI has its own tests).
     pub fn consumer(&self, name: &str) -> Consumer {
         self.consumer_in(name, None)
@@ -337,6 +346,37 @@ impl Browser {
 }
 
 /// The whole dance with our signer: the access token and its secret.
+/// Opens the authorize page at `path` for the request `token` in `browser` and signs in with
+/// `login`: the form key of the confirm page that follows.
+pub async fn sign_in(
+    browser: &mut Browser,
+    stack: &Stack,
+    path: &str,
+    token: &str,
+    login: (&str, &str),
+) -> String {
+    let page = browser
+        .send(stack, "GET", &format!("{path}?oauth_token={token}"), &[])
+        .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let key = page.form_key();
+    let page = browser
+        .send(
+            stack,
+            "POST",
+            path,
+            &[
+                ("oauth_token", token),
+                ("form_key", &key),
+                ("login[username]", login.0),
+                ("login[password]", login.1),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    page.form_key()
+}
+
 pub async fn dance(
     stack: &Stack,
     consumer: &Consumer,
@@ -359,26 +399,7 @@ pub async fn dance(
         "/oauth/authorize"
     };
     let mut browser = Browser::default();
-    let page = browser
-        .send(stack, "GET", &format!("{path}?oauth_token={token}"), &[])
-        .await;
-    assert_eq!(page.status, 200, "{}", page.body);
-    let key = page.form_key();
-    let page = browser
-        .send(
-            stack,
-            "POST",
-            path,
-            &[
-                ("oauth_token", &token),
-                ("form_key", &key),
-                ("login[username]", login.0),
-                ("login[password]", login.1),
-            ],
-        )
-        .await;
-    assert_eq!(page.status, 200, "{}", page.body);
-    let key = page.form_key();
+    let key = sign_in(&mut browser, stack, path, &token, login).await;
     let page = browser
         .send(
             stack,

@@ -116,13 +116,6 @@ async fn the_store_locked_for_seven_seconds_stalls_only_what_needs_it() {
     let header = Signer::new(&consumer)
         .token(&token, &secret)
         .header("GET", &url, &[]);
-    let reply = stack
-        .send(
-            "GET",
-            &url,
-            &[("Authorization", &header), ("Accept", "application/json")],
-            None,
-        )
-        .await;
+    let reply = stack.get_signed(&url, &header).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
