@@ -9,6 +9,7 @@ use tokio::net::TcpStream;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, ResponseTemplate};
 
+use crate::common::http::sent;
 use crate::helpers::*;
 
 fn addr(gw: &Gateway) -> std::net::SocketAddr {
@@ -70,12 +71,7 @@ async fn slow_heads_and_idle_connections_are_closed_and_healthz_still_answers() 
 
     // Meanwhile /healthz answers at once on a fresh connection.
     let started = Instant::now();
-    let r = gw
-        .http
-        .get(format!("http://{}/healthz", addr(&gw)))
-        .send()
-        .await
-        .unwrap();
+    let r = sent(gw.http.get(format!("http://{}/healthz", addr(&gw)))).await;
     assert_eq!(r.status(), 200);
     assert!(started.elapsed() < Duration::from_millis(500));
 
@@ -253,12 +249,11 @@ async fn a_cache_buster_flood_leaves_the_hot_product_cached() {
                     0 => format!("_={worker}-{i}"),
                     _ => format!("page={}", worker * 1000 + i + 1),
                 };
-                let r = http
-                    .get(format!("{url}?{query}"))
-                    .header("Accept", "application/json")
-                    .send()
-                    .await
-                    .unwrap();
+                let r = sent(
+                    http.get(format!("{url}?{query}"))
+                        .header("Accept", "application/json"),
+                )
+                .await;
                 assert_eq!(r.status(), 200);
             }
         }));

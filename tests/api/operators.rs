@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use storegate::config::CorsOrigins;
 
+use crate::common::http::sent;
 use crate::helpers::*;
 
 async fn catalog(gw: &Gateway) {
@@ -258,11 +259,7 @@ async fn sandbox_media_is_served_through_the_public_url() {
         "/media/catalog//x",
         "/media/nothing.jpg",
     ] {
-        let r = http
-            .get(format!("http://{addr}{bad}"))
-            .send()
-            .await
-            .unwrap();
+        let r = sent(http.get(format!("http://{addr}{bad}"))).await;
         assert_eq!(r.status(), 404, "{bad}");
     }
     gateway.stop().await;

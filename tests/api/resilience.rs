@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::{any, method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+use crate::common::http::sent;
 use crate::helpers::*;
 
 /// Magento's product 24-MB01 (id 1) under another name, so a test tells versions apart.
@@ -584,13 +585,13 @@ async fn a_connection_cut_mid_body_is_a_clean_error() {
         },
     )
     .await;
-    let r = reqwest::Client::new()
-        .get(format!("{}/products/1", running.base_url()))
-        .header("Accept", "application/json")
-        .bearer_auth(ADMIN_KEY)
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        reqwest::Client::new()
+            .get(format!("{}/products/1", running.base_url()))
+            .header("Accept", "application/json")
+            .bearer_auth(ADMIN_KEY),
+    )
+    .await;
     let status = r.status().as_u16();
     let body: Value = r.json().await.unwrap();
     assert_eq!(status, 502, "{body}");
@@ -676,12 +677,7 @@ async fn requests_past_the_in_flight_limit_get_a_503_at_once() {
     assert_eq!(r.header("retry-after"), Some("1"));
     r.assert_contains("<message>The service is overloaded. Try again later.</message>");
     // Operations stay reachable.
-    let health = gw
-        .http
-        .get(format!("http://{}/healthz", gw.running.addr))
-        .send()
-        .await
-        .unwrap();
+    let health = sent(gw.http.get(format!("http://{}/healthz", gw.running.addr))).await;
     assert_eq!(health.status(), 200);
     let text = metrics(&gw).await;
     assert_eq!(
@@ -894,14 +890,14 @@ async fn the_binary_logs_failures_as_json_with_the_request_id() {
     }
     assert!(listening, "the binary did not start");
     storegate::backend::transport::install_crypto();
-    let r = reqwest::Client::new()
-        .get(format!("http://127.0.0.1:{port}/api/rest/products/1"))
-        .header("Accept", "application/json")
-        .header("X-Request-Id", "log-test-1")
-        .bearer_auth(ADMIN_KEY)
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        reqwest::Client::new()
+            .get(format!("http://127.0.0.1:{port}/api/rest/products/1"))
+            .header("Accept", "application/json")
+            .header("X-Request-Id", "log-test-1")
+            .bearer_auth(ADMIN_KEY),
+    )
+    .await;
     assert_eq!(r.status(), 500);
     let mut error_line = None;
     let mut stderr = String::new();

@@ -40,6 +40,23 @@ pub async fn start_gateway(config: Config, setup: Setup<'_>) -> Running {
     start_parts(config, parts).await
 }
 
+/// A gateway with `config` in front of `sandbox`, with the mappings built into the binary.
+pub async fn start_on_sandbox(
+    config: Config,
+    sandbox: &Sandbox,
+    admin_key: &str,
+    token_secret: &[u8],
+) -> Running {
+    let parts = Parts {
+        upstream_url: sandbox.base_url(),
+        upstream_token: sandbox.token().to_owned(),
+        admin_digests: vec![storegate::auth::admin_key_digest(admin_key)],
+        token_secret: token_secret.to_vec(),
+        mappings: storegate::rules::mapping::Mappings::embedded(),
+    };
+    start_parts(config, parts).await
+}
+
 /// The embedded Magento 2 sandbox on a free loopback port.
 pub async fn start_sandbox(options: SandboxOptions) -> Sandbox {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

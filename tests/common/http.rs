@@ -128,3 +128,8 @@ pub fn client_without_redirects() -> reqwest::Client {
 pub async fn get_json(url: impl reqwest::IntoUrl) -> Value {
     reqwest::get(url).await.unwrap().json().await.unwrap()
 }
+
+/// Sends `request` (a connection failure panics); the answer, its body not yet read.
+pub async fn sent(request: reqwest::RequestBuilder) -> reqwest::Response {
+    request.send().await.unwrap()
+}

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::common::http::sent;
 use serde_json::{Value, json};
 use storegate::Running;
 use storegate::config::shadow::{ServeShares, Shadow};
@@ -204,13 +205,13 @@ pub async fn gateway_plain(serving: &Sandbox, config: Config) -> Running {
 pub async fn change_product(store: &Sandbox, sku: &str, product: Value) {
     let mut product = product;
     product["sku"] = json!(sku);
-    let r = reqwest::Client::new()
-        .put(format!("{}/rest/all/V1/products/{sku}", store.base_url()))
-        .bearer_auth(store.token())
-        .json(&json!({ "product": product }))
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        reqwest::Client::new()
+            .put(format!("{}/rest/all/V1/products/{sku}", store.base_url()))
+            .bearer_auth(store.token())
+            .json(&json!({ "product": product })),
+    )
+    .await;
     assert!(r.status().is_success(), "{}", r.text().await.unwrap());
 }
 

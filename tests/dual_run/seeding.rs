@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use storegate::config::{Secret, Upstream};
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
+use crate::common::http::sent;
 use crate::harness::{self, compared_at_least, count, difference, entry};
 
 async fn start(options: SandboxOptions) -> Sandbox {
@@ -106,13 +107,12 @@ async fn a_store_copied_into_a_sandbox_through_the_gateway() {
     let gateway = harness::gateway(&source, shadowed).await;
     let http = reqwest::Client::new();
     for path in ["/products/1", "/customers/1", "/orders/1"] {
-        let r = http
-            .get(format!("{}{path}", gateway.base_url()))
-            .bearer_auth(harness::ADMIN_KEY)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap();
+        let r = sent(
+            http.get(format!("{}{path}", gateway.base_url()))
+                .bearer_auth(harness::ADMIN_KEY)
+                .header("Accept", "application/json"),
+        )
+        .await;
         assert_eq!(r.status(), 200);
     }
     let start = std::time::Instant::now();

@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use crate::common::http::sent;
 use crate::harness::{ADMIN_KEY, Stack};
 use crate::schema::assert_answers_match_schema;
 
@@ -243,13 +244,13 @@ async fn the_original_profile_end_to_end() {
         xml.contains("<magento_api><entity_id>1</entity_id>"),
         "{xml}"
     );
-    let any = stack
-        .http
-        .get(stack.url("/products/1"))
-        .header("Accept", "*/*")
-        .send()
-        .await
-        .unwrap();
+    let any = sent(
+        stack
+            .http
+            .get(stack.url("/products/1"))
+            .header("Accept", "*/*"),
+    )
+    .await;
     assert_eq!(
         any.headers()["content-type"],
         "application/json; charset=utf-8"

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use crate::common::gateway::{Setup, start_gateway};
+use crate::common::http::sent;
 use serde_json::{Value, json};
 use storegate::Running;
 use storegate::config::{Config, Recording};
@@ -114,14 +115,13 @@ impl Client {
     }
 
     async fn sign_in(&mut self, email: &str, password: &str) -> Option<String> {
-        let r = self
-            .http
-            .post(format!("{}/auth/token", self.base))
-            .header("Accept", "application/json")
-            .json(&json!({"username": email, "password": password}))
-            .send()
-            .await
-            .unwrap();
+        let r = sent(
+            self.http
+                .post(format!("{}/auth/token", self.base))
+                .header("Accept", "application/json")
+                .json(&json!({"username": email, "password": password})),
+        )
+        .await;
         let status = r.status().as_u16();
         let body: Value = r.json().await.unwrap_or(Value::Null);
         self.seen.push(Seen {

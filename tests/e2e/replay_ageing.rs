@@ -13,6 +13,7 @@ use storegate_sandbox::{Sandbox, SandboxOptions};
 
 use super::recording::{temp_dir, test_data_dir};
 use super::replay_support::{ReplayServer, product, record_products, write_cassette};
+use crate::common::http::sent;
 
 const LONG_AGO: &str = "2020-01-02T03:04:05Z";
 
@@ -60,13 +61,13 @@ fn recorded_sku(dir: &Path) -> String {
 
 /// Renames a product in the sandbox, as the store's admin would.
 async fn rename(sandbox: &Sandbox, sku: &str, name: &str) {
-    let r = reqwest::Client::new()
-        .put(format!("{}/rest/all/V1/products/{sku}", sandbox.base_url()))
-        .bearer_auth(sandbox.token())
-        .json(&json!({"product": {"sku": sku, "name": name}}))
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        reqwest::Client::new()
+            .put(format!("{}/rest/all/V1/products/{sku}", sandbox.base_url()))
+            .bearer_auth(sandbox.token())
+            .json(&json!({"product": {"sku": sku, "name": name}})),
+    )
+    .await;
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
 }
 
@@ -185,12 +186,12 @@ async fn a_stale_answer_is_recorded_again_from_the_store() {
         ],
         &[],
     );
-    let r = reqwest::Client::new()
-        .get(format!("{}{path}", server.url))
-        .header("Authorization", "Bearer whatever-the-gateway-sends")
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        reqwest::Client::new()
+            .get(format!("{}{path}", server.url))
+            .header("Authorization", "Bearer whatever-the-gateway-sends"),
+    )
+    .await;
     assert_eq!(r.status(), 200);
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["name"], "Renamed Since Recording", "{body}");

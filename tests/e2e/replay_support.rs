@@ -12,6 +12,7 @@ use storegate::config::{Config, Recording};
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
 use super::recording::{temp_dir, test_data_dir};
+use crate::common::http::sent;
 
 const ADMIN_KEY: &str = "bench-admin-key-0123456789";
 
@@ -168,12 +169,12 @@ pub async fn record_products(dir: &Path, sandbox: &Sandbox) {
     };
     let recorder = super::recording::gateway(&sandbox.base_url(), sandbox.token(), recording).await;
     for id in [1, 2] {
-        let r = reqwest::Client::new()
-            .get(format!("{}/products/{id}", recorder.base_url()))
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap();
+        let r = sent(
+            reqwest::Client::new()
+                .get(format!("{}/products/{id}", recorder.base_url()))
+                .header("Accept", "application/json"),
+        )
+        .await;
         assert_eq!(r.status(), 200);
     }
     recorder.stop().await;

@@ -31,6 +31,7 @@ use storegate::Running;
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
 use common::files::temp_dir;
+use common::http::sent;
 use mariadb::MariaDb;
 use redis_server::RedisServer;
 
@@ -75,15 +76,9 @@ async fn gateway(
         oauth_cache_fresh: fresh,
         ..storegate::Config::default()
     };
-    let parts = storegate::Parts {
-        upstream_url: sandbox.base_url(),
-        upstream_token: sandbox.token().to_owned(),
-        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-        // Shared, as instances behind one load balancer must.
-        token_secret: b"fleet-token-secret".to_vec(),
-        mappings: storegate::rules::mapping::Mappings::embedded(),
-    };
-    let running = common::gateway::start_parts(config, parts).await;
+    // The token secret is shared, as instances behind one load balancer must.
+    let running =
+        common::gateway::start_on_sandbox(config, sandbox, ADMIN_KEY, b"fleet-token-secret").await;
     (running, dir)
 }
 
@@ -162,12 +157,7 @@ impl Fleet {
     }
 
     async fn ready(&self, gw: &Running) -> (u16, Value) {
-        let response = self
-            .http
-            .get(format!("{}/readyz", Fleet::origin(gw)))
-            .send()
-            .await
-            .unwrap();
+        let response = sent(self.http.get(format!("{}/readyz", Fleet::origin(gw)))).await;
         (response.status().as_u16(), response.json().await.unwrap())
     }
 
@@ -242,14 +232,13 @@ impl Fleet {
     ) -> (u16, String) {
         let url = format!("{}/api/rest{path}", Fleet::origin(gw));
         let header = oauth_header("GET", &url, consumer, Some(token), &[], nonce);
-        let response = self
-            .http
-            .get(url)
-            .header("Authorization", header)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap();
+        let response = sent(
+            self.http
+                .get(url)
+                .header("Authorization", header)
+                .header("Accept", "application/json"),
+        )
+        .await;
         (response.status().as_u16(), response.text().await.unwrap())
     }
 
@@ -259,13 +248,7 @@ impl Fleet {
         let nonce = storegate::auth::oauth::store::random_hex32();
         let callback = [("oauth_callback", "oob")];
         let header = oauth_header("POST", &url, consumer, None, &callback, &nonce);
-        let response = self
-            .http
-            .post(url)
-            .header("Authorization", header)
-            .send()
-            .await
-            .unwrap();
+        let response = sent(self.http.post(url).header("Authorization", header)).await;
         (response.status().as_u16(), response.text().await.unwrap())
     }
 
@@ -284,17 +267,16 @@ impl Fleet {
         let entries = list.as_array().unwrap();
         assert!(!entries.is_empty(), "{list}");
         for entry in entries {
-            let response = self
-                .http
-                .delete(format!(
-                    "{}/api/rest/oauth/tokens/{}",
-                    Fleet::origin(gw),
-                    entry["id"]
-                ))
-                .bearer_auth(ADMIN_KEY)
-                .send()
-                .await
-                .unwrap();
+            let response = sent(
+                self.http
+                    .delete(format!(
+                        "{}/api/rest/oauth/tokens/{}",
+                        Fleet::origin(gw),
+                        entry["id"]
+                    ))
+                    .bearer_auth(ADMIN_KEY),
+            )
+            .await;
             assert_eq!(response.status(), 200);
         }
     }
@@ -488,13 +470,12 @@ async fn without_redis_a_database_outage_keeps_verified_tokens_and_still_refuses
     let send = |header: String| {
         let (http, url) = (fleet.http.clone(), url.clone());
         async move {
-            let response = http
-                .get(url)
-                .header("Authorization", header)
-                .header("Accept", "application/json")
-                .send()
-                .await
-                .unwrap();
+            let response = sent(
+                http.get(url)
+                    .header("Authorization", header)
+                    .header("Accept", "application/json"),
+            )
+            .await;
             (response.status().as_u16(), response.text().await.unwrap())
         }
     };
@@ -533,13 +514,12 @@ async fn the_database_failing_keeps_verified_tokens_and_refuses_new_sign_ins() {
             let url = format!("http://{a}/api/rest/customers/1");
             let nonce = storegate::auth::oauth::store::random_hex32();
             let header = oauth_header("GET", &url, &consumer, Some(&token), &[], &nonce);
-            let response = http
-                .get(url)
-                .header("Authorization", header)
-                .header("Accept", "application/json")
-                .send()
-                .await
-                .unwrap();
+            let response = sent(
+                http.get(url)
+                    .header("Authorization", header)
+                    .header("Accept", "application/json"),
+            )
+            .await;
             (response.status().as_u16(), response.text().await.unwrap())
         }
     };

@@ -13,6 +13,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use super::*;
+use crate::common::http::sent;
 
 fn script(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -81,17 +82,17 @@ async fn revoke_customer_tokens(stack: &Stack) {
     let entries = list.as_array().unwrap();
     assert!(!entries.is_empty());
     for entry in entries {
-        let response = stack
-            .http
-            .delete(format!(
-                "{}/api/rest/oauth/tokens/{}",
-                stack.origin(),
-                entry["id"]
-            ))
-            .bearer_auth(ADMIN_KEY)
-            .send()
-            .await
-            .unwrap();
+        let response = sent(
+            stack
+                .http
+                .delete(format!(
+                    "{}/api/rest/oauth/tokens/{}",
+                    stack.origin(),
+                    entry["id"]
+                ))
+                .bearer_auth(ADMIN_KEY),
+        )
+        .await;
         assert_eq!(response.status(), 200);
     }
 }

@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::*;
+use crate::common::http::sent;
 
 async fn initiate(stack: &Stack, signer: &Signer) -> (u16, String, String) {
     let url = format!("{}/oauth/initiate", stack.origin());
@@ -410,18 +411,18 @@ async fn a_deleted_customer_loses_every_token() {
     let consumer = stack.consumer("app");
     // A customer of our own, created by the Admin.
     let email = format!("oauth-{}@example.com", now());
-    let response = stack
-        .http
-        .post(format!("{}/api/rest/customers", stack.origin()))
-        .bearer_auth(ADMIN_KEY)
-        .header("Content-Type", JSON)
-        .json(&serde_json::json!({
-            "firstname": "Olga", "lastname": "Auth", "email": email,
-            "password": "Secret-Pass-123", "website_id": 1, "group_id": 1
-        }))
-        .send()
-        .await
-        .unwrap();
+    let response = sent(
+        stack
+            .http
+            .post(format!("{}/api/rest/customers", stack.origin()))
+            .bearer_auth(ADMIN_KEY)
+            .header("Content-Type", JSON)
+            .json(&serde_json::json!({
+                "firstname": "Olga", "lastname": "Auth", "email": email,
+                "password": "Secret-Pass-123", "website_id": 1, "group_id": 1
+            })),
+    )
+    .await;
     assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
     let (token, secret) = dance(&stack, &consumer, false, (&email, "Secret-Pass-123")).await;
     let bearer: Value = crate::common::http::json_of(

@@ -59,14 +59,9 @@ impl Stack {
             ..storegate::Config::default()
         };
         adjust(&mut config);
-        let parts = storegate::Parts {
-            upstream_url: sandbox.base_url(),
-            upstream_token: sandbox.token().to_owned(),
-            admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-            token_secret: b"oauth-test-secret".to_vec(),
-            mappings: storegate::rules::mapping::Mappings::embedded(),
-        };
-        let gateway = common::gateway::start_parts(config, parts).await;
+        let gateway =
+            common::gateway::start_on_sandbox(config, &sandbox, ADMIN_KEY, b"oauth-test-secret")
+                .await;
         Stack {
             gateway,
             _sandbox: sandbox,

@@ -7,6 +7,7 @@
 use super::cli::storegate;
 use super::phone::{self, Phone};
 use super::*;
+use crate::common::http::sent;
 
 /// The CLI's key and secret lines of `consumer add`.
 fn added(out: &str) -> Consumer {
@@ -37,13 +38,7 @@ async fn initiate(stack: &Stack, consumer: &Consumer, callback: &str) -> (u16, S
     let header = Signer::new(consumer)
         .param("oauth_callback", callback)
         .header("POST", &url, &[]);
-    let response = stack
-        .http
-        .post(&url)
-        .header("Authorization", header)
-        .send()
-        .await
-        .unwrap();
+    let response = sent(stack.http.post(&url).header("Authorization", header)).await;
     let status = response.status().as_u16();
     assert!(
         response.headers().get("location").is_none(),

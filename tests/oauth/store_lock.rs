@@ -9,6 +9,7 @@
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::common::http::sent;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_store_locked_for_seven_seconds_stalls_only_what_needs_it() {
@@ -46,13 +47,12 @@ async fn the_store_locked_for_seven_seconds_stalls_only_what_needs_it() {
         let http = stack.http.clone();
         tokio::spawn(async move {
             let begun = Instant::now();
-            let response = http
-                .get(url)
-                .header("Authorization", header)
-                .header("Accept", "application/json")
-                .send()
-                .await
-                .unwrap();
+            let response = sent(
+                http.get(url)
+                    .header("Authorization", header)
+                    .header("Accept", "application/json"),
+            )
+            .await;
             let status = response.status().as_u16();
             (status, response.text().await.unwrap(), begun.elapsed())
         })
@@ -72,12 +72,7 @@ async fn the_store_locked_for_seven_seconds_stalls_only_what_needs_it() {
             let mut count = 0;
             while locked_at.elapsed() < Duration::from_secs(6) {
                 let begun = Instant::now();
-                let response = http
-                    .get(&url)
-                    .header("Accept", "application/json")
-                    .send()
-                    .await
-                    .unwrap();
+                let response = sent(http.get(&url).header("Accept", "application/json")).await;
                 assert_eq!(response.status(), 200);
                 response.bytes().await.unwrap();
                 slowest = slowest.max(begun.elapsed());

@@ -455,19 +455,13 @@ impl Stack {
         };
         let config = storegate::Config::from_sources(None, &lookup).expect("a valid configuration");
         let upstream = config.upstream.clone().expect("an upstream");
-        let parts = storegate::Parts {
-            upstream_url: upstream.url.clone(),
-            upstream_token: upstream.token.expose().to_owned(),
-            admin_digests: vec![storegate::auth::admin_key_digest(
-                "openmage-test-admin-key-0123456789",
-            )],
-            token_secret: b"openmage-test-token-secret".to_vec(),
-            mappings: storegate::load_mappings(&config).expect("mappings load"),
+        let setup = common::gateway::Setup {
+            upstream_url: &upstream.url,
+            upstream_token: upstream.token.expose(),
+            admin_key: "openmage-test-admin-key-0123456789",
+            token_secret: b"openmage-test-token-secret",
         };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let gateway = storegate::start(config, parts, listener, None)
-            .await
-            .unwrap();
+        let gateway = common::gateway::start_gateway(config, setup).await;
         Stack {
             gateway,
             store: Store::open(scenario),

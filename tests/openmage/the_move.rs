@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use storegate_sandbox::SandboxOptions;
 
 use super::{Stack, Who, signed};
+use crate::common::http::sent;
 
 /// What the app reads, as whom.
 const READS: &[(Who, &str)] = &[
@@ -145,11 +146,8 @@ async fn one_app_keeps_its_tokens_and_its_answers_when_the_store_moves() {
         product[field] = old_product[field].clone();
     }
     let url = format!("{base}/products");
-    let created = signed(&http, Who::Admin, "POST", &url, "application/json")
-        .json(&product)
-        .send()
-        .await
-        .unwrap();
+    let created =
+        sent(signed(&http, Who::Admin, "POST", &url, "application/json").json(&product)).await;
     let location = created
         .headers()
         .get("location")

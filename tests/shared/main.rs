@@ -21,6 +21,7 @@ use storegate_sandbox::{Sandbox, SandboxOptions};
 use self::redis_server::RedisServer;
 use common::gateway::{Setup, start_gateway};
 use common::http::Reply;
+use common::http::sent;
 
 const ADMIN_KEY: &str = "shared-admin-key-0123456789";
 const DEMO: (&str, &str) = ("roni_cost@example.com", "Roni-Cost-2024");
@@ -111,12 +112,7 @@ impl Cluster {
     }
 
     async fn ready(&self, gw: &Running) -> (u16, String) {
-        let r = self
-            .http
-            .get(format!("http://{}/readyz", gw.addr))
-            .send()
-            .await
-            .unwrap();
+        let r = sent(self.http.get(format!("http://{}/readyz", gw.addr))).await;
         (r.status().as_u16(), r.text().await.unwrap())
     }
 
@@ -184,17 +180,16 @@ impl Cluster {
 
     /// Renames a product in Magento itself, behind the gateways' backs.
     async fn rename_in_magento(&self, sku: &str, name: &str) {
-        let r = self
-            .http
-            .put(format!(
-                "{}/rest/all/V1/products/{sku}",
-                self.sandbox.base_url()
-            ))
-            .bearer_auth(self.sandbox.token())
-            .json(&json!({"product": {"sku": sku, "name": name}}))
-            .send()
-            .await
-            .unwrap();
+        let r = sent(
+            self.http
+                .put(format!(
+                    "{}/rest/all/V1/products/{sku}",
+                    self.sandbox.base_url()
+                ))
+                .bearer_auth(self.sandbox.token())
+                .json(&json!({"product": {"sku": sku, "name": name}})),
+        )
+        .await;
         assert!(r.status().is_success(), "{}", r.text().await.unwrap());
     }
 }
@@ -678,12 +673,7 @@ async fn a_redis_that_never_answers_costs_a_call_its_timeout_and_no_request_hang
         let http = http.clone();
         async move {
             let started = Instant::now();
-            let r = http
-                .get(path)
-                .header("Accept", "application/json")
-                .send()
-                .await
-                .unwrap();
+            let r = sent(http.get(path).header("Accept", "application/json")).await;
             (
                 r.status().as_u16(),
                 started.elapsed(),
@@ -699,31 +689,29 @@ async fn a_redis_that_never_answers_costs_a_call_its_timeout_and_no_request_hang
     }
     let (_, _, ready) = get(format!("http://{}/readyz", gw.addr)).await;
     assert!(ready.contains(r#""redis":"down""#), "{ready}");
-    let r = http
-        .put(format!("{}/products/1", gw.base_url()))
-        .bearer_auth(ADMIN_KEY)
-        .header("Accept", "application/json")
-        .json(&json!({"name": "x"}))
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        http.put(format!("{}/products/1", gw.base_url()))
+            .bearer_auth(ADMIN_KEY)
+            .header("Accept", "application/json")
+            .json(&json!({"name": "x"})),
+    )
+    .await;
     let status = r.status().as_u16();
     // Product updates take no lock: served.
     assert_eq!(status, 200, "{}", r.text().await.unwrap());
     // A customer write needs the shared lock: refused within the Redis timeout, not hung.
     let started = Instant::now();
-    let r = http
-        .post(format!("{}/customers/1/addresses", gw.base_url()))
-        .bearer_auth(ADMIN_KEY)
-        .header("Accept", "application/json")
-        .json(
-            &json!({"firstname": "V", "lastname": "C", "street": ["1 Main St"],
+    let r = sent(
+        http.post(format!("{}/customers/1/addresses", gw.base_url()))
+            .bearer_auth(ADMIN_KEY)
+            .header("Accept", "application/json")
+            .json(
+                &json!({"firstname": "V", "lastname": "C", "street": ["1 Main St"],
                       "city": "Calder", "country_id": "US", "region": "MI",
                       "postcode": "49628", "telephone": "555-0100"}),
-        )
-        .send()
-        .await
-        .unwrap();
+            ),
+    )
+    .await;
     assert_eq!(r.status().as_u16(), 503);
     assert!(
         started.elapsed() < Duration::from_secs(2),
