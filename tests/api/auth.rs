@@ -1,6 +1,6 @@
 //! Authentication: admin keys (plain and digest), customer tokens, 401s.
 
-use serde_json::json;
+use serde_json::{Value, json};
 use wiremock::Mock;
 use wiremock::matchers::{body_json, header, method, path};
 
@@ -32,14 +32,21 @@ async fn mount_login(gw: &Gateway) {
         .await;
 }
 
+/// `POST /auth/token` with `body` in JSON, as a guest.
+async fn sign_in(gw: &Gateway, body: Value) -> Reply {
+    gw.send_json("POST", "/auth/token", &Who::Guest, &body)
+        .await
+}
+
 #[tokio::test]
 async fn a_customer_logs_in_and_uses_the_token() {
     let gw = Gateway::start().await;
     mount_login(&gw).await;
-    let sent = json!({"username": "jane.doe@example.com", "password": "Tr4il-Head!2024"});
-    let r = gw
-        .send_json("POST", "/auth/token", &Who::Guest, &sent)
-        .await;
+    let r = sign_in(
+        &gw,
+        json!({"username": "jane.doe@example.com", "password": "Tr4il-Head!2024"}),
+    )
+    .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.header("cache-control"), Some("no-store"));
     let body = r.json();
@@ -78,15 +85,13 @@ async fn login_in_xml() {
 async fn wrong_credentials_are_401_and_missing_ones_400() {
     let gw = Gateway::start().await;
     mount_login(&gw).await;
-    let sent = json!({"username": "jane.doe@example.com", "password": "nope"});
-    let r = gw
-        .send_json("POST", "/auth/token", &Who::Guest, &sent)
-        .await;
+    let r = sign_in(
+        &gw,
+        json!({"username": "jane.doe@example.com", "password": "nope"}),
+    )
+    .await;
     r.assert_error(401, "Invalid login or password.");
-    let sent = json!({"username": "x"});
-    let r = gw
-        .send_json("POST", "/auth/token", &Who::Guest, &sent)
-        .await;
+    let r = sign_in(&gw, json!({"username": "x"})).await;
     r.assert_error(400, "Missing \"password\" in request.");
     let r = gw.get_json("/auth/token", &Who::Guest).await;
     assert_eq!(r.status, 405);
@@ -121,9 +126,7 @@ async fn admin_keys_by_digest() {
 #[tokio::test]
 async fn bad_credentials_are_401_never_guest() {
     let gw = Gateway::start().await;
-    mount_stores(&gw.upstream).await;
-    mount_skus(&gw.upstream).await;
-    mount_product_as(&gw.upstream, "24-MB01", "products/get-simple-24-mb01").await;
+    mount_product_1(&gw.upstream).await;
     mount_render(&gw.upstream).await;
     let other_issuer = storegate::auth::TokenIssuer::new(
         b"another-secret".to_vec(),

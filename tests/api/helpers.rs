@@ -89,20 +89,31 @@ pub async fn mount(server: &MockServer, name: &str) {
 
 /// Answers `GET /rest/default/V1/products/{sku}` with the recorded exchange `name`.
 pub async fn mount_product_as(server: &MockServer, sku: &str, name: &str) {
+    let product = format!("/rest/default/V1/products/{sku}");
+    mount_get(server, &product, name).await;
+}
+
+/// Answers `GET path` (exactly, whatever the query) with the recorded exchange `name`.
+pub async fn mount_get(server: &MockServer, at: &str, name: &str) {
     Mock::given(method("GET"))
-        .and(path(format!("/rest/default/V1/products/{sku}")))
+        .and(path(at))
         .respond_with(recorded(name))
         .mount(server)
         .await;
 }
 
+/// What a read of product 1 needs: the store views, the id-to-SKU lookups and product 1
+/// (24-MB01) itself.
+pub async fn mount_product_1(server: &MockServer) {
+    mount_stores(server).await;
+    mount_skus(server).await;
+    mount_product_as(server, "24-MB01", "products/get-simple-24-mb01").await;
+}
+
 /// Category 4's products: its positions, and the products it lists found by SKU.
 pub async fn mount_category_4(server: &MockServer) {
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/categories/4/products"))
-        .respond_with(recorded("categories/products-of-category-4"))
-        .mount(server)
-        .await;
+    let category = "/rest/default/V1/categories/4/products";
+    mount_get(server, category, "categories/products-of-category-4").await;
     Mock::given(method("GET"))
         .and(path("/rest/default/V1/products"))
         .and(wiremock::matchers::query_param(
@@ -122,11 +133,8 @@ pub async fn mount_stores(server: &MockServer) {
 
 /// The shoppers' rendering (prices with tax, salability) of the recorded products.
 pub async fn mount_render(server: &MockServer) {
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products-render-info"))
-        .respond_with(recorded("products/render-info-1-2-6"))
-        .mount(server)
-        .await;
+    let render = "/rest/default/V1/products-render-info";
+    mount_get(server, render, "products/render-info-1-2-6").await;
 }
 
 /// The keys of a JSON object, in order.

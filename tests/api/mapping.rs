@@ -6,9 +6,7 @@ use serde_json::Value;
 use crate::helpers::*;
 
 async fn mount_catalog(gw: &Gateway) {
-    mount_stores(&gw.upstream).await;
-    mount_skus(&gw.upstream).await;
-    mount_product_as(&gw.upstream, "24-MB01", "products/get-simple-24-mb01").await;
+    mount_product_1(&gw.upstream).await;
     mount_category_4(&gw.upstream).await;
 }
 

@@ -10,10 +10,14 @@ use crate::common::http::sent;
 use crate::helpers::*;
 
 async fn catalog(gw: &Gateway) {
-    mount_stores(&gw.upstream).await;
-    mount_skus(&gw.upstream).await;
-    mount_product_as(&gw.upstream, "24-MB01", "products/get-simple-24-mb01").await;
+    mount_product_1(&gw.upstream).await;
     mount_render(&gw.upstream).await;
+}
+
+/// `GET path` as a guest, from the app's origin.
+async fn from_app(gw: &Gateway, path: &str) -> Reply {
+    gw.send_header("GET", path, &Who::Guest, "Origin", "https://app.example")
+        .await
 }
 
 #[tokio::test]
@@ -66,12 +70,7 @@ async fn cors_answers_the_configured_origins_only() {
     assert!(headers.contains("authorization"), "{headers}");
     assert_eq!(preflight.header("access-control-allow-credentials"), None);
 
-    let read = gw
-        .send(
-            gw.request("GET", "/products/1", &Who::Guest)
-                .header("Origin", "https://app.example"),
-        )
-        .await;
+    let read = from_app(&gw, "/products/1").await;
     assert_eq!(read.status, 200);
     assert_eq!(
         read.header("access-control-allow-origin"),
@@ -86,12 +85,7 @@ async fn cors_answers_the_configured_origins_only() {
         "{exposed}"
     );
     // Errors carry the headers too, or a browser hides the error from the app.
-    let error = gw
-        .send(
-            gw.request("GET", "/stockitems", &Who::Guest)
-                .header("Origin", "https://app.example"),
-        )
-        .await;
+    let error = from_app(&gw, "/stockitems").await;
     assert_eq!(error.status, 403);
     assert_eq!(
         error.header("access-control-allow-origin"),
