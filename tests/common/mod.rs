@@ -1,6 +1,14 @@
-//! Helpers shared by several test binaries. Each binary includes this folder with
-//! `#[allow(dead_code)] #[path = "../common/mod.rs"] mod common;` (or `mod common;` from
-//! `tests/`), and uses the part it needs.
+//! Helpers shared by several test binaries, written once here rather than in each binary.
+//! A binary includes the folder with `#[allow(dead_code)] #[path = "../common/mod.rs"] mod
+//! common;` (from `tests/`: `#[allow(dead_code)] mod common;`) and uses what it needs:
+//!
+//! - `http`: [`http::Reply`] (status, headers, body; JSON, error trees and their assertions)
+//!   and the plain calls (`call`, `sent`, `json_of`, `text_of`, `get_json`);
+//! - `gateway`: an embedded gateway and the sandbox started on free loopback ports;
+//! - `files`: fresh temporary folders and a gateway's OAuth data folder;
+//! - `process`: the `storegate` binary with a clean environment, free ports, a child's output;
+//! - `spec`: what SPEC.md fixes about answers that several binaries check;
+//! - `openapi`, `api_reference`: Magento 2.4.5's schema and the gateway's own OpenAPI document.
 
 pub mod api_reference;
 pub mod files;
