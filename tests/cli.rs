@@ -2,33 +2,24 @@
 //! naming the key; with no upstream the gateway starts the sandbox and prints how to call
 //! it; `storegate sandbox` runs the sandbox alone; SIGTERM shuts down gracefully.
 
+#[allow(dead_code)]
+mod common;
+
+use common::http::sent;
+use common::process::free_port;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_storegate"));
-    command.current_dir(env!("CARGO_MANIFEST_DIR"));
     // A clean environment: only what each test sets.
-    for (key, _) in std::env::vars() {
-        if key.starts_with("STOREGATE_") {
-            command.env_remove(key);
-        }
-    }
+    let mut command = common::process::storegate(&["STOREGATE_"]);
     // The OAuth store's folder: not the checkout's `data/` (a test that sets its own wins).
     command.env(
         "STOREGATE_DATA_DIR",
         std::env::temp_dir().join(format!("storegate-cli-tests-{}", std::process::id())),
     );
     command
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[test]
@@ -97,20 +88,8 @@ fn a_bad_mapping_stops_the_start_naming_the_file() {
 
 /// Reads stdout lines until `marker` shows (or panics after a while).
 fn read_until(reader: &mut impl BufRead, marker: &str) -> Vec<String> {
-    let started = Instant::now();
-    let mut lines = Vec::new();
-    while started.elapsed() < Duration::from_secs(60) {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        let done = line.contains(marker);
-        lines.push(line.trim_end().to_owned());
-        if done {
-            return lines;
-        }
-    }
-    panic!("{marker:?} never printed: {lines:?}");
+    common::process::lines_until(reader, marker)
+        .unwrap_or_else(|lines| panic!("{marker:?} never printed: {lines:?}"))
 }
 
 fn terminate(pid: u32) {
@@ -152,22 +131,20 @@ async fn with_no_upstream_it_serves_the_sandbox_and_stops_on_sigterm() {
     storegate::backend::transport::install_crypto();
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}/api/rest");
-    let list = http
-        .get(format!("{base}/products"))
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap();
+    let list = sent(
+        http.get(format!("{base}/products"))
+            .header("Accept", "application/json"),
+    )
+    .await;
     assert_eq!(list.status(), 200);
     let body: serde_json::Value = list.json().await.unwrap();
     assert!(!body.as_object().unwrap().is_empty());
-    let admin = http
-        .get(format!("{base}/products/1"))
-        .bearer_auth(&key)
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap();
+    let admin = sent(
+        http.get(format!("{base}/products/1"))
+            .bearer_auth(&key)
+            .header("Accept", "application/json"),
+    )
+    .await;
     let admin: serde_json::Value = admin.json().await.unwrap();
     assert!(admin.get("stock_data").is_some(), "{admin}");
 
@@ -211,25 +188,23 @@ async fn the_sandbox_runs_alone() {
     storegate::backend::transport::install_crypto();
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
-    let list = http
-        .get(format!(
+    let list = sent(
+        http.get(format!(
             "{base}/rest/V1/products?searchCriteria[pageSize]=1"
         ))
-        .bearer_auth("bench-token")
-        .send()
-        .await
-        .unwrap();
+        .bearer_auth("bench-token"),
+    )
+    .await;
     assert_eq!(list.status(), 200);
     let body: serde_json::Value = list.json().await.unwrap();
     assert!(body["total_count"].as_u64().unwrap() >= 50, "{body}");
-    let refused = http
-        .get(format!(
+    let refused = sent(
+        http.get(format!(
             "{base}/rest/V1/products?searchCriteria[pageSize]=1"
         ))
-        .bearer_auth("wrong")
-        .send()
-        .await
-        .unwrap();
+        .bearer_auth("wrong"),
+    )
+    .await;
     assert_eq!(refused.status(), 401);
     terminate(child.id());
     let status = child.wait().unwrap();
@@ -518,16 +493,12 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
 
     storegate::backend::transport::install_crypto();
     let http = reqwest::Client::new();
-    let product: serde_json::Value = http
-        .get(format!("{public}/api/rest/products/1"))
-        .header("Accept", "application/json")
-        .header("X-Request-Id", "device-1")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let product: serde_json::Value = common::http::json_of(
+        http.get(format!("{public}/api/rest/products/1"))
+            .header("Accept", "application/json")
+            .header("X-Request-Id", "device-1"),
+    )
+    .await;
     let image = product["image_url"].as_str().unwrap();
     assert!(image.starts_with(&format!("{public}/media/")), "{image}");
     let file = http.get(image).send().await.unwrap();
@@ -538,13 +509,12 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
             .unwrap()
             .starts_with("image/")
     );
-    let admin = http
-        .get(format!("{public}/api/rest/products/1"))
-        .bearer_auth(&key)
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap();
+    let admin = sent(
+        http.get(format!("{public}/api/rest/products/1"))
+            .bearer_auth(&key)
+            .header("Accept", "application/json"),
+    )
+    .await;
     assert_eq!(admin.status(), 200);
 
     // One access line per request, at info, in JSON like every other line.
@@ -567,15 +537,14 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
     // The same read again is a hit answered before routing: its line says so, with the
     // caller's request id and trace, which the hit reads in one pass over the headers.
     let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
-    let hit = http
-        .get(format!("{public}/api/rest/products/1"))
-        .header("Accept", "application/json")
-        .header("Accept-Language", "en")
-        .header("traceparent", format!("00-{trace}-00f067aa0ba902b7-01"))
-        .header("X-Request-Id", "device-2")
-        .send()
-        .await
-        .unwrap();
+    let hit = sent(
+        http.get(format!("{public}/api/rest/products/1"))
+            .header("Accept", "application/json")
+            .header("Accept-Language", "en")
+            .header("traceparent", format!("00-{trace}-00f067aa0ba902b7-01"))
+            .header("X-Request-Id", "device-2"),
+    )
+    .await;
     assert_eq!(hit.headers()["x-cache"], "HIT");
     assert_eq!(hit.headers()["x-request-id"], "device-2");
     let (access, lines) = wait_for(&stderr, |l| {
@@ -599,14 +568,13 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
     // request; /metrics counts what it dropped (none here).
     // The admin authorize page in the Magento 1 docs' spelling is served by its canonical
     // route, and its access line names that route, not `unmatched`.
-    let page = http
-        .get(format!(
+    let page = sent(
+        http.get(format!(
             "{public}/admin/oAuth_authorize?oauth_token=unknown"
         ))
-        .header("X-Request-Id", "device-3")
-        .send()
-        .await
-        .unwrap();
+        .header("X-Request-Id", "device-3"),
+    )
+    .await;
     assert_eq!(page.status(), 400);
     let (access, lines) = wait_for(&stderr, |l| {
         l.contains("storegate::access") && l.contains("device-3")
@@ -618,14 +586,7 @@ async fn sandbox_mode_for_a_device_with_json_logs_and_an_access_log() {
         access["span"]["route"], "/admin/oauth_authorize",
         "{access}"
     );
-    let metrics = http
-        .get(format!("{public}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = common::http::text_of(http.get(format!("{public}/metrics"))).await;
     assert!(
         metrics.contains("storegate_log_lines_dropped_total 0\n"),
         "{metrics}"

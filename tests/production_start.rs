@@ -3,31 +3,21 @@
 //! sandbox still starts with no configuration, or on purpose with `STOREGATE_SANDBOX=1`;
 //! and `/readyz` reports a back end refusing the gateway's credentials as not ready.
 
-use std::io::{BufRead, BufReader};
+#[allow(dead_code)]
+mod common;
+
+use common::process::free_port;
+use std::io::BufReader;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_storegate"));
-    command.current_dir(env!("CARGO_MANIFEST_DIR"));
-    for (key, _) in std::env::vars() {
-        if key.starts_with("STOREGATE_") || key.starts_with("STOREGTE_") {
-            command.env_remove(key);
-        }
-    }
+    let mut command = common::process::storegate(&["STOREGATE_", "STOREGTE_"]);
     command.env(
         "STOREGATE_DATA_DIR",
         std::env::temp_dir().join(format!("storegate-start-tests-{}", std::process::id())),
     );
     command
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Runs the binary to its end (it must stop by itself): exit code and stderr.
@@ -125,19 +115,10 @@ fn started_until(command: &mut Command, last: &str) -> (std::process::Child, Vec
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut lines = Vec::new();
-    let begun = Instant::now();
-    while begun.elapsed() < Duration::from_secs(60) {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        let done = line.contains(last);
-        lines.push(line.trim_end().to_owned());
-        if done {
-            return (child, lines);
-        }
-    }
+    let lines = match common::process::lines_until(&mut stdout, last) {
+        Ok(lines) => return (child, lines),
+        Err(lines) => lines,
+    };
     let _ = child.kill();
     let _ = child.wait();
     panic!("no banner: {lines:?}");

@@ -3,6 +3,7 @@
 //! 2.4.5's own generated REST schema (see `tests/common/openapi.rs` for how the
 //! schema is applied).
 
+#[allow(dead_code)]
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -144,10 +144,7 @@ async fn address_lists_filter_sort_and_page() {
             &Who::Admin,
         )
         .await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (400, "Resource collection filtering error.")
-    );
+    r.assert_first_error(400, "Resource collection filtering error.");
 }
 
 #[tokio::test]
@@ -167,24 +164,16 @@ async fn one_address_for_admin_and_for_its_owner() {
     assert_eq!(r.json()["region"], Value::Null);
     assert_eq!(r.json()["country_id"], "FR");
     // The owner is looked up through their own record only.
-    assert!(
-        gw.upstream_calls("GET", "/V1/customers/addresses/9$")
-            .await
-            .is_empty()
+    assert_eq!(
+        gw.upstream_count("GET", "/V1/customers/addresses/9$").await,
+        0
     );
     let r = gw.get_json("/customers/addresses/999", &Who::Admin).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (404, "Resource not found.")
-    );
+    r.assert_first_error(404, "Resource not found.");
     let r = gw
         .get_xml("/customers/addresses/8", &Who::Customer(5))
         .await;
-    assert!(
-        r.body.contains("<company>Doe Consulting</company>"),
-        "{}",
-        r.body
-    );
+    r.assert_contains("<company>Doe Consulting</company>");
 }
 
 #[tokio::test]
@@ -212,12 +201,8 @@ pub(crate) fn new_address() -> Value {
 }
 
 async fn post_address(gw: &Gateway, who: &Who, customer: u64, body: &Value) -> Reply {
-    gw.send(
-        gw.request("POST", &format!("/customers/{customer}/addresses"), who)
-            .header("Content-Type", "application/json")
-            .json(body),
-    )
-    .await
+    let path = format!("/customers/{customer}/addresses");
+    gw.send_json("POST", &path, who, body).await
 }
 
 #[tokio::test]
@@ -400,10 +385,7 @@ async fn every_validation_message_of_spec_7_and_nothing_is_saved() {
                 ),
         )
         .await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (400, "Invalid State/Province type")
-    );
+    r.assert_first_error(400, "Invalid State/Province type");
     // Several problems at once are all reported.
     let r = post_address(
         &gw,
@@ -457,9 +439,7 @@ async fn countries_without_regions_take_free_text_or_none() {
     assert_eq!(added(1)["region_id"], 0);
     // The directory is read once and shared.
     assert_eq!(
-        gw.upstream_calls("GET", "/V1/directory/countries$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "/V1/directory/countries$").await,
         1
     );
 }
@@ -489,37 +469,23 @@ async fn addresses_of_another_customer_are_not_found() {
     let gw = store().await;
     mount(&gw.upstream, "customers/update-5-add-address").await;
     let r = post_address(&gw, &Who::Customer(6), 5, &new_address()).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (404, "Resource not found.")
-    );
+    r.assert_first_error(404, "Resource not found.");
     for (verb, path) in [
         ("GET", "/customers/addresses/7"),
         ("PUT", "/customers/addresses/7"),
         ("DELETE", "/customers/addresses/7"),
         ("GET", "/customers/5/addresses"),
     ] {
+        let sent = "{\"telephone\":\"1\"}";
         let r = gw
-            .send(
-                gw.request(verb, path, &Who::Customer(6))
-                    .header("Content-Type", "application/json")
-                    .body("{\"telephone\":\"1\"}"),
-            )
+            .send_body(verb, path, &Who::Customer(6), "application/json", sent)
             .await;
         assert_eq!(r.status, 404, "{verb} {path}: {}", r.body);
         assert_eq!(r.messages(), ["Resource not found."]);
     }
     assert!(saves(&gw, 5).await.is_empty());
-    assert!(
-        gw.upstream_calls("DELETE", "/V1/addresses/")
-            .await
-            .is_empty()
-    );
-    assert!(
-        gw.upstream_calls("GET", "/V1/customers/5$")
-            .await
-            .is_empty()
-    );
+    assert_eq!(gw.upstream_count("DELETE", "/V1/addresses/").await, 0);
+    assert_eq!(gw.upstream_count("GET", "/V1/customers/5$").await, 0);
 }
 
 async fn put_address(gw: &Gateway, who: &Who, id: u64, body: Value) -> Reply {
@@ -585,25 +551,13 @@ async fn updates_are_checked_against_the_country_the_address_will_have() {
     .await;
     // Address 8 is in Canada (Ontario). Moving it to the US needs a US region.
     let r = put_address(&gw, &Who::Customer(5), 8, json!({"country_id": "US"})).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (400, "State/Province is required")
-    );
+    r.assert_first_error(400, "State/Province is required");
     let r = put_address(&gw, &Who::Customer(5), 8, json!({"region": "NY"})).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (400, "State/Province does not exist")
-    );
+    r.assert_first_error(400, "State/Province does not exist");
     let r = put_address(&gw, &Who::Customer(5), 8, json!({"city": ""})).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (400, "city is a required value.")
-    );
+    r.assert_first_error(400, "city is a required value.");
     let r = put_address(&gw, &Who::Customer(5), 8, json!({"bogus": "x"})).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (400, "The request data is invalid.")
-    );
+    r.assert_first_error(400, "The request data is invalid.");
     assert!(saves(&gw, 5).await.is_empty());
     let r = put_address(
         &gw,
@@ -645,11 +599,7 @@ async fn a_default_address_cannot_be_deleted_another_can() {
             ["Address is default for customer so is not allowed to be deleted"]
         );
     }
-    assert!(
-        gw.upstream_calls("DELETE", "/V1/addresses/")
-            .await
-            .is_empty()
-    );
+    assert_eq!(gw.upstream_count("DELETE", "/V1/addresses/").await, 0);
     // Make 7 the default for both: 8 is then an ordinary address.
     let mut customer = jane();
     customer["default_shipping"] = json!("7");
@@ -659,10 +609,7 @@ async fn a_default_address_cannot_be_deleted_another_can() {
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body, "");
-    assert_eq!(
-        gw.upstream_calls("DELETE", "/V1/addresses/8$").await.len(),
-        1
-    );
+    assert_eq!(gw.upstream_count("DELETE", "/V1/addresses/8$").await, 1);
     let r = gw
         .send(gw.request("DELETE", "/customers/addresses/999", &Who::Admin))
         .await;

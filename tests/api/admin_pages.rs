@@ -52,15 +52,9 @@ async fn the_admin_authorize_page_answers_in_any_case() {
     assert_eq!((r.status, r.body), (simple.status, simple.body));
 
     // The request metrics name the route that served each spelling, not `unmatched`.
-    let metrics = gw
-        .http
-        .get(format!("http://{}/metrics", gw.running.addr))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics =
+        crate::common::http::text_of(gw.http.get(format!("http://{}/metrics", gw.running.addr)))
+            .await;
     let count = |route: &str| {
         let prefix = format!(
             "storegate_http_request_duration_seconds_count{{route=\"{route}\",method=\"GET\",status=\"400\""
@@ -86,7 +80,7 @@ async fn a_browser_on_a_wrong_admin_page_gets_html_and_apps_the_apis_404() {
     let r = page(&gw, "/admin/oauth_authorise", BROWSER).await;
     assert_eq!(r.status, 404);
     assert!(r.header("content-type").unwrap().starts_with("text/html"));
-    assert!(r.body.contains("<h1>Page not found</h1>"), "{}", r.body);
+    r.assert_contains("<h1>Page not found</h1>");
     let r = page(&gw, "/admin/oauth_authorise", "application/json").await;
     assert_eq!(r.status, 404);
     assert_eq!(r.messages(), vec!["Request does not match any route."]);

@@ -1,6 +1,6 @@
 //! Authentication: admin keys (plain and digest), customer tokens, 401s.
 
-use serde_json::json;
+use serde_json::{Value, json};
 use wiremock::Mock;
 use wiremock::matchers::{body_json, header, method, path};
 
@@ -32,17 +32,21 @@ async fn mount_login(gw: &Gateway) {
         .await;
 }
 
+/// `POST /auth/token` with `body` in JSON, as a guest.
+async fn sign_in(gw: &Gateway, body: Value) -> Reply {
+    gw.send_json("POST", "/auth/token", &Who::Guest, &body)
+        .await
+}
+
 #[tokio::test]
 async fn a_customer_logs_in_and_uses_the_token() {
     let gw = Gateway::start().await;
     mount_login(&gw).await;
-    let r = gw
-        .send(
-            gw.request("POST", "/auth/token", &Who::Guest)
-                .header("Accept", "application/json")
-                .json(&json!({"username": "jane.doe@example.com", "password": "Tr4il-Head!2024"})),
-        )
-        .await;
+    let r = sign_in(
+        &gw,
+        json!({"username": "jane.doe@example.com", "password": "Tr4il-Head!2024"}),
+    )
+    .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.header("cache-control"), Some("no-store"));
     let body = r.json();
@@ -72,41 +76,24 @@ async fn login_in_xml() {
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    assert!(r.body.contains("<token_type>Bearer</token_type><expires_in>3600</expires_in><customer_id>5</customer_id>"), "{}", r.body);
+    r.assert_contains(
+        "<token_type>Bearer</token_type><expires_in>3600</expires_in><customer_id>5</customer_id>",
+    );
 }
 
 #[tokio::test]
 async fn wrong_credentials_are_401_and_missing_ones_400() {
     let gw = Gateway::start().await;
     mount_login(&gw).await;
-    let r = gw
-        .send(
-            gw.request("POST", "/auth/token", &Who::Guest)
-                .header("Accept", "application/json")
-                .json(&json!({"username": "jane.doe@example.com", "password": "nope"})),
-        )
-        .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (401, vec!["Invalid login or password.".to_owned()])
-    );
-    let r = gw
-        .send(
-            gw.request("POST", "/auth/token", &Who::Guest)
-                .header("Accept", "application/json")
-                .json(&json!({"username": "x"})),
-        )
-        .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (400, vec!["Missing \"password\" in request.".to_owned()])
-    );
-    let r = gw
-        .send(
-            gw.request("GET", "/auth/token", &Who::Guest)
-                .header("Accept", "application/json"),
-        )
-        .await;
+    let r = sign_in(
+        &gw,
+        json!({"username": "jane.doe@example.com", "password": "nope"}),
+    )
+    .await;
+    r.assert_error(401, "Invalid login or password.");
+    let r = sign_in(&gw, json!({"username": "x"})).await;
+    r.assert_error(400, "Missing \"password\" in request.");
+    let r = gw.get_json("/auth/token", &Who::Guest).await;
     assert_eq!(r.status, 405);
 }
 
@@ -139,13 +126,7 @@ async fn admin_keys_by_digest() {
 #[tokio::test]
 async fn bad_credentials_are_401_never_guest() {
     let gw = Gateway::start().await;
-    mount_stores(&gw.upstream).await;
-    mount_skus(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-simple-24-mb01"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_1(&gw.upstream).await;
     mount_render(&gw.upstream).await;
     let other_issuer = storegate::auth::TokenIssuer::new(
         b"another-secret".to_vec(),
@@ -160,10 +141,7 @@ async fn bad_credentials_are_401_never_guest() {
         format!("Bearer {UPSTREAM_TOKEN}"),
     ] {
         let r = gw
-            .send(
-                gw.request("GET", "/products/1", &Who::Bearer(value.clone()))
-                    .header("Accept", "application/json"),
-            )
+            .get_json("/products/1", &Who::Bearer(value.clone()))
             .await;
         assert_eq!(r.status, 401, "{value}");
         assert_eq!(
@@ -196,10 +174,7 @@ async fn expired_tokens_are_401() {
             .header("Accept", "application/json"),
         )
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (401, vec!["The access token has expired.".to_owned()])
-    );
+    r.assert_error(401, "The access token has expired.");
 }
 
 /// Magento 2 revokes customer tokens per customer, not per token: revoking the one taken at
@@ -215,11 +190,9 @@ async fn sign_in_leaves_the_magento_customer_token_alone() {
         .expect(0)
         .mount(&gw.upstream)
         .await;
+    let sent = json!({"username": "jane.doe@example.com", "password": "Tr4il-Head!2024"});
     let r = gw
-        .send(
-            gw.request("POST", "/auth/token", &Who::Guest)
-                .json(&json!({"username": "jane.doe@example.com", "password": "Tr4il-Head!2024"})),
-        )
+        .send_json("POST", "/auth/token", &Who::Guest, &sent)
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     // And using the gateway's token afterwards never touches Magento's.

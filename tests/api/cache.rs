@@ -124,12 +124,8 @@ async fn reads_after_a_write_see_the_write_for_every_user_type() {
         .respond_with(recorded("products/update-price-24-mb02"))
         .mount(&gw.upstream)
         .await;
-    let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"name": "Harbor Duffle Bag II"})),
-        )
-        .await;
+    let sent = json!({"name": "Harbor Duffle Bag II"});
+    let r = gw.send_json("PUT", "/products/1", &Who::Admin, &sent).await;
     assert_eq!(r.status, 200, "{}", r.body);
     for who in [Who::Admin, Who::Guest, Who::Customer(5)] {
         assert_eq!(
@@ -173,11 +169,7 @@ async fn upstream_faults_are_clean_errors() {
     let gw = Gateway::start_with(|c| c.upstream_timeout = Duration::from_millis(300)).await;
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-error-internal"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "24-MB01", "products/get-error-internal").await;
     Mock::given(method("GET"))
         .and(path("/rest/default/V1/products/24-MB02"))
         .respond_with(ResponseTemplate::new(200).set_body_string("<html>Bad gateway</html>"))
@@ -193,10 +185,7 @@ async fn upstream_faults_are_clean_errors() {
         .mount(&gw.upstream)
         .await;
     let r = gw.get_json("/products/1", &Who::Admin).await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (500, vec!["Resource internal error.".to_owned()])
-    );
+    r.assert_error(500, "Resource internal error.");
     let r = gw.get_json("/products/2", &Who::Admin).await;
     assert_eq!(r.status, 502, "{}", r.body);
     let started = std::time::Instant::now();
@@ -270,15 +259,9 @@ async fn a_hit_answered_before_routing_is_the_hit_routing_answers() {
         assert!(early.header("content-length").is_some() || early.status == 304);
     }
     // Both are counted under the route's template, as routing names it.
-    let metrics = gw
-        .http
-        .get(format!("http://{}/metrics", gw.running.addr))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics =
+        crate::common::http::text_of(gw.http.get(format!("http://{}/metrics", gw.running.addr)))
+            .await;
     let count = |status: &str| -> u64 {
         let series = format!(
             "storegate_http_request_duration_seconds_count{{route=\"/api/rest/products/{{id}}\",method=\"GET\",status=\"{status}\",user_type=\"guest\"}} "

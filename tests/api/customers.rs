@@ -82,7 +82,7 @@ async fn admin_lists_customers_as_an_array() {
         "{}",
         r.body
     );
-    assert!(r.body.contains("<prefix/>"), "{}", r.body);
+    r.assert_contains("<prefix/>");
 }
 
 #[tokio::test]
@@ -120,20 +120,14 @@ async fn list_parameters_become_search_criteria_and_bad_ones_are_refused() {
     assert_eq!(r.json(), json!([]));
 
     let r = gw.get_json("/customers?order=password", &Who::Admin).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (400, "Resource collection ordering error.")
-    );
+    r.assert_first_error(400, "Resource collection ordering error.");
     let r = gw
         .get_json(
             "/customers?filter[0][attribute]=last_logged_in&filter[0][eq]=x",
             &Who::Admin,
         )
         .await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (400, "Resource collection filtering error.")
-    );
+    r.assert_first_error(400, "Resource collection filtering error.");
 }
 
 #[tokio::test]
@@ -192,13 +186,8 @@ async fn admin_reads_one_customer_with_every_field() {
     assert_eq!(c["entity_id"], "5");
     assert_eq!(c["last_logged_in"], Value::Null);
     let r = gw.get_xml("/customers/5", &Who::Admin).await;
-    assert!(
-        r.body
-            .contains("<firstname>Jane</firstname><lastname>Doe</lastname>"),
-        "{}",
-        r.body
-    );
-    assert!(r.body.contains("<last_logged_in/>"), "{}", r.body);
+    r.assert_contains("<firstname>Jane</firstname><lastname>Doe</lastname>");
+    r.assert_contains("<last_logged_in/>");
 }
 
 #[tokio::test]
@@ -340,11 +329,8 @@ async fn create_checks_required_fields_and_the_password_before_calling_magento()
         "Invalid value \"9\" for attribute \"website_id\"."
     );
     let r = post_customer(&gw, json!([{"firstname": "Ana"}])).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (405, "Resource method not implemented yet.")
-    );
-    assert!(gw.upstream_calls("POST", "/V1/customers$").await.is_empty());
+    r.assert_first_error(405, "Resource method not implemented yet.");
+    assert_eq!(gw.upstream_count("POST", "/V1/customers$").await, 0);
 }
 
 #[tokio::test]
@@ -454,18 +440,17 @@ async fn a_customer_updates_their_name_but_not_their_group() {
 #[tokio::test]
 async fn website_and_store_of_creation_never_change_even_if_a_mapping_lets_them() {
     // An operator adds website_id and created_in to the admin update view.
-    let dir = temp_dir("customer-update-view");
-    copy_mappings(&dir);
-    let file = dir.join("customer.toml");
-    let text = std::fs::read_to_string(&file).unwrap().replace(
-        "update = [\"firstname\", \"lastname\", \"email\", \"group_id\",",
-        "update = [\"website_id\", \"created_in\", \"firstname\", \"lastname\", \"email\", \"group_id\",",
-    );
-    assert!(
-        text.contains("update = [\"website_id\""),
-        "the edit applies"
-    );
-    std::fs::write(&file, text).unwrap();
+    let dir = edited_mappings("customer-update-view", "customer.toml", |text| {
+        let text = text.replace(
+            "update = [\"firstname\", \"lastname\", \"email\", \"group_id\",",
+            "update = [\"website_id\", \"created_in\", \"firstname\", \"lastname\", \"email\", \"group_id\",",
+        );
+        assert!(
+            text.contains("update = [\"website_id\""),
+            "the edit applies"
+        );
+        text
+    });
     let gw = Gateway::start_with(|c| c.mappings = Some(dir.clone())).await;
     mount(&gw.upstream, "customers/get-5").await;
     remember_customer(
@@ -514,23 +499,14 @@ async fn update_refusals() {
         json!({"website_id": 2, "created_in": "x"}),
     )
     .await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (400, "The request data is invalid.")
-    );
+    r.assert_first_error(400, "The request data is invalid.");
     let r = put(Who::Customer(5), "/customers/5", json!({"group_id": 2})).await;
     assert_eq!(r.status, 400);
     let r = put(Who::Admin, "/customers/5", json!({"firstname": ""})).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (400, "firstname is a required value.")
-    );
+    r.assert_first_error(400, "firstname is a required value.");
     let r = put(Who::Customer(6), "/customers/5", json!({"firstname": "X"})).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (404, "Resource not found.")
-    );
-    assert!(gw.upstream_calls("PUT", "/V1/customers/").await.is_empty());
+    r.assert_first_error(404, "Resource not found.");
+    assert_eq!(gw.upstream_count("PUT", "/V1/customers/").await, 0);
     // Magento's refusal of the save (an e-mail taken by another customer) is passed on.
     Mock::given(method("PUT"))
         .and(path_regex(any_scope("/V1/customers/5")))
@@ -544,10 +520,9 @@ async fn update_refusals() {
         json!({"email": "luc.martin@example.fr"}),
     )
     .await;
-    assert_eq!(r.status, 400);
-    assert_eq!(
-        r.messages(),
-        ["A customer with the same email address already exists in an associated website."]
+    r.assert_error(
+        400,
+        "A customer with the same email address already exists in an associated website.",
     );
 }
 
@@ -573,10 +548,7 @@ async fn deleting_a_customer_revokes_their_tokens_at_once() {
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body, "");
-    assert_eq!(
-        gw.upstream_calls("DELETE", "/V1/customers/7$").await.len(),
-        1
-    );
+    assert_eq!(gw.upstream_count("DELETE", "/V1/customers/7$").await, 1);
 
     let r = gw.get_json("/customers/7", &ana).await;
     assert_eq!(r.status, 401, "{}", r.body);
@@ -591,20 +563,10 @@ async fn delete_refusals() {
     let r = gw
         .send(gw.request("DELETE", "/customers/99", &Who::Admin))
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Resource not found.".to_owned()])
-    );
+    r.assert_error(404, "Resource not found.");
     let r = gw
         .send(gw.request("DELETE", "/customers/5", &Who::Customer(5)))
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (403, vec!["Access denied".to_owned()])
-    );
-    assert!(
-        gw.upstream_calls("DELETE", "/V1/customers/5")
-            .await
-            .is_empty()
-    );
+    r.assert_error(403, "Access denied");
+    assert_eq!(gw.upstream_count("DELETE", "/V1/customers/5").await, 0);
 }

@@ -236,10 +236,7 @@ fn check(expected: &str, answer: &Answer, command: &str) {
 async fn every_example_of_the_first_hour_page_answers_as_the_page_says() {
     let doc = std::fs::read_to_string(root().join("docs/first-hour.md")).unwrap();
     let gw = OnSandbox::start_public(Some(PUBLIC), |_| {}).await;
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let http = crate::common::http::client_without_redirects();
     let known: Vec<String> = KEYS
         .iter()
         .map(|k| format!("STOREGATE_{}", k.name.to_ascii_uppercase()))

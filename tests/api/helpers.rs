@@ -4,10 +4,15 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
+use storegate::Running;
 use storegate::config::Config;
-use storegate::{Parts, Running};
 use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::common::gateway::{Setup, start_gateway};
+
+pub use crate::common::files::{temp_dir, test_data_dir};
+pub use crate::common::http::Reply;
 
 pub const ADMIN_KEY: &str = "test-admin-key-0123456789";
 pub const UPSTREAM_TOKEN: &str = "integration-token-secret-abc";
@@ -28,30 +33,6 @@ pub enum Who {
     Admin,
     Customer(u64),
     Bearer(String),
-}
-
-pub struct Reply {
-    pub status: u16,
-    pub headers: reqwest::header::HeaderMap,
-    pub body: String,
-}
-
-impl Reply {
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
-    }
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-    /// The messages of an error body in JSON.
-    pub fn messages(&self) -> Vec<String> {
-        self.json()["messages"]["error"]
-            .as_array()
-            .unwrap_or_else(|| panic!("no error body: {}", self.body))
-            .iter()
-            .map(|e| e["message"].as_str().unwrap_or_default().to_owned())
-            .collect()
-    }
 }
 
 pub fn root() -> PathBuf {
@@ -106,6 +87,44 @@ pub async fn mount(server: &MockServer, name: &str) {
         .await;
 }
 
+/// Answers `GET /rest/default/V1/products/{sku}` with the recorded exchange `name`.
+pub async fn mount_product_as(server: &MockServer, sku: &str, name: &str) {
+    let product = format!("/rest/default/V1/products/{sku}");
+    mount_get(server, &product, name).await;
+}
+
+/// Answers `GET path` (exactly, whatever the query) with the recorded exchange `name`.
+pub async fn mount_get(server: &MockServer, at: &str, name: &str) {
+    Mock::given(method("GET"))
+        .and(path(at))
+        .respond_with(recorded(name))
+        .mount(server)
+        .await;
+}
+
+/// What a read of product 1 needs: the store views, the id-to-SKU lookups and product 1
+/// (24-MB01) itself.
+pub async fn mount_product_1(server: &MockServer) {
+    mount_stores(server).await;
+    mount_skus(server).await;
+    mount_product_as(server, "24-MB01", "products/get-simple-24-mb01").await;
+}
+
+/// Category 4's products: its positions, and the products it lists found by SKU.
+pub async fn mount_category_4(server: &MockServer) {
+    let category = "/rest/default/V1/categories/4/products";
+    mount_get(server, category, "categories/products-of-category-4").await;
+    Mock::given(method("GET"))
+        .and(path("/rest/default/V1/products"))
+        .and(wiremock::matchers::query_param(
+            "searchCriteria[filter_groups][0][filters][0][field]",
+            "sku",
+        ))
+        .respond_with(recorded("products/list-by-category-4"))
+        .mount(server)
+        .await;
+}
+
 /// What every catalog read needs: store views and configurations.
 pub async fn mount_stores(server: &MockServer) {
     mount(server, "store/store-views").await;
@@ -114,11 +133,8 @@ pub async fn mount_stores(server: &MockServer) {
 
 /// The shoppers' rendering (prices with tax, salability) of the recorded products.
 pub async fn mount_render(server: &MockServer) {
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products-render-info"))
-        .respond_with(recorded("products/render-info-1-2-6"))
-        .mount(server)
-        .await;
+    let render = "/rest/default/V1/products-render-info";
+    mount_get(server, render, "products/render-info-1-2-6").await;
 }
 
 /// The keys of a JSON object, in order.
@@ -146,19 +162,6 @@ pub async fn mount_skus(server: &MockServer) {
         })))
         .mount(server)
         .await;
-}
-
-/// An OAuth store's folder for one gateway of this test run: not the checkout's `data/`,
-/// which a test run would otherwise leave behind and share with every other run, and not
-/// another test's either: the store keeps customer revocations, which a gateway loads at
-/// start and every few seconds, so a test deleting customer 1 would sign out another test's
-/// customer 1.
-pub fn test_data_dir() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!(
-        "storegate-api-tests-{}/{}",
-        std::process::id(),
-        storegate::auth::oauth::store::random_hex32()
-    ))
 }
 
 pub fn test_config() -> Config {
@@ -196,26 +199,21 @@ impl Gateway {
     pub async fn start_on(upstream: MockServer, tweak: impl FnOnce(&mut Config)) -> Gateway {
         let mut config = test_config();
         tweak(&mut config);
-        let mappings = storegate::load_mappings(&config).expect("mappings load");
-        let parts = Parts {
-            upstream_url: upstream.uri(),
-            upstream_token: UPSTREAM_TOKEN.to_owned(),
-            admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-            token_secret: b"test-token-secret".to_vec(),
-            mappings,
-        };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let running = storegate::start(config, parts, listener, None)
-            .await
-            .unwrap();
+        let running = start_gateway(
+            config,
+            Setup {
+                upstream_url: &upstream.uri(),
+                upstream_token: UPSTREAM_TOKEN,
+                admin_key: ADMIN_KEY,
+                token_secret: b"test-token-secret",
+            },
+        )
+        .await;
         Gateway {
             _data_dir: DataDir(running.app.config.data_dir.clone()),
             running,
             upstream,
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
+            http: crate::common::http::client_without_redirects(),
         }
     }
 
@@ -257,15 +255,45 @@ impl Gateway {
     }
 
     async fn execute(&self, request: reqwest::Request) -> Reply {
-        let response = self.http.execute(request).await.expect("gateway answers");
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let body = response.text().await.unwrap();
-        Reply {
-            status,
-            headers,
-            body,
-        }
+        Reply::read(self.http.execute(request).await.expect("gateway answers")).await
+    }
+
+    /// `verb path` as `who` with `body` in JSON, asking for JSON.
+    pub async fn send_json(
+        &self,
+        verb: &str,
+        path: &str,
+        who: &Who,
+        body: &(impl serde::Serialize + ?Sized),
+    ) -> Reply {
+        self.send(self.request(verb, path, who).json(body)).await
+    }
+
+    /// `verb path` as `who` with `body` as `content_type`, asking for JSON.
+    pub async fn send_body(
+        &self,
+        verb: &str,
+        path: &str,
+        who: &Who,
+        content_type: &str,
+        body: impl Into<reqwest::Body>,
+    ) -> Reply {
+        let request = self.request(verb, path, who);
+        self.send(request.header("Content-Type", content_type).body(body))
+            .await
+    }
+
+    /// `verb path` as `who` with one more header, asking for JSON unless that header says.
+    pub async fn send_header(
+        &self,
+        verb: &str,
+        path: &str,
+        who: &Who,
+        name: &str,
+        value: impl AsRef<str>,
+    ) -> Reply {
+        self.send(self.request(verb, path, who).header(name, value.as_ref()))
+            .await
     }
 
     /// GET with `Accept: application/json`.
@@ -286,6 +314,11 @@ impl Gateway {
         .await
     }
 
+    /// How many calls the fake Magento received whose path matches `regex`.
+    pub async fn upstream_count(&self, verb: &str, regex: &str) -> usize {
+        self.upstream_calls(verb, regex).await.len()
+    }
+
     /// Calls received by the fake Magento whose path matches `regex`.
     pub async fn upstream_calls(&self, verb: &str, regex: &str) -> Vec<wiremock::Request> {
         let re = regex::Regex::new(regex).unwrap();
@@ -299,6 +332,17 @@ impl Gateway {
     }
 }
 
+/// A fresh folder (named after `label`) with the default mappings, `file` of them changed by
+/// `edit`: what an operator's edited mappings folder is.
+pub fn edited_mappings(label: &str, file: &str, edit: impl FnOnce(String) -> String) -> PathBuf {
+    let dir = temp_dir(label);
+    copy_mappings(&dir);
+    let file = dir.join(file);
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, edit(text)).unwrap();
+    dir
+}
+
 /// A folder with a copy of the default mappings, for tests that edit them.
 pub fn copy_mappings(to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -308,19 +352,16 @@ pub fn copy_mappings(to: &Path) {
     }
 }
 
-/// A fresh temporary folder.
-pub fn temp_dir(label: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "storegate-{label}-{}-{}",
-        std::process::id(),
-        rand_suffix()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+/// A log sink for one test: what the gateway's subscriber writes, kept to be read.
+#[derive(Clone, Default)]
+pub struct Captured(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
 
-fn rand_suffix() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

@@ -109,7 +109,7 @@ async fn admin_lists_the_default_values_with_urls_and_exclusion() {
     assert_eq!(reads.len(), 1);
     assert_eq!(reads[0].url.query(), Some("storeId=0"));
     // Not the gallery service, which sends every file's bytes.
-    assert!(gw.upstream_calls("GET", "/media").await.is_empty());
+    assert_eq!(gw.upstream_count("GET", "/media").await, 0);
 
     let r = gw.get_xml("/products/1/images", &Who::Admin).await;
     assert_eq!(r.status, 200);
@@ -139,8 +139,7 @@ async fn shoppers_see_neither_excluded_images_nor_the_flag() {
         assert_eq!(list[0]["id"], "15");
         assert_eq!(keys(&list[0]), ["id", "label", "position", "url", "types"]);
         let r = gw.get_json("/products/6/images/16", &who).await;
-        assert_eq!(r.status, 404);
-        assert_eq!(r.messages(), ["Product image not found"]);
+        r.assert_error(404, "Product image not found");
         let r = gw.get_json("/products/6/images/15", &who).await;
         assert_eq!(r.status, 200);
         assert_eq!(r.json()["label"], "Summit Tee, gray");
@@ -162,10 +161,7 @@ async fn shoppers_see_neither_excluded_images_nor_the_flag() {
 async fn shoppers_get_no_images_of_a_product_they_cannot_see() {
     let gw = catalog().await;
     let r = gw.get_json("/products/3/images", &Who::Guest).await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Resource not found.".to_owned()])
-    );
+    r.assert_error(404, "Resource not found.");
     let r = gw.get_json("/products/3/images", &Who::Admin).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json()[0]["id"], "17");
@@ -209,9 +205,8 @@ async fn labels_differ_per_store_view() {
         .await;
     assert_eq!(r.json()["label"], "Harbor Duffle Bag, front");
     assert!(
-        gw.upstream_calls("GET", "^/rest/french/V1/products/24-MB01$")
+        gw.upstream_count("GET", "^/rest/french/V1/products/24-MB01$")
             .await
-            .len()
             == 1
     );
 }
@@ -247,12 +242,7 @@ async fn unknown_stores_products_and_images() {
     ] {
         let r = gw.get_xml(route, &Who::Admin).await;
         assert_eq!(r.status, 404, "{route}");
-        assert!(
-            r.body
-                .contains("<message>Product image not found</message>"),
-            "{}",
-            r.body
-        );
+        r.assert_contains("<message>Product image not found</message>");
     }
 }
 
@@ -268,9 +258,8 @@ async fn image_reads_are_cached_per_view_and_coalesced() {
     assert_eq!(r.header("x-cache"), Some("HIT"));
     assert_eq!(r.header("cache-control"), Some("public, max-age=60"));
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/products/24-MB01$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/products/24-MB01$")
+            .await,
         1
     );
     // Admin's view is its own entry.
@@ -280,9 +269,12 @@ async fn image_reads_are_cached_per_view_and_coalesced() {
     // A 304 for a client that has it.
     let etag = r.header("etag").unwrap().to_owned();
     let r = gw
-        .send(
-            gw.request("GET", "/products/1/images", &Who::Admin)
-                .header("If-None-Match", etag),
+        .send_header(
+            "GET",
+            "/products/1/images",
+            &Who::Admin,
+            "If-None-Match",
+            etag,
         )
         .await;
     assert_eq!(r.status, 304);
@@ -410,12 +402,11 @@ async fn a_per_store_create_goes_through_the_store_code() {
     assert_eq!(r.header("location"), Some("/api/rest/products/1/images/19"));
     // The gallery it started from was the french view's, read fresh.
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/french/V1/products/24-MB01$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/french/V1/products/24-MB01$")
+            .await,
         1
     );
-    assert!(gw.upstream_calls("POST", "^/rest/all/").await.is_empty());
+    assert_eq!(gw.upstream_count("POST", "^/rest/all/").await, 0);
 }
 
 #[tokio::test]
@@ -488,12 +479,7 @@ async fn every_image_check_answers_before_any_upstream_call() {
         )
         .await;
     assert_eq!(r.status, 400);
-    assert!(
-        r.body
-            .contains("<message>The image content must be valid base64 encoded data</message>"),
-        "{}",
-        r.body
-    );
+    r.assert_contains("<message>The image content must be valid base64 encoded data</message>");
     assert!(gw.upstream.received_requests().await.unwrap().is_empty());
 }
 
@@ -587,7 +573,7 @@ async fn a_product_without_a_media_gallery_cannot_hold_images() {
     .await;
     assert_eq!(r.status, 400, "{}", r.body);
     assert_eq!(r.messages(), ["Requested product does not support images"]);
-    assert!(gw.upstream_calls("POST", ".").await.is_empty());
+    assert_eq!(gw.upstream_count("POST", ".").await, 0);
 }
 
 #[tokio::test]
@@ -605,10 +591,7 @@ async fn magento_refusals_of_an_image_are_the_spec_messages() {
         json!({"file_content": png_base64(), "file_mime_type": "image/png"}),
     )
     .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (400, vec!["Unsupported image MIME type".to_owned()])
-    );
+    r.assert_error(400, "Unsupported image MIME type");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -655,22 +638,16 @@ async fn a_per_store_update_changes_only_that_store_view() {
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    assert!(gw.upstream_calls("PUT", "^/rest/all/").await.is_empty());
+    assert_eq!(gw.upstream_count("PUT", "^/rest/all/").await, 0);
 }
 
 #[tokio::test]
 async fn update_refusals() {
     let gw = catalog().await;
     let r = json_request(&gw, "PUT", "/products/1/images/99", json!({"label": "x"})).await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Product image not found".to_owned()])
-    );
+    r.assert_error(404, "Product image not found");
     let r = json_request(&gw, "PUT", "/products/1/images/12", json!({"sku": "x"})).await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (400, vec!["The request data is invalid.".to_owned()])
-    );
+    r.assert_error(400, "The request data is invalid.");
     let r = json_request(
         &gw,
         "PUT",
@@ -692,11 +669,8 @@ async fn update_refusals() {
         json!({"label": "x"}),
     )
     .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (400, vec!["Requested store is invalid".to_owned()])
-    );
-    assert!(gw.upstream_calls("PUT", ".").await.is_empty());
+    r.assert_error(400, "Requested store is invalid");
+    assert_eq!(gw.upstream_count("PUT", ".").await, 0);
 }
 
 #[tokio::test]
@@ -760,10 +734,7 @@ async fn a_global_delete_removes_the_image() {
     let r = gw
         .send(gw.request("DELETE", "/products/1/images/99", &Who::Admin))
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Product image not found".to_owned()])
-    );
+    r.assert_error(404, "Product image not found");
 }
 
 #[tokio::test]
@@ -780,7 +751,7 @@ async fn a_per_store_delete_sets_no_image_in_that_store_only() {
         .send(gw.request("DELETE", "/products/1/images/11/store/2", &Who::Admin))
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    assert!(gw.upstream_calls("DELETE", ".").await.is_empty());
+    assert_eq!(gw.upstream_count("DELETE", ".").await, 0);
 }
 
 #[tokio::test]
@@ -795,10 +766,7 @@ async fn a_magento_404_on_a_write_is_image_not_found() {
     let r = gw
         .send(gw.request("DELETE", "/products/1/images/12", &Who::Admin))
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Product image not found".to_owned()])
-    );
+    r.assert_error(404, "Product image not found");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -107,7 +107,7 @@ async fn order_items_in_the_originals_shape_for_each_user_type() {
     }
     let xml = gw.get_xml("/orders/1/items", As::Customer(1)).await;
     assert_eq!(xml.status, 200);
-    assert!(xml.body.contains("<service_api>"), "{}", xml.body);
+    xml.assert_contains("<service_api>");
     assert_eq!(xml_items(&xml.body), 3);
     assert!(
         xml.body.contains("<parent_item_id></parent_item_id>")
@@ -137,11 +137,7 @@ async fn order_items_in_the_originals_shape_for_each_user_type() {
         assert_eq!(r.messages(), vec![message]);
         let r = gw.get_xml(path, who).await;
         assert_eq!(r.status, status);
-        assert!(
-            r.body.contains(&format!("<message>{message}</message>")),
-            "{}",
-            r.body
-        );
+        r.assert_contains(&format!("<message>{message}</message>"));
     }
     // Read-only, like the order.
     let r = gw
@@ -170,11 +166,7 @@ async fn order_addresses_and_one_by_type() {
         assert_eq!(billing.json(), list[0]);
         let xml = gw.get_xml("/orders/1/addresses/shipping", who).await;
         assert_eq!(xml.status, 200);
-        assert!(
-            xml.body.contains("<address_type>shipping</address_type>"),
-            "{}",
-            xml.body
-        );
+        xml.assert_contains("<address_type>shipping</address_type>");
         assert_eq!(xml_items(&xml.body), 0, "one record, not a list");
     }
     // A virtual order has a billing address only.
@@ -478,11 +470,7 @@ async fn product_websites_are_the_admins() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json(), json!([{"website_id": "1"}]));
     let xml = gw.get_xml("/products/2/websites", As::Admin).await;
-    assert!(
-        xml.body.contains("<website_id>1</website_id>"),
-        "{}",
-        xml.body
-    );
+    xml.assert_contains("<website_id>1</website_id>");
 
     let site = |id: Value| json!({ "website_id": id });
     let already = gw
@@ -580,7 +568,7 @@ async fn the_original_profile_answers_the_extra_routes_in_its_own_xml() {
     .await;
     let r = gw.get_xml("/orders/1/items", As::Admin).await;
     assert_eq!(r.status, 200);
-    assert!(r.body.contains("<magento_api>"), "{}", r.body);
+    r.assert_contains("<magento_api>");
     assert_eq!(xml_items(&r.body), 3);
     let r = gw.get_xml("/products/1/categories", As::Guest).await;
     assert!(r.body.contains("<magento_api>"));
@@ -588,7 +576,7 @@ async fn the_original_profile_answers_the_extra_routes_in_its_own_xml() {
     // No comments: the original's empty document.
     let r = gw.get_xml("/orders/2/comments", As::Customer(1)).await;
     assert_eq!(r.status, 200);
-    assert!(r.body.contains("<magento_api/>"), "{}", r.body);
+    r.assert_contains("<magento_api/>");
     assert_eq!(
         gw.get("/orders/2/comments", As::Customer(1)).await.body,
         "[]"

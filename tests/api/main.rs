@@ -2,6 +2,7 @@
 //! recorded responses of `fixtures/magento2/` (plus faults). One test binary, many modules,
 //! so the crate links once.
 
+#[allow(dead_code)]
 #[path = "../common/mod.rs"]
 mod common;
 mod helpers;

@@ -2,33 +2,12 @@
 //! stops the start with the file and line named.
 
 use serde_json::Value;
-use wiremock::Mock;
-use wiremock::matchers::{method, path, query_param};
 
 use crate::helpers::*;
 
 async fn mount_catalog(gw: &Gateway) {
-    mount_stores(&gw.upstream).await;
-    mount_skus(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-simple-24-mb01"))
-        .mount(&gw.upstream)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/categories/4/products"))
-        .respond_with(recorded("categories/products-of-category-4"))
-        .mount(&gw.upstream)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products"))
-        .and(query_param(
-            "searchCriteria[filter_groups][0][filters][0][field]",
-            "sku",
-        ))
-        .respond_with(recorded("products/list-by-category-4"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_1(&gw.upstream).await;
+    mount_category_4(&gw.upstream).await;
 }
 
 #[tokio::test]
@@ -45,26 +24,24 @@ async fn editing_a_mapping_changes_responses_without_a_rebuild() {
     assert!(admin.get("has_options").is_none());
 
     // Hide weight from guests, expose a custom attribute to admins.
-    let dir = temp_dir("mappings");
-    copy_mappings(&dir);
-    let file = dir.join("product.toml");
-    let text = std::fs::read_to_string(&file).unwrap();
-    let guest_start = text.find("[view.guest]").unwrap();
-    let (head, guest) = text.split_at(guest_start);
-    let guest = guest.replace(
-        "\"tax_class_id\", \"weight\", \"price\"]",
-        "\"tax_class_id\", \"price\"]",
-    );
-    let head = head
-        .replace(
-            "[fields]\n",
-            "[fields]\nhas_options = { source = \"product.custom_attributes.has_options\", type = \"flag\" }\n",
-        )
-        .replace(
-            "\"stock_data\", \"created_at\",",
-            "\"stock_data\", \"has_options\", \"created_at\",",
+    let dir = edited_mappings("mappings", "product.toml", |text| {
+        let guest_start = text.find("[view.guest]").unwrap();
+        let (head, guest) = text.split_at(guest_start);
+        let guest = guest.replace(
+            "\"tax_class_id\", \"weight\", \"price\"]",
+            "\"tax_class_id\", \"price\"]",
         );
-    std::fs::write(&file, format!("{head}{guest}")).unwrap();
+        let head = head
+            .replace(
+                "[fields]\n",
+                "[fields]\nhas_options = { source = \"product.custom_attributes.has_options\", type = \"flag\" }\n",
+            )
+            .replace(
+                "\"stock_data\", \"created_at\",",
+                "\"stock_data\", \"has_options\", \"created_at\",",
+            );
+        format!("{head}{guest}")
+    });
 
     let edited = Gateway::start_with(|c| c.mappings = Some(dir.clone())).await;
     mount_catalog(&edited).await;

@@ -326,6 +326,23 @@ fn matching_prefers_literal_segments() {
     assert_eq!(api_reference::template_for(&doc, "/api/rest/nothing"), None);
 }
 
+/// What an external tool's run gave; without the tool, a failure in CI and None (the test is
+/// skipped, loudly) elsewhere.
+fn ran_or_skipped(
+    output: std::io::Result<std::process::Output>,
+    test: &str,
+    tool: &str,
+) -> Option<std::process::Output> {
+    match output {
+        Ok(output) => Some(output),
+        Err(error) if std::env::var_os("CI").is_none() => {
+            eprintln!("SKIPPED {test}: no {tool} ({error})");
+            None
+        }
+        Err(error) => panic!("{tool} is needed (.ci/run installs it): {error}"),
+    }
+}
+
 /// The page really renders the document: every operation shows. Needs `node` (installed by
 /// `.ci/run`); without it the test fails in CI and is skipped, loudly, elsewhere.
 #[test]
@@ -336,13 +353,8 @@ fn the_page_renders_every_operation() {
         .arg(root.join("docs/api.html"))
         .arg(root.join("docs/openapi.json"))
         .output();
-    let output = match output {
-        Ok(output) => output,
-        Err(error) if std::env::var_os("CI").is_none() => {
-            eprintln!("SKIPPED the_page_renders_every_operation: no node ({error})");
-            return;
-        }
-        Err(error) => panic!("node is needed (.ci/run installs it): {error}"),
+    let Some(output) = ran_or_skipped(output, "the_page_renders_every_operation", "node") else {
+        return;
     };
     assert!(
         output.status.success(),
@@ -466,13 +478,9 @@ fn the_document_is_the_generators_output() {
         .arg(root.join("tools/openapi/generate.py"))
         .arg("--check")
         .output();
-    let output = match output {
-        Ok(output) => output,
-        Err(error) if std::env::var_os("CI").is_none() => {
-            eprintln!("SKIPPED the_document_is_the_generators_output: no python3 ({error})");
-            return;
-        }
-        Err(error) => panic!("python3 is needed (.ci/run installs it): {error}"),
+    let Some(output) = ran_or_skipped(output, "the_document_is_the_generators_output", "python3")
+    else {
+        return;
     };
     assert!(
         output.status.success(),

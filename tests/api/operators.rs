@@ -5,20 +5,19 @@
 use std::time::Duration;
 
 use storegate::config::CorsOrigins;
-use wiremock::Mock;
-use wiremock::matchers::{method, path};
 
+use crate::common::http::sent;
 use crate::helpers::*;
 
 async fn catalog(gw: &Gateway) {
-    mount_stores(&gw.upstream).await;
-    mount_skus(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-simple-24-mb01"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_1(&gw.upstream).await;
     mount_render(&gw.upstream).await;
+}
+
+/// `GET path` as a guest, from the app's origin.
+async fn from_app(gw: &Gateway, path: &str) -> Reply {
+    gw.send_header("GET", path, &Who::Guest, "Origin", "https://app.example")
+        .await
 }
 
 #[tokio::test]
@@ -71,12 +70,7 @@ async fn cors_answers_the_configured_origins_only() {
     assert!(headers.contains("authorization"), "{headers}");
     assert_eq!(preflight.header("access-control-allow-credentials"), None);
 
-    let read = gw
-        .send(
-            gw.request("GET", "/products/1", &Who::Guest)
-                .header("Origin", "https://app.example"),
-        )
-        .await;
+    let read = from_app(&gw, "/products/1").await;
     assert_eq!(read.status, 200);
     assert_eq!(
         read.header("access-control-allow-origin"),
@@ -91,12 +85,7 @@ async fn cors_answers_the_configured_origins_only() {
         "{exposed}"
     );
     // Errors carry the headers too, or a browser hides the error from the app.
-    let error = gw
-        .send(
-            gw.request("GET", "/stockitems", &Who::Guest)
-                .header("Origin", "https://app.example"),
-        )
-        .await;
+    let error = from_app(&gw, "/stockitems").await;
     assert_eq!(error.status, 403);
     assert_eq!(
         error.header("access-control-allow-origin"),
@@ -149,10 +138,7 @@ async fn traceparent_continues_into_magento() {
     gw.upstream.reset().await;
     catalog(&gw).await;
     let r = gw
-        .send(
-            gw.request("GET", "/products/1", &Who::Admin)
-                .header("traceparent", "garbage"),
-        )
+        .send_header("GET", "/products/1", &Who::Admin, "traceparent", "garbage")
         .await;
     assert_eq!(r.status, 200);
     for call in gw.upstream_calls("GET", ".").await {
@@ -207,15 +193,9 @@ async fn metrics_show_the_build_and_the_process() {
 
 #[tokio::test]
 async fn sandbox_media_is_served_through_the_public_url() {
-    use storegate_sandbox::{Sandbox, SandboxOptions};
-
     storegate::backend::transport::install_crypto();
-    let sandbox = Sandbox::start(
-        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
-        SandboxOptions::default(),
-    )
-    .await
-    .unwrap();
+    let sandbox =
+        crate::common::gateway::start_sandbox(storegate_sandbox::SandboxOptions::default()).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     // What a phone on the network would use: another name for this machine.
@@ -226,42 +206,35 @@ async fn sandbox_media_is_served_through_the_public_url() {
         public_url: Some(public.clone()),
         ..test_config()
     };
-    let mappings = storegate::load_mappings(&config).unwrap();
-    let parts = storegate::Parts {
-        upstream_url: sandbox.base_url(),
-        upstream_token: sandbox.token().to_owned(),
-        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-        token_secret: b"media-test".to_vec(),
-        mappings,
-    };
+    let parts = crate::common::gateway::parts(
+        &config,
+        &crate::common::gateway::Setup {
+            upstream_url: &sandbox.base_url(),
+            upstream_token: sandbox.token(),
+            admin_key: ADMIN_KEY,
+            token_secret: b"media-test",
+        },
+    );
     let gateway = storegate::start(config, parts, listener, None)
         .await
         .unwrap();
     let http = reqwest::Client::new();
 
-    let product: serde_json::Value = http
-        .get(format!("{}/products/1", gateway.base_url()))
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let product: serde_json::Value = crate::common::http::json_of(
+        http.get(format!("{}/products/1", gateway.base_url()))
+            .header("Accept", "application/json"),
+    )
+    .await;
     let image_url = product["image_url"].as_str().unwrap();
     assert!(
         image_url.starts_with(&format!("{public}/media/")),
         "{image_url}"
     );
-    let images: serde_json::Value = http
-        .get(format!("{}/products/1/images", gateway.base_url()))
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let images: serde_json::Value = crate::common::http::json_of(
+        http.get(format!("{}/products/1/images", gateway.base_url()))
+            .header("Accept", "application/json"),
+    )
+    .await;
     let url = images[0]["url"].as_str().unwrap();
     assert!(
         url.starts_with(&format!("{public}/media/catalog/product/")),
@@ -280,11 +253,7 @@ async fn sandbox_media_is_served_through_the_public_url() {
         "/media/catalog//x",
         "/media/nothing.jpg",
     ] {
-        let r = http
-            .get(format!("http://{addr}{bad}"))
-            .send()
-            .await
-            .unwrap();
+        let r = sent(http.get(format!("http://{addr}{bad}"))).await;
         assert_eq!(r.status(), 404, "{bad}");
     }
     gateway.stop().await;

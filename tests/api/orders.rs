@@ -194,25 +194,11 @@ async fn the_xml_list_has_data_item_elements_named_by_order_id() {
         "{}",
         r.body
     );
-    assert!(
-        r.body.contains("</data_item_31><data_item_32>"),
-        "{}",
-        r.body
-    );
-    assert!(r.body.contains("<data_item_33>"), "{}", r.body);
-    assert!(
-        r.body
-            .contains("<order_items><data_item><sku>MT07-M-Gray</sku><price>24.0000</price>"),
-        "{}",
-        r.body
-    );
-    assert!(
-        r.body
-            .contains("<addresses><data_item><region>New York</region>"),
-        "{}",
-        r.body
-    );
-    assert!(r.body.contains("<total_refunded/>"), "{}", r.body);
+    r.assert_contains("</data_item_31><data_item_32>");
+    r.assert_contains("<data_item_33>");
+    r.assert_contains("<order_items><data_item><sku>MT07-M-Gray</sku><price>24.0000</price>");
+    r.assert_contains("<addresses><data_item><region>New York</region>");
+    r.assert_contains("<total_refunded/>");
 }
 
 #[tokio::test]
@@ -262,9 +248,9 @@ async fn a_guest_has_no_orders() {
     assert_eq!(r.json(), json!({}));
     let r = gw.get_xml("/orders", &Who::Guest).await;
     assert_eq!(r.body, "<?xml version=\"1.0\"?>\n<service_api/>");
-    assert!(gw.upstream_calls("GET", "/V1/orders").await.is_empty());
+    assert_eq!(gw.upstream_count("GET", "/V1/orders").await, 0);
     let r = gw.get_json("/orders/31", &Who::Guest).await;
-    assert_eq!((r.status, r.messages()[0].as_str()), (403, "Access denied"));
+    r.assert_first_error(403, "Access denied");
 }
 
 #[tokio::test]
@@ -299,17 +285,11 @@ async fn one_order_for_admin_and_its_customer_only() {
         ]
     );
     let r = gw.get_json("/orders/33", &Who::Customer(5)).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (404, "Resource not found.")
-    );
+    r.assert_first_error(404, "Resource not found.");
     let r = gw.get_json("/orders/33", &Who::Customer(6)).await;
     assert_eq!(r.status, 200);
     let r = gw.get_json("/orders/9999", &Who::Admin).await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (404, "Resource not found.")
-    );
+    r.assert_first_error(404, "Resource not found.");
     let r = gw.get_xml("/orders/31", &Who::Admin).await;
     assert!(
         r.body
@@ -330,12 +310,9 @@ async fn orders_are_read_only() {
         ("PUT", "/orders/31"),
         ("DELETE", "/orders/31"),
     ] {
+        let sent = "{\"status\":\"canceled\"}";
         let r = gw
-            .send(
-                gw.request(verb, path, &Who::Admin)
-                    .header("Content-Type", "application/json")
-                    .body("{\"status\":\"canceled\"}"),
-            )
+            .send_body(verb, path, &Who::Admin, "application/json", sent)
             .await;
         assert_eq!(r.status, 405, "{verb} {path}");
         assert_eq!(r.messages(), ["Resource method not implemented yet."]);
@@ -377,8 +354,5 @@ async fn order_list_parameters() {
             &Who::Admin,
         )
         .await;
-    assert_eq!(
-        (r.status, r.messages()[0].as_str()),
-        (400, "Resource collection filtering error.")
-    );
+    r.assert_first_error(400, "Resource collection filtering error.");
 }

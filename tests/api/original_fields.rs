@@ -38,11 +38,7 @@ async fn the_admins_product_lists_carry_the_attribute_set() {
     assert_eq!(list["6"]["attribute_set_id"], "4", "{list}");
     // In XML too.
     let xml = gw.get_xml("/products?limit=1", As::Admin).await;
-    assert!(
-        xml.body.contains("<attribute_set_id>15</attribute_set_id>"),
-        "{}",
-        xml.body
-    );
+    xml.assert_contains("<attribute_set_id>15</attribute_set_id>");
     // Shoppers' lists do not show it (the original's did not).
     let shopper = gw.get("/products", As::Guest).await.json();
     assert!(shopper["1"].get("attribute_set_id").is_none(), "{shopper}");
@@ -86,12 +82,7 @@ async fn a_customers_orders_carry_their_gift_message_null_when_there_is_none() {
         xml.body
     );
     let xml = gw.get_xml("/orders/1", As::Customer(1)).await;
-    assert!(
-        xml.body
-            .contains("<gift_message_body>Happy birthday!</gift_message_body>"),
-        "{}",
-        xml.body
-    );
+    xml.assert_contains("<gift_message_body>Happy birthday!</gift_message_body>");
     // Another customer's order is not there for them, gift message or not.
     assert_eq!(gw.get("/orders/1", As::Customer(2)).await.status, 404);
 

@@ -21,11 +21,7 @@ pub(crate) async fn mount_catalog(gw: Gateway) -> Gateway {
         ("24-UG05", "products/get-disabled-24-ug05"),
         ("MT07-M-Gray", "products/get-not-visible-mt07-m-gray"),
     ] {
-        Mock::given(method("GET"))
-            .and(path(format!("/rest/default/V1/products/{sku}")))
-            .respond_with(recorded(name))
-            .mount(&gw.upstream)
-            .await;
+        mount_product_as(&gw.upstream, sku, name).await;
     }
     mount_render(&gw.upstream).await;
     gw
@@ -200,11 +196,7 @@ async fn admin_single_product_has_the_admin_fields() {
     assert!(stock.get("item_id").is_none() && stock.get("low_stock_date").is_none());
     assert_eq!(r.header("cache-control"), Some("private, max-age=60"));
     // Admin reads need no shopper rendering.
-    assert!(
-        gw.upstream_calls("GET", "products-render-info")
-            .await
-            .is_empty()
-    );
+    assert_eq!(gw.upstream_count("GET", "products-render-info").await, 0);
 }
 
 #[tokio::test]
@@ -368,10 +360,7 @@ async fn shopper_lists_ask_magento_for_visible_products_only_and_add_prices() {
     );
     assert_eq!(first["final_price_with_tax"], json!(36.85));
     // One render call for the whole page.
-    assert_eq!(
-        gw.upstream_calls("GET", "products-render-info").await.len(),
-        1
-    );
+    assert_eq!(gw.upstream_count("GET", "products-render-info").await, 1);
 }
 
 #[tokio::test]
@@ -478,31 +467,18 @@ async fn bad_list_parameters_get_the_original_messages() {
         );
     }
     // Nothing reached Magento for a refused list.
-    assert!(
-        gw.upstream_calls("GET", "^/rest/default/V1/products$")
-            .await
-            .is_empty()
+    assert_eq!(
+        gw.upstream_count("GET", "^/rest/default/V1/products$")
+            .await,
+        0
     );
 }
 
 pub(crate) async fn mount_category(gw: &Gateway) {
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/categories/4/products"))
-        .respond_with(recorded("categories/products-of-category-4"))
-        .mount(&gw.upstream)
-        .await;
+    mount_category_4(&gw.upstream).await;
     Mock::given(method("GET"))
         .and(path("/rest/default/V1/categories/404/products"))
         .respond_with(recorded("categories/products-error-not-found"))
-        .mount(&gw.upstream)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products"))
-        .and(query_param(
-            "searchCriteria[filter_groups][0][filters][0][field]",
-            "sku",
-        ))
-        .respond_with(recorded("products/list-by-category-4"))
         .mount(&gw.upstream)
         .await;
 }
@@ -528,26 +504,11 @@ async fn category_lists_in_three_path_forms_ordered_by_position() {
                 .collect();
             // 24-MB02 (id 2) sits at position 0, 24-MB01 (id 1) at position 2.
             assert_eq!(skus, ["2", "1"], "{path}");
-            assert_eq!(
-                keys(&list[0]),
-                [
-                    "entity_id",
-                    "attribute_set_id",
-                    "type_id",
-                    "tax_class_id",
-                    "weight",
-                    "price"
-                ]
-            );
+            assert_eq!(keys(&list[0]), crate::common::spec::CATEGORY_LIST_FIELDS);
         }
     }
     let r = gw.get_xml("/products/category/4", &Who::Guest).await;
-    assert!(
-        r.body
-            .contains("<service_api><data_item><entity_id>2</entity_id>"),
-        "{}",
-        r.body
-    );
+    r.assert_contains("<service_api><data_item><entity_id>2</entity_id>");
 }
 
 #[tokio::test]
@@ -581,11 +542,7 @@ pub(crate) fn create_body() -> Value {
 }
 
 async fn mount_create(gw: &Gateway) {
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/SG-TOTE-01"))
-        .respond_with(recorded("products/get-error-not-found"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "SG-TOTE-01", "products/get-error-not-found").await;
     Mock::given(method("POST"))
         .and(path("/rest/all/V1/products"))
         .respond_with(recorded("products/create-sg-tote-01"))
@@ -598,10 +555,7 @@ async fn admin_creates_a_simple_product_in_json() {
     let gw = catalog().await;
     mount_create(&gw).await;
     let r = gw
-        .send(
-            gw.request("POST", "/products", &Who::Admin)
-                .json(&create_body()),
-        )
+        .send_json("POST", "/products", &Who::Admin, &create_body())
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body, "");
@@ -672,11 +626,7 @@ async fn admin_creates_a_product_in_xml_with_nested_lists() {
         <data_item><cust_group>2</cust_group><price>9</price><price_qty>6</price_qty></data_item></tier_price>\
         <stock_data><qty>5</qty></stock_data></service_api>";
     let r = gw
-        .send(
-            gw.request("POST", "/products", &Who::Admin)
-                .header("Content-Type", "application/xml")
-                .body(xml),
-        )
+        .send_body("POST", "/products", &Who::Admin, "application/xml", xml)
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     let posted = gw.upstream_calls("POST", "^/rest/all/V1/products$").await;
@@ -692,12 +642,9 @@ async fn admin_creates_a_product_in_xml_with_nested_lists() {
 async fn create_checks_every_required_field_before_calling_magento() {
     let gw = catalog().await;
     mount_create(&gw).await;
-    let r = gw
-        .send(
-            gw.request("POST", "/products", &Who::Admin)
-                .json(&json!({"type_id": "simple", "attribute_set_id": 4, "sku": "", "price": "-1", "status": 7})),
-        )
-        .await;
+    let sent =
+        json!({"type_id": "simple", "attribute_set_id": 4, "sku": "", "price": "-1", "status": 7});
+    let r = gw.send_json("POST", "/products", &Who::Admin, &sent).await;
     assert_eq!(r.status, 400);
     assert_eq!(
         r.messages(),
@@ -755,7 +702,7 @@ async fn create_checks_every_required_field_before_calling_magento() {
         r.messages()[0],
         "Invalid date in the \"news_to_date\" field."
     );
-    assert!(gw.upstream_calls("POST", "products").await.is_empty());
+    assert_eq!(gw.upstream_count("POST", "products").await, 0);
 }
 
 #[tokio::test]
@@ -789,24 +736,16 @@ async fn update_sends_only_what_changed_and_keeps_the_other_price_kind() {
         .expect(2)
         .mount(&gw.upstream)
         .await;
-    let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"price": "40", "type_id": "virtual"})),
-        )
-        .await;
+    let sent = json!({"price": "40", "type_id": "virtual"});
+    let r = gw.send_json("PUT", "/products/1", &Who::Admin, &sent).await;
     assert_eq!((r.status, r.body.as_str()), (200, ""));
     let sent: Value =
         serde_json::from_slice(&gw.upstream_calls("PUT", "24-MB01").await[0].body).unwrap();
     assert_eq!(sent, json!({"product": {"price": 40.0, "sku": "24-MB01"}}));
 
     // Only group prices sent: Magento would drop the quantity tiers, so they are sent back.
-    let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"group_price": [{"cust_group": "2", "price": "31"}]})),
-        )
-        .await;
+    let sent = json!({"group_price": [{"cust_group": "2", "price": "31"}]});
+    let r = gw.send_json("PUT", "/products/1", &Who::Admin, &sent).await;
     assert_eq!(r.status, 200, "{}", r.body);
     let sent: Value =
         serde_json::from_slice(&gw.upstream_calls("PUT", "24-MB01").await[1].body).unwrap();
@@ -852,12 +791,7 @@ async fn update_in_xml() {
         )
         .await;
     assert_eq!(r.status, 400);
-    assert!(
-        r.body
-            .contains("<message>Please enter a valid number in the \"price\" field.</message>"),
-        "{}",
-        r.body
-    );
+    r.assert_contains("<message>Please enter a valid number in the \"price\" field.</message>");
 }
 
 #[tokio::test]
@@ -891,13 +825,10 @@ async fn update_refusals() {
         );
     }
     let r = gw
-        .send(
-            gw.request("PUT", "/products/999", &Who::Admin)
-                .json(&json!({"name": "x"})),
-        )
+        .send_json("PUT", "/products/999", &Who::Admin, &json!({"name": "x"}))
         .await;
     assert_eq!(r.status, 404);
-    assert!(gw.upstream_calls("PUT", "products").await.is_empty());
+    assert_eq!(gw.upstream_count("PUT", "products").await, 0);
 }
 
 #[tokio::test]
@@ -921,10 +852,7 @@ async fn delete_is_200_empty_and_404_when_missing() {
     let r = gw
         .send(gw.request("DELETE", "/products/6", &Who::Admin))
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Resource not found.".to_owned()])
-    );
+    r.assert_error(404, "Resource not found.");
 }
 
 #[tokio::test]

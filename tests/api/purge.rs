@@ -2,8 +2,6 @@
 //! everything; it empties exactly the entries it names.
 
 use serde_json::json;
-use wiremock::Mock;
-use wiremock::matchers::{method, path, query_param};
 
 use crate::helpers::*;
 
@@ -16,26 +14,9 @@ async fn catalog() -> Gateway {
         ("24-MB01", "products/get-simple-24-mb01"),
         ("24-MB02", "products/get-special-price-24-mb02"),
     ] {
-        Mock::given(method("GET"))
-            .and(path(format!("/rest/default/V1/products/{sku}")))
-            .respond_with(recorded(name))
-            .mount(&gw.upstream)
-            .await;
+        mount_product_as(&gw.upstream, sku, name).await;
     }
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/categories/4/products"))
-        .respond_with(recorded("categories/products-of-category-4"))
-        .mount(&gw.upstream)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products"))
-        .and(query_param(
-            "searchCriteria[filter_groups][0][filters][0][field]",
-            "sku",
-        ))
-        .respond_with(recorded("products/list-by-category-4"))
-        .mount(&gw.upstream)
-        .await;
+    mount_category_4(&gw.upstream).await;
     gw
 }
 
@@ -77,18 +58,16 @@ async fn a_purge_by_tag_empties_exactly_the_tagged_entries() {
 
     // By product id: its entries and the lists that show it.
     let before = gw
-        .upstream_calls("GET", "^/rest/default/V1/products/24-MB02$")
-        .await
-        .len();
+        .upstream_count("GET", "^/rest/default/V1/products/24-MB02$")
+        .await;
     assert_eq!(purge(&gw, json!({"tags": ["p:2"]})).await.status, 200);
     assert_eq!(cache_state(&gw, "/products/2").await, "MISS");
     assert_eq!(cache_state(&gw, "/products/category/4").await, "MISS");
     assert_eq!(cache_state(&gw, "/products/1").await, "HIT");
     // The product record was fetched again, not only re-rendered.
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/products/24-MB02$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/products/24-MB02$")
+            .await,
         before + 1
     );
 }
@@ -131,7 +110,7 @@ async fn everything_can_be_purged_in_xml_too() {
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    assert!(r.body.contains("<all>1</all>"), "{}", r.body);
+    r.assert_contains("<all>1</all>");
     assert_eq!(cache_state(&gw, "/products/1").await, "MISS");
     assert_eq!(cache_state(&gw, "/products/2").await, "MISS");
 
@@ -144,12 +123,7 @@ async fn everything_can_be_purged_in_xml_too() {
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    assert!(
-        r.body
-            .contains("<tags><data_item>p:1</data_item><data_item>p:2</data_item><data_item>pl</data_item></tags>"),
-        "{}",
-        r.body
-    );
+    r.assert_contains("<tags><data_item>p:1</data_item><data_item>p:2</data_item><data_item>pl</data_item></tags>");
     assert_eq!(cache_state(&gw, "/products/1").await, "MISS");
 }
 
@@ -160,10 +134,7 @@ async fn only_admin_may_purge_and_only_with_post() {
     for who in [Who::Guest, Who::Customer(5)] {
         for verb in ["POST", "GET", "PUT", "DELETE"] {
             let r = gw
-                .send(
-                    gw.request(verb, "/cache/purge", &who)
-                        .json(&json!({"all": true})),
-                )
+                .send_json(verb, "/cache/purge", &who, &json!({"all": true}))
                 .await;
             assert_eq!(
                 (r.status, r.messages()),

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use storegate::Parts;
 use wiremock::matchers::{any, method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+use crate::common::http::sent;
 use crate::helpers::*;
 
 /// Magento's product 24-MB01 (id 1) under another name, so a test tells versions apart.
@@ -132,10 +132,7 @@ async fn no_stale_data_for_a_product_magento_says_is_gone() {
         .await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let r = gw.get_json("/products/1", &Who::Admin).await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Resource not found.".to_owned()])
-    );
+    r.assert_error(404, "Resource not found.");
 }
 
 #[tokio::test]
@@ -258,11 +255,7 @@ async fn the_circuit_opens_fails_fast_and_recovers() {
     .await;
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-error-internal"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "24-MB01", "products/get-error-internal").await;
     // A product read fetches the store's configuration alongside the product; a success
     // finishing after a failure resets the count, so have it cached before counting.
     Mock::given(method("GET"))
@@ -290,7 +283,7 @@ async fn the_circuit_opens_fails_fast_and_recovers() {
     }
     let r = gw.get_xml("/products/1", &Who::Admin).await;
     assert_eq!(r.status, 503);
-    assert!(r.body.contains("<code>503</code>"), "{}", r.body);
+    r.assert_contains("<code>503</code>");
     assert!(started.elapsed() < Duration::from_millis(200));
     let product_calls = || gw.upstream_calls("GET", "^/rest/default/V1/products/24-MB01$");
     assert_eq!(product_calls().await.len(), 3);
@@ -341,7 +334,7 @@ async fn an_open_circuit_serves_stale_data_where_the_cache_has_it() {
         let r = gw.get_json("/products/1", &Who::Admin).await;
         assert_eq!((r.status, r.header("x-cache")), (200, Some("STALE")));
         assert_eq!(r.body, fresh.body);
-        let calls = gw.upstream_calls("GET", ".").await.len();
+        let calls = gw.upstream_count("GET", ".").await;
         assert!((1..=2).contains(&calls), "{calls} calls");
         assert_eq!(
             *reached.get_or_insert(calls),
@@ -382,9 +375,8 @@ async fn idempotent_reads_are_retried_once_on_503() {
     let r = gw.get_json("/products/2", &Who::Admin).await;
     assert_eq!(r.status, 503, "{}", r.body);
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/products/24-MB02$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/products/24-MB02$")
+            .await,
         2
     );
     let text = metrics(&gw).await;
@@ -413,7 +405,7 @@ async fn the_retry_budget_stops_retries_during_an_outage() {
     }
     // Every read tries each of its calls once; of the retries those failures ask for, the
     // budget allows its reserve of 10 plus a fifth of the calls, then refuses.
-    let calls = gw.upstream_calls("GET", ".").await.len() as f64;
+    let calls = gw.upstream_count("GET", ".").await as f64;
     let text = metrics(&gw).await;
     let retried = sample(
         &text,
@@ -459,11 +451,7 @@ async fn writes_are_never_retried() {
         .expect(1)
         .mount(&gw.upstream)
         .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/SG-TOTE-01"))
-        .respond_with(recorded("products/get-error-not-found"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "SG-TOTE-01", "products/get-error-not-found").await;
     let create = json!({
         "type_id": "simple", "attribute_set_id": "4", "sku": "SG-TOTE-01", "name": "Market Canvas Tote",
         "price": "18.50", "weight": "0.6", "status": "1", "visibility": "4", "tax_class_id": "2",
@@ -475,9 +463,11 @@ async fn writes_are_never_retried() {
         .await;
     assert_eq!(r.status, 503, "{}", r.body);
     let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"name": "Renamed"})),
+        .send_json(
+            "PUT",
+            "/products/1",
+            &Who::Admin,
+            &json!({"name": "Renamed"}),
         )
         .await;
     assert_eq!(r.status, 503, "{}", r.body);
@@ -585,30 +575,23 @@ async fn cut_connection_server() -> (String, tokio::task::JoinHandle<()>) {
 #[tokio::test]
 async fn a_connection_cut_mid_body_is_a_clean_error() {
     let (url, server) = cut_connection_server().await;
-    let config = storegate::config::Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        upstream_timeout: Duration::from_millis(1500),
-        data_dir: test_data_dir(),
-        ..Default::default()
-    };
-    let parts = Parts {
-        upstream_url: url,
-        upstream_token: UPSTREAM_TOKEN.to_owned(),
-        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-        token_secret: b"test-token-secret".to_vec(),
-        mappings: storegate::load_mappings(&config).unwrap(),
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let running = storegate::start(config, parts, listener, None)
-        .await
-        .unwrap();
-    let r = reqwest::Client::new()
-        .get(format!("{}/products/1", running.base_url()))
-        .header("Accept", "application/json")
-        .bearer_auth(ADMIN_KEY)
-        .send()
-        .await
-        .unwrap();
+    let running = crate::common::gateway::start_gateway(
+        test_config(),
+        crate::common::gateway::Setup {
+            upstream_url: &url,
+            upstream_token: UPSTREAM_TOKEN,
+            admin_key: ADMIN_KEY,
+            token_secret: b"test-token-secret",
+        },
+    )
+    .await;
+    let r = sent(
+        reqwest::Client::new()
+            .get(format!("{}/products/1", running.base_url()))
+            .header("Accept", "application/json")
+            .bearer_auth(ADMIN_KEY),
+    )
+    .await;
     let status = r.status().as_u16();
     let body: Value = r.json().await.unwrap();
     assert_eq!(status, 502, "{body}");
@@ -692,19 +675,9 @@ async fn requests_past_the_in_flight_limit_get_a_503_at_once() {
     assert!(started.elapsed() < Duration::from_millis(300));
     assert_eq!(r.status, 503, "{}", r.body);
     assert_eq!(r.header("retry-after"), Some("1"));
-    assert!(
-        r.body
-            .contains("<message>The service is overloaded. Try again later.</message>"),
-        "{}",
-        r.body
-    );
+    r.assert_contains("<message>The service is overloaded. Try again later.</message>");
     // Operations stay reachable.
-    let health = gw
-        .http
-        .get(format!("http://{}/healthz", gw.running.addr))
-        .send()
-        .await
-        .unwrap();
+    let health = sent(gw.http.get(format!("http://{}/healthz", gw.running.addr))).await;
     assert_eq!(health.status(), 200);
     let text = metrics(&gw).await;
     assert_eq!(
@@ -725,9 +698,12 @@ async fn request_ids_are_kept_or_made_and_passed_to_magento() {
     let gw = Gateway::start_with(|c| c.cache_ttl = Duration::ZERO).await;
     mount_catalog(&gw.upstream, "Harbor Duffle Bag").await;
     let r = gw
-        .send(
-            gw.request("GET", "/products/1", &Who::Admin)
-                .header("X-Request-Id", "app-7f3a.42"),
+        .send_header(
+            "GET",
+            "/products/1",
+            &Who::Admin,
+            "X-Request-Id",
+            "app-7f3a.42",
         )
         .await;
     assert_eq!(r.header("x-request-id"), Some("app-7f3a.42"));
@@ -914,14 +890,14 @@ async fn the_binary_logs_failures_as_json_with_the_request_id() {
     }
     assert!(listening, "the binary did not start");
     storegate::backend::transport::install_crypto();
-    let r = reqwest::Client::new()
-        .get(format!("http://127.0.0.1:{port}/api/rest/products/1"))
-        .header("Accept", "application/json")
-        .header("X-Request-Id", "log-test-1")
-        .bearer_auth(ADMIN_KEY)
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        reqwest::Client::new()
+            .get(format!("http://127.0.0.1:{port}/api/rest/products/1"))
+            .header("Accept", "application/json")
+            .header("X-Request-Id", "log-test-1")
+            .bearer_auth(ADMIN_KEY),
+    )
+    .await;
     assert_eq!(r.status(), 500);
     let mut error_line = None;
     let mut stderr = String::new();
@@ -986,10 +962,7 @@ async fn repeated_reads_keep_every_check_of_the_slow_path() {
     assert_eq!(r.status, 401);
     // The version header, the Accept header and validators too.
     let r = gw
-        .send(
-            gw.request("GET", "/products/1", &Who::Guest)
-                .header("Version", "2"),
-        )
+        .send_header("GET", "/products/1", &Who::Guest, "Version", "2")
         .await;
     assert_eq!(r.status, 400);
     let r = gw
@@ -1001,17 +974,13 @@ async fn repeated_reads_keep_every_check_of_the_slow_path() {
     assert_eq!(r.status, 406);
     let etag = guest.header("etag").unwrap();
     let r = gw
-        .send(
-            gw.request("GET", "/products/1", &Who::Guest)
-                .header("If-None-Match", etag),
-        )
+        .send_header("GET", "/products/1", &Who::Guest, "If-None-Match", etag)
         .await;
     assert_eq!((r.status, r.body.as_str()), (304, ""));
     // Magento was read once for all of that.
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/products/24-MB01$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/products/24-MB01$")
+            .await,
         1
     );
     // A write through the gateway is seen at once by repeats too.
@@ -1023,9 +992,11 @@ async fn repeated_reads_keep_every_check_of_the_slow_path() {
         .mount(&gw.upstream)
         .await;
     let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"name": "Renamed"})),
+        .send_json(
+            "PUT",
+            "/products/1",
+            &Who::Admin,
+            &json!({"name": "Renamed"}),
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);

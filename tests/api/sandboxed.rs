@@ -3,9 +3,10 @@
 //! walk-through. Each test gets its own sandbox, so writes never leak between tests.
 
 use serde_json::Value;
-use storegate::{Parts, Running};
+use storegate::Running;
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
+use crate::common::gateway::{Setup, start_gateway, start_sandbox};
 use crate::helpers::{ADMIN_KEY, Reply, test_config};
 
 pub struct OnSandbox {
@@ -39,10 +40,7 @@ impl OnSandbox {
         tweak: impl FnOnce(&mut storegate::Config),
     ) -> OnSandbox {
         storegate::backend::transport::install_crypto();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sandbox = Sandbox::start(listener, SandboxOptions::default())
-            .await
-            .unwrap();
+        let sandbox = start_sandbox(SandboxOptions::default()).await;
         let mut config = test_config();
         if let Some(public) = public {
             sandbox.set_public_origin(public);
@@ -50,25 +48,20 @@ impl OnSandbox {
             config.public_url = Some(public.to_owned());
         }
         tweak(&mut config);
-        let mappings = storegate::load_mappings(&config).expect("mappings load");
-        let parts = Parts {
-            upstream_url: sandbox.base_url(),
-            upstream_token: sandbox.token().to_owned(),
-            admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-            token_secret: b"sandboxed-token-secret".to_vec(),
-            mappings,
-        };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let running = storegate::start(config, parts, listener, None)
-            .await
-            .unwrap();
+        let running = start_gateway(
+            config,
+            Setup {
+                upstream_url: &sandbox.base_url(),
+                upstream_token: sandbox.token(),
+                admin_key: ADMIN_KEY,
+                token_secret: b"sandboxed-token-secret",
+            },
+        )
+        .await;
         OnSandbox {
             running,
             _sandbox: sandbox,
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
+            http: crate::common::http::client_without_redirects(),
         }
     }
 
@@ -97,15 +90,7 @@ impl OnSandbox {
     }
 
     pub async fn send(&self, builder: reqwest::RequestBuilder) -> Reply {
-        let response = builder.send().await.expect("the gateway answers");
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let body = response.text().await.unwrap();
-        Reply {
-            status,
-            headers,
-            body,
-        }
+        Reply::read(builder.send().await.expect("the gateway answers")).await
     }
 
     pub async fn get(&self, path: &str, who: As) -> Reply {

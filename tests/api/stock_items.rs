@@ -123,7 +123,7 @@ async fn one_item_by_its_own_id_with_numbers_as_strings() {
 async fn an_unset_low_stock_date_is_an_empty_element_in_xml() {
     let gw = stock().await;
     let r = gw.get_xml("/stockitems/15", &Who::Admin).await;
-    assert!(r.body.contains("<low_stock_date/>"), "{}", r.body);
+    r.assert_contains("<low_stock_date/>");
 }
 
 #[tokio::test]
@@ -136,10 +136,10 @@ async fn product_ids_are_not_stock_item_ids() {
         assert_eq!(r.messages(), ["Resource not found."]);
     }
     // Nothing was asked by a wrong SKU.
-    assert!(
-        gw.upstream_calls("GET", "^/rest/default/V1/stockItems/[^l]")
-            .await
-            .is_empty()
+    assert_eq!(
+        gw.upstream_count("GET", "^/rest/default/V1/stockItems/[^l]")
+            .await,
+        0
     );
 }
 
@@ -153,22 +153,19 @@ async fn the_item_index_is_kept_in_the_cache_but_stock_is_read_live() {
         assert!(r.header("x-cache").is_none());
     }
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/stockItems/lowStock/$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/stockItems/lowStock/$")
+            .await,
         1
     );
     // One id-to-SKU lookup per product, then the index answers.
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/products$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/products$")
+            .await,
         2
     );
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/stockItems/24-MB01$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/stockItems/24-MB01$")
+            .await,
         3
     );
 }
@@ -191,8 +188,7 @@ async fn stock_items_are_for_admin_only_and_never_deleted() {
     let r = gw
         .send(gw.request("DELETE", "/stockitems/15", &Who::Admin))
         .await;
-    assert_eq!(r.status, 405);
-    assert_eq!(r.messages(), ["Resource method not implemented yet."]);
+    r.assert_error(405, "Resource method not implemented yet.");
 }
 
 const LIST_FIELDS: &[&str] = &[
@@ -240,10 +236,10 @@ async fn the_list_is_one_upstream_call_per_page_with_the_reduced_fields() {
     );
     assert!(r.body.contains("<low_stock_date/>"));
     // No stock item by SKU: the page has everything the list shows.
-    assert!(
-        gw.upstream_calls("GET", "^/rest/default/V1/stockItems/[^l]")
-            .await
-            .is_empty()
+    assert_eq!(
+        gw.upstream_count("GET", "^/rest/default/V1/stockItems/[^l]")
+            .await,
+        0
     );
 }
 
@@ -347,11 +343,7 @@ async fn an_update_sends_only_the_fields_given_in_xml_or_json() {
     let xml = "<?xml version=\"1.0\"?><service_api><qty>80</qty><is_in_stock>1</is_in_stock>\
                <low_stock_date/><unknown>x</unknown></service_api>";
     let r = gw
-        .send(
-            gw.request("PUT", "/stockitems/15", &Who::Admin)
-                .header("Content-Type", "text/xml")
-                .body(xml),
-        )
+        .send_body("PUT", "/stockitems/15", &Who::Admin, "text/xml", xml)
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body, "");
@@ -417,10 +409,7 @@ async fn update_refusals_have_the_spec_messages_and_call_nothing() {
                 .body(r#"{"sku": "24-MB01"}"#),
         )
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (400, vec!["The request data is invalid.".to_owned()])
-    );
+    r.assert_error(400, "The request data is invalid.");
     // An item that does not exist.
     let r = gw
         .send(
@@ -429,11 +418,8 @@ async fn update_refusals_have_the_spec_messages_and_call_nothing() {
                 .body(r#"{"qty": 1}"#),
         )
         .await;
-    assert_eq!(
-        (r.status, r.messages()),
-        (404, vec!["Resource not found.".to_owned()])
-    );
-    assert!(gw.upstream_calls("PUT", ".").await.is_empty());
+    r.assert_error(404, "Resource not found.");
+    assert_eq!(gw.upstream_count("PUT", ".").await, 0);
 }
 
 #[tokio::test]
@@ -484,12 +470,7 @@ async fn a_batch_with_good_missing_and_empty_items_in_xml() {
         <data_item item_id=\"x\"><qty>1</qty></data_item>\
         </service_api>";
     let r = gw
-        .send(
-            gw.request("PUT", "/stockitems", &Who::Admin)
-                .header("Content-Type", "text/xml")
-                .header("Accept", "application/json")
-                .body(body),
-        )
+        .send_body("PUT", "/stockitems", &Who::Admin, "text/xml", body)
         .await;
     assert_eq!(r.status, 207, "{}", r.body);
     assert_eq!(
@@ -540,12 +521,9 @@ async fn a_batch_answers_in_xml_and_in_json() {
          <code>404</code></data_item></error></service_api>"
     );
     // Everything fine: the error group is there, empty.
+    let sent = r#"[{"item_id": 15, "qty": 80}]"#;
     let r = gw
-        .send(
-            gw.request("PUT", "/stockitems", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .body(r#"[{"item_id": 15, "qty": 80}]"#),
-        )
+        .send_body("PUT", "/stockitems", &Who::Admin, "application/json", sent)
         .await;
     assert_eq!(r.status, 207);
     assert_eq!(r.json()["error"], json!([]));
@@ -587,9 +565,8 @@ async fn one_failing_item_never_stops_the_others() {
     );
     // The SKUs of the three products came in one search.
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/products$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/products$")
+            .await,
         1
     );
 }
@@ -613,12 +590,9 @@ async fn batch_items_are_written_concurrently_within_the_deadline() {
     let items: Vec<Value> = (15..=21)
         .map(|id| json!({"item_id": id, "qty": 3}))
         .collect();
+    let sent = Value::Array(items).to_string();
     let r = gw
-        .send(
-            gw.request("PUT", "/stockitems", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .body(Value::Array(items).to_string()),
-        )
+        .send_body("PUT", "/stockitems", &Who::Admin, "application/json", sent)
         .await;
     assert_eq!(r.status, 207, "{}", r.body);
     let body = r.json();
@@ -639,12 +613,9 @@ async fn a_batch_answers_before_the_deadline_when_one_write_hangs() {
         )
         .mount(&gw.upstream)
         .await;
+    let sent = r#"[{"item_id": 16, "qty": 3}, {"item_id": 15, "qty": 80}]"#;
     let r = gw
-        .send(
-            gw.request("PUT", "/stockitems", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .body(r#"[{"item_id": 16, "qty": 3}, {"item_id": 15, "qty": 80}]"#),
-        )
+        .send_body("PUT", "/stockitems", &Who::Admin, "application/json", sent)
         .await;
     assert_eq!(r.status, 207, "{}", r.body);
     let body = r.json();
@@ -676,25 +647,17 @@ async fn batch_refusals() {
         ("[".to_owned(), 400, "Decoding error."),
     ] {
         let r = gw
-            .send(
-                gw.request("PUT", "/stockitems", &Who::Admin)
-                    .header("Content-Type", "application/json")
-                    .body(body),
-            )
+            .send_body("PUT", "/stockitems", &Who::Admin, "application/json", body)
             .await;
         assert_eq!((r.status, r.messages()[0].as_str()), (status, message));
     }
-    assert!(gw.upstream_calls("PUT", ".").await.is_empty());
+    assert_eq!(gw.upstream_count("PUT", ".").await, 0);
 }
 
 /// The recorded catalog reads a product view needs.
 async fn mount_catalog(gw: &Gateway) {
     mount_stores(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-simple-24-mb01"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "24-MB01", "products/get-simple-24-mb01").await;
     mount_render(&gw.upstream).await;
     Mock::given(method("GET"))
         .and(path("/rest/default/V1/products"))
@@ -734,12 +697,9 @@ async fn a_stock_change_invalidates_the_product_views_that_show_stock() {
         assert_eq!(after.header("x-cache"), Some("MISS"), "{route} {who:?}");
     }
     // ... and a batch.
+    let sent = r#"[{"item_id": 15, "qty": 80}]"#;
     let r = gw
-        .send(
-            gw.request("PUT", "/stockitems", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .body(r#"[{"item_id": 15, "qty": 80}]"#),
-        )
+        .send_body("PUT", "/stockitems", &Who::Admin, "application/json", sent)
         .await;
     assert_eq!(r.status, 207, "{}", r.body);
     for (route, who) in &views {
@@ -765,16 +725,14 @@ async fn a_product_delete_drops_its_stock_item_from_the_index() {
     // Item 17 (another product) is still indexed; item 15 is looked up again.
     assert_eq!(gw.get_json("/stockitems/17", &Who::Admin).await.status, 200);
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/stockItems/lowStock/$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/stockItems/lowStock/$")
+            .await,
         1
     );
     assert_eq!(gw.get_json("/stockitems/15", &Who::Admin).await.status, 200);
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/stockItems/lowStock/$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/stockItems/lowStock/$")
+            .await,
         2
     );
 }
@@ -812,9 +770,8 @@ async fn the_index_scans_pages_until_it_finds_the_item() {
     let r = gw.get_json("/stockitems/500", &Who::Admin).await;
     assert_eq!(r.status, 404);
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/stockItems/lowStock/$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/stockItems/lowStock/$")
+            .await,
         2
     );
 }
@@ -865,11 +822,7 @@ async fn a_product_created_through_the_gateway_has_its_stock_item_found() {
         .respond_with(ResponseTemplate::new(200).set_body_json(item))
         .mount(&gw.upstream)
         .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/SG-TOTE-01"))
-        .respond_with(recorded("products/get-error-not-found"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "SG-TOTE-01", "products/get-error-not-found").await;
     Mock::given(method("POST"))
         .and(path("/rest/all/V1/products"))
         .respond_with(recorded("products/create-sg-tote-01"))

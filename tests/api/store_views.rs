@@ -53,9 +53,8 @@ async fn a_product_in_a_store_view_by_id_or_code_has_that_stores_values() {
     assert_eq!(french.json()["name"], "Sac de sport Harbor");
     assert_eq!(french.header("x-cache"), Some("HIT"));
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/french/V1/products/24-MB01$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/french/V1/products/24-MB01$")
+            .await,
         1
     );
 }
@@ -93,11 +92,7 @@ async fn store_routes_are_in_the_policy_table() {
     ];
     for (verb, route, who, status) in cases {
         let r = gw
-            .send(
-                gw.request(verb, route, &who)
-                    .header("Content-Type", "application/json")
-                    .body("{}"),
-            )
+            .send_body(verb, route, &who, "application/json", "{}")
             .await;
         assert_eq!(r.status, status, "{verb} {route} {who:?}: {}", r.body);
     }

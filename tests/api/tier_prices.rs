@@ -116,9 +116,8 @@ async fn each_shopper_sees_only_their_groups_tiers_in_the_shopper_shape() {
     }
     // One lookup per customer; the rest came from the cache.
     assert_eq!(
-        gw.upstream_calls("GET", "^/rest/default/V1/customers/5$")
-            .await
-            .len(),
+        gw.upstream_count("GET", "^/rest/default/V1/customers/5$")
+            .await,
         1
     );
     // The Admin still sees every group's tiers, in the Admin's shape.
@@ -137,12 +136,9 @@ async fn a_customer_moved_to_another_group_through_the_gateway_gets_that_groups_
     // The Admin moves customer 5 to Wholesale; Magento now says so.
     gw.upstream.reset().await;
     let gw = remount_as_wholesale(gw).await;
+    let sent = r#"{"group_id": 2}"#;
     let r = gw
-        .send(
-            gw.request("PUT", "/customers/5", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .body(r#"{"group_id": 2}"#),
-        )
+        .send_body("PUT", "/customers/5", &Who::Admin, "application/json", sent)
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     let after = gw.get_json("/products/1", &Who::Customer(5)).await;
@@ -175,16 +171,13 @@ async fn remount_as_wholesale(gw: Gateway) -> Gateway {
 async fn lists_of_shoppers_carry_no_other_groups_tier_even_when_an_operator_adds_tiers() {
     // An operator puts the Admin-shaped tier_price into the guests' list view: the records
     // still hold only the anonymous tiers.
-    let dir = temp_dir("tier-list");
-    copy_mappings(&dir);
-    let file = dir.join("product.toml");
-    let text = std::fs::read_to_string(&file).unwrap();
-    let text = text.replacen(
-        "\"is_saleable\", \"image_url\", \"created_at\",",
-        "\"is_saleable\", \"image_url\", \"tier_price\", \"created_at\",",
-        2,
-    );
-    std::fs::write(&file, text).unwrap();
+    let dir = edited_mappings("tier-list", "product.toml", |text| {
+        text.replacen(
+            "\"is_saleable\", \"image_url\", \"created_at\",",
+            "\"is_saleable\", \"image_url\", \"tier_price\", \"created_at\",",
+            2,
+        )
+    });
     let gw = Gateway::start_with(|c| c.mappings = Some(dir.clone())).await;
     mount_stores(&gw.upstream).await;
     mount_render(&gw.upstream).await;

@@ -60,12 +60,8 @@ async fn a_write_that_times_out_and_lands_later_is_read_back_fresh() {
         )
         .mount(&gw.upstream)
         .await;
-    let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"name": "Harbor Duffle Bag II"})),
-        )
-        .await;
+    let sent = json!({"name": "Harbor Duffle Bag II"});
+    let r = gw.send_json("PUT", "/products/1", &Who::Admin, &sent).await;
     assert_eq!(r.status, 504, "{}", r.body);
     assert_eq!(
         r.messages(),
@@ -114,12 +110,8 @@ async fn a_write_magento_answered_only_invalidates() {
         .mount(&gw.upstream)
         .await;
     name(&gw, &Who::Admin).await;
-    let r = gw
-        .send(
-            gw.request("PUT", "/products/1", &Who::Admin)
-                .json(&json!({"name": "Harbor Duffle Bag II"})),
-        )
-        .await;
+    let sent = json!({"name": "Harbor Duffle Bag II"});
+    let r = gw.send_json("PUT", "/products/1", &Who::Admin, &sent).await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.header("x-write-outcome"), None);
     // Read again once (a miss), then cached as usual.
@@ -130,20 +122,6 @@ async fn a_write_magento_answered_only_invalidates() {
     );
     let (_, second) = name(&gw, &Who::Admin).await;
     assert_eq!(second.header("x-cache"), Some("HIT"));
-}
-
-/// Log lines written to a buffer, for the logs of one test's gateway.
-#[derive(Clone, Default)]
-struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[tokio::test]
@@ -163,11 +141,7 @@ async fn during_an_outage_each_failure_is_logged_once_per_interval_not_per_reque
     .await;
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(recorded("products/get-error-internal"))
-        .mount(&gw.upstream)
-        .await;
+    mount_product_as(&gw.upstream, "24-MB01", "products/get-error-internal").await;
     // A 500 opens the breaker (a store-configuration read finishing after it may close it
     // once more: another 500); then fast 503s.
     let mut statuses = std::collections::BTreeMap::new();
@@ -229,11 +203,7 @@ async fn a_customer_save_that_times_out_holds_the_customer_group_off() {
         .mount(&gw.upstream)
         .await;
     let r = gw
-        .send(
-            gw.request("PUT", "/customers/5", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .json(&json!({"group_id": 2})),
-        )
+        .send_json("PUT", "/customers/5", &Who::Admin, &json!({"group_id": 2}))
         .await;
     assert_eq!(r.status, 504, "{}", r.body);
     assert_eq!(r.header("x-write-outcome"), Some("unknown"));
@@ -267,12 +237,9 @@ async fn a_customer_write_magento_answered_is_not_marked() {
         )
         .mount(&gw.upstream)
         .await;
+    let sent = json!({"lastname": "Doe-Smith"});
     let r = gw
-        .send(
-            gw.request("PUT", "/customers/5", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .json(&json!({"lastname": "Doe-Smith"})),
-        )
+        .send_json("PUT", "/customers/5", &Who::Admin, &sent)
         .await;
     assert!(r.status >= 400, "{}", r.body);
     assert_eq!(r.header("x-write-outcome"), None, "{}", r.body);

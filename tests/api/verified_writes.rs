@@ -55,12 +55,8 @@ fn address_ids(customer: &Value) -> Vec<u64> {
 }
 
 async fn post_address(gw: &Gateway, body: &Value) -> Reply {
-    gw.send(
-        gw.request("POST", "/customers/5/addresses", &Who::Customer(5))
-            .header("Content-Type", "application/json")
-            .json(body),
-    )
-    .await
+    gw.send_json("POST", "/customers/5/addresses", &Who::Customer(5), body)
+        .await
 }
 
 #[tokio::test]
@@ -86,7 +82,7 @@ async fn an_address_another_writer_erased_is_saved_again_before_the_answer() {
     let r = post_address(&gw, &new_address("Oakland")).await;
     assert_eq!(r.status, 200, "{}", r.body);
     // Two saves: the first was undone, the second is there, and so is the other writer's.
-    assert_eq!(gw.upstream_calls("PUT", "/V1/customers/5$").await.len(), 2);
+    assert_eq!(gw.upstream_count("PUT", "/V1/customers/5$").await, 2);
     let now = remembered.get();
     assert_eq!(address_ids(&now), [7, 8, 50, 11]);
     assert_eq!(
@@ -121,16 +117,10 @@ async fn a_write_that_keeps_racing_is_a_409_never_a_200() {
         r.messages(),
         ["The customer was changed by another writer at the same time. Read it and try again."]
     );
-    assert_eq!(gw.upstream_calls("PUT", "/V1/customers/5$").await.len(), 3);
-    let metrics = gw
-        .http
-        .get(format!("http://{}/metrics", gw.running.addr))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    assert_eq!(gw.upstream_count("PUT", "/V1/customers/5$").await, 3);
+    let metrics =
+        crate::common::http::text_of(gw.http.get(format!("http://{}/metrics", gw.running.addr)))
+            .await;
     assert!(
         metrics.contains("storegate_customer_write_conflicts_total 1"),
         "{metrics}"
@@ -169,7 +159,7 @@ async fn a_create_whose_first_save_survived_is_not_added_twice() {
         r.header("location"),
         Some("/api/rest/customers/addresses/10")
     );
-    assert_eq!(gw.upstream_calls("PUT", "/V1/customers/5$").await.len(), 1);
+    assert_eq!(gw.upstream_count("PUT", "/V1/customers/5$").await, 1);
     assert_eq!(address_ids(&remembered.get()), [7, 10]);
 }
 
@@ -190,15 +180,12 @@ async fn a_field_another_writer_overwrote_is_written_again() {
         }),
     )
     .await;
+    let sent = json!({"lastname": "Doe-Smith"});
     let r = gw
-        .send(
-            gw.request("PUT", "/customers/5", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .json(&json!({"lastname": "Doe-Smith"})),
-        )
+        .send_json("PUT", "/customers/5", &Who::Admin, &sent)
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    assert_eq!(gw.upstream_calls("PUT", "/V1/customers/5$").await.len(), 2);
+    assert_eq!(gw.upstream_count("PUT", "/V1/customers/5$").await, 2);
     let now = remembered.get();
     assert_eq!(now["lastname"], "Doe-Smith");
     // The update sends no address list: the addresses are untouched.
@@ -232,9 +219,6 @@ async fn a_deleted_address_another_writer_put_back_is_deleted_again() {
         .send(gw.request("DELETE", "/customers/addresses/8", &Who::Customer(5)))
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    assert_eq!(
-        gw.upstream_calls("DELETE", "/V1/addresses/8$").await.len(),
-        2
-    );
+    assert_eq!(gw.upstream_count("DELETE", "/V1/addresses/8$").await, 2);
     assert_eq!(address_ids(&remembered.get()), [7]);
 }

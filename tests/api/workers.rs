@@ -3,6 +3,7 @@
 
 use storegate::Parts;
 
+use crate::common::http::sent;
 use crate::helpers::*;
 
 // Multi-threaded: the workers wait for the start's revocation load, which runs on this
@@ -25,13 +26,13 @@ async fn workers_share_one_port_one_cache_and_stop_cleanly() {
     for _ in 0..24 {
         // A new connection each time, so the kernel spreads them over the workers.
         let client = reqwest::Client::new();
-        let r = client
-            .get(&url)
-            .bearer_auth(ADMIN_KEY)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap();
+        let r = sent(
+            client
+                .get(&url)
+                .bearer_auth(ADMIN_KEY)
+                .header("Accept", "application/json"),
+        )
+        .await;
         assert_eq!(r.status(), 200);
     }
     workers.stop().await;

@@ -95,15 +95,9 @@ impl Driver {
                 ]
             }
         }}});
-        let created: Value = http
-            .post(format!("{base}/session"))
-            .json(&capabilities)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let created: Value =
+            crate::common::http::json_of(http.post(format!("{base}/session")).json(&capabilities))
+                .await;
         let session = created["value"]["sessionId"]
             .as_str()
             .unwrap_or_else(|| panic!("no session: {created}"))

@@ -35,7 +35,7 @@ async fn products_at_100_show_the_candidates_values_and_the_serving_stores_when_
                 None,
             )
             .await;
-        assert!(xml.body.contains("Joust Duffle Bag 2"), "{}", xml.body);
+        xml.assert_contains("Joust Duffle Bag 2");
     }
     // Stock items are not cut over: the serving store's.
     let stock = dual.get("/stockitems/1001", As::Admin).await;

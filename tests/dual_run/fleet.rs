@@ -12,29 +12,24 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use storegate::Running;
 
+use crate::common::http::sent;
 use crate::harness::{self, ADMIN_KEY, change_product, count, entry};
 
 async fn report(http: &reqwest::Client, gateway: &Running) -> Value {
-    http.get(format!("{}/shadow/report", gateway.base_url()))
-        .bearer_auth(ADMIN_KEY)
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    crate::common::http::json_of(
+        http.get(format!("{}/shadow/report", gateway.base_url()))
+            .bearer_auth(ADMIN_KEY)
+            .header("Accept", "application/json"),
+    )
+    .await
 }
 
 async fn read(http: &reqwest::Client, gateway: &Running, path: &str) -> Value {
-    http.get(format!("{}{path}", gateway.base_url()))
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    crate::common::http::json_of(
+        http.get(format!("{}{path}", gateway.base_url()))
+            .header("Accept", "application/json"),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -85,12 +80,11 @@ async fn any_instances_report_covers_the_fleet() {
         5
     );
     // A new count started on B is A's new count too.
-    let r = http
-        .delete(format!("{}/shadow/report", b.base_url()))
-        .bearer_auth(ADMIN_KEY)
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        http.delete(format!("{}/shadow/report", b.base_url()))
+            .bearer_auth(ADMIN_KEY),
+    )
+    .await;
     assert_eq!(r.status(), 200);
     let fresh = report(&http, &a).await;
     assert!(fresh["routes"].as_array().unwrap().is_empty(), "{fresh:#}");

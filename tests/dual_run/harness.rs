@@ -4,26 +4,17 @@
 
 use std::time::{Duration, Instant};
 
+use crate::common::http::sent;
 use serde_json::{Value, json};
+use storegate::Running;
 use storegate::config::shadow::{ServeShares, Shadow};
 use storegate::config::{BackendKind, Config, Secret, Upstream};
-use storegate::{Parts, Running};
 use storegate_sandbox::{Sandbox, SandboxOptions};
+
+pub use crate::common::http::Reply;
 
 pub const ADMIN_KEY: &str = "dual-run-admin-key-0123456789";
 pub const TOKEN_SECRET: &[u8] = b"dual-run-token-secret";
-
-pub struct Reply {
-    pub status: u16,
-    pub headers: reqwest::header::HeaderMap,
-    pub body: String,
-}
-
-impl Reply {
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
-    }
-}
 
 /// Who calls.
 #[derive(Debug, Clone, Copy)]
@@ -90,18 +81,16 @@ static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0)
 
 /// A gateway serving from `serving`, configured by `config`.
 pub async fn gateway(serving: &Sandbox, config: Config) -> Running {
-    let mappings = storegate::load_mappings(&config).expect("mappings load");
-    let parts = Parts {
-        upstream_url: serving.base_url(),
-        upstream_token: serving.token().to_owned(),
-        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-        token_secret: TOKEN_SECRET.to_vec(),
-        mappings,
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    storegate::start(config, parts, listener, None)
-        .await
-        .unwrap()
+    crate::common::gateway::start_gateway(
+        config,
+        crate::common::gateway::Setup {
+            upstream_url: &serving.base_url(),
+            upstream_token: serving.token(),
+            admin_key: ADMIN_KEY,
+            token_secret: TOKEN_SECRET,
+        },
+    )
+    .await
 }
 
 pub struct Dual {
@@ -162,12 +151,7 @@ impl Dual {
         if let Some(body) = body {
             builder = builder.json(&body);
         }
-        let response = builder.send().await.expect("the gateway answers");
-        Reply {
-            status: response.status().as_u16(),
-            headers: response.headers().clone(),
-            body: response.text().await.unwrap(),
-        }
+        Reply::read(builder.send().await.expect("the gateway answers")).await
     }
 
     pub async fn get(&self, path: &str, who: As) -> Reply {
@@ -221,27 +205,24 @@ pub async fn gateway_plain(serving: &Sandbox, config: Config) -> Running {
 pub async fn change_product(store: &Sandbox, sku: &str, product: Value) {
     let mut product = product;
     product["sku"] = json!(sku);
-    let r = reqwest::Client::new()
-        .put(format!("{}/rest/all/V1/products/{sku}", store.base_url()))
-        .bearer_auth(store.token())
-        .json(&json!({ "product": product }))
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        reqwest::Client::new()
+            .put(format!("{}/rest/all/V1/products/{sku}", store.base_url()))
+            .bearer_auth(store.token())
+            .json(&json!({ "product": product })),
+    )
+    .await;
     assert!(r.status().is_success(), "{}", r.text().await.unwrap());
 }
 
 /// A product as the store has it.
 pub async fn product_in(store: &Sandbox, sku: &str) -> Value {
-    reqwest::Client::new()
-        .get(format!("{}/rest/V1/products/{sku}", store.base_url()))
-        .bearer_auth(store.token())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    crate::common::http::json_of(
+        reqwest::Client::new()
+            .get(format!("{}/rest/V1/products/{sku}", store.base_url()))
+            .bearer_auth(store.token()),
+    )
+    .await
 }
 
 /// The report's entry of `route` for `user_type`.

@@ -3,6 +3,9 @@
 //! the report, the metrics and the stores see.
 
 mod browser;
+#[allow(dead_code)]
+#[path = "../common/mod.rs"]
+mod common;
 mod cutover;
 mod fleet;
 mod harness;
@@ -13,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use common::http::sent;
 use harness::{As, Dual, change_product, compared_at_least, count, difference, entry, product_in};
 
 /// The reads an app makes, by every user type, of every resource.
@@ -152,31 +156,20 @@ async fn two_stores_differing_in_a_price_and_a_name_every_app_answer_is_the_serv
         )
         .await;
     assert_eq!(xml.status, 200);
-    assert!(
-        xml.body.contains("<route>GET /products/:id</route>"),
-        "{}",
-        xml.body
-    );
-    assert!(
-        xml.body.contains("<verdict>not ready</verdict>"),
-        "{}",
-        xml.body
-    );
+    xml.assert_contains("<route>GET /products/:id</route>");
+    xml.assert_contains("<verdict>not ready</verdict>");
 }
 
 #[tokio::test]
 async fn personal_values_appear_only_as_digests() {
     let dual = Dual::start(Duration::ZERO, |_, _| {}).await;
     // The candidate's customer 1 has another e-mail and city.
-    let r = dual
+    let r = sent(dual
         .http
         .put(format!("{}/rest/all/V1/customers/1", dual.candidate().base_url()))
         .bearer_auth(dual.candidate().token())
         .json(&json!({"customer": {"id": 1, "email": "veronica.new@example.com", "firstname": "Veronica",
-            "lastname": "Costello", "website_id": 1, "group_id": 1}}))
-        .send()
-        .await
-        .unwrap();
+            "lastname": "Costello", "website_id": 1, "group_id": 1}}))).await;
     assert!(r.status().is_success(), "{}", r.text().await.unwrap());
     let shown = dual.get("/customers/1", As::Admin).await;
     assert_eq!(shown.status, 200);
@@ -211,16 +204,16 @@ async fn personal_values_appear_only_as_digests() {
 
 /// A stock item's quantity in a store, written there directly (the migration's delta).
 async fn set_qty(store: &storegate_sandbox::Sandbox, qty: u64) {
-    let r = reqwest::Client::new()
-        .put(format!(
-            "{}/rest/all/V1/products/24-MB04/stockItems/1002",
-            store.base_url()
-        ))
-        .bearer_auth(store.token())
-        .json(&json!({"stockItem": {"qty": qty, "is_in_stock": true}}))
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        reqwest::Client::new()
+            .put(format!(
+                "{}/rest/all/V1/products/24-MB04/stockItems/1002",
+                store.base_url()
+            ))
+            .bearer_auth(store.token())
+            .json(&json!({"stockItem": {"qty": qty, "is_in_stock": true}})),
+    )
+    .await;
     assert!(r.status().is_success(), "{}", r.text().await.unwrap());
 }
 
@@ -423,12 +416,11 @@ async fn a_candidate_that_is_down_or_answers_garbage_is_counted_never_seen() {
     config.shadow = Some(harness::shadow_of(&html.uri(), "t"));
     let gateway = harness::gateway(&serving, config).await;
     let http = reqwest::Client::new();
-    let r = http
-        .get(format!("{}/products/1", gateway.base_url()))
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        http.get(format!("{}/products/1", gateway.base_url()))
+            .header("Accept", "application/json"),
+    )
+    .await;
     assert_eq!(r.status(), 200);
     assert_eq!(
         r.json::<serde_json::Value>().await.unwrap()["name"],
@@ -436,16 +428,12 @@ async fn a_candidate_that_is_down_or_answers_garbage_is_counted_never_seen() {
     );
     let start = Instant::now();
     loop {
-        let report: serde_json::Value = http
-            .get(format!("{}/shadow/report", gateway.base_url()))
-            .bearer_auth(harness::ADMIN_KEY)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let report: serde_json::Value = common::http::json_of(
+            http.get(format!("{}/shadow/report", gateway.base_url()))
+                .bearer_auth(harness::ADMIN_KEY)
+                .header("Accept", "application/json"),
+        )
+        .await;
         let routes = report["routes"].as_array().unwrap();
         if let Some(e) = routes.iter().find(|r| r["route"] == "GET /products/:id")
             && count(e, "error") >= 1
@@ -478,17 +466,16 @@ async fn the_report_is_for_admins_only_and_a_delete_starts_a_new_count() {
             assert_eq!(r.status, 403, "{verb} {path} as {who:?}: {}", r.body);
             assert_eq!(r.json()["messages"]["error"][0]["message"], "Access denied");
         }
-        let r = dual
-            .http
-            .request(
-                reqwest::Method::from_bytes(verb.as_bytes()).unwrap(),
-                format!("{}{path}", dual.gateway.base_url()),
-            )
-            .bearer_auth("not-a-key")
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap();
+        let r = sent(
+            dual.http
+                .request(
+                    reqwest::Method::from_bytes(verb.as_bytes()).unwrap(),
+                    format!("{}{path}", dual.gateway.base_url()),
+                )
+                .bearer_auth("not-a-key")
+                .header("Accept", "application/json"),
+        )
+        .await;
         assert_eq!(r.status(), 401, "{verb} {path}");
     }
     // The page, for an admin; for a browser without a key, the page to type it in.

@@ -8,24 +8,21 @@ use serde_json::{Value, json};
 use storegate::config::{Secret, Upstream};
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
+use crate::common::http::sent;
 use crate::harness::{self, compared_at_least, count, difference, entry};
 
 async fn start(options: SandboxOptions) -> Sandbox {
     storegate::backend::transport::install_crypto();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    Sandbox::start(listener, options).await.unwrap()
+    crate::common::gateway::start_sandbox(options).await
 }
 
 async fn m2(store: &Sandbox, path: &str) -> Value {
-    reqwest::Client::new()
-        .get(format!("{}/rest/V1{path}", store.base_url()))
-        .bearer_auth(store.token())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    crate::common::http::json_of(
+        reqwest::Client::new()
+            .get(format!("{}/rest/V1{path}", store.base_url()))
+            .bearer_auth(store.token()),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -110,27 +107,22 @@ async fn a_store_copied_into_a_sandbox_through_the_gateway() {
     let gateway = harness::gateway(&source, shadowed).await;
     let http = reqwest::Client::new();
     for path in ["/products/1", "/customers/1", "/orders/1"] {
-        let r = http
-            .get(format!("{}{path}", gateway.base_url()))
-            .bearer_auth(harness::ADMIN_KEY)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap();
+        let r = sent(
+            http.get(format!("{}{path}", gateway.base_url()))
+                .bearer_auth(harness::ADMIN_KEY)
+                .header("Accept", "application/json"),
+        )
+        .await;
         assert_eq!(r.status(), 200);
     }
     let start = std::time::Instant::now();
     let report = loop {
-        let report: Value = http
-            .get(format!("{}/shadow/report", gateway.base_url()))
-            .bearer_auth(harness::ADMIN_KEY)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let report: Value = crate::common::http::json_of(
+            http.get(format!("{}/shadow/report", gateway.base_url()))
+                .bearer_auth(harness::ADMIN_KEY)
+                .header("Accept", "application/json"),
+        )
+        .await;
         if ["GET /products/:id", "GET /customers/:id", "GET /orders/:id"]
             .iter()
             .all(|route| compared_at_least(&report, route, "admin", 1))

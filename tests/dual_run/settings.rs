@@ -3,13 +3,7 @@
 use std::process::Command;
 
 fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_storegate"));
-    command.current_dir(env!("CARGO_MANIFEST_DIR"));
-    for (key, _) in std::env::vars() {
-        if key.starts_with("STOREGATE_") {
-            command.env_remove(key);
-        }
-    }
+    let mut command = crate::common::process::storegate(&["STOREGATE_"]);
     command
         .env(
             "STOREGATE_DATA_DIR",

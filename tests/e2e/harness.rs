@@ -14,6 +14,9 @@ use serde_json::Value;
 use storegate::Running;
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
+use crate::common::gateway::{Setup, start_gateway, start_sandbox};
+pub use crate::common::http::Reply;
+
 pub const ADMIN_KEY: &str = "e2e-admin-key-0123456789";
 
 /// One upstream exchange as the gateway saw it.
@@ -101,21 +104,6 @@ pub struct Stack {
     log: Arc<Mutex<Vec<Exchange>>>,
 }
 
-pub struct Reply {
-    pub status: u16,
-    pub headers: reqwest::header::HeaderMap,
-    pub body: String,
-}
-
-impl Reply {
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
-    }
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-}
-
 impl Stack {
     pub async fn start() -> Stack {
         Stack::start_with(|_| {}).await
@@ -134,8 +122,7 @@ impl Stack {
         // reqwest is built without a bundled crypto provider; the gateway installs ring's
         // when it starts, the proxy's client is built before that.
         storegate::backend::transport::install_crypto();
-        let sandbox_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sandbox = Sandbox::start(sandbox_listener, options).await.unwrap();
+        let sandbox = start_sandbox(options).await;
         let log = Arc::new(Mutex::new(Vec::new()));
         let proxy = Proxy {
             target: sandbox.base_url(),
@@ -154,26 +141,20 @@ impl Stack {
             listen: "127.0.0.1:0".parse().unwrap(),
             // Not the checkout's `data/`, and not another test's: the OAuth store keeps
             // customer revocations, which every gateway on it loads.
-            data_dir: std::env::temp_dir().join(format!(
-                "storegate-e2e-tests-{}/{}",
-                std::process::id(),
-                storegate::auth::oauth::store::random_hex32()
-            )),
+            data_dir: crate::common::files::test_data_dir(),
             ..storegate::Config::default()
         };
         tweak(&mut config);
-        let mappings = storegate::load_mappings(&config).unwrap();
-        let parts = storegate::Parts {
-            upstream_url: proxy_url,
-            upstream_token: sandbox.token().to_owned(),
-            admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-            token_secret: b"e2e-token-secret".to_vec(),
-            mappings,
-        };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let gateway = storegate::start(config, parts, listener, None)
-            .await
-            .unwrap();
+        let gateway = start_gateway(
+            config,
+            Setup {
+                upstream_url: &proxy_url,
+                upstream_token: sandbox.token(),
+                admin_key: ADMIN_KEY,
+                token_secret: b"e2e-token-secret",
+            },
+        )
+        .await;
         Stack {
             gateway,
             _sandbox: sandbox,
@@ -194,25 +175,15 @@ impl Stack {
         bearer: Option<&str>,
         body: Option<Value>,
     ) -> Reply {
-        let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
-        let mut request = self
-            .http
-            .request(method, self.url(path))
-            .header("Accept", "application/json");
-        if let Some(token) = bearer {
-            request = request.bearer_auth(token);
-        }
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        Reply {
-            status,
-            headers,
-            body: response.text().await.unwrap(),
-        }
+        crate::common::http::call(
+            &self.http,
+            verb,
+            &self.url(path),
+            "application/json",
+            bearer,
+            body.as_ref(),
+        )
+        .await
     }
 
     pub async fn admin(&self, verb: &str, path: &str, body: Option<Value>) -> Reply {

@@ -9,7 +9,7 @@ use storegate::backend::magento2::{Magento, Scope};
 use storegate::backend::port::{
     Catalog, Image, ImageChange, ImageFile, Media, NewImage, ProductDraft, Stock,
 };
-use storegate_sandbox::{Sandbox, SandboxOptions};
+use storegate_sandbox::SandboxOptions;
 
 use crate::harness::Stack;
 
@@ -27,10 +27,7 @@ fn sku_of(bytes: &[u8]) -> String {
 #[tokio::test]
 async fn every_sku_path_of_the_client_names_that_product_and_nothing_else() {
     storegate::backend::transport::install_crypto();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sandbox = Sandbox::start(listener, SandboxOptions::default())
-        .await
-        .unwrap();
+    let sandbox = crate::common::gateway::start_sandbox(SandboxOptions::default()).await;
     let magento = Magento::new(
         &sandbox.base_url(),
         sandbox.token(),

@@ -2,6 +2,7 @@
 //! state that changes. Every sandbox answer the gateway relied on is checked against
 //! Magento 2.4.5's generated schema.
 
+#[allow(dead_code)]
 #[path = "../common/mod.rs"]
 mod common;
 mod harness;

@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use crate::common::http::sent;
 use crate::harness::{ADMIN_KEY, Stack};
 use crate::schema::assert_answers_match_schema;
 
@@ -232,27 +233,24 @@ async fn store_view_routes_answer_the_store_views_values() {
 async fn the_original_profile_end_to_end() {
     let stack =
         Stack::start_with(|c| c.profile = storegate::context::profile::Profile::Original).await;
-    let xml = stack
-        .http
-        .get(stack.url("/products/1"))
-        .header("Accept", "application/xml")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let xml = crate::common::http::text_of(
+        stack
+            .http
+            .get(stack.url("/products/1"))
+            .header("Accept", "application/xml"),
+    )
+    .await;
     assert!(
         xml.contains("<magento_api><entity_id>1</entity_id>"),
         "{xml}"
     );
-    let any = stack
-        .http
-        .get(stack.url("/products/1"))
-        .header("Accept", "*/*")
-        .send()
-        .await
-        .unwrap();
+    let any = sent(
+        stack
+            .http
+            .get(stack.url("/products/1"))
+            .header("Accept", "*/*"),
+    )
+    .await;
     assert_eq!(
         any.headers()["content-type"],
         "application/json; charset=utf-8"
@@ -296,17 +294,14 @@ async fn the_original_profile_end_to_end() {
         .await
         .json();
     assert!(addresses[0]["is_default_billing"].is_i64(), "{addresses}");
-    let orders = stack
-        .http
-        .get(stack.url("/orders"))
-        .header("Accept", "application/xml")
-        .bearer_auth(ADMIN_KEY)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let orders = crate::common::http::text_of(
+        stack
+            .http
+            .get(stack.url("/orders"))
+            .header("Accept", "application/xml")
+            .bearer_auth(ADMIN_KEY),
+    )
+    .await;
     assert!(
         orders.starts_with("<?xml version=\"1.0\"?>\n<magento_api><data_item>"),
         "{orders}"

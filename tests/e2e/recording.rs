@@ -8,6 +8,8 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use crate::common::gateway::{Setup, start_gateway};
+use crate::common::http::sent;
 use serde_json::{Value, json};
 use storegate::Running;
 use storegate::config::{Config, Recording};
@@ -18,27 +20,7 @@ const TOKEN_SECRET: &[u8] = b"recording-token-secret-42";
 const NEW_CUSTOMER_PASSWORD: &str = "Analytical-Engine-1843";
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
-pub fn temp_dir(label: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "storegate-{label}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-/// An OAuth store's folder for one gateway of this test run (not the checkout's `data/`,
-/// and not another test's: the store keeps customer revocations).
-pub fn test_data_dir() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!(
-        "storegate-e2e-tests-{}/{}",
-        std::process::id(),
-        storegate::auth::oauth::store::random_hex32()
-    ))
-}
+pub use crate::common::files::{temp_dir, test_data_dir};
 
 /// A gateway on port 0 in front of `upstream_url` (a URL or `replay:DIR`).
 pub async fn gateway(upstream_url: &str, token: &str, recording: Recording) -> Running {
@@ -49,17 +31,16 @@ pub async fn gateway(upstream_url: &str, token: &str, recording: Recording) -> R
         data_dir: test_data_dir(),
         ..Config::default()
     };
-    let parts = storegate::Parts {
-        upstream_url: upstream_url.to_owned(),
-        upstream_token: token.to_owned(),
-        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-        token_secret: TOKEN_SECRET.to_vec(),
-        mappings: storegate::load_mappings(&config).unwrap(),
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    storegate::start(config, parts, listener, None)
-        .await
-        .unwrap()
+    start_gateway(
+        config,
+        Setup {
+            upstream_url,
+            upstream_token: token,
+            admin_key: ADMIN_KEY,
+            token_secret: TOKEN_SECRET,
+        },
+    )
+    .await
 }
 
 /// What the client got from one step: its label, status, `Location` and body.
@@ -134,14 +115,13 @@ impl Client {
     }
 
     async fn sign_in(&mut self, email: &str, password: &str) -> Option<String> {
-        let r = self
-            .http
-            .post(format!("{}/auth/token", self.base))
-            .header("Accept", "application/json")
-            .json(&json!({"username": email, "password": password}))
-            .send()
-            .await
-            .unwrap();
+        let r = sent(
+            self.http
+                .post(format!("{}/auth/token", self.base))
+                .header("Accept", "application/json")
+                .json(&json!({"username": email, "password": password})),
+        )
+        .await;
         let status = r.status().as_u16();
         let body: Value = r.json().await.unwrap_or(Value::Null);
         self.seen.push(Seen {
@@ -277,26 +257,16 @@ fn replay_binary(dir: &Path) -> (Child, String) {
         .stderr(Stdio::null())
         .spawn()
         .expect("the storegate binary runs");
-    let stdout = child.stdout.take().unwrap();
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
+    let line = crate::common::process::first_line(&mut child);
+    let url =
+        crate::common::process::url_in(&line).unwrap_or_else(|| panic!("no address in {line:?}"));
     (child, url)
 }
 
 #[tokio::test]
 async fn a_recorded_session_replays_without_the_sandbox() {
     let dir = temp_dir("cassettes");
-    let sandbox = Sandbox::start(
-        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
-        SandboxOptions::default(),
-    )
-    .await
-    .unwrap();
+    let sandbox = crate::common::gateway::start_sandbox(SandboxOptions::default()).await;
     let sandbox_token = sandbox.token().to_owned();
     let recording = Recording {
         record_dir: Some(dir.clone()),
@@ -442,12 +412,7 @@ async fn a_recorded_session_replays_without_the_sandbox() {
 }
 
 async fn start_sandbox() -> Sandbox {
-    Sandbox::start(
-        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
-        SandboxOptions::default(),
-    )
-    .await
-    .unwrap()
+    crate::common::gateway::start_sandbox(SandboxOptions::default()).await
 }
 
 /// With PII masking, e-mails, names and telephones reach the cassettes as fakes, and the

@@ -13,6 +13,7 @@ use storegate_sandbox::{Sandbox, SandboxOptions};
 
 use super::recording::{temp_dir, test_data_dir};
 use super::replay_support::{ReplayServer, product, record_products, write_cassette};
+use crate::common::http::sent;
 
 const LONG_AGO: &str = "2020-01-02T03:04:05Z";
 
@@ -34,12 +35,7 @@ fn make_old(dir: &Path) {
 
 async fn start_sandbox() -> Sandbox {
     storegate::backend::transport::install_crypto();
-    Sandbox::start(
-        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
-        SandboxOptions::default(),
-    )
-    .await
-    .unwrap()
+    crate::common::gateway::start_sandbox(SandboxOptions::default()).await
 }
 
 /// The SKU product 1 was recorded under, from its cassette.
@@ -65,13 +61,13 @@ fn recorded_sku(dir: &Path) -> String {
 
 /// Renames a product in the sandbox, as the store's admin would.
 async fn rename(sandbox: &Sandbox, sku: &str, name: &str) {
-    let r = reqwest::Client::new()
-        .put(format!("{}/rest/all/V1/products/{sku}", sandbox.base_url()))
-        .bearer_auth(sandbox.token())
-        .json(&json!({"product": {"sku": sku, "name": name}}))
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        reqwest::Client::new()
+            .put(format!("{}/rest/all/V1/products/{sku}", sandbox.base_url()))
+            .bearer_auth(sandbox.token())
+            .json(&json!({"product": {"sku": sku, "name": name}})),
+    )
+    .await;
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
 }
 
@@ -148,12 +144,7 @@ async fn an_answer_past_its_age_is_refused_with_error() {
         .unwrap();
     assert_eq!(r.status(), 502);
     assert!(r.text().await.unwrap().contains("no recorded_at"));
-    let counts: Value = reqwest::get(server.control("/counts"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let counts: Value = crate::common::http::get_json(server.control("/counts")).await;
     assert_eq!(counts["counts"]["GET /V1/products/{}"]["stale"], 2);
 
     // `warn`: replayed, one warning per answer however often it is asked.
@@ -195,12 +186,12 @@ async fn a_stale_answer_is_recorded_again_from_the_store() {
         ],
         &[],
     );
-    let r = reqwest::Client::new()
-        .get(format!("{}{path}", server.url))
-        .header("Authorization", "Bearer whatever-the-gateway-sends")
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        reqwest::Client::new()
+            .get(format!("{}{path}", server.url))
+            .header("Authorization", "Bearer whatever-the-gateway-sends"),
+    )
+    .await;
     assert_eq!(r.status(), 200);
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["name"], "Renamed Since Recording", "{body}");
@@ -221,12 +212,7 @@ async fn a_stale_answer_is_recorded_again_from_the_store() {
             .unwrap()
             .contains(sandbox.token())
     );
-    let asked: Value = reqwest::get(server.control("/requests"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let asked: Value = crate::common::http::get_json(server.control("/requests")).await;
     assert_eq!(asked["requests"][0]["outcome"], "re-recorded");
     drop(server);
 

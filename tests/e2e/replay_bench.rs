@@ -16,6 +16,7 @@ use super::recording::temp_dir;
 use super::replay_support::{
     ReplayServer, gateway_with_short_cache, product, record_two_products, refused, write_cassette,
 };
+use crate::common::http::sent;
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1]
@@ -138,31 +139,20 @@ async fn recorded_latency_reproduces_the_stores_own_timings() {
         let server = ReplayServer::start(&dir, &[("STOREGATE_REPLAY_LATENCY", latency)], &[]);
         let http = reqwest::Client::new();
         // The connection made before the clock runs (orders have no latency rule).
-        http.get(format!("{}/rest/default/V1/orders", server.url))
-            .send()
-            .await
-            .unwrap();
+        sent(http.get(format!("{}/rest/default/V1/orders", server.url))).await;
         let mut took: Vec<Vec<f64>> = vec![Vec::new(); 3];
         for _round in 0..5 {
             for (i, sku) in ["A", "B", "C"].into_iter().enumerate() {
                 let started = Instant::now();
-                let r = http
-                    .get(format!("{}/rest/default/V1/products/{sku}", server.url))
-                    .send()
-                    .await
-                    .unwrap();
+                let r =
+                    sent(http.get(format!("{}/rest/default/V1/products/{sku}", server.url))).await;
                 assert_eq!(r.status(), 200);
                 r.bytes().await.unwrap();
                 took[i].push(started.elapsed().as_secs_f64() * 1000.0);
             }
         }
         // What replay chose, exactly the recorded time scaled.
-        let asked: Value = reqwest::get(server.control("/requests"))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let asked: Value = crate::common::http::get_json(server.control("/requests")).await;
         for call in asked["requests"].as_array().unwrap().iter().skip(1) {
             let recorded = match call["request"].as_str().unwrap() {
                 r if r.ends_with("/A") => 40.0,
@@ -186,10 +176,7 @@ async fn recorded_latency_reproduces_the_stores_own_timings() {
         }
         // Orders have no latency rule: at once, not after their recorded 300 ms.
         let started = Instant::now();
-        http.get(format!("{}/rest/default/V1/orders", server.url))
-            .send()
-            .await
-            .unwrap();
+        sent(http.get(format!("{}/rest/default/V1/orders", server.url))).await;
         assert!(
             started.elapsed() < Duration::from_millis(290),
             "{:?}",
@@ -204,11 +191,7 @@ async fn fault_pattern(server: &ReplayServer, calls: usize) -> Vec<bool> {
     let http = reqwest::Client::new();
     let mut out = Vec::with_capacity(calls);
     for _ in 0..calls {
-        let r = http
-            .get(format!("{}/rest/default/V1/products/A", server.url))
-            .send()
-            .await
-            .unwrap();
+        let r = sent(http.get(format!("{}/rest/default/V1/products/A", server.url))).await;
         let status = r.status().as_u16();
         let body = r.text().await.unwrap();
         match status {
@@ -242,11 +225,7 @@ async fn a_fault_at_one_half_faults_half_the_calls_and_the_same_with_the_same_se
     assert_eq!(counts["counts"]["GET /V1/products/{}"]["asked"], 400);
     assert_eq!(counts["counts"]["GET /V1/products/{}"]["faulted"], faulted);
 
-    let reset = reqwest::Client::new()
-        .post(server.control("/reset"))
-        .send()
-        .await
-        .unwrap();
+    let reset = sent(reqwest::Client::new().post(server.control("/reset"))).await;
     assert_eq!(reset.status(), 200);
     assert_eq!(fault_pattern(&server, 400).await, first, "after a reset");
 
@@ -371,12 +350,7 @@ async fn named_failures_answer_as_the_store_does() {
             "The consumer isn't authorized to access %resources.",
         ),
     ] {
-        let r = http
-            .put(server.control("/faults"))
-            .body(fault)
-            .send()
-            .await
-            .unwrap();
+        let r = sent(http.put(server.control("/faults")).body(fault)).await;
         assert_eq!(r.status(), 200);
         let r = http.get(&url).send().await.unwrap();
         assert_eq!(r.status(), status, "{fault}");
@@ -415,12 +389,7 @@ async fn the_control_api_lists_and_refuses_bad_rules() {
         ("/latency", "lognormal:median=100ms", "needs both"),
         ("/latency", "fixed:soon", "the delay"),
     ] {
-        let r = http
-            .put(server.control(path))
-            .body(body)
-            .send()
-            .await
-            .unwrap();
+        let r = sent(http.put(server.control(path)).body(body)).await;
         assert_eq!(r.status(), 400, "{body}");
         let message = r.json::<Value>().await.unwrap()["message"]
             .as_str()
@@ -435,17 +404,9 @@ async fn the_control_api_lists_and_refuses_bad_rules() {
         "unchanged"
     );
 
-    let r = http
-        .get(format!("{}/rest/default/V1/products/A", server.url))
-        .send()
-        .await
-        .unwrap();
+    let r = sent(http.get(format!("{}/rest/default/V1/products/A", server.url))).await;
     assert_eq!(r.status(), 200);
-    let r = http
-        .get(format!("{}/rest/default/V1/products/Z", server.url))
-        .send()
-        .await
-        .unwrap();
+    let r = sent(http.get(format!("{}/rest/default/V1/products/Z", server.url))).await;
     assert_eq!(r.status(), 502);
     let asked = get_json(&server.control("/requests")).await;
     let asked = asked["requests"].as_array().unwrap();
@@ -578,12 +539,12 @@ async fn bad_settings_stop_the_start_and_a_broken_cassette_is_named() {
 }
 
 async fn read(gateway: &Running, id: u32) -> (u16, Option<String>, Value) {
-    let r = reqwest::Client::new()
-        .get(format!("{}/products/{id}", gateway.base_url()))
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        reqwest::Client::new()
+            .get(format!("{}/products/{id}", gateway.base_url()))
+            .header("Accept", "application/json"),
+    )
+    .await;
     let status = r.status().as_u16();
     let cache = r
         .headers()
@@ -606,12 +567,7 @@ async fn a_maintenance_window_mid_scenario() {
     assert_eq!((status, cache.as_deref()), (200, Some("MISS")), "{first}");
 
     let http = reqwest::Client::new();
-    let r = http
-        .put(server.control("/faults"))
-        .body("maintenance")
-        .send()
-        .await
-        .unwrap();
+    let r = sent(http.put(server.control("/faults")).body("maintenance")).await;
     assert_eq!(r.status(), 200);
     tokio::time::sleep(Duration::from_millis(1200)).await;
 
@@ -726,19 +682,14 @@ async fn openmage_cassettes_get_the_same_bench() {
     };
     let http = reqwest::Client::new();
     let started = Instant::now();
-    let r = http
-        .get(recorded("get.api.rest.products.{}.store.{}.json"))
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        http.get(recorded("get.api.rest.products.{}.store.{}.json"))
+            .header("Accept", "application/json"),
+    )
+    .await;
     assert_eq!(r.status(), 200);
     assert!(started.elapsed() >= Duration::from_millis(250));
-    let r = http
-        .get(recorded("get.api.rest.products.{}.websites.json"))
-        .send()
-        .await
-        .unwrap();
+    let r = sent(http.get(recorded("get.api.rest.products.{}.websites.json"))).await;
     assert_eq!(r.status(), 503);
     let page = r.text().await.unwrap();
     assert!(
@@ -746,19 +697,17 @@ async fn openmage_cassettes_get_the_same_bench() {
         "{page}"
     );
 
-    let r = http
-        .put(server.control("/faults"))
-        .body("GET /api/rest/products/{}/websites=oauth_timestamp_refused")
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        http.put(server.control("/faults"))
+            .body("GET /api/rest/products/{}/websites=oauth_timestamp_refused"),
+    )
+    .await;
     assert_eq!(r.status(), 200);
-    let r = http
-        .get(recorded("get.api.rest.products.{}.websites.json"))
-        .header("Accept", "application/xml")
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        http.get(recorded("get.api.rest.products.{}.websites.json"))
+            .header("Accept", "application/xml"),
+    )
+    .await;
     assert_eq!(r.status(), 401);
     assert!(
         r.text()

@@ -2,7 +2,6 @@
 //! starts, hand-written cassettes, a gateway whose cache expires at once, recordings made
 //! from the sandbox.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -13,6 +12,7 @@ use storegate::config::{Config, Recording};
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
 use super::recording::{temp_dir, test_data_dir};
+use crate::common::http::sent;
 
 const ADMIN_KEY: &str = "bench-admin-key-0123456789";
 
@@ -41,19 +41,13 @@ impl ReplayServer {
             command.env(name, value);
         }
         let mut child = command.spawn().expect("the storegate binary runs");
-        let stdout = child.stdout.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| {
-                panic!(
-                    "no address in {line:?}; stderr: {}",
-                    std::fs::read_to_string(&stderr_file).unwrap_or_default()
-                )
-            })
-            .to_owned();
+        let line = crate::common::process::first_line(&mut child);
+        let url = crate::common::process::url_in(&line).unwrap_or_else(|| {
+            panic!(
+                "no address in {line:?}; stderr: {}",
+                std::fs::read_to_string(&stderr_file).unwrap_or_default()
+            )
+        });
         ReplayServer {
             child,
             url,
@@ -148,27 +142,21 @@ pub async fn gateway_with_short_cache(upstream_url: &str, recording: Recording) 
         circuit_failure_threshold: 0,
         ..Config::default()
     };
-    let parts = storegate::Parts {
-        upstream_url: upstream_url.to_owned(),
-        upstream_token: "any-token".to_owned(),
-        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-        token_secret: b"bench-token-secret".to_vec(),
-        mappings: storegate::load_mappings(&config).unwrap(),
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    storegate::start(config, parts, listener, None)
-        .await
-        .unwrap()
+    crate::common::gateway::start_gateway(
+        config,
+        crate::common::gateway::Setup {
+            upstream_url,
+            upstream_token: "any-token",
+            admin_key: ADMIN_KEY,
+            token_secret: b"bench-token-secret",
+        },
+    )
+    .await
 }
 
 /// Reads of two products recorded from the sandbox through the gateway.
 pub async fn record_two_products(dir: &Path) {
-    let sandbox = Sandbox::start(
-        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
-        SandboxOptions::default(),
-    )
-    .await
-    .unwrap();
+    let sandbox = crate::common::gateway::start_sandbox(SandboxOptions::default()).await;
     record_products(dir, &sandbox).await;
     sandbox.shutdown().await;
 }
@@ -181,12 +169,12 @@ pub async fn record_products(dir: &Path, sandbox: &Sandbox) {
     };
     let recorder = super::recording::gateway(&sandbox.base_url(), sandbox.token(), recording).await;
     for id in [1, 2] {
-        let r = reqwest::Client::new()
-            .get(format!("{}/products/{id}", recorder.base_url()))
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap();
+        let r = sent(
+            reqwest::Client::new()
+                .get(format!("{}/products/{id}", recorder.base_url()))
+                .header("Accept", "application/json"),
+        )
+        .await;
         assert_eq!(r.status(), 200);
     }
     recorder.stop().await;

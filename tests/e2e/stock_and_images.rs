@@ -3,6 +3,7 @@
 
 use serde_json::json;
 
+use crate::common::http::sent;
 use crate::harness::{ADMIN_KEY, Stack};
 use crate::schema::assert_answers_match_schema;
 
@@ -35,15 +36,15 @@ async fn stock_reads_writes_and_the_batch() {
     // A single update in XML: only qty changes, and the product views show it.
     let before = stack.call("GET", "/products/1", None, None).await.json();
     assert_eq!(before["is_in_stock"], "1");
-    let r = stack
-        .http
-        .put(stack.url("/stockitems/1001"))
-        .bearer_auth(ADMIN_KEY)
-        .header("Content-Type", "text/xml")
-        .body("<service_api><qty>0</qty><is_in_stock>0</is_in_stock></service_api>")
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        stack
+            .http
+            .put(stack.url("/stockitems/1001"))
+            .bearer_auth(ADMIN_KEY)
+            .header("Content-Type", "text/xml")
+            .body("<service_api><qty>0</qty><is_in_stock>0</is_in_stock></service_api>"),
+    )
+    .await;
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
     let item = stack.admin("GET", "/stockitems/1001", None).await.json();
     assert_eq!(
@@ -67,16 +68,16 @@ async fn stock_reads_writes_and_the_batch() {
         <data_item item_id=\"1002\"><product_id></product_id><qty>3</qty></data_item>\
         <data_item item_id=\"1005\"><qty>7</qty></data_item>\
         </service_api>";
-    let r = stack
-        .http
-        .put(stack.url("/stockitems"))
-        .bearer_auth(ADMIN_KEY)
-        .header("Accept", "application/json")
-        .header("Content-Type", "application/xml")
-        .body(batch)
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        stack
+            .http
+            .put(stack.url("/stockitems"))
+            .bearer_auth(ADMIN_KEY)
+            .header("Accept", "application/json")
+            .header("Content-Type", "application/xml")
+            .body(batch),
+    )
+    .await;
     assert_eq!(r.status(), 207);
     let body: serde_json::Value = r.json().await.unwrap();
     let codes = |group: &str| -> Vec<(String, u64)> {
@@ -233,11 +234,7 @@ async fn images_global_per_store_and_their_writes() {
         )
         .await;
     assert_eq!(r.status, 400, "{}", r.body);
-    assert!(
-        r.body.contains("Requested product does not support images"),
-        "{}",
-        r.body
-    );
+    r.assert_contains("Requested product does not support images");
 
     assert_answers_match_schema(&stack.exchanges());
 }

@@ -16,6 +16,7 @@ use serde_json::Value;
 use storegate::Running;
 use storegate::auth::oauth::store::random_hex32;
 
+use crate::common::http::sent;
 use crate::{ADMIN_KEY, EMAIL, Fleet, PASSWORD, message, until_refused};
 
 type Pair = (String, String);
@@ -36,15 +37,9 @@ impl Fleet {
     }
 
     async fn metric(&self, gw: &Running, name: &str) -> Option<f64> {
-        let text = self
-            .http
-            .get(format!("http://{}/metrics", gw.addr))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text =
+            crate::common::http::text_of(self.http.get(format!("http://{}/metrics", gw.addr)))
+                .await;
         text.lines()
             .find_map(|line| line.strip_prefix(&format!("{name} ")))
             .and_then(|value| value.trim().parse().ok())
@@ -52,27 +47,25 @@ impl Fleet {
 
     /// `verb /api/rest{path}` on `gw` as the Admin, JSON: status and body.
     async fn admin(&self, gw: &Running, verb: reqwest::Method, path: &str) -> (u16, String) {
-        let response = self
-            .http
-            .request(verb, format!("{}/api/rest{path}", Fleet::origin(gw)))
-            .bearer_auth(ADMIN_KEY)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap();
+        let response = sent(
+            self.http
+                .request(verb, format!("{}/api/rest{path}", Fleet::origin(gw)))
+                .bearer_auth(ADMIN_KEY)
+                .header("Accept", "application/json"),
+        )
+        .await;
         (response.status().as_u16(), response.text().await.unwrap())
     }
 
     /// The demo customer's Bearer token, from `gw`.
     async fn customer_token(&self, gw: &Running) -> String {
-        let response = self
-            .http
-            .post(format!("{}/api/rest/auth/token", Fleet::origin(gw)))
-            .header("Accept", "application/json")
-            .json(&serde_json::json!({"username": EMAIL, "password": PASSWORD}))
-            .send()
-            .await
-            .unwrap();
+        let response = sent(
+            self.http
+                .post(format!("{}/api/rest/auth/token", Fleet::origin(gw)))
+                .header("Accept", "application/json")
+                .json(&serde_json::json!({"username": EMAIL, "password": PASSWORD})),
+        )
+        .await;
         assert_eq!(response.status(), 200);
         let body: Value = response.json().await.unwrap();
         body["access_token"].as_str().unwrap().to_owned()
@@ -80,14 +73,13 @@ impl Fleet {
 
     /// `GET /api/rest/customers/1` with `Authorization: Bearer <token>` on `gw`.
     async fn bearer_get(&self, gw: &Running, token: &str) -> (u16, String) {
-        let response = self
-            .http
-            .get(format!("{}/api/rest/customers/1", Fleet::origin(gw)))
-            .bearer_auth(token)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap();
+        let response = sent(
+            self.http
+                .get(format!("{}/api/rest/customers/1", Fleet::origin(gw)))
+                .bearer_auth(token)
+                .header("Accept", "application/json"),
+        )
+        .await;
         (response.status().as_u16(), response.text().await.unwrap())
     }
 

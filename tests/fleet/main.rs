@@ -16,6 +16,9 @@ mod faults;
 mod mariadb;
 // Shared with tests/shared, which uses all of it (pausing Redis, for one).
 #[allow(dead_code)]
+#[path = "../common/mod.rs"]
+mod common;
+#[allow(dead_code)]
 #[path = "../shared/redis_server.rs"]
 mod redis_server;
 
@@ -27,22 +30,14 @@ use serde_json::Value;
 use storegate::Running;
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
+use common::files::temp_dir;
+use common::http::sent;
 use mariadb::MariaDb;
 use redis_server::RedisServer;
 
 const ADMIN_KEY: &str = "fleet-admin-key-0123456789";
 const EMAIL: &str = storegate_sandbox::DEMO_CUSTOMER_EMAIL;
 const PASSWORD: &str = storegate_sandbox::DEMO_CUSTOMER_PASSWORD;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "storegate-fleet-{name}-{}-{}",
-        std::process::id(),
-        storegate::auth::oauth::store::random_hex32()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 struct Fleet {
     a: Running,
@@ -81,18 +76,9 @@ async fn gateway(
         oauth_cache_fresh: fresh,
         ..storegate::Config::default()
     };
-    let parts = storegate::Parts {
-        upstream_url: sandbox.base_url(),
-        upstream_token: sandbox.token().to_owned(),
-        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-        // Shared, as instances behind one load balancer must.
-        token_secret: b"fleet-token-secret".to_vec(),
-        mappings: storegate::rules::mapping::Mappings::embedded(),
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let running = storegate::start(config, parts, listener, None)
-        .await
-        .unwrap();
+    // The token secret is shared, as instances behind one load balancer must.
+    let running =
+        common::gateway::start_on_sandbox(config, sandbox, ADMIN_KEY, b"fleet-token-secret").await;
     (running, dir)
 }
 
@@ -126,10 +112,7 @@ impl Fleet {
             false => None,
         };
         storegate::backend::transport::install_crypto();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sandbox = Sandbox::start(listener, SandboxOptions::default())
-            .await
-            .unwrap();
+        let sandbox = crate::common::gateway::start_sandbox(SandboxOptions::default()).await;
         let (a, dir_a) = gateway("a", &database, redis.as_ref(), &sandbox, fresh).await;
         let (b, dir_b) = gateway("b", &database, redis.as_ref(), &sandbox, fresh).await;
         let fleet = Fleet {
@@ -174,12 +157,7 @@ impl Fleet {
     }
 
     async fn ready(&self, gw: &Running) -> (u16, Value) {
-        let response = self
-            .http
-            .get(format!("{}/readyz", Fleet::origin(gw)))
-            .send()
-            .await
-            .unwrap();
+        let response = sent(self.http.get(format!("{}/readyz", Fleet::origin(gw)))).await;
         (response.status().as_u16(), response.json().await.unwrap())
     }
 
@@ -254,14 +232,13 @@ impl Fleet {
     ) -> (u16, String) {
         let url = format!("{}/api/rest{path}", Fleet::origin(gw));
         let header = oauth_header("GET", &url, consumer, Some(token), &[], nonce);
-        let response = self
-            .http
-            .get(url)
-            .header("Authorization", header)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap();
+        let response = sent(
+            self.http
+                .get(url)
+                .header("Authorization", header)
+                .header("Accept", "application/json"),
+        )
+        .await;
         (response.status().as_u16(), response.text().await.unwrap())
     }
 
@@ -271,46 +248,35 @@ impl Fleet {
         let nonce = storegate::auth::oauth::store::random_hex32();
         let callback = [("oauth_callback", "oob")];
         let header = oauth_header("POST", &url, consumer, None, &callback, &nonce);
-        let response = self
-            .http
-            .post(url)
-            .header("Authorization", header)
-            .send()
-            .await
-            .unwrap();
+        let response = sent(self.http.post(url).header("Authorization", header)).await;
         (response.status().as_u16(), response.text().await.unwrap())
     }
 
     /// Revokes every access token of customer 1 through `gw`'s Admin endpoint.
     async fn revoke_customer_tokens(&self, gw: &Running) {
-        let list: Value = self
-            .http
-            .get(format!(
-                "{}/api/rest/oauth/tokens?customer_id=1",
-                Fleet::origin(gw)
-            ))
-            .bearer_auth(ADMIN_KEY)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let list: Value = common::http::json_of(
+            self.http
+                .get(format!(
+                    "{}/api/rest/oauth/tokens?customer_id=1",
+                    Fleet::origin(gw)
+                ))
+                .bearer_auth(ADMIN_KEY)
+                .header("Accept", "application/json"),
+        )
+        .await;
         let entries = list.as_array().unwrap();
         assert!(!entries.is_empty(), "{list}");
         for entry in entries {
-            let response = self
-                .http
-                .delete(format!(
-                    "{}/api/rest/oauth/tokens/{}",
-                    Fleet::origin(gw),
-                    entry["id"]
-                ))
-                .bearer_auth(ADMIN_KEY)
-                .send()
-                .await
-                .unwrap();
+            let response = sent(
+                self.http
+                    .delete(format!(
+                        "{}/api/rest/oauth/tokens/{}",
+                        Fleet::origin(gw),
+                        entry["id"]
+                    ))
+                    .bearer_auth(ADMIN_KEY),
+            )
+            .await;
             assert_eq!(response.status(), 200);
         }
     }
@@ -504,13 +470,12 @@ async fn without_redis_a_database_outage_keeps_verified_tokens_and_still_refuses
     let send = |header: String| {
         let (http, url) = (fleet.http.clone(), url.clone());
         async move {
-            let response = http
-                .get(url)
-                .header("Authorization", header)
-                .header("Accept", "application/json")
-                .send()
-                .await
-                .unwrap();
+            let response = sent(
+                http.get(url)
+                    .header("Authorization", header)
+                    .header("Accept", "application/json"),
+            )
+            .await;
             (response.status().as_u16(), response.text().await.unwrap())
         }
     };
@@ -549,13 +514,12 @@ async fn the_database_failing_keeps_verified_tokens_and_refuses_new_sign_ins() {
             let url = format!("http://{a}/api/rest/customers/1");
             let nonce = storegate::auth::oauth::store::random_hex32();
             let header = oauth_header("GET", &url, &consumer, Some(&token), &[], &nonce);
-            let response = http
-                .get(url)
-                .header("Authorization", header)
-                .header("Accept", "application/json")
-                .send()
-                .await
-                .unwrap();
+            let response = sent(
+                http.get(url)
+                    .header("Authorization", header)
+                    .header("Accept", "application/json"),
+            )
+            .await;
             (response.status().as_u16(), response.text().await.unwrap())
         }
     };
@@ -580,15 +544,8 @@ async fn the_database_failing_keeps_verified_tokens_and_refuses_new_sign_ins() {
             && !e.contains("storegate-pw")),
         "{ready}"
     );
-    let metrics = fleet
-        .http
-        .get(format!("http://{}/metrics", fleet.a.addr))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics =
+        common::http::text_of(fleet.http.get(format!("http://{}/metrics", fleet.a.addr))).await;
     assert!(metrics.contains("storegate_oauth_store_up 0"), "{metrics}");
     let fallbacks: u64 = metrics
         .lines()

@@ -3,6 +3,7 @@
 //! when dropped (and killed with the test process if that dies first). Without the binaries
 //! a test fails under CI and skips loudly outside.
 
+use crate::common::process::free_port;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -45,14 +46,6 @@ fn server_binary() -> Option<PathBuf> {
     .iter()
     .map(PathBuf::from)
     .find(|p| p.exists())
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn is_root() -> bool {

@@ -6,6 +6,7 @@
 //! and `/metrics` say so, and the fleet counts again within a second of Redis's return;
 //! Redis hung (SIGSTOP): a read waits at most about its deadline, and the same on its return.
 
+#[allow(dead_code)]
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../shared/redis_server.rs"]

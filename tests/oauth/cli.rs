@@ -4,6 +4,7 @@
 use std::process::Command;
 
 use super::*;
+use crate::common::http::sent;
 
 pub fn storegate(stack: &Stack, args: &[&str]) -> (bool, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_storegate"))
@@ -21,14 +22,14 @@ pub fn storegate(stack: &Stack, args: &[&str]) -> (bool, String, String) {
 
 async fn call(stack: &Stack, signer: &Signer, path: &str) -> (u16, String) {
     let url = format!("{}/api/rest{path}", stack.origin());
-    let response = stack
-        .http
-        .get(&url)
-        .header("Authorization", signer.header("GET", &url, &[]))
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap();
+    let response = sent(
+        stack
+            .http
+            .get(&url)
+            .header("Authorization", signer.header("GET", &url, &[]))
+            .header("Accept", "application/json"),
+    )
+    .await;
     (response.status().as_u16(), response.text().await.unwrap())
 }
 
@@ -247,9 +248,9 @@ async fn import_of_the_original_tables() {
         )
         .await;
     assert!(
-        reply.content_type.starts_with("application/json"),
+        reply.content_type().starts_with("application/json"),
         "{}",
-        reply.content_type
+        reply.content_type()
     );
     for (token, secret) in [
         (

@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::*;
+use crate::common::http::sent;
 
 async fn initiate(stack: &Stack, signer: &Signer) -> (u16, String, String) {
     let url = format!("{}/oauth/initiate", stack.origin());
@@ -10,7 +11,7 @@ async fn initiate(stack: &Stack, signer: &Signer) -> (u16, String, String) {
     let reply = stack
         .send("POST", &url, &[("Authorization", &header)], None)
         .await;
-    (reply.status, reply.content_type, reply.body)
+    (reply.status, reply.content_type(), reply.body)
 }
 
 #[tokio::test]
@@ -410,32 +411,29 @@ async fn a_deleted_customer_loses_every_token() {
     let consumer = stack.consumer("app");
     // A customer of our own, created by the Admin.
     let email = format!("oauth-{}@example.com", now());
-    let response = stack
-        .http
-        .post(format!("{}/api/rest/customers", stack.origin()))
-        .bearer_auth(ADMIN_KEY)
-        .header("Content-Type", JSON)
-        .json(&serde_json::json!({
-            "firstname": "Olga", "lastname": "Auth", "email": email,
-            "password": "Secret-Pass-123", "website_id": 1, "group_id": 1
-        }))
-        .send()
-        .await
-        .unwrap();
+    let response = sent(
+        stack
+            .http
+            .post(format!("{}/api/rest/customers", stack.origin()))
+            .bearer_auth(ADMIN_KEY)
+            .header("Content-Type", JSON)
+            .json(&serde_json::json!({
+                "firstname": "Olga", "lastname": "Auth", "email": email,
+                "password": "Secret-Pass-123", "website_id": 1, "group_id": 1
+            })),
+    )
+    .await;
     assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
     let (token, secret) = dance(&stack, &consumer, false, (&email, "Secret-Pass-123")).await;
-    let bearer: Value = stack
-        .http
-        .post(format!("{}/api/rest/auth/token", stack.origin()))
-        .header("Content-Type", JSON)
-        .header("Accept", JSON)
-        .json(&serde_json::json!({"username": email, "password": "Secret-Pass-123"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let bearer: Value = crate::common::http::json_of(
+        stack
+            .http
+            .post(format!("{}/api/rest/auth/token", stack.origin()))
+            .header("Content-Type", JSON)
+            .header("Accept", JSON)
+            .json(&serde_json::json!({"username": email, "password": "Secret-Pass-123"})),
+    )
+    .await;
     let id = bearer["customer_id"].as_u64().unwrap();
     let signer = || Signer::new(&consumer).token(&token, &secret);
     assert_eq!(
@@ -874,7 +872,7 @@ async fn a_consumers_profile_decides_its_formats() {
                 None,
             )
             .await;
-        assert!(bearer.body.contains("<service_api>"), "{}", bearer.body);
+        bearer.assert_contains("<service_api>");
     }
     // Even a refusal (a forged signature) is in the consumer's formats.
     let forged = Signer {

@@ -11,6 +11,9 @@
 
 mod cli;
 mod clients;
+#[allow(dead_code)]
+#[path = "../common/mod.rs"]
+mod common;
 mod flow;
 mod mobile_apps;
 mod natural_order;
@@ -25,6 +28,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use storegate::auth::oauth::signature::{self, Method};
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
+pub use common::files::temp_dir;
+pub use common::http::Reply;
+
 pub const ADMIN_KEY: &str = "oauth-test-admin-key";
 pub const EMAIL: &str = storegate_sandbox::DEMO_CUSTOMER_EMAIL;
 pub const PASSWORD: &str = storegate_sandbox::DEMO_CUSTOMER_PASSWORD;
@@ -38,16 +44,6 @@ pub struct Stack {
     pub http: reqwest::Client,
 }
 
-pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "storegate-oauth-{name}-{}-{}",
-        std::process::id(),
-        storegate::auth::oauth::store::random_hex32()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 impl Stack {
     pub async fn start() -> Stack {
         Stack::with(|_| {}).await
@@ -55,10 +51,7 @@ impl Stack {
 
     pub async fn with(adjust: impl FnOnce(&mut storegate::Config)) -> Stack {
         storegate::backend::transport::install_crypto();
-        let sandbox_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sandbox = Sandbox::start(sandbox_listener, SandboxOptions::default())
-            .await
-            .unwrap();
+        let sandbox = common::gateway::start_sandbox(SandboxOptions::default()).await;
         let data_dir = temp_dir("data");
         let mut config = storegate::Config {
             listen: "127.0.0.1:0".parse().unwrap(),
@@ -66,25 +59,14 @@ impl Stack {
             ..storegate::Config::default()
         };
         adjust(&mut config);
-        let parts = storegate::Parts {
-            upstream_url: sandbox.base_url(),
-            upstream_token: sandbox.token().to_owned(),
-            admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-            token_secret: b"oauth-test-secret".to_vec(),
-            mappings: storegate::rules::mapping::Mappings::embedded(),
-        };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let gateway = storegate::start(config, parts, listener, None)
-            .await
-            .unwrap();
+        let gateway =
+            common::gateway::start_on_sandbox(config, &sandbox, ADMIN_KEY, b"oauth-test-secret")
+                .await;
         Stack {
             gateway,
             _sandbox: sandbox,
             data_dir,
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
+            http: common::http::client_without_redirects(),
         }
     }
 
@@ -110,16 +92,16 @@ impl Stack {
         if let Some(body) = body {
             request = request.body(body);
         }
-        let response = request.send().await.unwrap();
-        Reply {
-            status: response.status().as_u16(),
-            content_type: response
-                .headers()
-                .get("content-type")
-                .map(|v| v.to_str().unwrap().to_owned())
-                .unwrap_or_default(),
-            body: response.text().await.unwrap(),
-        }
+        Reply::read(request.send().await.unwrap()).await
+    }
+
+    /// `GET url` signed with `authorization`, asking for JSON.
+    pub async fn get_signed(&self, url: &str, authorization: &str) -> Reply {
+        let headers = [
+            ("Authorization", authorization),
+            ("Accept", "application/json"),
+        ];
+        self.send("GET", url, &headers, None).await
     }
 
     /// Registers a consumer straight in the store (the CLI has its own tests).
@@ -271,14 +253,6 @@ impl Signer {
     }
 }
 
-/// What [`Stack::send`] got back.
-#[derive(Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub content_type: String,
-    pub body: String,
-}
-
 /// Pairs as a form-urlencoded text (a body, or a query string).
 pub fn form_text<K: AsRef<str>, V: AsRef<str>>(pairs: &[(K, V)]) -> String {
     form_urlencoded::Serializer::new(String::new())
@@ -367,6 +341,37 @@ impl Browser {
 }
 
 /// The whole dance with our signer: the access token and its secret.
+/// Opens the authorize page at `path` for the request `token` in `browser` and signs in with
+/// `login`: the form key of the confirm page that follows.
+pub async fn sign_in(
+    browser: &mut Browser,
+    stack: &Stack,
+    path: &str,
+    token: &str,
+    login: (&str, &str),
+) -> String {
+    let page = browser
+        .send(stack, "GET", &format!("{path}?oauth_token={token}"), &[])
+        .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let key = page.form_key();
+    let page = browser
+        .send(
+            stack,
+            "POST",
+            path,
+            &[
+                ("oauth_token", token),
+                ("form_key", &key),
+                ("login[username]", login.0),
+                ("login[password]", login.1),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    page.form_key()
+}
+
 pub async fn dance(
     stack: &Stack,
     consumer: &Consumer,
@@ -389,26 +394,7 @@ pub async fn dance(
         "/oauth/authorize"
     };
     let mut browser = Browser::default();
-    let page = browser
-        .send(stack, "GET", &format!("{path}?oauth_token={token}"), &[])
-        .await;
-    assert_eq!(page.status, 200, "{}", page.body);
-    let key = page.form_key();
-    let page = browser
-        .send(
-            stack,
-            "POST",
-            path,
-            &[
-                ("oauth_token", &token),
-                ("form_key", &key),
-                ("login[username]", login.0),
-                ("login[password]", login.1),
-            ],
-        )
-        .await;
-    assert_eq!(page.status, 200, "{}", page.body);
-    let key = page.form_key();
+    let key = sign_in(&mut browser, stack, path, &token, login).await;
     let page = browser
         .send(
             stack,

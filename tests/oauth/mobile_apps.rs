@@ -7,6 +7,7 @@
 use super::cli::storegate;
 use super::phone::{self, Phone};
 use super::*;
+use crate::common::http::sent;
 
 /// The CLI's key and secret lines of `consumer add`.
 fn added(out: &str) -> Consumer {
@@ -37,13 +38,7 @@ async fn initiate(stack: &Stack, consumer: &Consumer, callback: &str) -> (u16, S
     let header = Signer::new(consumer)
         .param("oauth_callback", callback)
         .header("POST", &url, &[]);
-    let response = stack
-        .http
-        .post(&url)
-        .header("Authorization", header)
-        .send()
-        .await
-        .unwrap();
+    let response = sent(stack.http.post(&url).header("Authorization", header)).await;
     let status = response.status().as_u16();
     assert!(
         response.headers().get("location").is_none(),
@@ -61,31 +56,14 @@ async fn initiate(stack: &Stack, consumer: &Consumer, callback: &str) -> (u16, S
 /// `reject`): the page's answer (a redirect, normally).
 async fn decide(stack: &Stack, token: &str, button: &str) -> Page {
     let mut browser = Browser::default();
-    let page = browser
-        .send(
-            stack,
-            "GET",
-            &format!("/oauth/authorize?oauth_token={token}"),
-            &[],
-        )
-        .await;
-    assert_eq!(page.status, 200, "{}", page.body);
-    let key = page.form_key();
-    let page = browser
-        .send(
-            stack,
-            "POST",
-            "/oauth/authorize",
-            &[
-                ("oauth_token", token),
-                ("form_key", &key),
-                ("login[username]", EMAIL),
-                ("login[password]", PASSWORD),
-            ],
-        )
-        .await;
-    assert_eq!(page.status, 200, "{}", page.body);
-    let key = page.form_key();
+    let key = sign_in(
+        &mut browser,
+        stack,
+        "/oauth/authorize",
+        token,
+        (EMAIL, PASSWORD),
+    )
+    .await;
     browser
         .send(
             stack,
@@ -125,15 +103,7 @@ async fn own_record(stack: &Stack, consumer: &Consumer, token: &(String, String)
     let header = Signer::new(consumer)
         .token(&token.0, &token.1)
         .header("GET", &url, &[]);
-    stack
-        .send(
-            "GET",
-            &url,
-            &[("Authorization", &header), ("Accept", "application/json")],
-            None,
-        )
-        .await
-        .status
+    stack.get_signed(&url, &header).await.status
 }
 
 /// A callback's query parameters.

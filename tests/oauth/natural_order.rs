@@ -12,14 +12,7 @@ const FILTERED: &str = "/products?filter[2][attribute]=sku&filter[2][like]=24-MB
 async fn get(stack: &Stack, signer: &Signer, path: &str) -> (u16, Value) {
     let url = format!("{}/api/rest{path}", stack.origin());
     let header = signer.header("GET", &url, &[]);
-    let reply = stack
-        .send(
-            "GET",
-            &url,
-            &[("Authorization", &header), ("Accept", "application/json")],
-            None,
-        )
-        .await;
+    let reply = stack.get_signed(&url, &header).await;
     let body = serde_json::from_str(&reply.body).unwrap_or(Value::Null);
     (reply.status, body)
 }

@@ -11,6 +11,7 @@ use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use crate::common::process::free_port;
 use serde_json::{Value, json};
 
 /// The phone: an iPhone SE's CSS pixels.
@@ -43,14 +44,6 @@ pub struct Phone {
     session: String,
     http: reqwest::Client,
     profile_dir: std::path::PathBuf,
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 impl Phone {

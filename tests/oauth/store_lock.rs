@@ -9,6 +9,7 @@
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::common::http::sent;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_store_locked_for_seven_seconds_stalls_only_what_needs_it() {
@@ -46,13 +47,12 @@ async fn the_store_locked_for_seven_seconds_stalls_only_what_needs_it() {
         let http = stack.http.clone();
         tokio::spawn(async move {
             let begun = Instant::now();
-            let response = http
-                .get(url)
-                .header("Authorization", header)
-                .header("Accept", "application/json")
-                .send()
-                .await
-                .unwrap();
+            let response = sent(
+                http.get(url)
+                    .header("Authorization", header)
+                    .header("Accept", "application/json"),
+            )
+            .await;
             let status = response.status().as_u16();
             (status, response.text().await.unwrap(), begun.elapsed())
         })
@@ -72,12 +72,7 @@ async fn the_store_locked_for_seven_seconds_stalls_only_what_needs_it() {
             let mut count = 0;
             while locked_at.elapsed() < Duration::from_secs(6) {
                 let begun = Instant::now();
-                let response = http
-                    .get(&url)
-                    .header("Accept", "application/json")
-                    .send()
-                    .await
-                    .unwrap();
+                let response = sent(http.get(&url).header("Accept", "application/json")).await;
                 assert_eq!(response.status(), 200);
                 response.bytes().await.unwrap();
                 slowest = slowest.max(begun.elapsed());
@@ -106,15 +101,8 @@ async fn the_store_locked_for_seven_seconds_stalls_only_what_needs_it() {
     // new sign-in is the 503 naming the OAuth store, at once.
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("roni_cost@example.com"), "{body}");
-    let ready: serde_json::Value = stack
-        .http
-        .get(format!("{}/readyz", stack.origin()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let ready: serde_json::Value =
+        crate::common::http::json_of(stack.http.get(format!("{}/readyz", stack.origin()))).await;
     assert_eq!(ready["oauth_store"], "degraded", "{ready}");
     holder.join().unwrap();
 
@@ -123,13 +111,6 @@ async fn the_store_locked_for_seven_seconds_stalls_only_what_needs_it() {
     let header = Signer::new(&consumer)
         .token(&token, &secret)
         .header("GET", &url, &[]);
-    let reply = stack
-        .send(
-            "GET",
-            &url,
-            &[("Authorization", &header), ("Accept", "application/json")],
-            None,
-        )
-        .await;
+    let reply = stack.get_signed(&url, &header).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
 }

@@ -21,6 +21,9 @@
 
 mod cache;
 mod cassettes;
+#[allow(dead_code)]
+#[path = "../common/mod.rs"]
+mod common;
 mod compare;
 mod customers;
 mod images;
@@ -53,6 +56,8 @@ use storegate::backend::recording::recorder::Recorder;
 use storegate::backend::transport::{HttpTransport, Transport};
 use storegate::config::{Recording, Secret};
 
+pub use common::files::temp_dir;
+pub use common::http::Reply;
 pub use compare::Known;
 use signer::Signer;
 
@@ -142,16 +147,6 @@ pub fn store_cassettes(scenario: &str) -> PathBuf {
     root().join("tests/cassettes/openmage-store").join(scenario)
 }
 
-pub fn temp_dir(label: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "storegate-openmage-{label}-{}-{}",
-        std::process::id(),
-        storegate::auth::oauth::store::random_hex32()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Every secret of the seeded store's OAuth tables: none may reach a cassette.
 pub fn secrets() -> Vec<String> {
     let mut out = vec![consumer_secret()];
@@ -232,33 +227,6 @@ pub fn gateway_variables(scenario: &str, data_dir: &Path) -> Vec<(String, String
         }
     }
     vars
-}
-
-/// What the gateway or the store answered.
-#[derive(Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub headers: reqwest::header::HeaderMap,
-    pub body: String,
-}
-
-impl Reply {
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}), status {}: {}", self.status, self.body))
-    }
-
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-
-    /// The first error message of a JSON error body.
-    pub fn message(&self) -> String {
-        self.json()["messages"]["error"][0]["message"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no error message in {}", self.body))
-            .to_owned()
-    }
 }
 
 /// The store's own answer: its status, and its body when it was a success.
@@ -488,26 +456,17 @@ impl Stack {
         };
         let config = storegate::Config::from_sources(None, &lookup).expect("a valid configuration");
         let upstream = config.upstream.clone().expect("an upstream");
-        let parts = storegate::Parts {
-            upstream_url: upstream.url.clone(),
-            upstream_token: upstream.token.expose().to_owned(),
-            admin_digests: vec![storegate::auth::admin_key_digest(
-                "openmage-test-admin-key-0123456789",
-            )],
-            token_secret: b"openmage-test-token-secret".to_vec(),
-            mappings: storegate::load_mappings(&config).expect("mappings load"),
+        let setup = common::gateway::Setup {
+            upstream_url: &upstream.url,
+            upstream_token: upstream.token.expose(),
+            admin_key: "openmage-test-admin-key-0123456789",
+            token_secret: b"openmage-test-token-secret",
         };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let gateway = storegate::start(config, parts, listener, None)
-            .await
-            .unwrap();
+        let gateway = common::gateway::start_gateway(config, setup).await;
         Stack {
             gateway,
             store: Store::open(scenario),
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
+            http: common::http::client_without_redirects(),
             data_dir,
             _store_use: guard,
         }
@@ -526,17 +485,17 @@ impl Stack {
 
     /// `GET` of any URL of the gateway (`/readyz`).
     pub async fn request(&self, who: Who, url: &str, accept: &str) -> Reply {
-        let mut request = self.http.get(url).header("Accept", accept);
-        if let Some((token, secret)) = who.token() {
-            let signer = Signer::new(&consumer_key(), &consumer_secret()).token(&token, &secret);
-            request = request.header("Authorization", signer.header("GET", url));
+        let request = signed(&self.http, who, "GET", url, accept);
+        Reply::read(request.send().await.expect("the gateway answers")).await
+    }
+
+    /// `verb /api/rest{path}` as `who` with a JSON body, asking for JSON.
+    pub async fn send(&self, who: Who, verb: &str, path: &str, body: Option<Value>) -> Reply {
+        let mut request = signed(&self.http, who, verb, &self.url(path), "application/json");
+        if let Some(body) = body {
+            request = request.json(&body);
         }
-        let response = request.send().await.expect("the gateway answers");
-        Reply {
-            status: response.status().as_u16(),
-            headers: response.headers().clone(),
-            body: response.text().await.unwrap(),
-        }
+        Reply::read(request.send().await.expect("the gateway answers")).await
     }
 
     /// `GET` of one of the gateway's own endpoints (`/readyz`, `/metrics`), as a Guest.
@@ -605,6 +564,24 @@ impl Stack {
         self.gateway.stop().await;
         let _ = std::fs::remove_dir_all(&self.data_dir);
     }
+}
+
+/// `verb url` as `who`, signed as an app of the original signs, asking for `accept`: the
+/// one place the tests sign a call to the gateway.
+pub fn signed(
+    http: &reqwest::Client,
+    who: Who,
+    verb: &str,
+    url: &str,
+    accept: &str,
+) -> reqwest::RequestBuilder {
+    let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
+    let mut request = http.request(method, url).header("Accept", accept);
+    if let Some((token, secret)) = who.token() {
+        let signer = Signer::new(&consumer_key(), &consumer_secret()).token(&token, &secret);
+        request = request.header("Authorization", signer.header(verb, url));
+    }
+    request
 }
 
 /// The text of an element of an XML answer: `<name>text</name>`, the first one.

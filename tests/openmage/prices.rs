@@ -12,6 +12,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::common::http::sent;
 
 /// The store's group prices for product 1: General's and Wholesale's.
 const GENERAL: f64 = 12.5;
@@ -49,26 +50,26 @@ async fn customers_see_their_groups_prices_as_the_store_computes_them() {
 
     // Jane signs in with her store password: the gateway keeps the store token her sign-in
     // got, and her Bearer reads are priced by the store for Wholesale.
-    let signed_in = stack
-        .http
-        .post(stack.url("/auth/token"))
-        .header("Accept", "application/json")
-        .json(&json!({"username": "jane@example.com", "password": "Password123"}))
-        .send()
-        .await
-        .unwrap();
+    let signed_in = sent(
+        stack
+            .http
+            .post(stack.url("/auth/token"))
+            .header("Accept", "application/json")
+            .json(&json!({"username": "jane@example.com", "password": "Password123"})),
+    )
+    .await;
     assert_eq!(signed_in.status(), 200);
     let body: Value = signed_in.json().await.unwrap();
     assert_eq!(body["customer_id"], 2, "{body}");
     let bearer = format!("Bearer {}", body["access_token"].as_str().unwrap());
-    let jane = stack
-        .http
-        .get(stack.url("/products/1"))
-        .header("Accept", "application/json")
-        .header("Authorization", &bearer)
-        .send()
-        .await
-        .unwrap();
+    let jane = sent(
+        stack
+            .http
+            .get(stack.url("/products/1"))
+            .header("Accept", "application/json")
+            .header("Authorization", &bearer),
+    )
+    .await;
     assert_eq!(jane.status(), 200);
     let jane: Value = jane.json().await.unwrap();
     assert_eq!(final_price(&jane), WHOLESALE, "Jane (Wholesale): {jane}");

@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::redis_server::RedisServer;
 use super::*;
+use crate::common::http::sent;
 
 const ADMIN_KEY: &str = "openmage-test-admin-key-0123456789";
 
@@ -52,15 +53,15 @@ async fn rename(stack: &Stack, to: &str) {
     let url = stack.url("/products/1");
     let (token, secret) = Who::Admin.token().unwrap();
     let signer = Signer::new(&consumer_key(), &consumer_secret()).token(&token, &secret);
-    let reply = stack
-        .http
-        .put(&url)
-        .header("Accept", "application/json")
-        .header("Authorization", signer.header("PUT", &url))
-        .json(&json!({ "name": to }))
-        .send()
-        .await
-        .unwrap();
+    let reply = sent(
+        stack
+            .http
+            .put(&url)
+            .header("Accept", "application/json")
+            .header("Authorization", signer.header("PUT", &url))
+            .json(&json!({ "name": to })),
+    )
+    .await;
     assert_eq!(reply.status(), 200, "{}", reply.text().await.unwrap());
 }
 
@@ -122,15 +123,14 @@ async fn two_gateways_share_one_fetch_a_write_and_a_purge() {
         Some("HIT")
     );
     let before = product_calls(&b).await;
-    let purged = b
-        .http
-        .post(a.url("/cache/purge"))
-        .header("Accept", "application/json")
-        .bearer_auth(ADMIN_KEY)
-        .json(&json!({"all": true}))
-        .send()
-        .await
-        .unwrap();
+    let purged = sent(
+        b.http
+            .post(a.url("/cache/purge"))
+            .header("Accept", "application/json")
+            .bearer_auth(ADMIN_KEY)
+            .json(&json!({"all": true})),
+    )
+    .await;
     assert_eq!(purged.status(), 200);
     let started = Instant::now();
     loop {

@@ -10,10 +10,10 @@
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
-use storegate_sandbox::{Sandbox, SandboxOptions};
+use storegate_sandbox::SandboxOptions;
 
-use super::signer::Signer;
-use super::{Stack, Who, consumer_key, consumer_secret};
+use super::{Stack, Who, signed};
+use crate::common::http::sent;
 
 /// What the app reads, as whom.
 const READS: &[(Who, &str)] = &[
@@ -64,11 +64,7 @@ fn shape(answer: &Value) -> BTreeSet<String> {
 /// `GET {base}/api/rest{path}` as `who`, signed as the app signs.
 async fn read(http: &reqwest::Client, base: &str, who: Who, path: &str) -> (u16, Value) {
     let url = format!("{base}{path}");
-    let mut request = http.get(&url).header("Accept", "application/json");
-    if let Some((token, secret)) = who.token() {
-        let signer = Signer::new(&consumer_key(), &consumer_secret()).token(&token, &secret);
-        request = request.header("Authorization", signer.header("GET", &url));
-    }
+    let request = signed(http, who, "GET", &url, "application/json");
     let response = request.send().await.expect("the gateway answers");
     let status = response.status().as_u16();
     let body = response.json::<Value>().await.unwrap_or(Value::Null);
@@ -91,12 +87,7 @@ async fn one_app_keeps_its_tokens_and_its_answers_when_the_store_moves() {
     before.gateway.stop().await;
 
     // The switch: the same OAuth store, the back end now Magento 2.
-    let sandbox = Sandbox::start(
-        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
-        SandboxOptions::default(),
-    )
-    .await
-    .unwrap();
+    let sandbox = crate::common::gateway::start_sandbox(SandboxOptions::default()).await;
     let vars = [
         ("STOREGATE_LISTEN", "127.0.0.1:0".to_owned()),
         ("STOREGATE_DATA_DIR", data_dir.display().to_string()),
@@ -155,18 +146,8 @@ async fn one_app_keeps_its_tokens_and_its_answers_when_the_store_moves() {
         product[field] = old_product[field].clone();
     }
     let url = format!("{base}/products");
-    let signer = Signer::new(&consumer_key(), &consumer_secret()).token(
-        &Who::Admin.token().unwrap().0,
-        &Who::Admin.token().unwrap().1,
-    );
-    let created = http
-        .post(&url)
-        .header("Accept", "application/json")
-        .header("Authorization", signer.header("POST", &url))
-        .json(&product)
-        .send()
-        .await
-        .unwrap();
+    let created =
+        sent(signed(&http, Who::Admin, "POST", &url, "application/json").json(&product)).await;
     let location = created
         .headers()
         .get("location")

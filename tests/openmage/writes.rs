@@ -10,25 +10,7 @@ use serde_json::json;
 
 /// `verb /api/rest{path}` as `who` with a JSON body.
 async fn send(stack: &Stack, who: Who, verb: &str, path: &str, body: Option<Value>) -> Reply {
-    let url = stack.url(path);
-    let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
-    let mut request = stack
-        .http
-        .request(method, &url)
-        .header("Accept", "application/json");
-    if let Some((token, secret)) = who.token() {
-        let signer = Signer::new(&consumer_key(), &consumer_secret()).token(&token, &secret);
-        request = request.header("Authorization", signer.header(verb, &url));
-    }
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.expect("the gateway answers");
-    Reply {
-        status: response.status().as_u16(),
-        headers: response.headers().clone(),
-        body: response.text().await.unwrap(),
-    }
+    stack.send(who, verb, path, body).await
 }
 
 /// The path of a create's `Location` under `/api/rest`.

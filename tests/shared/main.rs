@@ -6,6 +6,9 @@
 //! cache makes one upstream fetch for two instances; Redis killed mid-run leaves reads
 //! served and comes back by itself.
 
+#[allow(dead_code)]
+#[path = "../common/mod.rs"]
+mod common;
 mod faults;
 mod redis_server;
 
@@ -16,6 +19,9 @@ use storegate::Running;
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
 use self::redis_server::RedisServer;
+use common::gateway::{Setup, start_gateway};
+use common::http::Reply;
+use common::http::sent;
 
 const ADMIN_KEY: &str = "shared-admin-key-0123456789";
 const DEMO: (&str, &str) = ("roni_cost@example.com", "Roni-Cost-2024");
@@ -26,21 +32,6 @@ struct Cluster {
     sandbox: Sandbox,
     redis: RedisServer,
     http: reqwest::Client,
-}
-
-struct Reply {
-    status: u16,
-    headers: reqwest::header::HeaderMap,
-    body: String,
-}
-
-impl Reply {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
-    }
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
 }
 
 async fn gateway(sandbox: &Sandbox, redis_url: &str, shared_cache: bool) -> Running {
@@ -58,19 +49,17 @@ async fn gateway(sandbox: &Sandbox, redis_url: &str, shared_cache: bool) -> Runn
         )),
         ..storegate::Config::default()
     };
-    let mappings = storegate::load_mappings(&config).unwrap();
-    let parts = storegate::Parts {
-        upstream_url: sandbox.base_url(),
-        upstream_token: sandbox.token().to_owned(),
-        admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-        // Shared, as the README asks of instances behind one load balancer.
-        token_secret: b"shared-token-secret".to_vec(),
-        mappings,
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    storegate::start(config, parts, listener, None)
-        .await
-        .unwrap()
+    start_gateway(
+        config,
+        Setup {
+            upstream_url: &sandbox.base_url(),
+            upstream_token: sandbox.token(),
+            admin_key: ADMIN_KEY,
+            // Shared, as the README asks of instances behind one load balancer.
+            token_secret: b"shared-token-secret",
+        },
+    )
+    .await
 }
 
 impl Cluster {
@@ -78,10 +67,7 @@ impl Cluster {
     async fn start(shared_cache: bool) -> Option<Cluster> {
         let redis = RedisServer::start().await?;
         storegate::backend::transport::install_crypto();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sandbox = Sandbox::start(listener, SandboxOptions::default())
-            .await
-            .unwrap();
+        let sandbox = crate::common::gateway::start_sandbox(SandboxOptions::default()).await;
         let a = gateway(&sandbox, &redis.url(), shared_cache).await;
         let b = gateway(&sandbox, &redis.url(), shared_cache).await;
         let cluster = Cluster {
@@ -110,23 +96,15 @@ impl Cluster {
         bearer: Option<&str>,
         body: Option<Value>,
     ) -> Reply {
-        let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
-        let mut request = self
-            .http
-            .request(method, format!("{}{path}", gw.base_url()))
-            .header("Accept", "application/json");
-        if let Some(token) = bearer {
-            request = request.bearer_auth(token);
-        }
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.unwrap();
-        Reply {
-            status: response.status().as_u16(),
-            headers: response.headers().clone(),
-            body: response.text().await.unwrap(),
-        }
+        common::http::call(
+            &self.http,
+            verb,
+            &format!("{}{path}", gw.base_url()),
+            "application/json",
+            bearer,
+            body.as_ref(),
+        )
+        .await
     }
 
     async fn admin(&self, gw: &Running, verb: &str, path: &str, body: Option<Value>) -> Reply {
@@ -134,24 +112,12 @@ impl Cluster {
     }
 
     async fn ready(&self, gw: &Running) -> (u16, String) {
-        let r = self
-            .http
-            .get(format!("http://{}/readyz", gw.addr))
-            .send()
-            .await
-            .unwrap();
+        let r = sent(self.http.get(format!("http://{}/readyz", gw.addr))).await;
         (r.status().as_u16(), r.text().await.unwrap())
     }
 
     async fn metrics(&self, gw: &Running) -> String {
-        self.http
-            .get(format!("http://{}/metrics", gw.addr))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
+        common::http::text_of(self.http.get(format!("http://{}/metrics", gw.addr))).await
     }
 
     async fn customer_token(&self, gw: &Running) -> (String, u64) {
@@ -214,17 +180,16 @@ impl Cluster {
 
     /// Renames a product in Magento itself, behind the gateways' backs.
     async fn rename_in_magento(&self, sku: &str, name: &str) {
-        let r = self
-            .http
-            .put(format!(
-                "{}/rest/all/V1/products/{sku}",
-                self.sandbox.base_url()
-            ))
-            .bearer_auth(self.sandbox.token())
-            .json(&json!({"product": {"sku": sku, "name": name}}))
-            .send()
-            .await
-            .unwrap();
+        let r = sent(
+            self.http
+                .put(format!(
+                    "{}/rest/all/V1/products/{sku}",
+                    self.sandbox.base_url()
+                ))
+                .bearer_auth(self.sandbox.token())
+                .json(&json!({"product": {"sku": sku, "name": name}})),
+        )
+        .await;
         assert!(r.status().is_success(), "{}", r.text().await.unwrap());
     }
 }
@@ -701,22 +666,14 @@ async fn a_redis_that_never_answers_costs_a_call_its_timeout_and_no_request_hang
         }
     });
     storegate::backend::transport::install_crypto();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sandbox = Sandbox::start(listener, SandboxOptions::default())
-        .await
-        .unwrap();
+    let sandbox = crate::common::gateway::start_sandbox(SandboxOptions::default()).await;
     let gw = gateway(&sandbox, &url, true).await;
     let http = reqwest::Client::new();
     let get = |path: String| {
         let http = http.clone();
         async move {
             let started = Instant::now();
-            let r = http
-                .get(path)
-                .header("Accept", "application/json")
-                .send()
-                .await
-                .unwrap();
+            let r = sent(http.get(path).header("Accept", "application/json")).await;
             (
                 r.status().as_u16(),
                 started.elapsed(),
@@ -732,31 +689,29 @@ async fn a_redis_that_never_answers_costs_a_call_its_timeout_and_no_request_hang
     }
     let (_, _, ready) = get(format!("http://{}/readyz", gw.addr)).await;
     assert!(ready.contains(r#""redis":"down""#), "{ready}");
-    let r = http
-        .put(format!("{}/products/1", gw.base_url()))
-        .bearer_auth(ADMIN_KEY)
-        .header("Accept", "application/json")
-        .json(&json!({"name": "x"}))
-        .send()
-        .await
-        .unwrap();
+    let r = sent(
+        http.put(format!("{}/products/1", gw.base_url()))
+            .bearer_auth(ADMIN_KEY)
+            .header("Accept", "application/json")
+            .json(&json!({"name": "x"})),
+    )
+    .await;
     let status = r.status().as_u16();
     // Product updates take no lock: served.
     assert_eq!(status, 200, "{}", r.text().await.unwrap());
     // A customer write needs the shared lock: refused within the Redis timeout, not hung.
     let started = Instant::now();
-    let r = http
-        .post(format!("{}/customers/1/addresses", gw.base_url()))
-        .bearer_auth(ADMIN_KEY)
-        .header("Accept", "application/json")
-        .json(
-            &json!({"firstname": "V", "lastname": "C", "street": ["1 Main St"],
+    let r = sent(
+        http.post(format!("{}/customers/1/addresses", gw.base_url()))
+            .bearer_auth(ADMIN_KEY)
+            .header("Accept", "application/json")
+            .json(
+                &json!({"firstname": "V", "lastname": "C", "street": ["1 Main St"],
                       "city": "Calder", "country_id": "US", "region": "MI",
                       "postcode": "49628", "telephone": "555-0100"}),
-        )
-        .send()
-        .await
-        .unwrap();
+            ),
+    )
+    .await;
     assert_eq!(r.status().as_u16(), 503);
     assert!(
         started.elapsed() < Duration::from_secs(2),

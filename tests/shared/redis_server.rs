@@ -1,6 +1,7 @@
 //! A real `redis-server` (the Debian package `.ci/run` installs) on a free loopback port,
 //! killed when dropped. Without the binary a test fails under CI and skips loudly outside.
 
+use crate::common::process::free_port;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -28,14 +29,6 @@ fn binary() -> Option<&'static str> {
          the multi-instance tests did not run ***\n"
     );
     None
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 impl RedisServer {

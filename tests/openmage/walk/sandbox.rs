@@ -14,13 +14,9 @@ pub struct OnSandbox {
 impl OnSandbox {
     pub async fn start() -> OnSandbox {
         storegate::backend::transport::install_crypto();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sandbox = storegate_sandbox::Sandbox::start(
-            listener,
-            storegate_sandbox::SandboxOptions::default(),
-        )
-        .await
-        .unwrap();
+        let sandbox =
+            crate::common::gateway::start_sandbox(storegate_sandbox::SandboxOptions::default())
+                .await;
         let data_dir = temp_dir("walk-sandbox");
         import_oauth_tables(&data_dir);
         let vars: Vec<(String, String)> = vec![
@@ -35,25 +31,16 @@ impl OnSandbox {
         ];
         let lookup = |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         let config = storegate::Config::from_sources(None, &lookup).expect("a valid configuration");
-        let parts = storegate::Parts {
-            upstream_url: sandbox.base_url(),
-            upstream_token: sandbox.token().to_owned(),
-            admin_digests: vec![storegate::auth::admin_key_digest(
-                "walk-test-admin-key-0123456789",
-            )],
-            token_secret: b"walk-test-token-secret".to_vec(),
-            mappings: storegate::load_mappings(&config).expect("mappings load"),
+        let setup = crate::common::gateway::Setup {
+            upstream_url: &sandbox.base_url(),
+            upstream_token: sandbox.token(),
+            admin_key: "walk-test-admin-key-0123456789",
+            token_secret: b"walk-test-token-secret",
         };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let gateway = storegate::start(config, parts, listener, None)
-            .await
-            .unwrap();
+        let gateway = crate::common::gateway::start_gateway(config, setup).await;
         OnSandbox {
             gateway,
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
+            http: crate::common::http::client_without_redirects(),
             _sandbox: sandbox,
             data_dir,
         }
