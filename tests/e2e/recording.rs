@@ -378,6 +378,17 @@ async fn a_recorded_session_replays_without_the_sandbox() {
         .last()
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_owned();
+    // As a load balancer would, wait for ready: until the start's warm-up has loaded the
+    // product index, a product read asks the store for its SKU, a call this recording (made
+    // after a warm-up) does not hold.
+    let root = base.split("/api/rest").next().unwrap_or(&base).to_owned();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < until {
+        match reqwest::get(format!("{root}/readyz")).await {
+            Ok(ready) if ready.status() == 200 => break,
+            _ => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+        }
+    }
     let found = reqwest::Client::new()
         .get(format!("{base}/products/1"))
         .header("Accept", "application/json")
