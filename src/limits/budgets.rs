@@ -683,8 +683,10 @@ mod tests {
         for task in tasks {
             admitted += task.await.unwrap();
         }
-        // What threads still hold in their chunks (two each here) is lost, not more.
-        assert!((980..=1000).contains(&admitted), "{admitted} admitted");
+        // Never more than the limit. What is not admitted is what the worker threads still
+        // hold in their chunks when the tasks end: a chunk is a hundredth of the limit (10
+        // here) and is spent to its end, so at most one chunk on each of the 4 workers.
+        assert!((960..=1000).contains(&admitted), "{admitted} admitted");
     }
 
     #[tokio::test]
