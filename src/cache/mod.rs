@@ -49,12 +49,14 @@ pub use sku_index::MAX_PAIRS as SKU_INDEX_MAX;
 pub mod status;
 pub use second_level::{FillTicket, SecondLevel, SecondLevelLookup};
 mod tag_clock;
+pub mod tags;
 
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::http::content_coding::Variants;
 use bytes::Bytes;
 use http::HeaderValue;
 use moka::ops::compute::{CompResult, Op};
@@ -86,7 +88,7 @@ pub struct Body {
     pub content_type: &'static str,
     /// Its gzip, Brotli and zstd forms, made when the entry is filled (none for a small
     /// body): a hit picks one, it never compresses.
-    pub variants: Option<Box<crate::http::content_coding::Variants>>,
+    pub variants: Option<Box<Variants>>,
 }
 
 impl Body {
@@ -98,7 +100,7 @@ impl Body {
             tag.push_str(&format!("{byte:02x}"));
         }
         tag.push('"');
-        let variants = crate::http::content_coding::Variants::compress(&bytes, &tag);
+        let variants = Variants::compress(&bytes, &tag);
         Body {
             bytes,
             // Hex digits and quotes are always a valid header value.

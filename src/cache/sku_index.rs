@@ -24,8 +24,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::keys::tag;
 use super::tag_clock::TagClock;
+use super::tags as tag;
 
 /// Pairs kept at most (about 40 bytes and the SKU each: some 30 MiB for the largest
 /// catalogs). Past it, new pairs are not kept (their ids are looked up as before).

@@ -19,6 +19,7 @@ pub mod order_parts;
 pub mod orders;
 mod product_category;
 pub mod product_links;
+pub mod product_routes;
 pub mod product_store;
 mod product_writes;
 pub mod products;
@@ -45,18 +46,24 @@ pub fn routes() -> Listed<AppState> {
         .route("/oauth/tokens/{id}", any(oauth::tokens::entity))
         .route("/shadow", any(gateway::shadow::page))
         .route("/shadow/report", any(gateway::shadow::report))
-        .route("/products", any(products::collection))
-        .route("/products/category/{category_id}", any(products::category))
-        .route("/products/store/{store}", any(products::store_collection))
+        .route("/products", any(product_routes::collection))
+        .route(
+            "/products/category/{category_id}",
+            any(product_routes::category),
+        )
+        .route(
+            "/products/store/{store}",
+            any(product_routes::store_collection),
+        )
         .route(
             "/products/category/{category_id}/store/{store}",
-            any(products::store_category),
+            any(product_routes::store_category),
         )
         .route(
             "/products/store/{store}/category/{category_id}",
-            any(products::store_category),
+            any(product_routes::store_category),
         )
-        .route("/products/{id}", any(products::entity))
+        .route("/products/{id}", any(product_routes::entity))
         .route("/products/{id}/store/{store}", any(product_store::entity))
         .route("/products/{id}/categories", any(product_links::categories))
         .route(

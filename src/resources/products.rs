@@ -9,10 +9,8 @@
 
 use std::collections::HashMap;
 
-use axum::body::Body;
-use axum::extract::{Path, State};
 use axum::response::Response;
-use http::{HeaderMap, Method, Uri};
+use http::HeaderMap;
 use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
@@ -26,7 +24,6 @@ use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc};
 use crate::rules::mapping::convert::as_i64;
 use crate::rules::mapping::{Field, ResourceMapping, View};
-use crate::rules::policy::{Operation, Route, authorize};
 use crate::rules::pricing::{self, NOT_LOGGED_IN};
 
 use crate::cache::keys::{tag, view};
@@ -41,84 +38,6 @@ use crate::records::listing::search_criteria;
 use crate::records::lookups::{customer_group, stores};
 use crate::resources::parse_id;
 use crate::rules::backend_errors;
-
-use super::product_writes;
-
-// ---------------------------------------------------------------------------------------
-// Routes
-// ---------------------------------------------------------------------------------------
-
-/// `/products`: list (also `?category_id=N`) and create.
-pub async fn collection(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    // The policy answers before anything about the request is looked at.
-    match authorize(Route::Products, &method, caller.principal)? {
-        Operation::Retrieve => {
-            read_collection(app, caller, &method, &uri, &headers, ReadStore::Default).await
-        }
-        Operation::Create => product_writes::create(app, &headers, body).await,
-        op => Err(ApiError::internal().with_cause(format!("{op:?} is not served on /products"))),
-    }
-}
-
-/// A product list, or a category's when the query names one (`?category_id=N`).
-async fn read_collection(
-    app: AppState,
-    caller: Caller,
-    method: &Method,
-    uri: &Uri,
-    headers: &HeaderMap,
-    store: ReadStore,
-) -> Result<Response, ApiError> {
-    let params = ListParams::parse(uri.query())?;
-    match params.category_id.clone() {
-        Some(category) => {
-            authorize(Route::CategoryProducts, method, caller.principal)?;
-            super::product_category::category_list(app, caller, headers, &category, params, store)
-                .await
-        }
-        None => list(app, caller, headers, params, store).await,
-    }
-}
-
-/// `/products/store/:store`: the product list in a store view (by id or code).
-pub async fn store_collection(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(store): Path<String>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    authorize(Route::StoreProducts, &method, caller.principal)?;
-    let store = ReadStore::resolve(&app, &store).await?;
-    read_collection(app, caller, &method, &uri, &headers, store).await
-}
-
-/// `/products/category/:category_id/store/:store` and
-/// `/products/store/:store/category/:category_id`: a category's products in a store view.
-pub async fn store_category(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(params): Path<HashMap<String, String>>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    authorize(Route::CategoryProducts, &method, caller.principal)?;
-    let (Some(category), Some(store)) = (params.get("category_id"), params.get("store")) else {
-        return Err(ApiError::internal().with_cause("store category route without parameters"));
-    };
-    let store = ReadStore::resolve(&app, store).await?;
-    let params = ListParams::parse(uri.query())?;
-    super::product_category::category_list(app, caller, &headers, category, params, store).await
-}
 
 /// The store view a product read answers for: the configured default, or the one a
 /// `/store/:store` route names. Store 0 (admin) and the default store's own id or code are
@@ -187,59 +106,6 @@ impl ReadStore {
             app.backend.search_products(self.scope(), criteria).await
         }
     }
-}
-
-/// `/products/:id`, and the spec's literal `/products/category_id=:id`.
-pub async fn entity(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(id): Path<String>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    if let Some(category) = id.strip_prefix("category_id=") {
-        authorize(Route::CategoryProducts, &method, caller.principal)?;
-        let params = ListParams::parse(uri.query())?;
-        return super::product_category::category_list(
-            app,
-            caller,
-            &headers,
-            category,
-            params,
-            ReadStore::Default,
-        )
-        .await;
-    }
-    match authorize(Route::Product, &method, caller.principal)? {
-        Operation::Retrieve => get_one(app, caller, &headers, &id, ReadStore::Default).await,
-        Operation::Update => product_writes::update(app, &headers, &id, body, Scope::All).await,
-        Operation::Delete => product_writes::delete(app, &id).await,
-        Operation::Create => Err(ApiError::not_implemented()),
-    }
-}
-
-/// `/products/category/:category_id`, the original's path form.
-pub async fn category(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(category): Path<String>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    authorize(Route::CategoryProducts, &method, caller.principal)?;
-    let params = ListParams::parse(uri.query())?;
-    super::product_category::category_list(
-        app,
-        caller,
-        &headers,
-        &category,
-        params,
-        ReadStore::Default,
-    )
-    .await
 }
 
 // ---------------------------------------------------------------------------------------
@@ -447,7 +313,7 @@ pub(super) async fn get_one(
     .await
 }
 
-async fn list(
+pub(super) async fn list(
     app: AppState,
     caller: Caller,
     headers: &HeaderMap,
