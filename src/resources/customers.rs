@@ -310,9 +310,7 @@ async fn delete(app: AppState, id: &str) -> Result<Response, ApiError> {
     // refused here (Redis down: the shared lock; the OAuth store down: the revocation's
     // keeping) changes nothing, now or later (issue 32).
     let _turn = app.locks.lock(LockKey::Customer(id)).await?;
-    if let Some(error) = app.oauth.health().last_error() {
-        return Err(crate::auth::oauth::problem::store_unavailable(error));
-    }
+    app.oauth.refuse_while_down()?;
     let deleted = app.backend.delete_customer(id).await;
     // The group decides prices: forget it, whatever happened (held off when the delete may
     // still land: `write_outcome`).

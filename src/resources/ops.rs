@@ -126,20 +126,13 @@ async fn readyz(State(app): State<AppState>, Query(query): Query<ReadyQuery>) ->
     }
     body["warm_start"] = serde_json::to_value(app.warm_up.report()).unwrap_or_default();
     // The OAuth store failing does not take the instance out of rotation either: cached
-    // reads, Bearer calls and signed calls of credentials already verified go on. It is
-    // "degraded" when it is there but does not answer in time (a locked table, a hung
-    // server), "down" when it cannot be reached; either way its calls are refused at once
-    // until the breaker's probe finds it back (`auth::oauth::guard`).
-    body["oauth_store"] = match app.oauth.store_reachable().await {
-        Ok(()) => "up".into(),
-        Err(error) => {
-            body["oauth_store_error"] = error.to_string().into();
-            match error.failure {
-                crate::auth::oauth::store::Failure::Slow => "degraded".into(),
-                _ => "down".into(),
-            }
-        }
-    };
+    // reads, Bearer calls and signed calls of credentials already verified go on. Either
+    // way its calls are refused at once until the breaker's probe finds it back.
+    let (oauth_store, oauth_error) = app.oauth.store_state().await;
+    body["oauth_store"] = oauth_store.into();
+    if let Some(error) = oauth_error {
+        body["oauth_store_error"] = error.into();
+    }
     (
         status,
         [(CONTENT_TYPE, "application/json")],

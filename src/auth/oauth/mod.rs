@@ -205,6 +205,29 @@ impl OAuth {
         self.guard.check().await
     }
 
+    /// What `/readyz` says of the store: `up`; `degraded` when it is there but does not
+    /// answer in time (a locked table, a hung server); `down` when it cannot be reached;
+    /// with the error's message when it is not up.
+    pub async fn store_state(&self) -> (&'static str, Option<String>) {
+        match self.store_reachable().await {
+            Ok(()) => ("up", None),
+            Err(error) if error.failure == store::Failure::Slow => {
+                ("degraded", Some(error.to_string()))
+            }
+            Err(error) => ("down", Some(error.to_string())),
+        }
+    }
+
+    /// Refuses at once, with the API's 503 naming the OAuth store, while the breaker holds
+    /// the store down: for a change that must not take effect unless the store can keep
+    /// what follows from it (a customer's delete revokes the customer's tokens).
+    pub fn refuse_while_down(&self) -> Result<(), ApiError> {
+        match self.health().last_error() {
+            Some(error) => Err(problem::store_unavailable(error)),
+            None => Ok(()),
+        }
+    }
+
     /// Replaces the replay guard, e.g. with one shared by several machines (Redis).
     pub fn with_nonce_guard(mut self, nonces: Arc<dyn NonceGuard>) -> OAuth {
         self.nonces = nonces;
