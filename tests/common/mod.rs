@@ -7,11 +7,13 @@
 //! - `gateway`: an embedded gateway and the sandbox started on free loopback ports;
 //! - `files`: fresh temporary folders and a gateway's OAuth data folder;
 //! - `process`: the `storegate` binary with a clean environment, free ports, a child's output;
+//! - `binary`: the binary as a child stopped however the test ends, its lines on a channel;
 //! - `spec`: what SPEC.md fixes about answers that several binaries check;
 //! - `oauth_sign`: an app and its token registered in the OAuth store, and calls signed for it;
 //! - `openapi`, `api_reference`: Magento 2.4.5's schema and the gateway's own OpenAPI document.
 
 pub mod api_reference;
+pub mod binary;
 pub mod files;
 pub mod gateway;
 pub mod http;

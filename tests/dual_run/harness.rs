@@ -129,6 +129,17 @@ impl Dual {
         self.candidate.as_ref().unwrap()
     }
 
+    /// The candidate's 24-MB01 (product 1) changed to cost 30 and be called `name`: the
+    /// stores differ in a price and a name.
+    pub async fn candidate_differs(&self, name: &str) {
+        change_product(
+            self.candidate(),
+            "24-MB01",
+            json!({"price": 30, "name": name}),
+        )
+        .await;
+    }
+
     pub async fn call(
         &self,
         running: &Running,
@@ -154,6 +165,19 @@ impl Dual {
         Reply::read(builder.send().await.expect("the gateway answers")).await
     }
 
+    /// `verb path` on `running` as Admin, asking for `accept`, without a body.
+    pub async fn admin(&self, running: &Running, verb: &str, path: &str, accept: &str) -> Reply {
+        self.call(running, verb, path, As::Admin, accept, None)
+            .await
+    }
+
+    /// `verb path` on the gateway as Admin with a JSON `body`, asking for JSON.
+    pub async fn admin_json(&self, verb: &str, path: &str, body: Value) -> Reply {
+        let json = "application/json";
+        self.call(&self.gateway, verb, path, As::Admin, json, Some(body))
+            .await
+    }
+
     pub async fn get(&self, path: &str, who: As) -> Reply {
         self.call(&self.gateway, "GET", path, who, "application/json", None)
             .await
@@ -162,17 +186,19 @@ impl Dual {
     /// The report, as Admin, in JSON.
     pub async fn report(&self) -> Value {
         let r = self
-            .call(
-                &self.gateway,
-                "GET",
-                "/shadow/report",
-                As::Admin,
-                "application/json",
-                None,
-            )
+            .admin(&self.gateway, "GET", "/shadow/report", "application/json")
             .await;
         assert_eq!(r.status, 200, "{}", r.body);
         r.json()
+    }
+
+    /// Polls the report until `route` for `user_type` has at least `n` comparisons, for at
+    /// most `within` seconds.
+    pub async fn compared(&self, within: u64, route: &str, user_type: &str, n: i64) -> Value {
+        self.report_when(Duration::from_secs(within), |report| {
+            compared_at_least(report, route, user_type, n)
+        })
+        .await
     }
 
     /// Polls the report until `done` holds (nothing pending), for at most `within`.

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::common::http::sent;
+use crate::common::process::{required, run_blocking as run};
 
 fn script(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -27,35 +28,8 @@ fn available(program: &str, probe: &[&str]) -> bool {
         .args(probe)
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var_os("CI").is_some() {
-            panic!("{program} {probe:?} failed: .ci/run must install it");
-        }
-        eprintln!(
-            "\n*** SKIPPED: `{program} {}` failed; install it (see .ci/run) to run the real-client OAuth test ***\n",
-            probe.join(" ")
-        );
-    }
-    ok
-}
-
-/// Runs a script off the runtime's threads (the gateway serves on them meanwhile).
-async fn run(program: &'static str, args: Vec<String>) -> String {
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new(program)
-            .args(&args)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "{program} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
+    let what = format!("`{program} {}`", probe.join(" "));
+    required(ok, &what, "see .ci/run", "the real-client OAuth test")
 }
 
 fn tokens(output: &str) -> (String, String) {
