@@ -178,6 +178,14 @@ impl Gateway {
         Gateway::start_with(|_| {}).await
     }
 
+    /// In front of a Magento answering the recorded exchange `name` (whatever the store
+    /// scope).
+    pub async fn answering(name: &str) -> Gateway {
+        let gw = Gateway::start().await;
+        mount(&gw.upstream, name).await;
+        gw
+    }
+
     pub async fn start_with(tweak: impl FnOnce(&mut Config)) -> Gateway {
         let upstream = MockServer::start().await;
         let gw = Gateway::start_on(upstream, tweak).await;

@@ -149,20 +149,14 @@ impl Dual {
         accept: &str,
         body: Option<Value>,
     ) -> Reply {
-        let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
-        let mut builder = self
-            .http
-            .request(method, format!("{}{path}", running.base_url()))
-            .header("Accept", accept);
-        builder = match who {
-            As::Guest => builder,
-            As::Admin => builder.bearer_auth(ADMIN_KEY),
-            As::Customer(id) => builder.bearer_auth(running.app.auth.tokens().issue(id).token),
+        let bearer = match who {
+            As::Guest => None,
+            As::Admin => Some(ADMIN_KEY.to_owned()),
+            As::Customer(id) => Some(running.app.auth.tokens().issue(id).token),
         };
-        if let Some(body) = body {
-            builder = builder.json(&body);
-        }
-        Reply::read(builder.send().await.expect("the gateway answers")).await
+        let url = format!("{}{path}", running.base_url());
+        let bearer = bearer.as_deref();
+        crate::common::http::call(&self.http, verb, &url, accept, bearer, body.as_ref()).await
     }
 
     /// `verb path` on `running` as Admin, asking for `accept`, without a body.

@@ -214,14 +214,7 @@ impl Fleet {
     ) -> (u16, String) {
         let url = format!("{}/api/rest/customers/1", Fleet::origin(gw));
         let header = oauth_header("GET", &url, consumer, Some(token), &[], nonce);
-        let response = sent(
-            self.http
-                .get(url)
-                .header("Authorization", header)
-                .header("Accept", "application/json"),
-        )
-        .await;
-        (response.status().as_u16(), response.text().await.unwrap())
+        signed_get(self.http.clone(), url, header).await
     }
 
     /// `POST /oauth/initiate` on `gw`, signed by the consumer alone.
@@ -262,6 +255,17 @@ impl Fleet {
             assert_eq!(response.status(), 200);
         }
     }
+}
+
+/// `GET url` with the `Authorization` header `header`, asking for JSON: status and body.
+async fn signed_get(http: reqwest::Client, url: String, header: String) -> (u16, String) {
+    let response = sent(
+        http.get(url)
+            .header("Authorization", header)
+            .header("Accept", "application/json"),
+    )
+    .await;
+    (response.status().as_u16(), response.text().await.unwrap())
 }
 
 /// `OAuth ...` for `verb url`, HMAC-SHA1, with `extra` protocol parameters.
@@ -407,18 +411,7 @@ async fn without_redis_a_database_outage_keeps_verified_tokens_and_still_refuses
     let (consumer, token) = fleet.app_signed_in("outage app without redis").await;
     let url = format!("http://{}/api/rest/customers/1", fleet.a.addr);
     let signed = |nonce: &str| oauth_header("GET", &url, &consumer, Some(&token), &[], nonce);
-    let send = |header: String| {
-        let (http, url) = (fleet.http.clone(), url.clone());
-        async move {
-            let response = sent(
-                http.get(url)
-                    .header("Authorization", header)
-                    .header("Accept", "application/json"),
-            )
-            .await;
-            (response.status().as_u16(), response.text().await.unwrap())
-        }
-    };
+    let send = |header: String| signed_get(fleet.http.clone(), url.clone(), header);
     let before = signed(&storegate::auth::oauth::store::random_hex32());
     assert_eq!(send(before.clone()).await.0, 200);
 
@@ -453,13 +446,7 @@ async fn the_database_failing_keeps_verified_tokens_and_refuses_new_sign_ins() {
             let url = format!("http://{a}/api/rest/customers/1");
             let nonce = storegate::auth::oauth::store::random_hex32();
             let header = oauth_header("GET", &url, &consumer, Some(&token), &[], &nonce);
-            let response = sent(
-                http.get(url)
-                    .header("Authorization", header)
-                    .header("Accept", "application/json"),
-            )
-            .await;
-            (response.status().as_u16(), response.text().await.unwrap())
+            signed_get(http, url, header).await
         }
     };
     assert_eq!(call(&fleet).await.0, 200);
