@@ -323,14 +323,17 @@ fn a_projection_may_leave_fields_out_but_not_change_types() {
     let api = OpenApi::get();
     let path = "/rest/default/V1/products";
     let body = json!({ "items": [{ "id": 1, "sku": "24-MB01" }], "total_count": 1 });
-    api.validate_projection("GET", path, 200, &body)
+    api.validate_in(Mode::Projection, "GET", path, 200, &body)
         .expect("a fields= projection may omit search_criteria");
     assert!(
         api.validate("GET", path, 200, &body).is_err(),
         "without fields= the search_criteria is required"
     );
     let wrong = json!({ "items": [{ "id": "1", "sku": "24-MB01" }], "total_count": 1 });
-    assert!(api.validate_projection("GET", path, 200, &wrong).is_err());
+    assert!(
+        api.validate_in(Mode::Projection, "GET", path, 200, &wrong)
+            .is_err()
+    );
 }
 
 /// The generated schema is strict enough to matter: the component schemas
@@ -603,7 +606,13 @@ fn every_cassette_answer_matches_the_2_4_5_schema() {
                 };
                 let projection = request.query.contains_key("fields");
                 let result = if projection {
-                    api.validate_projection(&request.method, &request.path, response.status, body)
+                    api.validate_in(
+                        Mode::Projection,
+                        &request.method,
+                        &request.path,
+                        response.status,
+                        body,
+                    )
                 } else {
                     api.validate(&request.method, &request.path, response.status, body)
                 };

@@ -9,30 +9,22 @@
 //! - A store that fails during the warm-up: the instance is ready within the bound all the
 //!   same, and `/readyz` and the log say how much was warmed.
 
-#[path = "common/binary.rs"]
-mod binary;
+#[allow(dead_code)]
+mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use binary::{Process, binary, free_port};
+use common::binary::{Process, binary};
+use common::files::temp_dir;
+use common::process::free_port;
 use serde_json::Value;
 
 const TOKEN: &str = "warm-start-integration-token";
 const ADMIN_KEY: &str = "warm-start-admin-key-0123456789";
 /// The hot set: this many distinct products, read before the restart.
 const HOT: u64 = 1_000;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "storegate-warm-start-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// The sandbox alone, with `products` generated products and `latency` on every answer.
 fn sandbox(port: u16, products: usize, latency_ms: u64) -> Process {
@@ -158,7 +150,7 @@ async fn read_all(client: &reqwest::Client, port: u16, ids: impl Iterator<Item =
 async fn a_restarted_instance_answers_its_previous_hot_set_from_its_cache() {
     let client = client();
     let (store_port, port) = (free_port(), free_port());
-    let data = temp_dir("restart");
+    let data = temp_dir("warm-start-restart");
     let _store = sandbox(store_port, HOT as usize + 50, 0);
     let mut first = gateway(port, store_port, &data, &[]);
     let report = ready(&client, port, Duration::from_secs(60)).await;
@@ -211,7 +203,7 @@ async fn a_restarted_instance_answers_its_previous_hot_set_from_its_cache() {
 async fn a_record_cut_short_or_of_another_version_starts_cold_with_one_line() {
     let client = client();
     let (store_port, port) = (free_port(), free_port());
-    let data = temp_dir("bad-record");
+    let data = temp_dir("warm-start-bad-record");
     let _store = sandbox(store_port, 0, 0);
     let path = data.join(format!("hot-keys-{port}.json"));
     let whole = serde_json::json!({"record": "storegate hot keys", "version": 1,
@@ -232,11 +224,7 @@ async fn a_record_cut_short_or_of_another_version_starts_cold_with_one_line() {
         assert!(cold.contains(why), "{why}: {report}");
         assert_eq!(report["warm_start"]["warmed"], 0);
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let lines: Vec<String> = gateway
-            .drain()
-            .into_iter()
-            .filter(|l| l.contains("record of hot keys"))
-            .collect();
+        let lines = gateway.lines_with("record of hot keys");
         assert_eq!(lines.len(), 1, "one log line: {lines:?}");
         assert!(lines[0].contains("starting cold"), "{lines:?}");
         drop(gateway);
@@ -247,7 +235,7 @@ async fn a_record_cut_short_or_of_another_version_starts_cold_with_one_line() {
 async fn a_store_failing_during_the_warm_up_leaves_it_ready_within_the_bound() {
     let client = client();
     let (store_port, port) = (free_port(), free_port());
-    let data = temp_dir("failing-store");
+    let data = temp_dir("warm-start-failing-store");
     // A record of 1,000 hot answers, from a first run.
     let mut store = sandbox(store_port, HOT as usize, 0);
     let mut first = gateway(port, store_port, &data, &[]);
@@ -279,11 +267,7 @@ async fn a_store_failing_during_the_warm_up_leaves_it_ready_within_the_bound() {
         "{report}"
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let said: Vec<String> = down
-        .drain()
-        .into_iter()
-        .filter(|l| l.contains("warm-up done"))
-        .collect();
+    let said = down.lines_with("warm-up done");
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(
         said[0].contains("warmed=0") && said[0].contains("stopped="),

@@ -52,9 +52,7 @@ async fn the_admin_authorize_page_answers_in_any_case() {
     assert_eq!((r.status, r.body), (simple.status, simple.body));
 
     // The request metrics name the route that served each spelling, not `unmatched`.
-    let metrics =
-        crate::common::http::text_of(gw.http.get(format!("http://{}/metrics", gw.running.addr)))
-            .await;
+    let metrics = gw.metrics().await;
     let count = |route: &str| {
         let prefix = format!(
             "storegate_http_request_duration_seconds_count{{route=\"{route}\",method=\"GET\",status=\"400\""

@@ -259,9 +259,7 @@ async fn a_hit_answered_before_routing_is_the_hit_routing_answers() {
         assert!(early.header("content-length").is_some() || early.status == 304);
     }
     // Both are counted under the route's template, as routing names it.
-    let metrics =
-        crate::common::http::text_of(gw.http.get(format!("http://{}/metrics", gw.running.addr)))
-            .await;
+    let metrics = gw.metrics().await;
     let count = |status: &str| -> u64 {
         let series = format!(
             "storegate_http_request_duration_seconds_count{{route=\"/api/rest/products/{{id}}\",method=\"GET\",status=\"{status}\",user_type=\"guest\"}} "

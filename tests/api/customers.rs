@@ -25,6 +25,24 @@ fn sent(name: &str) -> Value {
     fixture(name)["request"]["body"].clone()
 }
 
+/// Customer 5 (Jane Doe) as recorded, remembered as saves change it (a save answered with
+/// the recorded update).
+async fn remember_jane(gw: &Gateway) {
+    mount(&gw.upstream, "customers/get-5").await;
+    remember_customer(
+        &gw.upstream,
+        5,
+        fixture("customers/get-5")["response"]["body"].clone(),
+        Answer::Recorded("customers/update-5"),
+    )
+    .await;
+}
+
+/// An admin update of a name, and of where the customer was created (never changed).
+fn new_name_and_where_created() -> Value {
+    json!({"lastname": "Doe-Smith", "website_id": 9, "created_in": "Elsewhere"})
+}
+
 const ADMIN_LIST: &[&str] = &[
     "entity_id",
     "website_id",
@@ -44,8 +62,7 @@ const ADMIN_LIST: &[&str] = &[
 
 #[tokio::test]
 async fn admin_lists_customers_as_an_array() {
-    let gw = Gateway::start().await;
-    mount(&gw.upstream, "customers/search-page-1").await;
+    let gw = Gateway::answering("customers/search-page-1").await;
     let r = gw.get_json("/customers", &Who::Admin).await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.header("cache-control"), Some("private, no-store"));
@@ -87,8 +104,7 @@ async fn admin_lists_customers_as_an_array() {
 
 #[tokio::test]
 async fn list_parameters_become_search_criteria_and_bad_ones_are_refused() {
-    let gw = Gateway::start().await;
-    mount(&gw.upstream, "customers/search-page-1").await;
+    let gw = Gateway::answering("customers/search-page-1").await;
     let r = gw
         .get_json(
             "/customers?page=2&limit=1&order=email&dir=asc&filter[0][attribute]=firstname&filter[0][like]=J%25",
@@ -132,8 +148,7 @@ async fn list_parameters_become_search_criteria_and_bad_ones_are_refused() {
 
 #[tokio::test]
 async fn a_customer_listing_customers_gets_only_their_own_record() {
-    let gw = Gateway::start().await;
-    mount(&gw.upstream, "customers/search-by-email").await;
+    let gw = Gateway::answering("customers/search-by-email").await;
     let r = gw.get_json("/customers", &Who::Customer(5)).await;
     assert_eq!(r.status, 200, "{}", r.body);
     let list = r.json();
@@ -157,8 +172,7 @@ async fn a_customer_listing_customers_gets_only_their_own_record() {
 
 #[tokio::test]
 async fn admin_reads_one_customer_with_every_field() {
-    let gw = Gateway::start().await;
-    mount(&gw.upstream, "customers/get-5").await;
+    let gw = Gateway::answering("customers/get-5").await;
     let r = gw.get_json("/customers/5", &Who::Admin).await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.header("cache-control"), Some("private, no-store"));
@@ -192,8 +206,7 @@ async fn admin_reads_one_customer_with_every_field() {
 
 #[tokio::test]
 async fn a_customer_reads_their_own_record_without_the_admin_only_fields() {
-    let gw = Gateway::start().await;
-    mount(&gw.upstream, "customers/get-5").await;
+    let gw = Gateway::answering("customers/get-5").await;
     let r = gw.get_json("/customers/5", &Who::Customer(5)).await;
     assert_eq!(r.status, 200, "{}", r.body);
     let c = r.json();
@@ -208,8 +221,7 @@ async fn a_customer_reads_their_own_record_without_the_admin_only_fields() {
 
 #[tokio::test]
 async fn unknown_and_malformed_customer_ids_are_404() {
-    let gw = Gateway::start().await;
-    mount(&gw.upstream, "customers/get-error-not-found").await;
+    let gw = Gateway::answering("customers/get-error-not-found").await;
     for path in ["/customers/99", "/customers/abc", "/customers/0"] {
         let r = gw.get_json(path, &Who::Admin).await;
         assert_eq!(r.status, 404, "{path}");
@@ -379,21 +391,13 @@ async fn magentos_refusals_of_a_create_are_400_with_its_message() {
 #[tokio::test]
 async fn update_merges_the_fields_sent_into_the_stored_customer_and_keeps_its_addresses() {
     let gw = Gateway::start().await;
-    mount(&gw.upstream, "customers/get-5").await;
-    remember_customer(
-        &gw.upstream,
-        5,
-        fixture("customers/get-5")["response"]["body"].clone(),
-        Answer::Recorded("customers/update-5"),
-    )
-    .await;
+    remember_jane(&gw).await;
     let r = gw
-        .send(
-            gw.request("PUT", "/customers/5", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .json(
-                    &json!({"lastname": "Doe-Smith", "website_id": 9, "created_in": "Elsewhere"}),
-                ),
+        .send_json(
+            "PUT",
+            "/customers/5",
+            &Who::Admin,
+            &new_name_and_where_created(),
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
@@ -412,14 +416,7 @@ async fn update_merges_the_fields_sent_into_the_stored_customer_and_keeps_its_ad
 #[tokio::test]
 async fn a_customer_updates_their_name_but_not_their_group() {
     let gw = Gateway::start().await;
-    mount(&gw.upstream, "customers/get-5").await;
-    remember_customer(
-        &gw.upstream,
-        5,
-        fixture("customers/get-5")["response"]["body"].clone(),
-        Answer::Recorded("customers/update-5"),
-    )
-    .await;
+    remember_jane(&gw).await;
     let r = gw
         .send_raw(
             gw.request("PUT", "/customers/5", &Who::Customer(5))
@@ -452,21 +449,13 @@ async fn website_and_store_of_creation_never_change_even_if_a_mapping_lets_them(
         text
     });
     let gw = Gateway::start_with(|c| c.mappings = Some(dir.clone())).await;
-    mount(&gw.upstream, "customers/get-5").await;
-    remember_customer(
-        &gw.upstream,
-        5,
-        fixture("customers/get-5")["response"]["body"].clone(),
-        Answer::Recorded("customers/update-5"),
-    )
-    .await;
+    remember_jane(&gw).await;
     let r = gw
-        .send(
-            gw.request("PUT", "/customers/5", &Who::Admin)
-                .header("Content-Type", "application/json")
-                .json(
-                    &json!({"lastname": "Doe-Smith", "website_id": 9, "created_in": "Elsewhere"}),
-                ),
+        .send_json(
+            "PUT",
+            "/customers/5",
+            &Who::Admin,
+            &new_name_and_where_created(),
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
@@ -478,8 +467,7 @@ async fn website_and_store_of_creation_never_change_even_if_a_mapping_lets_them(
 
 #[tokio::test]
 async fn update_refusals() {
-    let gw = Gateway::start().await;
-    mount(&gw.upstream, "customers/get-5").await;
+    let gw = Gateway::answering("customers/get-5").await;
     mount(&gw.upstream, "customers/update-5").await;
     let put = |who: Who, path: &'static str, body: Value| {
         let gw = &gw;
@@ -558,8 +546,7 @@ async fn deleting_a_customer_revokes_their_tokens_at_once() {
 
 #[tokio::test]
 async fn delete_refusals() {
-    let gw = Gateway::start().await;
-    mount(&gw.upstream, "customers/delete-error-not-found").await;
+    let gw = Gateway::answering("customers/delete-error-not-found").await;
     let r = gw
         .send(gw.request("DELETE", "/customers/99", &Who::Admin))
         .await;

@@ -11,7 +11,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::common::gateway::{Setup, start_gateway};
 
-pub use crate::common::files::{temp_dir, test_data_dir};
+pub use crate::common::files::{DataDir, temp_dir, test_data_dir};
 pub use crate::common::http::Reply;
 
 pub const ADMIN_KEY: &str = "test-admin-key-0123456789";
@@ -173,18 +173,17 @@ pub fn test_config() -> Config {
     }
 }
 
-/// A gateway's data folder, removed with it.
-pub struct DataDir(pub PathBuf);
-
-impl Drop for DataDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 impl Gateway {
     pub async fn start() -> Gateway {
         Gateway::start_with(|_| {}).await
+    }
+
+    /// In front of a Magento answering the recorded exchange `name` (whatever the store
+    /// scope).
+    pub async fn answering(name: &str) -> Gateway {
+        let gw = Gateway::start().await;
+        mount(&gw.upstream, name).await;
+        gw
     }
 
     pub async fn start_with(tweak: impl FnOnce(&mut Config)) -> Gateway {
@@ -312,6 +311,11 @@ impl Gateway {
                 .header("Accept", "application/xml"),
         )
         .await
+    }
+
+    /// The `/metrics` page.
+    pub async fn metrics(&self) -> String {
+        crate::common::http::metrics_of(&self.http, self.running.addr).await
     }
 
     /// How many calls the fake Magento received whose path matches `regex`.

@@ -203,8 +203,7 @@ async fn the_xml_list_has_data_item_elements_named_by_order_id() {
 
 #[tokio::test]
 async fn a_customer_lists_only_their_own_orders() {
-    let gw = Gateway::start().await;
-    mount(&gw.upstream, "orders/list-by-customer-5").await;
+    let gw = Gateway::answering("orders/list-by-customer-5").await;
     let r = gw.get_json("/orders", &Who::Customer(5)).await;
     assert_eq!(r.status, 200, "{}", r.body);
     let ids: Vec<String> = r.json().as_object().unwrap().keys().cloned().collect();

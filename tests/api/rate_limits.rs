@@ -9,7 +9,8 @@ use std::net::IpAddr;
 
 use serde_json::Value;
 
-use crate::common::oauth_sign::{oauth_header, register_app};
+use crate::common::http::metric_in;
+use crate::common::oauth_sign::{App, app_header, register_app};
 use crate::helpers::{ADMIN_KEY, Reply, temp_dir};
 use crate::sandboxed::OnSandbox;
 
@@ -26,6 +27,11 @@ impl From {
                 .build()
                 .unwrap(),
         }
+    }
+
+    /// Product 1, with `headers`.
+    async fn product(&self, gw: &OnSandbox, headers: &[(&str, &str)]) -> Reply {
+        self.get(gw, "/products/1", headers).await
     }
 
     async fn get(&self, gw: &OnSandbox, path: &str, headers: &[(&str, &str)]) -> Reply {
@@ -55,18 +61,19 @@ async fn gateway(limits: &str, tweak: impl FnOnce(&mut storegate::Config)) -> On
 
 /// `storegate_<name>{labels}` from `/metrics`, 0 when absent.
 async fn metric(gw: &OnSandbox, series: &str) -> u64 {
-    let text = gw
-        .http
-        .get(format!("http://{}/metrics", gw.running.addr))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
-        .unwrap_or(0)
+    metric_in(&gw.metrics().await, series).unwrap_or(0)
+}
+
+/// `storegate_rate_limited_total` (or its `_shadow_` twin when `shadow`) of `class` and
+/// `client`.
+async fn limited(gw: &OnSandbox, shadow: bool, class: &str, client: &str) -> u64 {
+    let name = if shadow {
+        "rate_limited_shadow"
+    } else {
+        "rate_limited"
+    };
+    let series = format!("storegate_{name}_total{{class=\"{class}\",client=\"{client}\"}}");
+    metric(gw, &series).await
 }
 
 fn statuses(replies: &[Reply]) -> Vec<u16> {
@@ -89,7 +96,7 @@ async fn past_the_limit_a_429_with_its_headers_in_the_callers_format() {
     let guest = From::address("127.0.0.1");
     let mut replies = Vec::new();
     for _ in 0..3 {
-        replies.push(guest.get(&gw, "/products/1", &[]).await);
+        replies.push(guest.product(&gw, &[]).await);
     }
     assert_eq!(statuses(&replies), [200, 200, 200]);
     // Under the limit every answer says what is left, the miss and the two cache hits.
@@ -117,7 +124,7 @@ async fn past_the_limit_a_429_with_its_headers_in_the_callers_format() {
         );
         assert_eq!(reply.headers.get_all("ratelimit").iter().count(), 1);
     }
-    let json = guest.get(&gw, "/products/1", &[]).await;
+    let json = guest.product(&gw, &[]).await;
     assert_eq!(json.status, 429);
     assert_eq!(json.json()["messages"]["error"][0]["code"], 429);
     let message = json.messages()[0].clone();
@@ -150,14 +157,7 @@ async fn past_the_limit_a_429_with_its_headers_in_the_callers_format() {
         xml.body
     );
     assert!(xml.header("retry-after").is_some() && xml.header("ratelimit").is_some());
-    assert_eq!(
-        metric(
-            &gw,
-            "storegate_rate_limited_total{class=\"catalog\",client=\"guest\"}"
-        )
-        .await,
-        2
-    );
+    assert_eq!(limited(&gw, false, "catalog", "guest").await, 2);
 }
 
 #[tokio::test]
@@ -168,40 +168,38 @@ async fn each_client_has_its_own_budget() {
     .await;
     let guest = From::address("127.0.0.1");
     for _ in 0..2 {
-        assert_eq!(guest.get(&gw, "/products/1", &[]).await.status, 200);
+        assert_eq!(guest.product(&gw, &[]).await.status, 200);
     }
-    assert_eq!(guest.get(&gw, "/products/1", &[]).await.status, 429);
+    assert_eq!(guest.product(&gw, &[]).await.status, 429);
     // A forged X-Forwarded-For from a peer that is not a trusted proxy changes nothing.
     let forged = guest
-        .get(&gw, "/products/1", &[("X-Forwarded-For", "203.0.113.50")])
+        .product(&gw, &[("X-Forwarded-For", "203.0.113.50")])
         .await;
     assert_eq!(forged.status, 429);
     // Another address has its own budget.
     let other = From::address("127.0.0.2");
-    assert_eq!(other.get(&gw, "/products/1", &[]).await.status, 200);
+    assert_eq!(other.product(&gw, &[]).await.status, 200);
     // From the trusted proxy, the forwarded address is the client: one budget each.
     let proxy = From::address("127.0.0.9");
     for _ in 0..2 {
         let r = proxy
-            .get(&gw, "/products/1", &[("X-Forwarded-For", "203.0.113.7")])
+            .product(&gw, &[("X-Forwarded-For", "203.0.113.7")])
             .await;
         assert_eq!(r.status, 200);
     }
     let r = proxy
-        .get(&gw, "/products/1", &[("X-Forwarded-For", "203.0.113.7")])
+        .product(&gw, &[("X-Forwarded-For", "203.0.113.7")])
         .await;
     assert_eq!(r.status, 429);
     let r = proxy
-        .get(&gw, "/products/1", &[("X-Forwarded-For", "203.0.113.8")])
+        .product(&gw, &[("X-Forwarded-For", "203.0.113.8")])
         .await;
     assert_eq!(r.status, 200);
     // A customer from the exhausted address: their own budget, at their own rate.
     let token = gw.running.app.auth.tokens().issue(1).token;
     let bearer = format!("Bearer {token}");
     for _ in 0..4 {
-        let r = guest
-            .get(&gw, "/products/1", &[("Authorization", &bearer)])
-            .await;
+        let r = guest.product(&gw, &[("Authorization", &bearer)]).await;
         assert_eq!(r.status, 200);
         assert!(
             r.header("ratelimit")
@@ -209,9 +207,7 @@ async fn each_client_has_its_own_budget() {
                 .starts_with("\"customer-catalog\";r=")
         );
     }
-    let r = guest
-        .get(&gw, "/products/1", &[("Authorization", &bearer)])
-        .await;
+    let r = guest.product(&gw, &[("Authorization", &bearer)]).await;
     assert_eq!(r.status, 429);
     // Its account reads are another budget.
     let r = guest
@@ -221,15 +217,11 @@ async fn each_client_has_its_own_budget() {
     // Admin keys are limited per key; a token never shows in the headers.
     let admin = format!("Bearer {ADMIN_KEY}");
     for _ in 0..2 {
-        let r = guest
-            .get(&gw, "/products/1", &[("Authorization", &admin)])
-            .await;
+        let r = guest.product(&gw, &[("Authorization", &admin)]).await;
         assert_eq!(r.status, 200);
         assert!(!r.header("ratelimit").unwrap().contains(ADMIN_KEY));
     }
-    let r = guest
-        .get(&gw, "/products/1", &[("Authorization", &admin)])
-        .await;
+    let r = guest.product(&gw, &[("Authorization", &admin)]).await;
     assert_eq!(r.status, 429);
     assert!(!r.body.contains(ADMIN_KEY) && !r.body.contains(&token));
 }
@@ -257,24 +249,15 @@ async fn writes_have_their_own_class_and_admin_off_means_off() {
             .starts_with("\"guest-writes\";q=2")
     );
     // Reads are another class.
-    assert_eq!(guest.get(&gw, "/products/1", &[]).await.status, 200);
+    assert_eq!(guest.product(&gw, &[]).await.status, 200);
     // `admin=off`: an admin key is not limited, not even by `writes=`.
     let admin = format!("Bearer {ADMIN_KEY}");
     for _ in 0..4 {
-        let r = guest
-            .get(&gw, "/products/1", &[("Authorization", &admin)])
-            .await;
+        let r = guest.product(&gw, &[("Authorization", &admin)]).await;
         assert_eq!(r.status, 200);
         assert!(r.header("ratelimit").is_none());
     }
-    assert_eq!(
-        metric(
-            &gw,
-            "storegate_rate_limited_total{class=\"writes\",client=\"guest\"}"
-        )
-        .await,
-        1
-    );
+    assert_eq!(limited(&gw, false, "writes", "guest").await, 1);
 }
 
 #[tokio::test]
@@ -285,26 +268,12 @@ async fn shadow_mode_counts_what_it_would_refuse_and_serves_it() {
     .await;
     let guest = From::address("127.0.0.1");
     for _ in 0..6 {
-        let r = guest.get(&gw, "/products/1", &[]).await;
+        let r = guest.product(&gw, &[]).await;
         assert_eq!(r.status, 200);
         assert!(r.header("ratelimit").is_none());
     }
-    assert_eq!(
-        metric(
-            &gw,
-            "storegate_rate_limited_shadow_total{class=\"catalog\",client=\"guest\"}"
-        )
-        .await,
-        4
-    );
-    assert_eq!(
-        metric(
-            &gw,
-            "storegate_rate_limited_total{class=\"catalog\",client=\"guest\"}"
-        )
-        .await,
-        0
-    );
+    assert_eq!(limited(&gw, true, "catalog", "guest").await, 4);
+    assert_eq!(limited(&gw, false, "catalog", "guest").await, 0);
 }
 
 #[tokio::test]
@@ -312,7 +281,7 @@ async fn unset_nothing_is_limited_nor_said() {
     let gw = gateway("", |_| {}).await;
     let guest = From::address("127.0.0.1");
     for _ in 0..30 {
-        let r = guest.get(&gw, "/products/1", &[]).await;
+        let r = guest.product(&gw, &[]).await;
         assert_eq!(r.status, 200);
         assert!(r.header("ratelimit").is_none() && r.header("ratelimit-policy").is_none());
     }
@@ -320,7 +289,7 @@ async fn unset_nothing_is_limited_nor_said() {
 }
 
 /// A consumer and an access token of customer 1, in the gateway's store.
-fn signed_app(gw: &OnSandbox, own: Option<&str>) -> ((String, String), (String, String)) {
+fn signed_app(gw: &OnSandbox, own: Option<&str>) -> App {
     register_app(
         &gw.running.app.config.data_dir,
         storegate::auth::oauth::store::Owner::Customer(1),
@@ -328,15 +297,9 @@ fn signed_app(gw: &OnSandbox, own: Option<&str>) -> ((String, String), (String, 
     )
 }
 
-async fn signed_get(gw: &OnSandbox, app: &((String, String), (String, String))) -> Reply {
+async fn signed_get(gw: &OnSandbox, app: &App) -> Reply {
     let url = gw.url("/products/1");
-    let header = oauth_header(
-        "GET",
-        &url,
-        (&app.0.0, &app.0.1),
-        Some((&app.1.0, &app.1.1)),
-        &[],
-    );
+    let header = app_header("GET", &url, app);
     gw.send(
         gw.http
             .get(url)
@@ -350,8 +313,8 @@ async fn signed_get(gw: &OnSandbox, app: &((String, String), (String, String))) 
 async fn a_signed_consumer_spends_its_own_budget_at_its_own_rate() {
     let gw = gateway("guest=1/10s,consumer=100/10s,customer=100/10s", |_| {}).await;
     let guest = From::address("127.0.0.1");
-    assert_eq!(guest.get(&gw, "/products/1", &[]).await.status, 200);
-    assert_eq!(guest.get(&gw, "/products/1", &[]).await.status, 429);
+    assert_eq!(guest.product(&gw, &[]).await.status, 200);
+    assert_eq!(guest.product(&gw, &[]).await.status, 429);
     // The exhausted guest's address does not touch a signed app's calls.
     let plain = signed_app(&gw, None);
     let r = signed_get(&gw, &plain).await;
@@ -381,21 +344,14 @@ async fn a_signed_consumer_spends_its_own_budget_at_its_own_rate() {
     assert_eq!(seen, [200, 200, 200, 429]);
     // The other app is not affected by it.
     assert_eq!(signed_get(&gw, &plain).await.status, 200);
-    assert_eq!(
-        metric(
-            &gw,
-            "storegate_rate_limited_total{class=\"catalog\",client=\"consumer\"}"
-        )
-        .await,
-        1
-    );
+    assert_eq!(limited(&gw, false, "catalog", "consumer").await, 1);
 }
 
 #[tokio::test]
 async fn the_operational_endpoints_and_the_reference_are_never_limited() {
     let gw = gateway("guest=1/10s", |_| {}).await;
     let guest = From::address("127.0.0.1");
-    assert_eq!(guest.get(&gw, "/products/1", &[]).await.status, 200);
+    assert_eq!(guest.product(&gw, &[]).await.status, 200);
     for _ in 0..3 {
         assert_eq!(guest.get(&gw, "/openapi.json", &[]).await.status, 200);
         let ready = gw

@@ -103,6 +103,11 @@ impl OnSandbox {
             .await
     }
 
+    /// The `/metrics` page.
+    pub async fn metrics(&self) -> String {
+        crate::common::http::metrics_of(&self.http, self.running.addr).await
+    }
+
     /// A JSON body, JSON answer.
     pub async fn send_json(&self, verb: &str, path: &str, who: As, body: &Value) -> Reply {
         self.send(

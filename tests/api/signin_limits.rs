@@ -10,6 +10,7 @@ use serde_json::json;
 use wiremock::matchers::{body_string_contains, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+use crate::common::http::{keep_cookies, with_cookies};
 use crate::common::oauth_sign::{oauth_header, register_app};
 use crate::helpers::*;
 
@@ -19,14 +20,14 @@ const PASSWORD: &str = "Tr4il-Head!2024";
 /// Magento 2's token call: the right password gives a token (and `customers/me` the
 /// customer), any other is refused; `wrong` is how many wrong ones may reach it.
 async fn mount_magento_signin(server: &MockServer, wrong: u64) {
-    Mock::given(method("POST"))
-        .and(path("/rest/default/V1/integration/customer/token"))
+    let token =
+        || Mock::given(method("POST")).and(path("/rest/default/V1/integration/customer/token"));
+    token()
         .and(body_string_contains(PASSWORD))
         .respond_with(recorded("auth/customer-token"))
         .mount(server)
         .await;
-    Mock::given(method("POST"))
-        .and(path("/rest/default/V1/integration/customer/token"))
+    token()
         .respond_with(recorded("auth/customer-token-error-wrong-credentials"))
         .expect(wrong)
         .mount(server)
@@ -51,11 +52,21 @@ fn data_dir_config(c: &mut storegate::Config) {
     c.data_dir = temp_dir("signin-limits");
 }
 
+/// A gateway (its own data folder, then `tweak`) in front of a Magento 2 whose sign-in
+/// `wrong` wrong passwords may reach ([`mount_magento_signin`]).
+async fn magento_gateway(wrong: u64, tweak: impl FnOnce(&mut storegate::Config)) -> Gateway {
+    let upstream = MockServer::start().await;
+    mount_magento_signin(&upstream, wrong).await;
+    Gateway::start_on(upstream, |c| {
+        data_dir_config(c);
+        tweak(c);
+    })
+    .await
+}
+
 #[tokio::test]
 async fn twelve_wrong_passwords_ten_reach_the_store() {
-    let upstream = MockServer::start().await;
-    mount_magento_signin(&upstream, 10).await;
-    let gw = Gateway::start_on(upstream, data_dir_config).await;
+    let gw = magento_gateway(10, |_| {}).await;
     let mut statuses = Vec::new();
     for _ in 0..12 {
         statuses.push(token_call(&gw, EMAIL, "wrong-password").await);
@@ -81,15 +92,7 @@ async fn twelve_wrong_passwords_ten_reach_the_store() {
         token_call_from(&gw, "127.0.0.3", "someone.else@example.com", PASSWORD).await,
         200
     );
-    let metrics = gw
-        .http
-        .get(format!("http://{}/metrics", gw.running.addr))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = gw.metrics().await;
     assert!(
         metrics.contains("storegate_signin_limited_total{by=\"username\"} 3"),
         "{metrics}"
@@ -116,11 +119,8 @@ async fn token_call_from(gw: &Gateway, address: &str, username: &str, password: 
 
 #[tokio::test]
 async fn a_success_resets_the_usernames_count() {
-    let upstream = MockServer::start().await;
     // 8 before the success, 9 after it.
-    mount_magento_signin(&upstream, 17).await;
-    let gw = Gateway::start_on(upstream, |c| {
-        data_dir_config(c);
+    let gw = magento_gateway(17, |c| {
         c.signin_limit = Some(storegate::config::Rate::parse("9/300s").unwrap());
     })
     .await;
@@ -140,9 +140,7 @@ async fn a_success_resets_the_usernames_count() {
 
 #[tokio::test]
 async fn one_address_trying_many_usernames_is_held_too() {
-    let upstream = MockServer::start().await;
-    mount_magento_signin(&upstream, 10).await;
-    let gw = Gateway::start_on(upstream, data_dir_config).await;
+    let gw = magento_gateway(10, |_| {}).await;
     let mut seen = Vec::new();
     for i in 0..12 {
         seen.push(
@@ -158,10 +156,7 @@ async fn one_address_trying_many_usernames_is_held_too() {
 
 #[tokio::test]
 async fn off_is_off() {
-    let upstream = MockServer::start().await;
-    mount_magento_signin(&upstream, 12).await;
-    let gw = Gateway::start_on(upstream, |c| {
-        data_dir_config(c);
+    let gw = magento_gateway(12, |c| {
         c.signin_limit = None;
     })
     .await;
@@ -176,24 +171,25 @@ async fn the_openmage_store_is_guarded_the_same() {
     let upstream = MockServer::start().await;
     // The store's own sign-in, played as a browser: a request token, the login page, the
     // login post that sends a wrong password back to the login page.
-    Mock::given(method("POST"))
-        .and(path("/oauth/initiate"))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_string(
-                "oauth_token=rt&oauth_token_secret=rs&oauth_callback_confirmed=true",
-            ),
-        )
-        .mount(&upstream)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/oauth/authorize"))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_string(
-                "<form><input name=\"form_key\" type=\"hidden\" value=\"fk\"></form>",
-            ),
-        )
-        .mount(&upstream)
-        .await;
+    let page = |verb: &str, at: &str, body: &str| {
+        Mock::given(method(verb))
+            .and(path(at))
+            .respond_with(ResponseTemplate::new(200).set_body_string(body))
+    };
+    page(
+        "POST",
+        "/oauth/initiate",
+        "oauth_token=rt&oauth_token_secret=rs&oauth_callback_confirmed=true",
+    )
+    .mount(&upstream)
+    .await;
+    page(
+        "GET",
+        "/oauth/authorize",
+        "<form><input name=\"form_key\" type=\"hidden\" value=\"fk\"></form>",
+    )
+    .mount(&upstream)
+    .await;
     Mock::given(method("POST"))
         .and(path("/customer/account/loginPost/"))
         .respond_with(ResponseTemplate::new(302).insert_header(
@@ -276,17 +272,11 @@ impl Browser {
             "http://{}{page}?oauth_token={}",
             gw.running.addr, self.token
         );
-        let mut request = gw
-            .http
-            .request(reqwest::Method::from_bytes(verb.as_bytes()).unwrap(), url);
-        if !self.cookies.is_empty() {
-            let cookie: Vec<String> = self
-                .cookies
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            request = request.header("Cookie", cookie.join("; "));
-        }
+        let mut request = with_cookies(
+            gw.http
+                .request(reqwest::Method::from_bytes(verb.as_bytes()).unwrap(), url),
+            &self.cookies,
+        );
         if !form.is_empty() {
             let body = form_urlencoded::Serializer::new(String::new())
                 .extend_pairs(form.iter().copied())
@@ -296,12 +286,7 @@ impl Browser {
                 .body(body);
         }
         let reply = gw.send_raw(request).await;
-        for value in reply.headers.get_all("set-cookie") {
-            let pair = value.to_str().unwrap().split(';').next().unwrap();
-            if let Some((k, v)) = pair.split_once('=') {
-                self.cookies.insert(k.to_owned(), v.to_owned());
-            }
-        }
+        keep_cookies(&mut self.cookies, &reply.headers);
         reply
     }
 
@@ -309,16 +294,13 @@ impl Browser {
     async fn form_key(&mut self, gw: &Gateway, page: &str) -> String {
         let reply = self.send(gw, "GET", page, &[]).await;
         assert_eq!(reply.status, 200, "{}", reply.body);
-        let re = regex::Regex::new(r#"name="form_key" value="([0-9a-f]+)""#).unwrap();
-        re.captures(&reply.body).expect("a form key")[1].to_owned()
+        reply.form_key()
     }
 }
 
 #[tokio::test]
 async fn the_customer_authorize_page_is_guarded_and_says_when_to_come_back() {
-    let upstream = MockServer::start().await;
-    mount_magento_signin(&upstream, 10).await;
-    let gw = Gateway::start_on(upstream, data_dir_config).await;
+    let gw = magento_gateway(10, |_| {}).await;
     let mut browser = Browser::start(&gw).await;
     let key = browser.form_key(&gw, "/oauth/authorize").await;
     let mut seen = Vec::new();

@@ -34,23 +34,37 @@ fn customer(id: u64, group: u64) -> Value {
     customer
 }
 
-/// Customer 5 is General (1), 6 Wholesale (2).
-async fn shop() -> Gateway {
-    let gw = Gateway::start().await;
+/// Answers `verb at` with 200 and `body`.
+async fn answer(gw: &Gateway, verb: &str, at: &str, body: Value) {
+    Mock::given(method(verb))
+        .and(path(at))
+        .respond_with(ResponseTemplate::new(200).set_body_json(body))
+        .mount(&gw.upstream)
+        .await;
+}
+
+/// The store views, the id-to-SKU lookups, the shoppers' rendering and 24-MB01 with its
+/// wholesale tier.
+async fn mount_product(gw: &Gateway) {
     mount_stores(&gw.upstream).await;
     mount_skus(&gw.upstream).await;
     mount_render(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(product_with_wholesale_tier()))
-        .mount(&gw.upstream)
-        .await;
+    let product = "/rest/default/V1/products/24-MB01";
+    answer(gw, "GET", product, product_with_wholesale_tier()).await;
+}
+
+/// Customer 5 is General (1), 6 Wholesale (2).
+async fn shop() -> Gateway {
+    let gw = Gateway::start().await;
+    mount_product(&gw).await;
     for (id, group) in [(5, 1), (6, 2)] {
-        Mock::given(method("GET"))
-            .and(path(format!("/rest/default/V1/customers/{id}")))
-            .respond_with(ResponseTemplate::new(200).set_body_json(customer(id, group)))
-            .mount(&gw.upstream)
-            .await;
+        answer(
+            &gw,
+            "GET",
+            &format!("/rest/default/V1/customers/{id}"),
+            customer(id, group),
+        )
+        .await;
     }
     gw
 }
@@ -146,24 +160,9 @@ async fn a_customer_moved_to_another_group_through_the_gateway_gets_that_groups_
 }
 
 async fn remount_as_wholesale(gw: Gateway) -> Gateway {
-    mount_stores(&gw.upstream).await;
-    mount_skus(&gw.upstream).await;
-    mount_render(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products/24-MB01"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(product_with_wholesale_tier()))
-        .mount(&gw.upstream)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/customers/5"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(customer(5, 2)))
-        .mount(&gw.upstream)
-        .await;
-    Mock::given(method("PUT"))
-        .and(path("/rest/default/V1/customers/5"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(customer(5, 2)))
-        .mount(&gw.upstream)
-        .await;
+    mount_product(&gw).await;
+    answer(&gw, "GET", "/rest/default/V1/customers/5", customer(5, 2)).await;
+    answer(&gw, "PUT", "/rest/default/V1/customers/5", customer(5, 2)).await;
     gw
 }
 
@@ -181,18 +180,16 @@ async fn lists_of_shoppers_carry_no_other_groups_tier_even_when_an_operator_adds
     let gw = Gateway::start_with(|c| c.mappings = Some(dir.clone())).await;
     mount_stores(&gw.upstream).await;
     mount_render(&gw.upstream).await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/products"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+    answer(
+        &gw,
+        "GET",
+        "/rest/default/V1/products",
+        json!({
             "items": [product_with_wholesale_tier()], "total_count": 1
-        })))
-        .mount(&gw.upstream)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/rest/default/V1/customers/5"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(customer(5, 1)))
-        .mount(&gw.upstream)
-        .await;
+        }),
+    )
+    .await;
+    answer(&gw, "GET", "/rest/default/V1/customers/5", customer(5, 1)).await;
     let guest = gw.get_json("/products", &Who::Guest).await;
     assert_eq!(guest.status, 200, "{}", guest.body);
     assert_eq!(groups(&guest.json()["1"]["tier_price"]), ["0", "32000"]);

@@ -228,8 +228,7 @@ async fn a_customer_save_that_times_out_holds_the_customer_group_off() {
 
 #[tokio::test]
 async fn a_customer_write_magento_answered_is_not_marked() {
-    let gw = Gateway::start().await;
-    mount(&gw.upstream, "customers/get-5").await;
+    let gw = Gateway::answering("customers/get-5").await;
     Mock::given(method("PUT"))
         .and(wiremock::matchers::path_regex("/V1/customers/5$"))
         .respond_with(

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use crate::helpers::*;
-use crate::remembering::{Answer, remember_customer_with};
+use crate::remembering::{Answer, Remembered, remember_customer_with};
 
 async fn store() -> Gateway {
     let gw = Gateway::start().await;
@@ -54,6 +54,30 @@ fn address_ids(customer: &Value) -> Vec<u64> {
         .collect()
 }
 
+/// Customer 5 remembered from `initial` (Jane's record), saves echoed (new addresses from
+/// id 10), and another writer's `change` landing just before read 2 (the read-back after
+/// the gateway's first save).
+async fn changed_before_the_read_back(
+    gw: &Gateway,
+    initial: Value,
+    change: impl Fn(&mut Value) + Send + Sync + 'static,
+) -> Remembered {
+    remember_customer_with(
+        &gw.upstream,
+        5,
+        initial,
+        Answer::Echo {
+            next_address_id: 10,
+        },
+        Box::new(move |n, customer| {
+            if n == 2 {
+                change(customer);
+            }
+        }),
+    )
+    .await
+}
+
 async fn post_address(gw: &Gateway, body: &Value) -> Reply {
     gw.send_json("POST", "/customers/5/addresses", &Who::Customer(5), body)
         .await
@@ -65,19 +89,9 @@ async fn an_address_another_writer_erased_is_saved_again_before_the_answer() {
     let before = jane();
     // Read 2 is our read-back after the first save: the other writer's save landed just
     // before it.
-    let remembered = remember_customer_with(
-        &gw.upstream,
-        5,
-        jane(),
-        Answer::Echo {
-            next_address_id: 10,
-        },
-        Box::new(move |n, customer| {
-            if n == 2 {
-                overwrite_with_theirs(customer, &before);
-            }
-        }),
-    )
+    let remembered = changed_before_the_read_back(&gw, jane(), move |customer| {
+        overwrite_with_theirs(customer, &before);
+    })
     .await;
     let r = post_address(&gw, &new_address("Oakland")).await;
     assert_eq!(r.status, 200, "{}", r.body);
@@ -118,9 +132,7 @@ async fn a_write_that_keeps_racing_is_a_409_never_a_200() {
         ["The customer was changed by another writer at the same time. Read it and try again."]
     );
     assert_eq!(gw.upstream_count("PUT", "/V1/customers/5$").await, 3);
-    let metrics =
-        crate::common::http::text_of(gw.http.get(format!("http://{}/metrics", gw.running.addr)))
-            .await;
+    let metrics = gw.metrics().await;
     assert!(
         metrics.contains("storegate_customer_write_conflicts_total 1"),
         "{metrics}"
@@ -136,22 +148,12 @@ async fn a_create_whose_first_save_survived_is_not_added_twice() {
     // The read-back misses one of the addresses we kept (someone deleted it), but ours is
     // there: the retry finds it and answers without saving a copy.
     let gw = store().await;
-    let remembered = remember_customer_with(
-        &gw.upstream,
-        5,
-        jane(),
-        Answer::Echo {
-            next_address_id: 10,
-        },
-        Box::new(|n, customer| {
-            if n == 2 {
-                customer["addresses"]
-                    .as_array_mut()
-                    .unwrap()
-                    .retain(|a| a["id"] != 8);
-            }
-        }),
-    )
+    let remembered = changed_before_the_read_back(&gw, jane(), |customer| {
+        customer["addresses"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|a| a["id"] != 8);
+    })
     .await;
     let r = post_address(&gw, &new_address("Oakland")).await;
     assert_eq!(r.status, 200, "{}", r.body);
@@ -166,19 +168,9 @@ async fn a_create_whose_first_save_survived_is_not_added_twice() {
 #[tokio::test]
 async fn a_field_another_writer_overwrote_is_written_again() {
     let gw = store().await;
-    let remembered = remember_customer_with(
-        &gw.upstream,
-        5,
-        jane(),
-        Answer::Echo {
-            next_address_id: 10,
-        },
-        Box::new(|n, customer| {
-            if n == 2 {
-                customer["lastname"] = json!("Overwritten");
-            }
-        }),
-    )
+    let remembered = changed_before_the_read_back(&gw, jane(), |customer| {
+        customer["lastname"] = json!("Overwritten");
+    })
     .await;
     let sent = json!({"lastname": "Doe-Smith"});
     let r = gw
@@ -200,19 +192,13 @@ async fn a_deleted_address_another_writer_put_back_is_deleted_again() {
     // 7 is default for both, so 8 may go.
     start["default_shipping"] = json!("7");
     let with_8 = start.clone();
-    let remembered = remember_customer_with(
-        &gw.upstream,
-        5,
+    let remembered = changed_before_the_read_back(
+        &gw,
         start,
-        Answer::Echo {
-            next_address_id: 10,
-        },
         // Read 1 is the check before the delete, read 2 the read-back: address 8 is back.
-        Box::new(move |n, customer| {
-            if n == 2 {
-                *customer = with_8.clone();
-            }
-        }),
+        move |customer| {
+            *customer = with_8.clone();
+        },
     )
     .await;
     let r = gw

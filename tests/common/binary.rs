@@ -2,8 +2,6 @@
 //! read line by line on a thread, stopped however the test ends. For test binaries that
 //! drive the binary itself (`tests/warm_start.rs`).
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
@@ -11,22 +9,7 @@ use std::time::{Duration, Instant};
 
 /// The binary, with no `STOREGATE_*` variable but those the test sets.
 pub fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_storegate"));
-    command.current_dir(env!("CARGO_MANIFEST_DIR"));
-    for (key, _) in std::env::vars() {
-        if key.starts_with("STOREGATE_") {
-            command.env_remove(key);
-        }
-    }
-    command
-}
-
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    super::process::storegate(&["STOREGATE_"])
 }
 
 /// A child stopped however the test ends, its output's lines on a channel.
@@ -78,6 +61,14 @@ impl Process {
     /// The lines printed so far.
     pub fn drain(&self) -> Vec<String> {
         self.lines.try_iter().collect()
+    }
+
+    /// The lines printed so far that hold `text`.
+    pub fn lines_with(&self, text: &str) -> Vec<String> {
+        self.drain()
+            .into_iter()
+            .filter(|l| l.contains(text))
+            .collect()
     }
 }
 

@@ -14,6 +14,15 @@ pub fn temp_dir(label: &str) -> PathBuf {
     dir
 }
 
+/// A folder of a test run, removed when dropped (with the gateway or tool that used it).
+pub struct DataDir(pub PathBuf);
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// An OAuth store's folder for one gateway of this test run (not yet made): not the
 /// checkout's `data/`, which a test run would otherwise leave behind and share with every
 /// other run, and not another test's either: the store keeps customer revocations, which a

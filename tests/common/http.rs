@@ -1,6 +1,8 @@
 //! What a test got back from an HTTP call, read the same way by every test binary, and the
 //! plain call most of them make (a verb, a URL, what to accept, a bearer, a JSON body).
 
+use std::collections::HashMap;
+
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
@@ -77,6 +79,26 @@ impl Reply {
         assert!(self.body.contains(text), "{}", self.body);
     }
 
+    /// The `form_key` of the HTML form in the body (an authorize page's).
+    pub fn form_key(&self) -> String {
+        let re = regex::Regex::new(r#"name="form_key" value="([0-9a-f]+)""#).unwrap();
+        re.captures(&self.body)
+            .unwrap_or_else(|| panic!("no form_key in {}", self.body))[1]
+            .to_owned()
+    }
+
+    /// The `Location` header, empty when there is none.
+    pub fn location(&self) -> String {
+        self.header("location").unwrap_or_default().to_owned()
+    }
+
+    /// The id a create's `Location` names: its last segment.
+    pub fn created_id(&self) -> String {
+        let location = self.header("location");
+        let location = location.unwrap_or_else(|| panic!("no Location: {}", self.body));
+        location.rsplit('/').next().unwrap().to_owned()
+    }
+
     /// The first error message of a JSON error body.
     pub fn message(&self) -> String {
         self.json()["messages"]["error"][0]["message"]
@@ -106,6 +128,33 @@ pub async fn call(
     Reply::read(request.send().await.expect("the gateway answers")).await
 }
 
+/// `request` carrying a browser's `cookies` (kept by hand: reqwest is built without its
+/// cookie store).
+pub fn with_cookies(
+    request: reqwest::RequestBuilder,
+    cookies: &HashMap<String, String>,
+) -> reqwest::RequestBuilder {
+    if cookies.is_empty() {
+        return request;
+    }
+    let cookie: Vec<String> = cookies.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    request.header("Cookie", cookie.join("; "))
+}
+
+/// Keeps in `cookies` what the `Set-Cookie` fields of `headers` set; an empty value removes
+/// the cookie, as a browser does.
+pub fn keep_cookies(cookies: &mut HashMap<String, String>, headers: &HeaderMap) {
+    for value in headers.get_all("set-cookie") {
+        let pair = value.to_str().unwrap().split(';').next().unwrap();
+        let (name, value) = pair.split_once('=').unwrap();
+        if value.is_empty() {
+            cookies.remove(name);
+        } else {
+            cookies.insert(name.to_owned(), value.to_owned());
+        }
+    }
+}
+
 /// Sends `request` and reads its answer as JSON.
 pub async fn json_of(request: reqwest::RequestBuilder) -> Value {
     request.send().await.unwrap().json().await.unwrap()
@@ -127,6 +176,18 @@ pub fn client_without_redirects() -> reqwest::Client {
 /// `GET url` read as JSON.
 pub async fn get_json(url: impl reqwest::IntoUrl) -> Value {
     reqwest::get(url).await.unwrap().json().await.unwrap()
+}
+
+/// The `/metrics` page of the gateway at `addr`.
+pub async fn metrics_of(http: &reqwest::Client, addr: std::net::SocketAddr) -> String {
+    text_of(http.get(format!("http://{addr}/metrics"))).await
+}
+
+/// The value of `series` (its name and labels as `/metrics` prints them) in the metrics page
+/// `page`, None when the page has no such line.
+pub fn metric_in<T: std::str::FromStr>(page: &str, series: &str) -> Option<T> {
+    page.lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
 }
 
 /// Sends `request` (a connection failure panics); the answer, its body not yet read.

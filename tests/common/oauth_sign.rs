@@ -16,6 +16,19 @@ pub fn oauth_header(
     token: Option<(&str, &str)>,
     extra: &[(&str, &str)],
 ) -> String {
+    let nonce = storegate::auth::oauth::store::random_hex32();
+    oauth_header_with_nonce(verb, url, consumer, token, &nonce, extra)
+}
+
+/// [`oauth_header`] with the nonce given, for tests of replays and of nonces used twice.
+pub fn oauth_header_with_nonce(
+    verb: &str,
+    url: &str,
+    consumer: (&str, &str),
+    token: Option<(&str, &str)>,
+    nonce: &str,
+    extra: &[(&str, &str)],
+) -> String {
     let mut protocol: Vec<(String, String)> = vec![
         ("oauth_consumer_key".into(), consumer.0.to_owned()),
         ("oauth_signature_method".into(), "HMAC-SHA1".into()),
@@ -23,10 +36,7 @@ pub fn oauth_header(
             "oauth_timestamp".into(),
             storegate::auth::oauth::store::now_secs().to_string(),
         ),
-        (
-            "oauth_nonce".into(),
-            storegate::auth::oauth::store::random_hex32(),
-        ),
+        ("oauth_nonce".into(), nonce.to_owned()),
         ("oauth_version".into(), "1.0".into()),
     ];
     if let Some((value, _)) = token {
@@ -66,6 +76,20 @@ pub fn oauth_header(
     format!("OAuth {}", items.join(", "))
 }
 
+/// A consumer and one of its access tokens: `((key, secret), (token, secret))`.
+pub type App = ((String, String), (String, String));
+
+/// `OAuth ...` for `verb url` by `app` with its access token.
+pub fn app_header(verb: &str, url: &str, app: &App) -> String {
+    oauth_header(
+        verb,
+        url,
+        (&app.0.0, &app.0.1),
+        Some((&app.1.0, &app.1.1)),
+        &[],
+    )
+}
+
 /// A consumer and an access token of `owner`, written straight into the SQLite OAuth store
 /// in `data_dir` (what `storegate oauth consumer add` and an import of the original's tables
 /// do), with its own rate limit when `own_limit` is given: `((key, secret), (token,
@@ -74,7 +98,7 @@ pub fn register_app(
     data_dir: &std::path::Path,
     owner: storegate::auth::oauth::store::Owner,
     own_limit: Option<&str>,
-) -> ((String, String), (String, String)) {
+) -> App {
     use storegate::auth::oauth::store::{ImportedToken, NewConsumer, random_hex32};
     let store = storegate::auth::oauth::sqlite::SqliteStore::open(data_dir).unwrap();
     let consumer = store

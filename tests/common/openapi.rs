@@ -37,7 +37,7 @@
 //!   interface, so every object schema gets `additionalProperties: false`; a
 //!   misspelt or invented field is an error, not silently accepted.
 //! * **Projections.** With `?fields=...` Magento returns only the requested
-//!   fields. [`OpenApi::validate_projection`] validates with every `required`
+//!   fields. [`OpenApi::validate_in`] with [`Mode::Projection`] validates with every `required`
 //!   dropped (types, nullability and closed objects still apply).
 //!
 //! Two places where the generated schema does not describe what Magento
@@ -299,18 +299,8 @@ impl OpenApi {
         self.validate_in(Mode::Full, method, path, status, body)
     }
 
-    /// Validate the body of a request that carried `?fields=...`.
-    pub fn validate_projection(
-        &self,
-        method: &str,
-        path: &str,
-        status: u16,
-        body: &Value,
-    ) -> Result<(), String> {
-        self.validate_in(Mode::Projection, method, path, status, body)
-    }
-
-    /// Validate a body in the given mode. The error names the schema used and
+    /// Validate a body in the given mode (`Mode::Projection` for the body of a request that
+    /// carried `?fields=...`). The error names the schema used and
     /// gives, for each violation, the JSON pointer into the body.
     pub fn validate_in(
         &self,

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::common::files::DataDir;
+use crate::common::process::{installed, required};
 use crate::harness::{ADMIN_KEY, As, Dual, change_product};
 
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
@@ -18,15 +20,7 @@ struct Driver {
     base: String,
     session: String,
     http: reqwest::Client,
-    _profile: TempDir,
-}
-
-struct TempDir(std::path::PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    _profile: DataDir,
 }
 
 impl Drop for Driver {
@@ -36,27 +30,12 @@ impl Drop for Driver {
     }
 }
 
-fn installed(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 impl Driver {
     async fn start() -> Option<Driver> {
-        if !installed("chromedriver") || !installed("chromium") {
-            if std::env::var_os("CI").is_some() {
-                panic!(
-                    "chromium and chromedriver are missing: .ci/run installs them (apt-get install chromium chromium-driver)"
-                );
-            }
-            eprintln!(
-                "\n*** SKIPPED: chromium or chromedriver is not installed (apt-get install -y chromium chromium-driver); \
-                 the report page's browser test did not run ***\n"
-            );
+        let found = installed("chromedriver") && installed("chromium");
+        let install = "apt-get install -y chromium chromium-driver";
+        let skipped = "the report page's browser test";
+        if !required(found, "chromium or chromedriver", install, skipped) {
             return None;
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -80,7 +59,7 @@ impl Driver {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let profile = TempDir(
+        let profile = DataDir(
             std::env::temp_dir().join(format!("storegate-chromium-{}-{port}", std::process::id())),
         );
         let capabilities = json!({"capabilities": {"alwaysMatch": {
@@ -173,30 +152,22 @@ impl Driver {
         .to_owned()
     }
 
+    /// Posts `body` to the element's `action` (`clear`, `value`, `click`).
+    async fn on_element(&self, element: &str, action: &str, body: Value) {
+        let path = format!("/element/{element}/{action}");
+        self.call(reqwest::Method::POST, &path, Some(body)).await;
+    }
+
     async fn type_in(&self, css: &str, text: &str) {
         let element = self.one(css).await;
-        self.call(
-            reqwest::Method::POST,
-            &format!("/element/{element}/clear"),
-            Some(json!({})),
-        )
-        .await;
-        self.call(
-            reqwest::Method::POST,
-            &format!("/element/{element}/value"),
-            Some(json!({ "text": text })),
-        )
-        .await;
+        self.on_element(&element, "clear", json!({})).await;
+        self.on_element(&element, "value", json!({ "text": text }))
+            .await;
     }
 
     async fn click(&self, css: &str) {
         let element = self.one(css).await;
-        self.call(
-            reqwest::Method::POST,
-            &format!("/element/{element}/click"),
-            Some(json!({})),
-        )
-        .await;
+        self.on_element(&element, "click", json!({})).await;
     }
 
     /// The text of the first element matching `css` once it is there and `ok` holds.

@@ -6,7 +6,16 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use storegate::config::shadow::ServeShares;
 
-use crate::harness::{As, Dual, change_product, compared_at_least, count, entry};
+use crate::harness::{As, Dual, change_product, count, entry};
+
+/// A dual run serving `shares` from the candidate, comparing nothing.
+async fn serving_unsampled(shares: &str) -> Dual {
+    Dual::start(Duration::ZERO, |shadow, _| {
+        shadow.serve = ServeShares::parse(shares).unwrap();
+        shadow.sample = 0.0;
+    })
+    .await
+}
 
 #[tokio::test]
 async fn products_at_100_show_the_candidates_values_and_the_serving_stores_when_it_is_down() {
@@ -15,12 +24,7 @@ async fn products_at_100_show_the_candidates_values_and_the_serving_stores_when_
         config.upstream_timeout = Duration::from_millis(2000);
     })
     .await;
-    change_product(
-        dual.candidate(),
-        "24-MB01",
-        json!({"price": 30, "name": "Joust Duffle Bag 2"}),
-    )
-    .await;
+    dual.candidate_differs("Joust Duffle Bag 2").await;
     for _ in 0..3 {
         let r = dual.get("/products/1", As::Guest).await;
         assert_eq!(r.status, 200, "{}", r.body);
@@ -42,13 +46,10 @@ async fn products_at_100_show_the_candidates_values_and_the_serving_stores_when_
     assert_eq!(stock.status, 200);
     // Writes still go to the serving store.
     let r = dual
-        .call(
-            &dual.gateway,
+        .admin_json(
             "PUT",
             "/products/2",
-            As::Admin,
-            "application/json",
-            Some(json!({"name": "Written to the serving store"})),
+            json!({"name": "Written to the serving store"}),
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
@@ -61,11 +62,7 @@ async fn products_at_100_show_the_candidates_values_and_the_serving_stores_when_
         "Written to the serving store"
     );
     // The serving store is the comparison side of the reads the candidate served.
-    let report = dual
-        .report_when(Duration::from_secs(15), |report| {
-            compared_at_least(report, "GET /products/:id", "guest", 1)
-        })
-        .await;
+    let report = dual.compared(15, "GET /products/:id", "guest", 1).await;
     let e = entry(&report, "GET /products/:id", "guest");
     assert!(count(e, "differed") >= 1, "{e:#}");
     let served = report["served"].as_array().unwrap();
@@ -107,17 +104,8 @@ async fn products_at_100_show_the_candidates_values_and_the_serving_stores_when_
 
 #[tokio::test]
 async fn with_half_the_reads_cut_over_each_answer_is_wholly_one_stores() {
-    let dual = Dual::start(Duration::ZERO, |shadow, _| {
-        shadow.serve = ServeShares::parse("products=50").unwrap();
-        shadow.sample = 0.0;
-    })
-    .await;
-    change_product(
-        dual.candidate(),
-        "24-MB01",
-        json!({"price": 30, "name": "Candidate Bag"}),
-    )
-    .await;
+    let dual = serving_unsampled("products=50").await;
+    dual.candidate_differs("Candidate Bag").await;
     let (mut candidate, mut serving) = (0, 0);
     for _ in 0..60 {
         let r = dual.get("/products/1", As::Guest).await.json();
@@ -151,11 +139,7 @@ async fn with_half_the_reads_cut_over_each_answer_is_wholly_one_stores() {
 
 #[tokio::test]
 async fn a_purge_reaches_the_candidates_cache_too() {
-    let dual = Dual::start(Duration::ZERO, |shadow, _| {
-        shadow.serve = ServeShares::parse("products=100").unwrap();
-        shadow.sample = 0.0;
-    })
-    .await;
+    let dual = serving_unsampled("products=100").await;
     assert_eq!(
         dual.get("/products/1", As::Guest).await.json()["name"],
         "Joust Duffle Bag"
@@ -167,14 +151,7 @@ async fn a_purge_reaches_the_candidates_cache_too() {
         "Joust Duffle Bag"
     );
     let r = dual
-        .call(
-            &dual.gateway,
-            "POST",
-            "/cache/purge",
-            As::Admin,
-            "application/json",
-            Some(json!({"all": true})),
-        )
+        .admin_json("POST", "/cache/purge", json!({"all": true}))
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(
@@ -213,10 +190,7 @@ async fn an_apps_read_is_counted_once_whatever_the_dual_run_does_with_it() {
             "GET /products/:id"
         };
         let n = 1 + (i as i64 % 2);
-        dual.report_when(Duration::from_secs(15), |report| {
-            compared_at_least(report, route, "customer", n)
-        })
-        .await;
+        dual.compared(15, route, "customer", n).await;
     }
     // The fifth is past the limit, on either path.
     for path in ["/products/1", "/products/1/images"] {

@@ -129,6 +129,17 @@ impl Dual {
         self.candidate.as_ref().unwrap()
     }
 
+    /// The candidate's 24-MB01 (product 1) changed to cost 30 and be called `name`: the
+    /// stores differ in a price and a name.
+    pub async fn candidate_differs(&self, name: &str) {
+        change_product(
+            self.candidate(),
+            "24-MB01",
+            json!({"price": 30, "name": name}),
+        )
+        .await;
+    }
+
     pub async fn call(
         &self,
         running: &Running,
@@ -138,20 +149,27 @@ impl Dual {
         accept: &str,
         body: Option<Value>,
     ) -> Reply {
-        let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
-        let mut builder = self
-            .http
-            .request(method, format!("{}{path}", running.base_url()))
-            .header("Accept", accept);
-        builder = match who {
-            As::Guest => builder,
-            As::Admin => builder.bearer_auth(ADMIN_KEY),
-            As::Customer(id) => builder.bearer_auth(running.app.auth.tokens().issue(id).token),
+        let bearer = match who {
+            As::Guest => None,
+            As::Admin => Some(ADMIN_KEY.to_owned()),
+            As::Customer(id) => Some(running.app.auth.tokens().issue(id).token),
         };
-        if let Some(body) = body {
-            builder = builder.json(&body);
-        }
-        Reply::read(builder.send().await.expect("the gateway answers")).await
+        let url = format!("{}{path}", running.base_url());
+        let bearer = bearer.as_deref();
+        crate::common::http::call(&self.http, verb, &url, accept, bearer, body.as_ref()).await
+    }
+
+    /// `verb path` on `running` as Admin, asking for `accept`, without a body.
+    pub async fn admin(&self, running: &Running, verb: &str, path: &str, accept: &str) -> Reply {
+        self.call(running, verb, path, As::Admin, accept, None)
+            .await
+    }
+
+    /// `verb path` on the gateway as Admin with a JSON `body`, asking for JSON.
+    pub async fn admin_json(&self, verb: &str, path: &str, body: Value) -> Reply {
+        let json = "application/json";
+        self.call(&self.gateway, verb, path, As::Admin, json, Some(body))
+            .await
     }
 
     pub async fn get(&self, path: &str, who: As) -> Reply {
@@ -162,17 +180,19 @@ impl Dual {
     /// The report, as Admin, in JSON.
     pub async fn report(&self) -> Value {
         let r = self
-            .call(
-                &self.gateway,
-                "GET",
-                "/shadow/report",
-                As::Admin,
-                "application/json",
-                None,
-            )
+            .admin(&self.gateway, "GET", "/shadow/report", "application/json")
             .await;
         assert_eq!(r.status, 200, "{}", r.body);
         r.json()
+    }
+
+    /// Polls the report until `route` for `user_type` has at least `n` comparisons, for at
+    /// most `within` seconds.
+    pub async fn compared(&self, within: u64, route: &str, user_type: &str, n: i64) -> Value {
+        self.report_when(Duration::from_secs(within), |report| {
+            compared_at_least(report, route, user_type, n)
+        })
+        .await
     }
 
     /// Polls the report until `done` holds (nothing pending), for at most `within`.

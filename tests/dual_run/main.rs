@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use common::http::sent;
-use harness::{As, Dual, change_product, compared_at_least, count, difference, entry, product_in};
+use harness::{As, Dual, change_product, count, difference, entry, product_in};
 
 /// The reads an app makes, by every user type, of every resource.
 const READS: &[(&str, As)] = &[
@@ -39,12 +39,7 @@ const READS: &[(&str, As)] = &[
 #[tokio::test]
 async fn two_stores_differing_in_a_price_and_a_name_every_app_answer_is_the_serving_stores() {
     let dual = Dual::start(Duration::ZERO, |_, _| {}).await;
-    change_product(
-        dual.candidate(),
-        "24-MB01",
-        json!({"price": 30, "name": "Joust Duffle Bag 2"}),
-    )
-    .await;
+    dual.candidate_differs("Joust Duffle Bag 2").await;
     // Every read twice (the second a cache hit for the cacheable ones), in JSON and XML.
     for round in 0..2 {
         for (path, who) in READS {
@@ -74,11 +69,7 @@ async fn two_stores_differing_in_a_price_and_a_name_every_app_answer_is_the_serv
     let seen = dual.get("/products/1", As::Guest).await.json();
     assert_eq!(seen["name"], "Joust Duffle Bag");
 
-    let report = dual
-        .report_when(Duration::from_secs(20), |report| {
-            compared_at_least(report, "GET /products/:id", "guest", 4)
-        })
-        .await;
+    let report = dual.compared(20, "GET /products/:id", "guest", 4).await;
     assert_eq!(report["sample"], 1.0);
     assert_eq!(report["counts"], "instance");
     for (user, who) in [
@@ -146,14 +137,7 @@ async fn two_stores_differing_in_a_price_and_a_name_every_app_answer_is_the_serv
     );
     // The report in XML, like every route.
     let xml = dual
-        .call(
-            &dual.gateway,
-            "GET",
-            "/shadow/report",
-            As::Admin,
-            "application/xml",
-            None,
-        )
+        .admin(&dual.gateway, "GET", "/shadow/report", "application/xml")
         .await;
     assert_eq!(xml.status, 200);
     xml.assert_contains("<route>GET /products/:id</route>");
@@ -230,11 +214,7 @@ async fn a_difference_the_candidate_catches_up_with_is_lag() {
     // The migration's delta catches up before the recheck.
     tokio::time::sleep(Duration::from_millis(300)).await;
     set_qty(dual.candidate(), 45).await;
-    let report = dual
-        .report_when(Duration::from_secs(15), |report| {
-            compared_at_least(report, "GET /stockitems/:id", "admin", 1)
-        })
-        .await;
+    let report = dual.compared(15, "GET /stockitems/:id", "admin", 1).await;
     let e = entry(&report, "GET /stockitems/:id", "admin");
     assert_eq!(count(e, "lag"), 1, "{e:#}");
     assert_eq!(count(e, "differed"), 0, "{e:#}");
@@ -246,11 +226,7 @@ async fn a_difference_the_candidate_catches_up_with_is_lag() {
     // One that stays is `differed`.
     set_qty(&dual.serving, 40).await;
     assert_eq!(dual.get("/stockitems/1002", As::Admin).await.status, 200);
-    let report = dual
-        .report_when(Duration::from_secs(15), |report| {
-            compared_at_least(report, "GET /stockitems/:id", "admin", 2)
-        })
-        .await;
+    let report = dual.compared(15, "GET /stockitems/:id", "admin", 2).await;
     let e = entry(&report, "GET /stockitems/:id", "admin");
     assert_eq!(count(e, "differed"), 1, "{e:#}");
     assert_eq!(e["verdict"], "not ready");
@@ -262,11 +238,7 @@ async fn what_differs_between_two_reads_of_the_serving_store_is_noise() {
     // the serving store differs from what the app saw, and the candidate's alike.
     let dual = Dual::start(Duration::ZERO, |_, _| {}).await;
     assert_eq!(dual.get("/products/3", As::Guest).await.status, 200);
-    let settled = dual
-        .report_when(Duration::from_secs(10), |report| {
-            compared_at_least(report, "GET /products/:id", "guest", 1)
-        })
-        .await;
+    let settled = dual.compared(10, "GET /products/:id", "guest", 1).await;
     assert_eq!(
         count(entry(&settled, "GET /products/:id", "guest"), "matched"),
         1
@@ -282,11 +254,7 @@ async fn what_differs_between_two_reads_of_the_serving_store_is_noise() {
     // A hit: the cached answer still names the old product.
     let hit = dual.get("/products/3", As::Guest).await;
     assert_eq!(hit.json()["name"], "Crown Summit Backpack");
-    let report = dual
-        .report_when(Duration::from_secs(10), |report| {
-            compared_at_least(report, "GET /products/:id", "guest", 2)
-        })
-        .await;
+    let report = dual.compared(10, "GET /products/:id", "guest", 2).await;
     let e = entry(&report, "GET /products/:id", "guest");
     assert_eq!(count(e, "noise"), 1, "{e:#}");
     assert_eq!(count(e, "differed"), 0, "{e:#}");
@@ -299,13 +267,10 @@ async fn a_product_write_through_the_gateway_never_reaches_the_candidate() {
     let dual = Dual::start(Duration::ZERO, |_, _| {}).await;
     let before = product_in(dual.candidate(), "24-MB01").await;
     let r = dual
-        .call(
-            &dual.gateway,
+        .admin_json(
             "PUT",
             "/products/1",
-            As::Admin,
-            "application/json",
-            Some(json!({"name": "Renamed through the gateway", "price": 99})),
+            json!({"name": "Renamed through the gateway", "price": 99}),
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
@@ -480,14 +445,7 @@ async fn the_report_is_for_admins_only_and_a_delete_starts_a_new_count() {
     }
     // The page, for an admin; for a browser without a key, the page to type it in.
     let page = dual
-        .call(
-            &dual.gateway,
-            "GET",
-            "/shadow",
-            As::Admin,
-            "application/json",
-            None,
-        )
+        .admin(&dual.gateway, "GET", "/shadow", "application/json")
         .await;
     assert_eq!(page.status, 200);
     assert!(
@@ -513,13 +471,11 @@ async fn the_report_is_for_admins_only_and_a_delete_starts_a_new_count() {
     let since = dual.report().await["since"].clone();
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let r = dual
-        .call(
+        .admin(
             &dual.gateway,
             "DELETE",
             "/shadow/report",
-            As::Admin,
             "application/json",
-            None,
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
@@ -533,14 +489,7 @@ async fn the_report_is_for_admins_only_and_a_delete_starts_a_new_count() {
     let serving = harness::sandbox(Duration::ZERO).await;
     let plain = harness::gateway(&serving, harness::config()).await;
     let r = dual
-        .call(
-            &plain,
-            "GET",
-            "/shadow/report",
-            As::Admin,
-            "application/json",
-            None,
-        )
+        .admin(&plain, "GET", "/shadow/report", "application/json")
         .await;
     assert_eq!(r.status, 404);
 }

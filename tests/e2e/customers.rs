@@ -64,10 +64,7 @@ async fn admin_customer_cycle_keeps_addresses_and_revokes_tokens_on_delete() {
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let c = stack
-        .admin("GET", &format!("/customers/{id}"), None)
-        .await
-        .json();
+    let c = stack.admin_json(&format!("/customers/{id}")).await;
     assert_eq!(
         (c["firstname"].as_str(), c["lastname"].as_str()),
         (Some("Ada"), Some("Lovelace"))
@@ -223,7 +220,7 @@ async fn orders_by_owner() {
         .json();
     assert_eq!(me[0]["email"], DEMO.0);
     assert!(me[0]["updated_at"].is_string(), "{me}");
-    let admin_view = stack.admin("GET", "/customers/1", None).await.json();
+    let admin_view = stack.admin_json("/customers/1").await;
     assert!(admin_view["updated_at"].is_string(), "{admin_view}");
 
     let mine = stack.call("GET", "/orders", Some(&demo), None).await;
@@ -242,22 +239,11 @@ async fn orders_by_owner() {
     assert_eq!(mine["1"]["increment_id"], "000000001");
     assert!(mine["1"]["order_items"].as_array().unwrap().len() >= 2);
 
-    let all = stack.admin("GET", "/orders", None).await.json();
+    let all = stack.admin_json("/orders").await;
     assert!(all.as_object().unwrap().len() >= 4, "{all}");
-    assert_eq!(
-        stack
-            .call("GET", "/orders/3", Some(&demo), None)
-            .await
-            .status,
-        404
-    );
-    assert_eq!(
-        stack
-            .call("GET", "/orders/1", Some(&demo), None)
-            .await
-            .status,
-        200
-    );
+    let as_demo = |path: &'static str| stack.call("GET", path, Some(&demo), None);
+    assert_eq!(as_demo("/orders/3").await.status, 404);
+    assert_eq!(as_demo("/orders/1").await.status, 200);
     assert_eq!(
         stack.call("GET", "/orders", None, None).await.json(),
         json!({})

@@ -190,6 +190,18 @@ impl Stack {
         self.call(verb, path, Some(ADMIN_KEY), body).await
     }
 
+    /// `GET path` by the admin, read as JSON.
+    pub async fn admin_json(&self, path: &str) -> Value {
+        self.admin("GET", path, None).await.json()
+    }
+
+    /// Product `id` renamed `name` by the admin (a partial update).
+    pub async fn rename_product(&self, id: &str, name: &str) -> Reply {
+        let body = serde_json::json!({ "name": name });
+        self.admin("PUT", &format!("/products/{id}"), Some(body))
+            .await
+    }
+
     /// Logs the demo customer in through the gateway.
     pub async fn customer_token(&self, email: &str, password: &str) -> String {
         let r = self

@@ -137,68 +137,41 @@ async fn every_sku_path_of_the_client_names_that_product_and_nothing_else() {
 #[tokio::test]
 async fn products_with_skus_dot_and_dot_dot_are_themselves_through_the_gateway() {
     let stack = Stack::start().await;
-    let first = stack.admin("GET", "/products/1", None).await.json();
+    let first = stack.admin_json("/products/1").await;
     let count = |list: Value| list.as_object().map_or(0, |m| m.len());
-    let before = count(stack.admin("GET", "/products?limit=100", None).await.json());
+    let before = count(stack.admin_json("/products?limit=100").await);
+    let product = |sku: &str, name: &str, price: &str| {
+        json!({
+            "type_id": "simple", "attribute_set_id": 4, "sku": sku,
+            "name": name, "price": price, "weight": "1", "status": 1,
+            "visibility": 4, "tax_class_id": 2, "description": "d",
+            "short_description": "d", "stock_data": {"qty": 1, "is_in_stock": 1}
+        })
+    };
     for (n, sku) in [".", ".."].into_iter().enumerate() {
-        let r = stack
-            .admin(
-                "POST",
-                "/products",
-                Some(json!({
-                    "type_id": "simple", "attribute_set_id": 4, "sku": sku,
-                    "name": "Dot", "price": "1.00", "weight": "1", "status": 1,
-                    "visibility": 4, "tax_class_id": 2, "description": "d",
-                    "short_description": "d", "url_key": format!("dot-{n}"),
-                    "stock_data": {"qty": 1, "is_in_stock": 1}
-                })),
-            )
-            .await;
+        let mut dot = product(sku, "Dot", "1.00");
+        dot["url_key"] = json!(format!("dot-{n}"));
+        let r = stack.admin("POST", "/products", Some(dot)).await;
         assert_eq!(r.status, 200, "create {sku:?}: {}", r.body);
-        let id = r
-            .header("location")
-            .unwrap()
-            .rsplit('/')
-            .next()
-            .unwrap()
-            .to_owned();
+        let id = r.created_id();
         let read = stack.admin("GET", &format!("/products/{id}"), None).await;
         assert_eq!(read.status, 200, "{}", read.body);
         assert_eq!(read.json()["sku"], sku);
 
         // A second create of the same SKU is refused, not an overwrite.
-        let again = stack
-            .admin(
-                "POST",
-                "/products",
-                Some(json!({
-                    "type_id": "simple", "attribute_set_id": 4, "sku": sku,
-                    "name": "Other", "price": "2.00", "weight": "1", "status": 1,
-                    "visibility": 4, "tax_class_id": 2, "description": "d",
-                    "short_description": "d", "stock_data": {"qty": 1, "is_in_stock": 1}
-                })),
-            )
-            .await;
+        let other = product(sku, "Other", "2.00");
+        let again = stack.admin("POST", "/products", Some(other)).await;
         assert_eq!(again.status, 400, "{}", again.body);
 
-        let r = stack
-            .admin(
-                "PUT",
-                &format!("/products/{id}"),
-                Some(json!({"name": "Dot renamed"})),
-            )
-            .await;
+        let r = stack.rename_product(&id, "Dot renamed").await;
         assert_eq!(r.status, 200, "{}", r.body);
-        let read = stack
-            .admin("GET", &format!("/products/{id}"), None)
-            .await
-            .json();
+        let read = stack.admin_json(&format!("/products/{id}")).await;
         assert_eq!(
             (read["sku"].as_str(), read["name"].as_str()),
             (Some(sku), Some("Dot renamed"))
         );
         assert_eq!(
-            count(stack.admin("GET", "/products?limit=100", None).await.json()),
+            count(stack.admin_json("/products?limit=100").await),
             before + 1
         );
 
@@ -208,11 +181,8 @@ async fn products_with_skus_dot_and_dot_dot_are_themselves_through_the_gateway()
         assert_eq!(r.status, 200, "{}", r.body);
         let gone = stack.admin("GET", &format!("/products/{id}"), None).await;
         assert_eq!(gone.status, 404, "{}", gone.body);
-        assert_eq!(
-            count(stack.admin("GET", "/products?limit=100", None).await.json()),
-            before
-        );
-        assert_eq!(stack.admin("GET", "/products/1", None).await.json(), first);
+        assert_eq!(count(stack.admin_json("/products?limit=100").await), before);
+        assert_eq!(stack.admin_json("/products/1").await, first);
     }
     let paths: Vec<String> = stack.exchanges().into_iter().map(|e| e.path).collect();
     assert!(

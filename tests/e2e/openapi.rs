@@ -123,7 +123,7 @@ async fn a_sample_of_real_answers_matches_the_document() {
         ));
     }
     // An order, read by Admin.
-    let orders = stack.admin("GET", "/orders", None).await.json();
+    let orders = stack.admin_json("/orders").await;
     if let Some(order) = orders.as_object().and_then(|o| o.keys().next()) {
         calls.push(("GET", format!("/orders/{order}"), admin, None));
     }

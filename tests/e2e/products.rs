@@ -29,10 +29,7 @@ async fn create_read_update_delete() {
     assert_eq!(location, format!("/api/rest/products/{id}"));
 
     // Admin view.
-    let p = stack
-        .admin("GET", &format!("/products/{id}"), None)
-        .await
-        .json();
+    let p = stack.admin_json(&format!("/products/{id}")).await;
     assert_eq!(p["sku"], "E2E-MUG");
     assert_eq!(p["price"], "12.5000");
     assert_eq!(p["stock_data"]["qty"], "25.0000");
@@ -55,18 +52,9 @@ async fn create_read_update_delete() {
     assert_eq!(again.status, 400, "{}", again.body);
 
     // Partial update: only the name changes.
-    let r = stack
-        .admin(
-            "PUT",
-            &format!("/products/{id}"),
-            Some(json!({"name": "Renamed Mug"})),
-        )
-        .await;
+    let r = stack.rename_product(&id, "Renamed Mug").await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let p = stack
-        .admin("GET", &format!("/products/{id}"), None)
-        .await
-        .json();
+    let p = stack.admin_json(&format!("/products/{id}")).await;
     assert_eq!(p["name"], "Renamed Mug");
     assert_eq!(p["price"], "12.5000");
     assert_eq!(p["stock_data"]["qty"], "25.0000");
@@ -78,7 +66,7 @@ async fn create_read_update_delete() {
     assert_eq!(g["name"], "Renamed Mug");
 
     // The product shows in lists after the write.
-    let list = stack.admin("GET", "/products?limit=100", None).await.json();
+    let list = stack.admin_json("/products?limit=100").await;
     assert_eq!(list[id.as_str()]["name"], "Renamed Mug");
 
     // Delete: gone for everyone.
@@ -120,9 +108,8 @@ async fn paging_through_the_catalog_ends() {
     let mut seen = Vec::new();
     for page in 1..=50 {
         let list = stack
-            .admin("GET", &format!("/products?limit=5&page={page}"), None)
-            .await
-            .json();
+            .admin_json(&format!("/products?limit=5&page={page}"))
+            .await;
         let ids: Vec<String> = list.as_object().unwrap().keys().cloned().collect();
         if ids.is_empty() {
             break;
@@ -149,13 +136,7 @@ async fn tier_prices_reach_only_their_customer_group() {
     ]);
     let r = stack.admin("POST", "/products", Some(product)).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let id = r
-        .header("location")
-        .unwrap()
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .to_owned();
+    let id = r.created_id();
     let path = format!("/products/{id}");
 
     let general = stack
@@ -258,7 +239,7 @@ async fn the_original_profile_end_to_end() {
     let list = stack.call("GET", "/products", None, None).await.json();
     let first = list.as_object().unwrap().values().next().unwrap().clone();
     assert!(first["is_saleable"].is_boolean(), "{first}");
-    let admin = stack.admin("GET", "/products/5", None).await.json();
+    let admin = stack.admin_json("/products/5").await;
     // All groups the integer 32000, one group a string, as the original.
     let groups: Vec<&Value> = admin["tier_price"]
         .as_array()

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use crate::common::gateway::{Setup, start_gateway};
-use crate::common::http::sent;
+use crate::common::http::{call, sent};
 use serde_json::{Value, json};
 use storegate::Running;
 use storegate::config::{Config, Recording};
@@ -77,24 +77,11 @@ impl Client {
         bearer: Option<&str>,
         body: Option<Value>,
     ) -> Seen {
-        let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
-        let mut request = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .header("Accept", "application/json");
-        if let Some(token) = bearer {
-            request = request.bearer_auth(token);
-        }
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        let location = response
-            .headers()
-            .get("location")
-            .map(|v| v.to_str().unwrap().to_owned());
-        let text = response.text().await.unwrap();
+        let url = format!("{}{path}", self.base);
+        let json = "application/json";
+        let reply = call(&self.http, verb, &url, json, bearer, body.as_ref()).await;
+        let (status, text) = (reply.status, reply.body.clone());
+        let location = reply.header("location").map(str::to_owned);
         let mut body = if text.is_empty() {
             Value::Null
         } else {

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::common::openapi::OpenApi;
+use crate::common::openapi::{Mode, OpenApi};
 use crate::harness::{Exchange, Stack};
 
 /// Validates what the sandbox answered; panics with every problem found.
@@ -23,7 +23,13 @@ pub fn assert_answers_match_schema(exchanges: &[Exchange]) {
             .as_deref()
             .is_some_and(|q| q.contains("fields="));
         let result = if projection {
-            openapi.validate_projection(&exchange.method, &exchange.path, exchange.status, &body)
+            openapi.validate_in(
+                Mode::Projection,
+                &exchange.method,
+                &exchange.path,
+                exchange.status,
+                &body,
+            )
         } else {
             openapi.validate(&exchange.method, &exchange.path, exchange.status, &body)
         };

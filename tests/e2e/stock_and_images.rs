@@ -46,14 +46,14 @@ async fn stock_reads_writes_and_the_batch() {
     )
     .await;
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
-    let item = stack.admin("GET", "/stockitems/1001", None).await.json();
+    let item = stack.admin_json("/stockitems/1001").await;
     assert_eq!(
         (item["qty"].as_str(), item["is_in_stock"].as_str()),
         (Some("0.0000"), Some("0"))
     );
     assert_eq!(item["min_sale_qty"], "1.0000");
     assert_eq!(
-        stack.admin("GET", "/products/1", None).await.json()["stock_data"]["qty"],
+        stack.admin_json("/products/1").await["stock_data"]["qty"],
         "0.0000"
     );
     assert_eq!(
@@ -109,19 +109,10 @@ async fn stock_reads_writes_and_the_batch() {
         [("1002".to_owned(), 400), ("987654".to_owned(), 404)],
         "{body}"
     );
-    assert_eq!(
-        stack.admin("GET", "/stockitems/1001", None).await.json()["qty"],
-        "12.0000"
-    );
-    assert_eq!(
-        stack.admin("GET", "/stockitems/1005", None).await.json()["qty"],
-        "7.0000"
-    );
+    assert_eq!(stack.admin_json("/stockitems/1001").await["qty"], "12.0000");
+    assert_eq!(stack.admin_json("/stockitems/1005").await["qty"], "7.0000");
     // The empty product_id stopped item 1002 and nothing else.
-    assert_eq!(
-        stack.admin("GET", "/stockitems/1002", None).await.json()["qty"],
-        "50.0000"
-    );
+    assert_eq!(stack.admin_json("/stockitems/1002").await["qty"], "50.0000");
 
     assert_eq!(
         stack.admin("DELETE", "/stockitems/1001", None).await.status,
@@ -146,7 +137,7 @@ async fn images_global_per_store_and_their_writes() {
     // Entry 3 is disabled: shoppers do not see it, nor the exclude flag.
     assert_eq!(guest.as_array().unwrap().len(), 2, "{guest}");
     assert!(guest[0].get("exclude").is_none());
-    let admin = stack.admin("GET", "/products/1/images", None).await.json();
+    let admin = stack.admin_json("/products/1/images").await;
     assert_eq!(admin.as_array().unwrap().len(), 3, "{admin}");
     assert!(
         admin[0]["url"]
@@ -191,7 +182,7 @@ async fn images_global_per_store_and_their_writes() {
         "{location}"
     );
     let path = location.strip_prefix("/api/rest").unwrap().to_owned();
-    let image = stack.admin("GET", &path, None).await.json();
+    let image = stack.admin_json(&path).await;
     assert!(image["url"].as_str().unwrap().contains("/image"), "{image}");
 
     let r = stack
@@ -203,16 +194,10 @@ async fn images_global_per_store_and_their_writes() {
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(
-        stack
-            .admin("GET", &format!("{path}/store/2"), None)
-            .await
-            .json()["label"],
+        stack.admin_json(&format!("{path}/store/2")).await["label"],
         "Gourde"
     );
-    assert_ne!(
-        stack.admin("GET", &path, None).await.json()["label"],
-        "Gourde"
-    );
+    assert_ne!(stack.admin_json(&path).await["label"], "Gourde");
 
     assert_eq!(stack.admin("DELETE", &path, None).await.status, 200);
     assert_eq!(stack.admin("GET", &path, None).await.status, 404);

@@ -30,9 +30,7 @@ impl Fleet {
         token: &Pair,
     ) -> (u16, String, Duration) {
         let began = Instant::now();
-        let (status, body) = self
-            .signed_get(gw, "/customers/1", consumer, token, &random_hex32())
-            .await;
+        let (status, body) = self.own_record(gw, consumer, token, &random_hex32()).await;
         (status, body, began.elapsed())
     }
 
@@ -155,8 +153,7 @@ async fn a_sign_in_forgets_only_what_it_replaces_so_a_dead_database_leaves_verif
     let Some(mut fleet) = Fleet::start(true, None).await else {
         return;
     };
-    let first = fleet.register_consumer("first app");
-    let replaced = fleet.dance(&first).await;
+    let (first, replaced) = fleet.app_signed_in("first app").await;
     for gw in [&fleet.a, &fleet.b] {
         assert_eq!(fleet.verified_call(gw, &first, &replaced).await.0, 200);
     }
@@ -169,8 +166,7 @@ async fn a_sign_in_forgets_only_what_it_replaces_so_a_dead_database_leaves_verif
         assert_eq!(fleet.verified_call(gw, &first, &token).await.0, 200);
     }
     // Another consumer's sign-in replaces nothing of the first's.
-    let other = fleet.register_consumer("other app");
-    let _ = fleet.dance(&other).await;
+    let _ = fleet.app_signed_in("other app").await;
     let bearer = fleet.customer_token(&fleet.a).await;
 
     fleet.database.kill();
@@ -251,8 +247,7 @@ async fn a_locked_or_hung_database_is_degraded_and_costs_a_verified_token_under_
     let Some(fleet) = Fleet::start(true, Some(Duration::from_millis(200))).await else {
         return;
     };
-    let consumer = fleet.register_consumer("lock app");
-    let token = fleet.dance(&consumer).await;
+    let (consumer, token) = fleet.app_signed_in("lock app").await;
     for gw in [&fleet.a, &fleet.b] {
         assert_eq!(fleet.verified_call(gw, &consumer, &token).await.0, 200);
     }
@@ -372,8 +367,7 @@ async fn redis_killed_leaves_signed_calls_of_verified_tokens_served_on_both_inst
     let Some(mut fleet) = Fleet::start(true, None).await else {
         return;
     };
-    let consumer = fleet.register_consumer("redis app");
-    let token = fleet.dance(&consumer).await;
+    let (consumer, token) = fleet.app_signed_in("redis app").await;
     for gw in [&fleet.a, &fleet.b] {
         assert_eq!(fleet.verified_call(gw, &consumer, &token).await.0, 200);
     }
@@ -409,13 +403,9 @@ async fn redis_killed_leaves_signed_calls_of_verified_tokens_served_on_both_inst
         );
         // A replay to the same instance is still refused.
         let nonce = random_hex32();
-        let first = fleet
-            .signed_get(gw, "/customers/1", &consumer, &token, &nonce)
-            .await;
+        let first = fleet.own_record(gw, &consumer, &token, &nonce).await;
         assert_eq!(first.0, 200, "{}", first.1);
-        let replay = fleet
-            .signed_get(gw, "/customers/1", &consumer, &token, &nonce)
-            .await;
+        let replay = fleet.own_record(gw, &consumer, &token, &nonce).await;
         assert_eq!(
             (replay.0, message(&replay.1).as_str()),
             (401, "oauth_problem=nonce_used")
@@ -426,13 +416,9 @@ async fn redis_killed_leaves_signed_calls_of_verified_tokens_served_on_both_inst
     let began = Instant::now();
     loop {
         let nonce = random_hex32();
-        let on_a = fleet
-            .signed_get(&fleet.a, "/customers/1", &consumer, &token, &nonce)
-            .await;
+        let on_a = fleet.own_record(&fleet.a, &consumer, &token, &nonce).await;
         assert_eq!(on_a.0, 200, "{}", on_a.1);
-        let on_b = fleet
-            .signed_get(&fleet.b, "/customers/1", &consumer, &token, &nonce)
-            .await;
+        let on_b = fleet.own_record(&fleet.b, &consumer, &token, &nonce).await;
         if on_b.0 == 401 && message(&on_b.1) == "oauth_problem=nonce_used" {
             break;
         }
@@ -455,10 +441,8 @@ async fn a_token_revoked_before_redis_restarts_empty_is_refused_by_an_instance_s
     };
     // An OAuth token revoked by the Admin, and the demo customer's Bearer and OAuth tokens
     // revoked by deleting the customer.
-    let admin_app = fleet.register_consumer("revoked app");
-    let revoked = fleet.dance(&admin_app).await;
-    let consumer = fleet.register_consumer("customer app");
-    let oauth = fleet.dance(&consumer).await;
+    let (admin_app, revoked) = fleet.app_signed_in("revoked app").await;
+    let (consumer, oauth) = fleet.app_signed_in("customer app").await;
     let bearer = fleet.customer_token(&fleet.a).await;
     assert_eq!(fleet.bearer_get(&fleet.b, &bearer).await.0, 200);
     assert_eq!(

@@ -88,15 +88,8 @@ fn python_client() -> bool {
         .args(["-c", "import requests_oauthlib"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var_os("CI").is_some() {
-            panic!("requests-oauthlib is missing: .ci/run installs it");
-        }
-        eprintln!(
-            "\n*** SKIPPED: python3 requests-oauthlib is missing; the fleet test did not run ***\n"
-        );
-    }
-    ok
+    let install = "python3 -m pip install requests-oauthlib";
+    common::process::required(ok, "python3 requests-oauthlib", install, "the fleet test")
 }
 
 impl Fleet {
@@ -172,12 +165,7 @@ impl Fleet {
             .output()
             .unwrap();
         let _ = std::fs::remove_dir_all(&dir);
-        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-        assert!(
-            output.status.success(),
-            "{stdout}{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let stdout = common::process::stdout_of(&output, "oauth consumer add");
         assert!(
             stdout.contains("registered in mysql://127.0.0.1:") && !stdout.contains("storegate-pw"),
             "{stdout}"
@@ -193,27 +181,21 @@ impl Fleet {
         (field("key:"), field("secret:"))
     }
 
+    /// An app registered as `name`, and the demo customer's access token for it (its
+    /// dance, [`Fleet::dance`]).
+    async fn app_signed_in(&self, name: &str) -> ((String, String), (String, String)) {
+        let consumer = self.register_consumer(name);
+        let token = self.dance(&consumer).await;
+        (consumer, token)
+    }
+
     /// requests-oauthlib's dance as the demo customer: initiated on A, authorized on B's
     /// pages, exchanged on B. The access token and its secret.
     async fn dance(&self, consumer: &(String, String)) -> (String, String) {
-        let output = python(vec![
-            "dance".into(),
-            "--base".into(),
-            Fleet::origin(&self.a),
-            "--other".into(),
-            Fleet::origin(&self.b),
-            "--key".into(),
-            consumer.0.clone(),
-            "--secret".into(),
-            consumer.1.clone(),
-            "--user".into(),
-            "customer".into(),
-            "--email".into(),
-            EMAIL.into(),
-            "--password".into(),
-            PASSWORD.into(),
-        ])
-        .await;
+        let mut args = as_the_customer("dance", &self.a, consumer);
+        args.extend(["--other".into(), Fleet::origin(&self.b)]);
+        args.extend(["--password".into(), PASSWORD.into()]);
+        let output = python(args).await;
         let value: Value = serde_json::from_str(output.trim()).unwrap();
         (
             value["token"].as_str().unwrap().to_owned(),
@@ -221,25 +203,18 @@ impl Fleet {
         )
     }
 
-    /// A signed `GET path` on `gw` (header), with `nonce`: status and body.
-    async fn signed_get(
+    /// The signed customer's own record, a signed `GET /customers/1` on `gw` (header), with
+    /// `nonce`: status and body.
+    async fn own_record(
         &self,
         gw: &Running,
-        path: &str,
         consumer: &(String, String),
         token: &(String, String),
         nonce: &str,
     ) -> (u16, String) {
-        let url = format!("{}/api/rest{path}", Fleet::origin(gw));
+        let url = format!("{}/api/rest/customers/1", Fleet::origin(gw));
         let header = oauth_header("GET", &url, consumer, Some(token), &[], nonce);
-        let response = sent(
-            self.http
-                .get(url)
-                .header("Authorization", header)
-                .header("Accept", "application/json"),
-        )
-        .await;
-        (response.status().as_u16(), response.text().await.unwrap())
+        signed_get(self.http.clone(), url, header).await
     }
 
     /// `POST /oauth/initiate` on `gw`, signed by the consumer alone.
@@ -282,6 +257,17 @@ impl Fleet {
     }
 }
 
+/// `GET url` with the `Authorization` header `header`, asking for JSON: status and body.
+async fn signed_get(http: reqwest::Client, url: String, header: String) -> (u16, String) {
+    let response = sent(
+        http.get(url)
+            .header("Authorization", header)
+            .header("Accept", "application/json"),
+    )
+    .await;
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
 /// `OAuth ...` for `verb url`, HMAC-SHA1, with `extra` protocol parameters.
 fn oauth_header(
     verb: &str,
@@ -291,55 +277,36 @@ fn oauth_header(
     extra: &[(&str, &str)],
     nonce: &str,
 ) -> String {
-    use storegate::auth::oauth::signature::{Method, base_string, encode, sign};
-    let timestamp = storegate::auth::oauth::store::now_secs().to_string();
-    let mut params: Vec<(String, String)> = vec![
-        ("oauth_consumer_key".into(), consumer.0.clone()),
-        ("oauth_signature_method".into(), "HMAC-SHA1".into()),
-        ("oauth_timestamp".into(), timestamp),
-        ("oauth_nonce".into(), nonce.to_owned()),
-        ("oauth_version".into(), "1.0".into()),
-    ];
-    if let Some((value, _)) = token {
-        params.push(("oauth_token".into(), value.clone()));
-    }
-    params.extend(
-        extra
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
-    );
-    let base = base_string(verb, url, &params);
-    let token_secret = token.map_or("", |(_, secret)| secret.as_str());
-    params.push((
-        "oauth_signature".into(),
-        sign(Method::HmacSha1, &base, &consumer.1, token_secret),
-    ));
-    let items: Vec<String> = params
-        .iter()
-        .map(|(k, v)| format!("{k}=\"{}\"", encode(v)))
-        .collect();
-    format!("OAuth {}", items.join(", "))
+    let consumer = (consumer.0.as_str(), consumer.1.as_str());
+    let token = token.map(|(token, secret)| (token.as_str(), secret.as_str()));
+    common::oauth_sign::oauth_header_with_nonce(verb, url, consumer, token, nonce, extra)
+}
+
+/// client.py's `command` against `gw` by `consumer`, as the demo customer.
+fn as_the_customer(command: &str, gw: &Running, consumer: &(String, String)) -> Vec<String> {
+    [
+        command,
+        "--base",
+        &Fleet::origin(gw),
+        "--key",
+        &consumer.0,
+        "--secret",
+        &consumer.1,
+        "--user",
+        "customer",
+        "--email",
+        EMAIL,
+    ]
+    .map(str::to_owned)
+    .to_vec()
 }
 
 /// Runs tests/oauth/client.py off the runtime's threads; its stdout.
 async fn python(args: Vec<String>) -> String {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/oauth/client.py");
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new("python3")
-            .arg(script)
-            .args(&args)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "client.py failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
+    let mut all = vec![script.to_str().unwrap().to_owned()];
+    all.extend(args);
+    common::process::run_blocking("python3", all).await
 }
 
 fn message(body: &str) -> String {
@@ -363,9 +330,7 @@ async fn until_refused(
     let begun = Instant::now();
     loop {
         let nonce = storegate::auth::oauth::store::random_hex32();
-        let (status, body) = fleet
-            .signed_get(gw, "/customers/1", consumer, token, &nonce)
-            .await;
+        let (status, body) = fleet.own_record(gw, consumer, token, &nonce).await;
         if status == 401 {
             assert_eq!(message(&body), "oauth_problem=token_rejected");
             return begun.elapsed();
@@ -390,37 +355,18 @@ async fn shared_store_scenario(fleet: &Fleet) {
     // Its calls on either instance, signed in the header and in the query (client.py's
     // `calls`: reads, a write, refusals).
     for gw in [&fleet.a, &fleet.b] {
-        python(vec![
-            "calls".into(),
-            "--base".into(),
-            Fleet::origin(gw),
-            "--key".into(),
-            consumer.0.clone(),
-            "--secret".into(),
-            consumer.1.clone(),
-            "--user".into(),
-            "customer".into(),
-            "--email".into(),
-            EMAIL.into(),
-            "--customer-id".into(),
-            "1".into(),
-            "--token".into(),
-            token.0.clone(),
-            "--token-secret".into(),
-            token.1.clone(),
-        ])
-        .await;
+        let mut args = as_the_customer("calls", gw, &consumer);
+        args.extend(["--customer-id".into(), "1".into()]);
+        args.extend(["--token".into(), token.0.clone()]);
+        args.extend(["--token-secret".into(), token.1.clone()]);
+        python(args).await;
     }
 
     // A nonce used on one is refused on the other.
     let nonce = storegate::auth::oauth::store::random_hex32();
-    let first = fleet
-        .signed_get(&fleet.a, "/customers/1", &consumer, &token, &nonce)
-        .await;
+    let first = fleet.own_record(&fleet.a, &consumer, &token, &nonce).await;
     assert_eq!(first.0, 200, "{}", first.1);
-    let replay = fleet
-        .signed_get(&fleet.b, "/customers/1", &consumer, &token, &nonce)
-        .await;
+    let replay = fleet.own_record(&fleet.b, &consumer, &token, &nonce).await;
     assert_eq!(
         (replay.0, message(&replay.1).as_str()),
         (401, "oauth_problem=nonce_used")
@@ -428,9 +374,8 @@ async fn shared_store_scenario(fleet: &Fleet) {
 
     // Revoked through A (B verified the token a moment ago): B refuses it within a second.
     let warm = fleet
-        .signed_get(
+        .own_record(
             &fleet.b,
-            "/customers/1",
             &consumer,
             &token,
             &storegate::auth::oauth::store::random_hex32(),
@@ -463,22 +408,10 @@ async fn without_redis_a_database_outage_keeps_verified_tokens_and_still_refuses
     let Some(mut fleet) = Fleet::start(false, Some(Duration::from_millis(200))).await else {
         return;
     };
-    let consumer = fleet.register_consumer("outage app without redis");
-    let token = fleet.dance(&consumer).await;
+    let (consumer, token) = fleet.app_signed_in("outage app without redis").await;
     let url = format!("http://{}/api/rest/customers/1", fleet.a.addr);
     let signed = |nonce: &str| oauth_header("GET", &url, &consumer, Some(&token), &[], nonce);
-    let send = |header: String| {
-        let (http, url) = (fleet.http.clone(), url.clone());
-        async move {
-            let response = sent(
-                http.get(url)
-                    .header("Authorization", header)
-                    .header("Accept", "application/json"),
-            )
-            .await;
-            (response.status().as_u16(), response.text().await.unwrap())
-        }
-    };
+    let send = |header: String| signed_get(fleet.http.clone(), url.clone(), header);
     let before = signed(&storegate::auth::oauth::store::random_hex32());
     assert_eq!(send(before.clone()).await.0, 200);
 
@@ -504,8 +437,7 @@ async fn the_database_failing_keeps_verified_tokens_and_refuses_new_sign_ins() {
     let Some(mut fleet) = Fleet::start(true, Some(Duration::from_millis(200))).await else {
         return;
     };
-    let consumer = fleet.register_consumer("outage app");
-    let token = fleet.dance(&consumer).await;
+    let (consumer, token) = fleet.app_signed_in("outage app").await;
     let call = |fleet: &Fleet| {
         let (consumer, token) = (consumer.clone(), token.clone());
         let a = fleet.a.addr;
@@ -514,13 +446,7 @@ async fn the_database_failing_keeps_verified_tokens_and_refuses_new_sign_ins() {
             let url = format!("http://{a}/api/rest/customers/1");
             let nonce = storegate::auth::oauth::store::random_hex32();
             let header = oauth_header("GET", &url, &consumer, Some(&token), &[], &nonce);
-            let response = sent(
-                http.get(url)
-                    .header("Authorization", header)
-                    .header("Accept", "application/json"),
-            )
-            .await;
-            (response.status().as_u16(), response.text().await.unwrap())
+            signed_get(http, url, header).await
         }
     };
     assert_eq!(call(&fleet).await.0, 200);
@@ -585,13 +511,7 @@ fn cli(args: &[&str], env: &[(&str, String)]) -> String {
         command.env(name, value);
     }
     let output = command.output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "oauth {args:?}: {stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
+    common::process::stdout_of(&output, &format!("oauth {args:?}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -630,7 +550,7 @@ async fn a_single_machines_store_migrates_into_the_fleets_and_the_cli_revokes_th
         .unwrap();
     drop(store);
     let (status, _) = fleet
-        .signed_get(&fleet.a, "/customers/1", &consumer, &token, "n-before")
+        .own_record(&fleet.a, &consumer, &token, "n-before")
         .await;
     assert_eq!(status, 401, "the fleet does not know the old app yet");
 
@@ -646,9 +566,7 @@ async fn a_single_machines_store_migrates_into_the_fleets_and_the_cli_revokes_th
 
     // The app and its customer keep their token, on every instance.
     for (gw, nonce) in [(&fleet.a, "n-a"), (&fleet.b, "n-b")] {
-        let (status, body) = fleet
-            .signed_get(gw, "/customers/1", &consumer, &token, nonce)
-            .await;
+        let (status, body) = fleet.own_record(gw, &consumer, &token, nonce).await;
         assert_eq!(status, 200, "{body}");
     }
 

@@ -3,7 +3,7 @@
 //! when dropped (and killed with the test process if that dies first). Without the binaries
 //! a test fails under CI and skips loudly outside.
 
-use crate::common::process::free_port;
+use crate::common::process::{self, free_port};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -16,24 +16,12 @@ pub struct MariaDb {
 }
 
 fn installed() -> bool {
-    let found = ["mariadb-install-db", "mariadb"].iter().all(|tool| {
-        Command::new(tool)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    }) && server_binary().is_some();
-    if !found {
-        if std::env::var_os("CI").is_some() {
-            panic!("MariaDB is missing: .ci/run installs it (apt-get install mariadb-server)");
-        }
-        eprintln!(
-            "\n*** SKIPPED: MariaDB is not installed (apt-get install -y mariadb-server); \
-             the fleet tests did not run ***\n"
-        );
-    }
-    found
+    let found = ["mariadb-install-db", "mariadb"]
+        .iter()
+        .all(|tool| process::installed(tool))
+        && server_binary().is_some();
+    let install = "apt-get install -y mariadb-server";
+    process::required(found, "MariaDB", install, "the fleet tests")
 }
 
 /// `mariadbd` lives in /usr/sbin, which is not on every PATH.
@@ -84,11 +72,7 @@ impl MariaDb {
             .await
             .unwrap()
             .unwrap();
-        assert!(
-            output.status.success(),
-            "mariadb-install-db failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        process::stdout_of(&output, "mariadb-install-db");
         let mut server = MariaDb {
             port: free_port(),
             dir,
@@ -114,45 +98,37 @@ impl MariaDb {
         self.dir.join("mysqld.sock")
     }
 
+    /// The `mariadb` client, as root over the socket.
+    fn client(&self) -> Command {
+        let mut command = Command::new("mariadb");
+        command.args([
+            "--no-defaults",
+            &format!("--socket={}", self.socket().display()),
+            "-u",
+            "root",
+        ]);
+        command
+    }
+
     /// Runs SQL as root over the socket; its output.
     pub fn sql(&self, statements: &str) -> String {
-        let output = Command::new("mariadb")
-            .args([
-                "--no-defaults",
-                &format!("--socket={}", self.socket().display()),
-                "-u",
-                "root",
-                "--batch",
-                "--skip-column-names",
-                "-e",
-                statements,
-            ])
+        let output = self
+            .client()
+            .args(["--batch", "--skip-column-names", "-e", statements])
             .output()
             .unwrap();
-        assert!(
-            output.status.success(),
-            "{statements}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
+        process::stdout_of(&output, statements)
     }
 
     /// Stops the server where it is (SIGSTOP): a hung database, its connections open and
     /// silent.
     pub fn pause(&self) {
-        self.signal(libc::SIGSTOP);
+        process::signal(self.child.as_ref(), libc::SIGSTOP);
     }
 
     /// Lets a paused server go on (SIGCONT).
     pub fn resume(&self) {
-        self.signal(libc::SIGCONT);
-    }
-
-    fn signal(&self, signal: libc::c_int) {
-        let child = self.child.as_ref().expect("the server runs");
-        // SAFETY: kill only sends a signal to our own child process.
-        let done = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
-        assert_eq!(done, 0, "signal {signal} not sent");
+        process::signal(self.child.as_ref(), libc::SIGCONT);
     }
 
     /// Locks `tables` (`LOCK TABLES t WRITE, ...`) from another session for `seconds`, as
@@ -165,12 +141,9 @@ impl MariaDb {
             "LOCK TABLES {}; SELECT 'locked'; SELECT SLEEP({seconds}); UNLOCK TABLES;",
             locks.join(", ")
         );
-        let mut child = Command::new("mariadb")
+        let mut child = self
+            .client()
             .args([
-                "--no-defaults",
-                &format!("--socket={}", self.socket().display()),
-                "-u",
-                "root",
                 "--batch",
                 "--skip-column-names",
                 "--unbuffered",
@@ -194,10 +167,7 @@ impl MariaDb {
 
     /// Kills the server at once (SIGKILL), as a crash or a lost network would.
     pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        process::kill(self.child.take());
     }
 
     /// Starts (again) on the same port and data, and waits until it answers.
@@ -237,15 +207,9 @@ impl MariaDb {
         self.child = Some(child);
         let started = Instant::now();
         loop {
-            let ok = Command::new("mariadb")
-                .args([
-                    "--no-defaults",
-                    &format!("--socket={}", self.socket().display()),
-                    "-u",
-                    "root",
-                    "-e",
-                    "SELECT 1",
-                ])
+            let ok = self
+                .client()
+                .args(["-e", "SELECT 1"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status()

@@ -20,7 +20,10 @@ use serde_json::{Value, json};
 use storegate::Running;
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
-use common::oauth_sign::{oauth_header, register_app};
+use common::files::{DataDir, temp_dir};
+use common::gateway::{Setup, start_gateway, start_sandbox};
+use common::http::{Reply, get_json, metric_in, text_of};
+use common::oauth_sign::{App, app_header, register_app};
 use redis_server::RedisServer;
 
 const ADMIN_KEY: &str = "limits-admin-key-0123456789";
@@ -34,24 +37,7 @@ struct Fleet {
     _sandbox: Sandbox,
     redis: RedisServer,
     data_dir: PathBuf,
-}
-
-struct Reply {
-    status: u16,
-    headers: reqwest::header::HeaderMap,
-    body: String,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-}
-
-impl Drop for Fleet {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.data_dir);
-    }
+    _removed: DataDir,
 }
 
 impl Fleet {
@@ -61,15 +47,8 @@ impl Fleet {
     async fn start(n: usize, limits: &str) -> Option<Fleet> {
         let redis = RedisServer::start().await?;
         storegate::backend::transport::install_crypto();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sandbox = Sandbox::start(listener, SandboxOptions::default())
-            .await
-            .unwrap();
-        let data_dir = std::env::temp_dir().join(format!(
-            "storegate-limits-tests-{}-{}",
-            std::process::id(),
-            storegate::auth::oauth::store::random_hex32()
-        ));
+        let sandbox = start_sandbox(SandboxOptions::default()).await;
+        let data_dir = temp_dir("limits-tests");
         let mut gateways = Vec::new();
         for _ in 0..n {
             let config = storegate::Config {
@@ -80,30 +59,63 @@ impl Fleet {
                 rate_limits: storegate::config::RateLimits::parse(limits).unwrap(),
                 ..storegate::Config::default()
             };
-            let parts = storegate::Parts {
-                upstream_url: sandbox.base_url(),
-                upstream_token: sandbox.token().to_owned(),
-                admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-                token_secret: b"limits-fleet-token-secret".to_vec(),
-                mappings: storegate::load_mappings(&config).unwrap(),
+            let setup = Setup {
+                upstream_url: &sandbox.base_url(),
+                upstream_token: sandbox.token(),
+                admin_key: ADMIN_KEY,
+                token_secret: b"limits-fleet-token-secret",
             };
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            gateways.push(
-                storegate::start(config, parts, listener, None)
-                    .await
-                    .unwrap(),
-            );
+            gateways.push(start_gateway(config, setup).await);
         }
         Some(Fleet {
             gateways,
             _sandbox: sandbox,
             redis,
+            _removed: DataDir(data_dir.clone()),
             data_dir,
         })
     }
 
     fn origin(&self, i: usize) -> String {
         format!("http://{}", self.gateways[i % self.gateways.len()].addr)
+    }
+
+    /// Product 1 on instance `i` (in turn).
+    fn product(&self, i: usize) -> String {
+        format!("{}/api/rest/products/1", self.origin(i))
+    }
+
+    /// A guest read of product 1 by `client` on instance `i`.
+    async fn read(&self, client: &reqwest::Client, i: usize) -> Reply {
+        get(client, &self.product(i), &[]).await
+    }
+
+    /// The statuses of seven reads of instance 0 by a new client from `address`: the
+    /// instance alone holding it to `guest=5/10s`.
+    async fn seven_reads_alone(&self, address: &str) -> Vec<u16> {
+        let alone = client_from(address);
+        let mut seen = Vec::new();
+        for _ in 0..7 {
+            seen.push(self.read(&alone, 0).await.status);
+        }
+        seen
+    }
+
+    /// Redis back: both instances count with it again within a second, and a new client
+    /// from `address` gets five reads of twelve, wherever it asks.
+    async fn counts_as_one_again(&self, address: &str) {
+        let back = Instant::now();
+        for i in 0..2 {
+            self.wait_for(i, "fleet", Duration::from_secs(3)).await;
+        }
+        assert!(
+            back.elapsed() < Duration::from_secs(1),
+            "back after {:?}",
+            back.elapsed()
+        );
+        let fresh = client_from(address);
+        let replies = reads(self, &fresh, 12, Duration::from_millis(300)).await;
+        assert_five_admitted(&replies);
     }
 
     /// The fleet's Redis reached by its gateways again (its health loop pings every
@@ -137,32 +149,40 @@ async fn get(client: &reqwest::Client, url: &str, headers: &[(&str, &str)]) -> R
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let response = request.send().await.unwrap();
-    Reply {
-        status: response.status().as_u16(),
-        headers: response.headers().clone(),
-        body: response.text().await.unwrap(),
-    }
+    Reply::read(request.send().await.unwrap()).await
 }
 
 async fn ready(origin: &str) -> Value {
-    reqwest::get(format!("{origin}/readyz"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    get_json(format!("{origin}/readyz")).await
 }
 
 async fn metric(origin: &str, series: &str) -> Option<i64> {
-    let text = reqwest::get(format!("{origin}/metrics"))
-        .await
-        .unwrap()
-        .text()
+    let page = text_of(reqwest::Client::new().get(format!("{origin}/metrics"))).await;
+    metric_in(&page, series)
+}
+
+/// Five of `replies` admitted (the statuses shown when not).
+#[track_caller]
+fn assert_five_admitted(replies: &[Reply]) {
+    let ok = replies.iter().filter(|r| r.status == 200).count();
+    assert_eq!(
+        ok,
+        5,
+        "{:?}",
+        replies.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+}
+
+/// A guest sign-in as the demo customer with `password`, on instance `i`: its status.
+async fn sign_in(fleet: &Fleet, client: &reqwest::Client, i: usize, password: &str) -> u16 {
+    let r = client
+        .post(format!("{}/api/rest/auth/token", fleet.origin(i)))
+        .header("Accept", "application/json")
+        .json(&json!({"username": DEMO.0, "password": password}))
+        .send()
         .await
         .unwrap();
-    text.lines()
-        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+    r.status().as_u16()
 }
 
 /// `count` guest reads of one product from `client`, spread over the fleet's instances in
@@ -176,7 +196,7 @@ async fn reads(
     let start = tokio::time::Instant::now();
     let mut tasks = Vec::new();
     for i in 0..count {
-        let url = format!("{}/api/rest/products/1", fleet.origin(i));
+        let url = fleet.product(i);
         let client = client.clone();
         let at = start + spread * i as u32 / count as u32;
         tasks.push(tokio::spawn(async move {
@@ -201,16 +221,7 @@ async fn two_instances_hold_one_budget_per_client() {
     // fast path of cache hits as much as misses.
     let warm = client_from("127.0.0.9");
     for i in 0..2 {
-        assert_eq!(
-            get(
-                &warm,
-                &format!("{}/api/rest/products/1", fleet.origin(i)),
-                &[]
-            )
-            .await
-            .status,
-            200
-        );
+        assert_eq!(fleet.read(&warm, i).await.status, 200);
     }
     let guest = client_from("127.0.0.1");
     // Sent over 1.5 s, each at its time whatever the answers before it (the count is what
@@ -257,17 +268,11 @@ async fn two_instances_hold_one_budget_per_client() {
     let bearer = format!("Bearer {token}");
     let app = signed_app(&fleet);
     for i in 0..2 {
-        let url = format!("{}/api/rest/products/1", fleet.origin(i));
+        let url = fleet.product(i);
         assert_eq!(get(&other, &url, &[]).await.status, 200);
         let r = get(&guest, &url, &[("Authorization", &bearer)]).await;
         assert_eq!(r.status, 200, "{}", r.body);
-        let header = oauth_header(
-            "GET",
-            &url,
-            (&app.0.0, &app.0.1),
-            Some((&app.1.0, &app.1.1)),
-            &[],
-        );
+        let header = app_header("GET", &url, &app);
         let r = get(&guest, &url, &[("Authorization", &header)]).await;
         assert_eq!(r.status, 200, "{}", r.body);
     }
@@ -275,12 +280,7 @@ async fn two_instances_hold_one_budget_per_client() {
     // A window later, the address is served again.
     tokio::time::sleep(Duration::from_secs(10)).await;
     for i in 0..2 {
-        let r = get(
-            &guest,
-            &format!("{}/api/rest/products/1", fleet.origin(i)),
-            &[],
-        )
-        .await;
+        let r = fleet.read(&guest, i).await;
         assert_eq!(r.status, 200, "{}", r.body);
     }
     let refused: i64 = {
@@ -299,7 +299,7 @@ async fn two_instances_hold_one_budget_per_client() {
 }
 
 /// A consumer and customer 1's access token, in the store the fleet shares.
-fn signed_app(fleet: &Fleet) -> ((String, String), (String, String)) {
+fn signed_app(fleet: &Fleet) -> App {
     register_app(
         &fleet.data_dir,
         storegate::auth::oauth::store::Owner::Customer(1),
@@ -328,13 +328,7 @@ async fn redis_killed_reads_are_served_and_the_fleet_counts_again_when_it_return
     };
     let guest = client_from("127.0.0.1");
     let replies = reads(&fleet, &guest, 10, Duration::from_millis(200)).await;
-    let ok = replies.iter().filter(|r| r.status == 200).count();
-    assert_eq!(
-        ok,
-        5,
-        "{:?}",
-        replies.iter().map(|r| r.status).collect::<Vec<_>>()
-    );
+    assert_five_admitted(&replies);
     for i in 0..2 {
         assert_eq!(ready(&fleet.origin(i)).await["rate_limits"], "fleet");
         assert_eq!(
@@ -348,12 +342,7 @@ async fn redis_killed_reads_are_served_and_the_fleet_counts_again_when_it_return
     // here instead) ...
     let newcomer = client_from("127.0.0.4");
     for i in 0..2 {
-        let r = get(
-            &newcomer,
-            &format!("{}/api/rest/products/1", fleet.origin(i)),
-            &[],
-        )
-        .await;
+        let r = fleet.read(&newcomer, i).await;
         assert_eq!(r.status, 200, "with Redis down: {}", r.body);
     }
     for i in 0..2 {
@@ -372,53 +361,16 @@ async fn redis_killed_reads_are_served_and_the_fleet_counts_again_when_it_return
     }
     // ... and the address the fleet refused: each instance counts alone, from zero.
     for i in 0..4 {
-        let r = get(
-            &guest,
-            &format!("{}/api/rest/products/1", fleet.origin(i)),
-            &[],
-        )
-        .await;
+        let r = fleet.read(&guest, i).await;
         assert_eq!(r.status, 200, "with Redis down: {}", r.body);
     }
     // Still limited, by each instance alone.
-    let alone = client_from("127.0.0.5");
-    let replies: Vec<u16> = {
-        let mut seen = Vec::new();
-        for _ in 0..7 {
-            seen.push(
-                get(
-                    &alone,
-                    &format!("{}/api/rest/products/1", fleet.origin(0)),
-                    &[],
-                )
-                .await
-                .status,
-            );
-        }
-        seen
-    };
+    let replies = fleet.seven_reads_alone("127.0.0.5").await;
     assert_eq!(replies, [200, 200, 200, 200, 200, 429, 429]);
 
     fleet.redis.restart().await;
-    let back = Instant::now();
-    for i in 0..2 {
-        fleet.wait_for(i, "fleet", Duration::from_secs(3)).await;
-    }
-    assert!(
-        back.elapsed() < Duration::from_secs(1),
-        "back after {:?}",
-        back.elapsed()
-    );
     // One budget across the fleet again: a new address gets five, wherever it asks.
-    let fresh = client_from("127.0.0.6");
-    let replies = reads(&fleet, &fresh, 12, Duration::from_millis(300)).await;
-    let ok = replies.iter().filter(|r| r.status == 200).count();
-    assert_eq!(
-        ok,
-        5,
-        "{:?}",
-        replies.iter().map(|r| r.status).collect::<Vec<_>>()
-    );
+    fleet.counts_as_one_again("127.0.0.6").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -426,11 +378,10 @@ async fn redis_hung_reads_wait_at_most_its_deadline_and_the_fleet_counts_again_a
     let Some(fleet) = Fleet::start(2, "guest=5/10s").await else {
         return;
     };
-    let url = |i: usize| format!("{}/api/rest/products/1", fleet.origin(i));
     // Warm the caches, so a read's time is the limits' and not the store's.
     let warm = client_from("127.0.0.9");
     for i in 0..2 {
-        assert_eq!(get(&warm, &url(i), &[]).await.status, 200);
+        assert_eq!(fleet.read(&warm, i).await.status, 200);
     }
     // Hung (SIGSTOP): connections open, nothing answered. New clients' first reads ask
     // Redis and are served once its deadline (STOREGATE_REDIS_TIMEOUT_MS, 250 ms) passed;
@@ -444,7 +395,7 @@ async fn redis_hung_reads_wait_at_most_its_deadline_and_the_fleet_counts_again_a
         let client = client_from(address);
         for i in 0..2 {
             let asked = Instant::now();
-            let r = get(&client, &url(i), &[]).await;
+            let r = fleet.read(&client, i).await;
             let took = asked.elapsed();
             assert_eq!(r.status, 200, "read {n} on {i} with Redis hung: {}", r.body);
             slowest = slowest.max(took);
@@ -459,32 +410,11 @@ async fn redis_hung_reads_wait_at_most_its_deadline_and_the_fleet_counts_again_a
         fleet.wait_for(i, "degraded", Duration::from_secs(3)).await;
     }
     // Still held to the limit, by each instance alone.
-    let alone = client_from("127.0.0.24");
-    let mut seen = Vec::new();
-    for _ in 0..7 {
-        seen.push(get(&alone, &url(0), &[]).await.status);
-    }
+    let seen = fleet.seven_reads_alone("127.0.0.24").await;
     assert_eq!(seen, [200, 200, 200, 200, 200, 429, 429]);
 
     fleet.redis.resume();
-    let back = Instant::now();
-    for i in 0..2 {
-        fleet.wait_for(i, "fleet", Duration::from_secs(3)).await;
-    }
-    assert!(
-        back.elapsed() < Duration::from_secs(1),
-        "back after {:?}",
-        back.elapsed()
-    );
-    let fresh = client_from("127.0.0.25");
-    let replies = reads(&fleet, &fresh, 12, Duration::from_millis(300)).await;
-    let ok = replies.iter().filter(|r| r.status == 200).count();
-    assert_eq!(
-        ok,
-        5,
-        "{:?}",
-        replies.iter().map(|r| r.status).collect::<Vec<_>>()
-    );
+    fleet.counts_as_one_again("127.0.0.25").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -495,26 +425,12 @@ async fn failed_sign_ins_count_across_the_fleet() {
     let client = client_from("127.0.0.1");
     let mut seen = Vec::new();
     for i in 0..12 {
-        let r = client
-            .post(format!("{}/api/rest/auth/token", fleet.origin(i)))
-            .header("Accept", "application/json")
-            .json(&json!({"username": DEMO.0, "password": "not-the-password"}))
-            .send()
-            .await
-            .unwrap();
-        seen.push(r.status().as_u16());
+        seen.push(sign_in(&fleet, &client, i, "not-the-password").await);
     }
     assert_eq!(&seen[..10], [401; 10], "{seen:?}");
     assert_eq!(&seen[10..], [429, 429]);
     // The right password from another address is held too: the username's count is the
     // fleet's.
     let other = client_from("127.0.0.7");
-    let r = other
-        .post(format!("{}/api/rest/auth/token", fleet.origin(1)))
-        .header("Accept", "application/json")
-        .json(&json!({"username": DEMO.0, "password": DEMO.1}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 429);
+    assert_eq!(sign_in(&fleet, &other, 1, DEMO.1).await, 429);
 }

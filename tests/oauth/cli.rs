@@ -20,6 +20,35 @@ pub fn storegate(stack: &Stack, args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// `storegate oauth consumer <args>` on the stack's store.
+pub fn oauth_consumer(stack: &Stack, args: &[&str]) -> (bool, String, String) {
+    let all: Vec<&str> = ["oauth", "consumer"].iter().chain(args).copied().collect();
+    storegate(stack, &all)
+}
+
+/// The CLI's key and secret lines of `consumer add`.
+pub fn added(out: &str) -> Consumer {
+    let field = |name: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {out}"))
+            .trim()
+            .to_owned()
+    };
+    Consumer {
+        key: field("key:"),
+        secret: field("secret:"),
+    }
+}
+
+/// `storegate oauth import --consumers <file>` on the stack's store.
+pub fn import_consumers(stack: &Stack, file: &std::path::Path) -> (bool, String, String) {
+    storegate(
+        stack,
+        &["oauth", "import", "--consumers", file.to_str().unwrap()],
+    )
+}
+
 async fn call(stack: &Stack, signer: &Signer, path: &str) -> (u16, String) {
     let url = format!("{}/api/rest{path}", stack.origin());
     let response = sent(
@@ -36,22 +65,9 @@ async fn call(stack: &Stack, signer: &Signer, path: &str) -> (u16, String) {
 #[tokio::test]
 async fn consumer_add_is_seen_by_a_running_gateway() {
     let stack = Stack::start().await;
-    let (ok, out, err) = storegate(
-        &stack,
-        &["oauth", "consumer", "add", "--name", "Mobile app"],
-    );
+    let (ok, out, err) = oauth_consumer(&stack, &["add", "--name", "Mobile app"]);
     assert!(ok, "{err}");
-    let field = |name: &str| {
-        out.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .unwrap_or_else(|| panic!("no {name} in {out}"))
-            .trim()
-            .to_owned()
-    };
-    let consumer = Consumer {
-        key: field("key:"),
-        secret: field("secret:"),
-    };
+    let consumer = added(&out);
     assert_eq!(consumer.key.len(), 32);
     assert_eq!(consumer.secret.len(), 32);
     assert!(out.contains("not shown again"));
@@ -66,11 +82,9 @@ async fn consumer_add_is_seen_by_a_running_gateway() {
     assert_eq!(status, 200, "{body}");
 
     // Chosen credentials; the same key twice is refused; bad input named.
-    let (ok, out, err) = storegate(
+    let (ok, out, err) = oauth_consumer(
         &stack,
         &[
-            "oauth",
-            "consumer",
             "add",
             "--name",
             "Legacy",
@@ -87,21 +101,10 @@ async fn consumer_add_is_seen_by_a_running_gateway() {
     assert!(ok, "{err}");
     assert!(out.contains("legacy-key"));
     assert!(out.contains("profile: original"), "{out}");
-    let (ok, _, err) = storegate(
-        &stack,
-        &[
-            "oauth",
-            "consumer",
-            "add",
-            "--name",
-            "Again",
-            "--key",
-            "legacy-key",
-        ],
-    );
+    let (ok, _, err) = oauth_consumer(&stack, &["add", "--name", "Again", "--key", "legacy-key"]);
     assert!(!ok);
     assert!(err.contains("already exists"), "{err}");
-    let (ok, out, _) = storegate(&stack, &["oauth", "consumer", "list"]);
+    let (ok, out, _) = oauth_consumer(&stack, &["list"]);
     assert!(ok);
     assert!(out.starts_with("2 consumer(s)"), "{out}");
     assert!(
@@ -113,35 +116,16 @@ async fn consumer_add_is_seen_by_a_running_gateway() {
         !out.contains("legacy-secret") && !out.contains(&consumer.secret),
         "{out}"
     );
-    let (ok, _, err) = storegate(
+    let (ok, _, err) = oauth_consumer(
         &stack,
-        &[
-            "oauth",
-            "consumer",
-            "add",
-            "--name",
-            "Bad",
-            "--callback",
-            "app.example/cb",
-        ],
+        &["add", "--name", "Bad", "--callback", "app.example/cb"],
     );
     assert!(!ok);
     assert!(
         err.contains("--callback") && err.contains("no scheme"),
         "{err}"
     );
-    let (ok, _, err) = storegate(
-        &stack,
-        &[
-            "oauth",
-            "consumer",
-            "add",
-            "--name",
-            "Bad",
-            "--profile",
-            "m1",
-        ],
-    );
+    let (ok, _, err) = oauth_consumer(&stack, &["add", "--name", "Bad", "--profile", "m1"]);
     assert!(!ok);
     assert!(
         err.contains("--profile: expected spec or original"),
@@ -225,7 +209,7 @@ async fn import_of_the_original_tables() {
     let (status, body) = call(&stack, &admin, "/stockitems").await;
     assert_eq!(status, 200, "{body}");
     // Imported apps are apps of the original: their calls get its profile.
-    let (ok, out, _) = storegate(&stack, &["oauth", "consumer", "list"]);
+    let (ok, out, _) = oauth_consumer(&stack, &["list"]);
     assert!(ok);
     assert!(
         out.contains("\tShop app\thttps://app.example/cb\toriginal"),
@@ -283,15 +267,7 @@ async fn import_of_the_original_tables() {
 
     // A malformed file is refused with its name.
     std::fs::write(&consumers, "entity_id\tkey\n1\n").unwrap();
-    let (ok, _, err) = storegate(
-        &stack,
-        &[
-            "oauth",
-            "import",
-            "--consumers",
-            consumers.to_str().unwrap(),
-        ],
-    );
+    let (ok, _, err) = import_consumers(&stack, &consumers);
     assert!(!ok);
     assert!(err.contains("oauth_consumer.tsv"), "{err}");
 }

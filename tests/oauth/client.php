@@ -139,6 +139,14 @@ function call(OAuth $oauth, string $url, string $method = OAUTH_HTTP_METHOD_GET,
     return [(int) ($info['http_code'] ?? 0), (string) $oauth->getLastResponse()];
 }
 
+// A call that must answer `$want` (else a failure naming `$what`); its body.
+function expect_call(OAuth $oauth, string $url, int $want, string $what, string $method = OAUTH_HTTP_METHOD_GET, ?string $body = null): string
+{
+    [$status, $answer] = call($oauth, $url, $method, $body);
+    expect_status($status, $want, $what, $answer);
+    return $answer;
+}
+
 function client(string $key, string $secret, string $token, string $tokenSecret, string $method = OAUTH_SIG_METHOD_HMACSHA1): OAuth
 {
     $oauth = new OAuth($key, $secret, $method, OAUTH_AUTH_TYPE_AUTHORIZATION);
@@ -161,29 +169,23 @@ function calls(string $base, string $key, string $secret, string $user, string $
     $rest = "$base/api/rest";
     $oauth = client($key, $secret, $token, $tokenSecret);
     if ($user === 'customer') {
-        [$status, $body] = call($oauth, "$rest/customers/$customerId");
-        expect_status($status, 200, 'own record', $body);
-        [$status, $body] = call($oauth, "$rest/stockitems");
-        expect_status($status, 403, 'stock items as a customer', $body);
-        [$status, $body] = call($oauth, "$rest/customers/$customerId", OAUTH_HTTP_METHOD_PUT, json_encode(['lastname' => 'Pecl']));
-        expect_status($status, 200, 'update own record', $body);
+        expect_call($oauth, "$rest/customers/$customerId", 200, 'own record');
+        expect_call($oauth, "$rest/stockitems", 403, 'stock items as a customer');
+        expect_call($oauth, "$rest/customers/$customerId", 200, 'update own record', OAUTH_HTTP_METHOD_PUT, json_encode(['lastname' => 'Pecl']));
         [$status, $body] = call($oauth, "$rest/customers/$customerId");
         if ((json_decode($body, true)['lastname'] ?? null) !== 'Pecl') {
             fail('write not seen: ' . substr($body, 0, 200));
         }
     } else {
-        [$status, $body] = call($oauth, "$rest/stockitems");
-        expect_status($status, 200, 'stock items as admin', $body);
-        [$status, $body] = call($oauth, "$rest/products/1", OAUTH_HTTP_METHOD_PUT, json_encode(['name' => 'Signed by pecl oauth']));
-        expect_status($status, 200, 'update a product', $body);
+        expect_call($oauth, "$rest/stockitems", 200, 'stock items as admin');
+        expect_call($oauth, "$rest/products/1", 200, 'update a product', OAUTH_HTTP_METHOD_PUT, json_encode(['name' => 'Signed by pecl oauth']));
         [$status, $body] = call($oauth, "$rest/products/1?filter=a%20b");
         if ((json_decode($body, true)['name'] ?? null) !== 'Signed by pecl oauth') {
             fail('write not seen: ' . substr($body, 0, 200));
         }
     }
     // Brackets in filter keys, which clients of the original had to sign with care.
-    [$status, $body] = call($oauth, "$rest/products?filter[1][attribute]=name&filter[1][like]=%25Bag%25&limit=2");
-    expect_status($status, 200, 'filtered list', $body);
+    $body = expect_call($oauth, "$rest/products?filter[1][attribute]=name&filter[1][like]=%25Bag%25&limit=2", 200, 'filtered list');
     if (count(json_decode($body, true) ?? []) < 1) {
         fail('filtered list: empty');
     }

@@ -140,6 +140,16 @@ def api(args, secret=None, token_secret=None, **client_options):
 JSON = {"Accept": "application/json"}
 
 
+def put_json(url, args, body):
+    """A signed PUT of a JSON body (the body itself is not signed), asking for JSON."""
+    return requests.put(
+        url,
+        auth=api(args),
+        headers={**JSON, "Content-Type": "application/json"},
+        data=json.dumps(body),
+    )
+
+
 def problem(response, status, name, what):
     expect(response, status, what)
     body = response.json()
@@ -158,16 +168,7 @@ def calls(args):
         # Another customer's record stays hidden; admin-only resources are refused.
         expect(requests.get(f"{rest}/stockitems", auth=api(args), headers=JSON), 403, "stock items as a customer")
         # A write (JSON body, not signed) and a read of it.
-        expect(
-            requests.put(
-                f"{rest}/customers/{args.customer_id}",
-                auth=api(args),
-                headers={**JSON, "Content-Type": "application/json"},
-                data=json.dumps({"firstname": "Signed"}),
-            ),
-            200,
-            "update own record",
-        )
+        expect(put_json(f"{rest}/customers/{args.customer_id}", args, {"firstname": "Signed"}), 200, "update own record")
         again = expect(requests.get(f"{rest}/customers/{args.customer_id}", auth=api(args), headers=JSON), 200, "read back")
         if again.json().get("firstname") != "Signed":
             fail(f"write not seen: {again.text[:200]}")
@@ -177,16 +178,7 @@ def calls(args):
         if not customers.json():
             fail("customers as admin: empty")
         # A write: a product's name, then read back (query parameters are signed too).
-        expect(
-            requests.put(
-                f"{rest}/products/1",
-                auth=api(args),
-                headers={**JSON, "Content-Type": "application/json"},
-                data=json.dumps({"name": "Signed by requests-oauthlib"}),
-            ),
-            200,
-            "update a product",
-        )
+        expect(put_json(f"{rest}/products/1", args, {"name": "Signed by requests-oauthlib"}), 200, "update a product")
         product = expect(
             requests.get(f"{rest}/products/1", params={"x": "a b+c"}, auth=api(args), headers=JSON),
             200,

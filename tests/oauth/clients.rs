@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::common::http::sent;
+use crate::common::process::{required, run_blocking as run};
 
 fn script(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -27,35 +28,42 @@ fn available(program: &str, probe: &[&str]) -> bool {
         .args(probe)
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var_os("CI").is_some() {
-            panic!("{program} {probe:?} failed: .ci/run must install it");
-        }
-        eprintln!(
-            "\n*** SKIPPED: `{program} {}` failed; install it (see .ci/run) to run the real-client OAuth test ***\n",
-            probe.join(" ")
-        );
-    }
-    ok
+    let what = format!("`{program} {}`", probe.join(" "));
+    required(ok, &what, "see .ci/run", "the real-client OAuth test")
 }
 
-/// Runs a script off the runtime's threads (the gateway serves on them meanwhile).
-async fn run(program: &'static str, args: Vec<String>) -> String {
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new(program)
-            .args(&args)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "{program} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
+/// Whether php and its pecl oauth extension are there; a missing one fails under CI.
+fn pecl_oauth() -> bool {
+    available("php", &["-r", "exit(class_exists('OAuth') ? 0 : 1);"])
+}
+
+/// A gateway and an app registered on it as `name`, for the PHP client; None without php's
+/// pecl oauth (the test skips, or fails under CI).
+async fn php_app(name: &str) -> Option<(Stack, Consumer)> {
+    if !pecl_oauth() {
+        return None;
+    }
+    let stack = Stack::start().await;
+    let consumer = stack.consumer(name);
+    Some((stack, consumer))
+}
+
+/// `client.php <mode> <gateway> <key> <secret>`: how every call of the PHP client starts.
+fn php_client(stack: &Stack, consumer: &Consumer, mode: &str) -> Vec<String> {
+    vec![
+        script("client.php").display().to_string(),
+        mode.to_owned(),
+        stack.origin(),
+        consumer.key.clone(),
+        consumer.secret.clone(),
+    ]
+}
+
+/// The PHP client's dance as the Admin: the access token and its secret.
+async fn php_admin_dance(stack: &Stack, consumer: &Consumer) -> (String, String) {
+    let mut args = php_client(stack, consumer, "dance");
+    args.extend(["admin", ADMIN_KEY].map(String::from));
+    tokens(&run("php", args).await)
 }
 
 fn tokens(output: &str) -> (String, String) {
@@ -163,21 +171,10 @@ async fn python_requests_oauthlib() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn php_pecl_oauth() {
-    if !available("php", &["-r", "exit(class_exists('OAuth') ? 0 : 1);"]) {
+    let Some((stack, consumer)) = php_app("php app").await else {
         return;
-    }
-    let stack = Stack::start().await;
-    let consumer = stack.consumer("php app");
-    let base = stack.origin();
-    let common = |mode: &str| {
-        vec![
-            script("client.php").display().to_string(),
-            mode.to_owned(),
-            base.clone(),
-            consumer.key.clone(),
-            consumer.secret.clone(),
-        ]
     };
+    let common = |mode: &str| php_client(&stack, &consumer, mode);
 
     let mut args = common("dance");
     args.extend(["customer", EMAIL, PASSWORD].map(String::from));
@@ -186,9 +183,7 @@ async fn php_pecl_oauth() {
     args.extend(["customer".into(), token.clone(), secret.clone(), "1".into()]);
     run("php", args).await;
 
-    let mut args = common("dance");
-    args.extend(["admin", ADMIN_KEY].map(String::from));
-    let (admin_token, admin_secret) = tokens(&run("php", args).await);
+    let (admin_token, admin_secret) = php_admin_dance(&stack, &consumer).await;
     let mut args = common("calls");
     args.extend(["admin".into(), admin_token, admin_secret]);
     run("php", args).await;
@@ -206,25 +201,11 @@ async fn php_pecl_oauth() {
 /// are refused; pecl oauth's byte-ordered signature of the same URL is served too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_magento_19_app_signs_in_natural_order() {
-    if !available("php", &["-r", "exit(class_exists('OAuth') ? 0 : 1);"]) {
+    let Some((stack, consumer)) = php_app("magento 1.9 app").await else {
         return;
-    }
-    let stack = Stack::start().await;
-    let consumer = stack.consumer("magento 1.9 app");
-    let base = stack.origin();
-    let common = |mode: &str| {
-        vec![
-            script("client.php").display().to_string(),
-            mode.to_owned(),
-            base.clone(),
-            consumer.key.clone(),
-            consumer.secret.clone(),
-        ]
     };
-    let mut args = common("dance");
-    args.extend(["admin", ADMIN_KEY].map(String::from));
-    let (token, secret) = tokens(&run("php", args).await);
-    let mut args = common("natural");
+    let (token, secret) = php_admin_dance(&stack, &consumer).await;
+    let mut args = php_client(&stack, &consumer, "natural");
     args.extend([token, secret]);
     assert_eq!(run("php", args).await.trim(), "ok");
 }
@@ -238,36 +219,21 @@ async fn a_magento_19_app_signs_in_natural_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_php_examples_print_their_data() {
     use storegate::context::profile::Profile;
-    if !available("php", &["-r", "exit(class_exists('OAuth') ? 0 : 1);"]) {
+    if !pecl_oauth() {
         return;
     }
     let stack = Stack::start().await;
     let base = stack.origin();
-    let args = |consumer: &Consumer, mode: &str, rest: &[&str]| {
-        let mut args = vec![
-            script("client.php").display().to_string(),
-            mode.to_owned(),
-            base.clone(),
-            consumer.key.clone(),
-            consumer.secret.clone(),
-        ];
+    // A run of the PHP client: its output.
+    let php = |consumer: &Consumer, mode: &str, rest: &[&str]| {
+        let mut args = php_client(&stack, consumer, mode);
         args.extend(rest.iter().map(|s| (*s).to_owned()));
-        args
+        run("php", args)
     };
     let legacy = stack.consumer_in("legacy app", Some(Profile::Original));
 
-    let (token, secret) = tokens(
-        &run(
-            "php",
-            args(&legacy, "dance", &["customer", EMAIL, PASSWORD]),
-        )
-        .await,
-    );
-    let printed = run(
-        "php",
-        args(&legacy, "official", &[&token, &secret, "products"]),
-    )
-    .await;
+    let (token, secret) = tokens(&php(&legacy, "dance", &["customer", EMAIL, PASSWORD]).await);
+    let printed = php(&legacy, "official", &[&token, &secret, "products"]).await;
     assert!(
         printed.contains("content-type: application/json"),
         "{printed}"
@@ -276,23 +242,17 @@ async fn the_official_php_examples_print_their_data() {
     assert!(printed.contains("Joust Duffle Bag"), "{printed}");
 
     let (admin_token, admin_secret) = tokens(
-        &run(
-            "php",
-            args(
-                &legacy,
-                "dance",
-                &["admin", ADMIN_KEY, "/admin/oAuth_authorize"],
-            ),
+        &php(
+            &legacy,
+            "dance",
+            &["admin", ADMIN_KEY, "/admin/oAuth_authorize"],
         )
         .await,
     );
-    let printed = run(
-        "php",
-        args(
-            &legacy,
-            "official",
-            &[&admin_token, &admin_secret, "products", "*/*"],
-        ),
+    let printed = php(
+        &legacy,
+        "official",
+        &[&admin_token, &admin_secret, "products", "*/*"],
     )
     .await;
     assert!(
@@ -303,13 +263,8 @@ async fn the_official_php_examples_print_their_data() {
 
     // The same example signed by an app that follows the gateway's profile: XML.
     let plain = stack.consumer("new app");
-    let (token, secret) =
-        tokens(&run("php", args(&plain, "dance", &["customer", EMAIL, PASSWORD])).await);
-    let printed = run(
-        "php",
-        args(&plain, "official", &[&token, &secret, "products"]),
-    )
-    .await;
+    let (token, secret) = tokens(&php(&plain, "dance", &["customer", EMAIL, PASSWORD]).await);
+    let printed = php(&plain, "official", &[&token, &secret, "products"]).await;
     assert!(
         printed.contains("content-type: application/xml"),
         "{printed}"

@@ -273,27 +273,8 @@ pub struct Browser {
     pub cookies: HashMap<String, String>,
 }
 
-pub struct Page {
-    pub status: u16,
-    pub headers: reqwest::header::HeaderMap,
-    pub body: String,
-}
-
-impl Page {
-    pub fn form_key(&self) -> String {
-        let re = regex::Regex::new(r#"name="form_key" value="([0-9a-f]+)""#).unwrap();
-        re.captures(&self.body)
-            .unwrap_or_else(|| panic!("no form_key in {}", self.body))[1]
-            .to_owned()
-    }
-
-    pub fn location(&self) -> String {
-        self.headers
-            .get("location")
-            .map(|v| v.to_str().unwrap().to_owned())
-            .unwrap_or_default()
-    }
-}
+/// What the browser got: a page, or a redirect.
+pub type Page = Reply;
 
 impl Browser {
     pub async fn send(
@@ -304,39 +285,21 @@ impl Browser {
         form: &[(&str, &str)],
     ) -> Page {
         let method = reqwest::Method::from_bytes(verb.as_bytes()).unwrap();
-        let mut request = stack
-            .http
-            .request(method, format!("{}{path}", stack.origin()));
-        if !self.cookies.is_empty() {
-            let cookie: Vec<String> = self
-                .cookies
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            request = request.header("Cookie", cookie.join("; "));
-        }
+        let mut request = common::http::with_cookies(
+            stack
+                .http
+                .request(method, format!("{}{path}", stack.origin())),
+            &self.cookies,
+        );
         if verb == "POST" {
             let body = form_text(form);
             request = request
                 .header("Content-Type", "application/x-www-form-urlencoded")
                 .body(body);
         }
-        let response = request.send().await.unwrap();
-        for value in response.headers().get_all("set-cookie") {
-            let text = value.to_str().unwrap();
-            let pair = text.split(';').next().unwrap();
-            let (name, value) = pair.split_once('=').unwrap();
-            if value.is_empty() {
-                self.cookies.remove(name);
-            } else {
-                self.cookies.insert(name.to_owned(), value.to_owned());
-            }
-        }
-        Page {
-            status: response.status().as_u16(),
-            headers: response.headers().clone(),
-            body: response.text().await.unwrap(),
-        }
+        let page = Page::read(request.send().await.unwrap()).await;
+        common::http::keep_cookies(&mut self.cookies, &page.headers);
+        page
     }
 }
 
@@ -372,6 +335,15 @@ pub async fn sign_in(
     page.form_key()
 }
 
+/// `POST url` signed with `header`: a 200 whose form body is returned.
+async fn signed_post(stack: &Stack, url: &str, header: &str) -> HashMap<String, String> {
+    let reply = stack
+        .send("POST", url, &[("Authorization", header)], None)
+        .await;
+    assert_eq!(reply.status, 200);
+    form_map(&reply.body)
+}
+
 pub async fn dance(
     stack: &Stack,
     consumer: &Consumer,
@@ -382,11 +354,7 @@ pub async fn dance(
     let header = Signer::new(consumer)
         .param("oauth_callback", CALLBACK)
         .header("POST", &initiate, &[]);
-    let reply = stack
-        .send("POST", &initiate, &[("Authorization", &header)], None)
-        .await;
-    assert_eq!(reply.status, 200);
-    let request = form_map(&reply.body);
+    let request = signed_post(stack, &initiate, &header).await;
     let token = request["oauth_token"].clone();
     let path = if admin {
         "/admin/oauth_authorize"
@@ -416,11 +384,7 @@ pub async fn dance(
         .token(&token, &request["oauth_token_secret"])
         .param("oauth_verifier", &verifier)
         .header("POST", &exchange, &[]);
-    let reply = stack
-        .send("POST", &exchange, &[("Authorization", &header)], None)
-        .await;
-    assert_eq!(reply.status, 200);
-    let access = form_map(&reply.body);
+    let access = signed_post(stack, &exchange, &header).await;
     (
         access["oauth_token"].clone(),
         access["oauth_token_secret"].clone(),

@@ -4,32 +4,33 @@
 //! says (no string prefix: `legit.com.evil.com` and `legit.com@evil.com` are refused), and
 //! the authorize page in a real browser at a phone's size.
 
-use super::cli::storegate;
+use super::cli::{added, import_consumers, oauth_consumer};
 use super::phone::{self, Phone};
 use super::*;
 use crate::common::http::sent;
 
-/// The CLI's key and secret lines of `consumer add`.
-fn added(out: &str) -> Consumer {
-    let field = |name: &str| {
-        out.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .unwrap_or_else(|| panic!("no {name} in {out}"))
-            .trim()
-            .to_owned()
-    };
-    Consumer {
-        key: field("key:"),
-        secret: field("secret:"),
-    }
-}
-
 fn add(stack: &Stack, name: &str, extra: &[&str]) -> Consumer {
-    let mut args = vec!["oauth", "consumer", "add", "--name", name];
+    let mut args = vec!["add", "--name", name];
     args.extend_from_slice(extra);
-    let (ok, out, err) = storegate(stack, &args);
+    let (ok, out, err) = oauth_consumer(stack, &args);
     assert!(ok, "{err}");
     added(&out)
+}
+
+/// `page` (an authorize page) for the request `token` in `phone`.
+async fn open(phone: &Phone, stack: &Stack, page: &str, token: &str) {
+    phone
+        .open(&format!("{}{page}?oauth_token={token}", stack.origin()))
+        .await;
+}
+
+/// Sends the sign-in form `phone` shows with `password` and waits for the confirm page.
+async fn submit_sign_in(phone: &Phone, password: &str) {
+    phone.type_into("#pass", password).await;
+    phone.click("button[type=submit]").await;
+    phone
+        .wait_for("document.title === 'Authorize application'")
+        .await;
 }
 
 /// `POST /oauth/initiate` with `callback`: status, content type, body, Location.
@@ -229,12 +230,8 @@ async fn the_cli_refuses_callbacks_it_cannot_use_and_updates_them() {
         ("myapp://cb#done", "fragment"),
     ] {
         for option in ["--callback", "--rejected-callback"] {
-            let (ok, out, err) = storegate(
-                &stack,
-                &[
-                    "oauth", "consumer", "add", "--name", "Bad", option, callback,
-                ],
-            );
+            let (ok, out, err) =
+                oauth_consumer(&stack, &["add", "--name", "Bad", option, callback]);
             assert!(!ok, "{callback}: {out}");
             assert!(
                 err.contains(option) && err.contains(why),
@@ -242,24 +239,16 @@ async fn the_cli_refuses_callbacks_it_cannot_use_and_updates_them() {
             );
         }
     }
-    let (ok, out, _) = storegate(&stack, &["oauth", "consumer", "list"]);
+    let (ok, out, _) = oauth_consumer(&stack, &["list"]);
     assert!(ok && out.starts_with("0 consumer(s)"), "{out}");
 
     // Registered without a callback: http(s) only. Then given one, then without it again.
     let app = add(&stack, "Phone app", &[]);
     assert_eq!(initiate(&stack, &app, "myapp://cb/done").await.0, 400);
     let update = |callback: &str| {
-        storegate(
+        oauth_consumer(
             &stack,
-            &[
-                "oauth",
-                "consumer",
-                "update",
-                "--key",
-                &app.key,
-                "--callback",
-                callback,
-            ],
+            &["update", "--key", &app.key, "--callback", callback],
         )
     };
     // A running gateway reads a changed consumer within its credentials' freshness (a
@@ -293,18 +282,7 @@ async fn the_cli_refuses_callbacks_it_cannot_use_and_updates_them() {
         initiate(&stack, &app, "https://app.example/cb").await.0,
         200
     );
-    let (ok, _, err) = storegate(
-        &stack,
-        &[
-            "oauth",
-            "consumer",
-            "update",
-            "--key",
-            "no-such-key",
-            "--name",
-            "x",
-        ],
-    );
+    let (ok, _, err) = oauth_consumer(&stack, &["update", "--key", "no-such-key", "--name", "x"]);
     assert!(
         !ok && err.contains("no consumer with key no-such-key"),
         "{err}"
@@ -323,15 +301,7 @@ async fn imported_consumers_keep_their_callbacks_as_the_allow_list() {
          5\tBroken app\tmobileconsumerkey000000000000002\tmobileconsumersecret000000000002\tshop.example/cb\tNULL\n",
     )
     .unwrap();
-    let (ok, out, err) = storegate(
-        &stack,
-        &[
-            "oauth",
-            "import",
-            "--consumers",
-            consumers.to_str().unwrap(),
-        ],
-    );
+    let (ok, out, err) = import_consumers(&stack, &consumers);
     assert!(ok, "{err}");
     assert!(out.contains("imported 2 consumer(s)"), "{out}");
     // The callback the gateway cannot use is kept, and named with what to do.
@@ -341,7 +311,7 @@ async fn imported_consumers_keep_their_callbacks_as_the_allow_list() {
             && out.contains("consumer update --key mobileconsumerkey000000000000002"),
         "{out}"
     );
-    let (_, list, _) = storegate(&stack, &["oauth", "consumer", "list"]);
+    let (_, list, _) = oauth_consumer(&stack, &["list"]);
     assert!(list.contains("\tShop app\tmyapp://cb\t"), "{list}");
 
     let app = Consumer {
@@ -392,12 +362,7 @@ async fn the_authorize_page_works_in_a_phones_browser() {
     let (_, _, body) = initiate(&stack, &app, "myapp://cb/done").await;
     let request = form_map(&body);
     let token = &request["oauth_token"];
-    phone
-        .open(&format!(
-            "{}/oauth/authorize?oauth_token={token}",
-            stack.origin()
-        ))
-        .await;
+    open(&phone, &stack, "/oauth/authorize", token).await;
     check("the sign-in page", phone.phone_problems().await);
     phone.type_into("#email", EMAIL).await;
     phone.type_into("#pass", "not the password").await;
@@ -413,11 +378,7 @@ async fn the_authorize_page_works_in_a_phones_browser() {
         phone.phone_problems().await,
     );
     phone.type_into("#email", EMAIL).await;
-    phone.type_into("#pass", PASSWORD).await;
-    phone.click("button[type=submit]").await;
-    phone
-        .wait_for("document.title === 'Authorize application'")
-        .await;
+    submit_sign_in(&phone, PASSWORD).await;
     check("the confirm page", phone.phone_problems().await);
     phone.navigations().await;
     phone.click("form[action$='/confirm'] button").await;
@@ -438,18 +399,9 @@ async fn the_authorize_page_works_in_a_phones_browser() {
     let phone = Phone::start().await;
     let (_, _, body) = initiate(&stack, &app, "oob").await;
     let token = form_map(&body)["oauth_token"].clone();
-    phone
-        .open(&format!(
-            "{}/oauth/authorize?oauth_token={token}",
-            stack.origin()
-        ))
-        .await;
+    open(&phone, &stack, "/oauth/authorize", &token).await;
     phone.type_into("#email", EMAIL).await;
-    phone.type_into("#pass", PASSWORD).await;
-    phone.click("button[type=submit]").await;
-    phone
-        .wait_for("document.title === 'Authorize application'")
-        .await;
+    submit_sign_in(&phone, PASSWORD).await;
     phone.click("form[action$='/confirm'] button").await;
     let verifier = phone
         .wait_for("document.getElementById('oauth_verifier') && document.getElementById('oauth_verifier').textContent")
@@ -459,18 +411,9 @@ async fn the_authorize_page_works_in_a_phones_browser() {
 
     let (_, _, body) = initiate(&stack, &app, "myapp://cb/admin").await;
     let token = form_map(&body)["oauth_token"].clone();
-    phone
-        .open(&format!(
-            "{}/admin/oauth_authorize?oauth_token={token}",
-            stack.origin()
-        ))
-        .await;
+    open(&phone, &stack, "/admin/oauth_authorize", &token).await;
     check("the operator's sign-in page", phone.phone_problems().await);
-    phone.type_into("#pass", ADMIN_KEY).await;
-    phone.click("button[type=submit]").await;
-    phone
-        .wait_for("document.title === 'Authorize application'")
-        .await;
+    submit_sign_in(&phone, ADMIN_KEY).await;
     check("the operator's confirm page", phone.phone_problems().await);
     phone.navigations().await;
     phone.click("form[action$='/reject'] button").await;
@@ -482,12 +425,7 @@ async fn the_authorize_page_works_in_a_phones_browser() {
         "{sent_to:?}"
     );
     // An expired link's page.
-    phone
-        .open(&format!(
-            "{}/oauth/authorize?oauth_token=gone",
-            stack.origin()
-        ))
-        .await;
+    open(&phone, &stack, "/oauth/authorize", "gone").await;
     check("the expired link's page", phone.phone_problems().await);
     phone.stop().await;
 }

@@ -11,7 +11,7 @@ use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::common::process::free_port;
+use crate::common::process::{free_port, required};
 use serde_json::{Value, json};
 
 /// The phone: an iPhone SE's CSS pixels.
@@ -26,15 +26,8 @@ pub fn available() -> bool {
             .output()
             .is_ok_and(|o| o.status.success())
     });
-    if !ok {
-        if std::env::var_os("CI").is_some() {
-            panic!("chromium or chromedriver is missing: .ci/run must install them");
-        }
-        eprintln!(
-            "\n*** SKIPPED: chromium or chromedriver is missing; install them (see .ci/run) to run the phone-size browser test ***\n"
-        );
-    }
-    ok
+    let what = "chromium or chromedriver";
+    required(ok, what, "see .ci/run", "the phone-size browser test")
 }
 
 /// A chromedriver process of this test and one browser session on it.

@@ -71,14 +71,20 @@ pub fn keyed_list(value: &Value) -> bool {
     })
 }
 
-fn short(value: &Value) -> String {
+/// `value` as JSON, cut at `chars` characters (with an ellipsis).
+fn cut_at(value: &Value, chars: usize) -> String {
     let text = value.to_string();
-    if text.chars().count() > 120 {
-        let cut: String = text.chars().take(120).collect();
+    if text.chars().count() > chars {
+        let cut: String = text.chars().take(chars).collect();
         format!("{cut}…")
     } else {
         text
     }
+}
+
+/// `value` short enough for a line of a difference.
+fn short(value: &Value) -> String {
+    cut_at(value, 120)
 }
 
 fn walk(path: &str, gateway: &Value, store: &Value, seen: &mut Seen) {
@@ -188,14 +194,9 @@ pub fn differences_with(
     problems
 }
 
+/// `value` short enough to show whole in a failure.
 fn short_long(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() > 4000 {
-        let cut: String = text.chars().take(4000).collect();
-        format!("{cut}…")
-    } else {
-        text
-    }
+    cut_at(value, 4000)
 }
 
 #[cfg(test)]

@@ -93,12 +93,7 @@ async fn call(
     if let Some(body) = body {
         request = request.json(&body);
     }
-    let response = request.send().await.expect("the gateway answers");
-    Reply {
-        status: response.status().as_u16(),
-        headers: response.headers().clone(),
-        body: response.text().await.unwrap(),
-    }
+    Reply::read(request.send().await.expect("the gateway answers")).await
 }
 
 /// One operation of the walk: its name, caller, verb, path, body, and the least calls the

@@ -320,14 +320,7 @@ async fn concurrent_address_creates_through_both_instances_lose_nothing() {
     let mut created = Vec::new();
     for r in &replies {
         assert_eq!(r.status, 200, "{}", r.body);
-        created.push(
-            r.header("location")
-                .unwrap()
-                .rsplit('/')
-                .next()
-                .unwrap()
-                .to_owned(),
-        );
+        created.push(r.created_id());
     }
     let list = c
         .call(

@@ -1,7 +1,7 @@
 //! A real `redis-server` (the Debian package `.ci/run` installs) on a free loopback port,
 //! killed when dropped. Without the binary a test fails under CI and skips loudly outside.
 
-use crate::common::process::free_port;
+use crate::common::process::{self, free_port};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -12,23 +12,10 @@ pub struct RedisServer {
 
 /// The server binary, or None (then the caller skips, or fails under CI).
 fn binary() -> Option<&'static str> {
-    let found = Command::new("redis-server")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if found {
-        return Some("redis-server");
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("redis-server is missing: .ci/run installs it (apt-get install redis-server)");
-    }
-    eprintln!(
-        "\n*** SKIPPED: redis-server is not installed (apt-get install -y redis-server); \
-         the multi-instance tests did not run ***\n"
-    );
-    None
+    let found = process::installed("redis-server");
+    let install = "apt-get install -y redis-server";
+    process::required(found, "redis-server", install, "the multi-instance tests")
+        .then_some("redis-server")
 }
 
 impl RedisServer {
@@ -50,27 +37,17 @@ impl RedisServer {
     /// Stops the server where it is (SIGSTOP): a hung Redis, its connections open and
     /// silent.
     pub fn pause(&self) {
-        self.signal(libc::SIGSTOP);
+        process::signal(self.child.as_ref(), libc::SIGSTOP);
     }
 
     /// Lets a paused server go on (SIGCONT).
     pub fn resume(&self) {
-        self.signal(libc::SIGCONT);
-    }
-
-    fn signal(&self, signal: libc::c_int) {
-        let child = self.child.as_ref().expect("the server runs");
-        // SAFETY: kill only sends a signal to our own child process.
-        let done = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
-        assert_eq!(done, 0, "signal {signal} not sent");
+        process::signal(self.child.as_ref(), libc::SIGCONT);
     }
 
     /// Kills the server at once (SIGKILL: no goodbye to the clients).
     pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        process::kill(self.child.take());
     }
 
     /// Starts (again) on the same port, empty, and waits until it answers.
