@@ -9,7 +9,9 @@
 //! when Redis resumes: the command was sent. Such a lease would then be held by nobody until
 //! it expires, and every write of that record refused meanwhile (after a 15 s hang, for the
 //! lease's 7 s). So a failed take is **abandoned**: released at once (queued behind the take
-//! on the same connection) and again once Redis answers after the outage (`Link::abandon`).
+//! on the same connection, and sent whole, so that it runs even in a Redis that lost its
+//! scripts) and again once Redis answers after the outage (`Link::abandon`). A release that
+//! failed is remembered the same way.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,7 +41,6 @@ impl Drop for Lease {
             return;
         };
         runtime.spawn(async move {
-            // A failed release leaves the lease to expire; nothing else to do.
             release(&link, &key, &token).await;
         });
     }
@@ -48,7 +49,11 @@ impl Drop for Lease {
 /// Deletes `key` if it still holds `token`: a holder whose lease ran out never frees
 /// someone else's lock or claim.
 pub(super) async fn release(link: &Link, key: &str, token: &str) {
-    let _ = link.release_if_held(key, token).await;
+    if link.release_if_held(key, token).await.is_err() {
+        // Queued, perhaps, and run when Redis resumes; if not, let go once it answers
+        // rather than held until it expires.
+        link.remember_abandoned(key, token);
+    }
 }
 
 /// Takes the lease `name`, polling while another instance holds it, for at most `wait`.
@@ -80,7 +85,7 @@ pub async fn acquire(
             Ok(taken) => taken,
             Err(error) => {
                 // Sent, perhaps, and run when Redis resumes: never to be held by nobody.
-                link.abandon(&key, &token, lease);
+                link.abandon(&key, &token);
                 return Err(error);
             }
         };

@@ -38,6 +38,10 @@ const HEALTH_EVERY: Duration = Duration::from_secs(1);
 /// How often while it does not: Redis back is seen within this (issue 32: within a second).
 const HEALTH_EVERY_DOWN: Duration = Duration::from_millis(250);
 
+/// Abandoned leases remembered while Redis does not answer; past this many, the oldest are
+/// left to expire by themselves (their releases were also queued right behind them).
+const ABANDONED_LIMIT: usize = 1_000;
+
 /// The longest pause between attempts to subscribe again: a Redis back is listened to
 /// within about this.
 const SUBSCRIBE_BACKOFF_MAX: Duration = Duration::from_millis(500);
@@ -122,8 +126,9 @@ pub struct Link {
     /// once the provider is built, after the shared state).
     pub oauth_verified:
         std::sync::OnceLock<std::sync::Weak<crate::auth::oauth::verified::VerifiedCache>>,
-    /// Leases whose take failed and may still run late: (key, token, moot after).
-    abandoned: Mutex<Vec<(String, String, std::time::Instant)>>,
+    /// Leases whose take (or release) failed and may still run late: (key, token), until a
+    /// release of them is answered.
+    abandoned: Mutex<VecDeque<(String, String)>>,
 }
 
 impl std::fmt::Debug for Link {
@@ -135,7 +140,10 @@ impl std::fmt::Debug for Link {
     }
 }
 
-/// Deletes a lease or claim only while it holds the caller's token.
+/// Deletes a lease or claim only while it holds the caller's token. Sent whole (`EVAL`),
+/// never by its digest: a release queued while Redis hangs runs after Redis resumes, when a
+/// digest may name nothing (a Redis restarted, or never sent the script: `NOSCRIPT`), and
+/// the caller, past its deadline, is no longer there to load it and retry.
 const RELEASE: &str = r#"
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -162,7 +170,6 @@ return seq
 "#;
 
 static REVOKE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(REVOKE));
-static RELEASE_SCRIPT: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(RELEASE));
 static INVALIDATE_SCRIPT: LazyLock<redis::Script> =
     LazyLock::new(|| redis::Script::new(INVALIDATE));
 
@@ -197,7 +204,7 @@ impl Link {
             place,
             stats: LinkStats::default(),
             oauth_verified: std::sync::OnceLock::new(),
-            abandoned: Mutex::new(Vec::new()),
+            abandoned: Mutex::new(VecDeque::new()),
         })
     }
 
@@ -265,22 +272,18 @@ impl Link {
     /// Deletes `key` while it holds `token`.
     pub async fn release_if_held(&self, key: &str, token: &str) -> Result<(), SharedError> {
         let mut conn = self.connection();
-        let mut call = RELEASE_SCRIPT.key(key);
-        call.arg(token);
-        self.run("release", call.invoke_async::<i64>(&mut conn))
-            .await
-            .map(drop)
+        self.run(
+            "release",
+            release_command(key, token).query_async::<i64>(&mut conn),
+        )
+        .await
+        .map(drop)
     }
 
     /// A lease whose take failed: released now (queued behind the take, on the same
-    /// connection) and again once Redis answers after the outage, until `lease` has passed
-    /// (then it has expired by itself).
-    pub fn abandon(self: &Arc<Self>, key: &str, token: &str, lease: Duration) {
-        let until = std::time::Instant::now() + lease;
-        self.abandoned
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((key.to_owned(), token.to_owned(), until));
+    /// connection) and again once Redis answers after the outage.
+    pub fn abandon(self: &Arc<Self>, key: &str, token: &str) {
+        self.remember_abandoned(key, token);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let (link, key, token) = (self.clone(), key.to_owned(), token.to_owned());
             runtime.spawn(async move {
@@ -289,21 +292,42 @@ impl Link {
         }
     }
 
-    /// Releases the abandoned leases (Redis answered again); those it could not release
-    /// stay for the next time, until moot.
+    /// A lease to release once Redis answers (`release_abandoned`). Not moot after the
+    /// lease's length from now: a take queued in a hung Redis runs, and its lease starts,
+    /// only when Redis resumes.
+    pub(super) fn remember_abandoned(&self, key: &str, token: &str) {
+        let mut abandoned = self.abandoned.lock().unwrap_or_else(|e| e.into_inner());
+        abandoned.push_back((key.to_owned(), token.to_owned()));
+        if abandoned.len() > ABANDONED_LIMIT {
+            abandoned.pop_front();
+        }
+    }
+
+    /// Releases the abandoned leases (Redis answered again), in one round trip. An answered
+    /// release is the end of one: it was sent after the take, on the same connection, so
+    /// the take has run (and is undone) or never will. Unanswered, they stay for next time.
     async fn release_abandoned(&self) {
-        let now = std::time::Instant::now();
         let pending: Vec<_> = {
             let mut abandoned = self.abandoned.lock().unwrap_or_else(|e| e.into_inner());
-            abandoned.retain(|(_, _, until)| *until > now);
-            std::mem::take(&mut *abandoned)
+            abandoned.drain(..).collect()
         };
-        for (key, token, until) in pending {
-            if self.release_if_held(&key, &token).await.is_err() {
-                self.abandoned
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((key, token, until));
+        if pending.is_empty() {
+            return;
+        }
+        let mut releases = redis::pipe();
+        // A release Redis refuses (a replica, scripts off) is answered too: sent again, it
+        // would only be refused again.
+        releases.ignore_errors();
+        for (key, token) in &pending {
+            releases.add_command(release_command(key, token)).ignore();
+        }
+        let mut conn = self.connection();
+        let answered = self
+            .run("release abandoned", releases.query_async::<()>(&mut conn))
+            .await;
+        if answered.is_err() {
+            for (key, token) in pending {
+                self.remember_abandoned(&key, &token);
             }
         }
     }
@@ -616,6 +640,13 @@ async fn subscriber(link: Weak<Link>, cache: Weak<Cache>, tokens: Weak<TokenIssu
     }
 }
 
+/// [`RELEASE`] for `key` and `token`, script included.
+fn release_command(key: &str, token: &str) -> redis::Cmd {
+    let mut command = redis::cmd("EVAL");
+    command.arg(RELEASE).arg(1).arg(key).arg(token);
+    command
+}
+
 trait KindText {
     fn kind_text(&self) -> String;
 }
@@ -648,5 +679,30 @@ mod tests {
         assert!(!format!("{link:?}").contains("hunter2"));
         let plain = Link::new("redis://127.0.0.1/0", Duration::from_millis(100)).unwrap();
         assert_eq!(plain.place, "127.0.0.1:6379/0");
+    }
+
+    #[test]
+    fn a_release_carries_its_script_so_that_it_runs_in_a_redis_without_it() {
+        let packed = release_command("storegate:lock:customer:1", "t0k3n").get_packed_command();
+        let packed = String::from_utf8(packed).unwrap();
+        assert!(packed.contains("\r\nEVAL\r\n"), "{packed}");
+        assert!(packed.contains("redis.call('DEL', KEYS[1])"), "{packed}");
+        assert!(packed.ends_with("storegate:lock:customer:1\r\n$5\r\nt0k3n\r\n"));
+    }
+
+    #[tokio::test]
+    async fn abandoned_leases_are_kept_until_released_however_long_the_hang_the_newest_if_too_many()
+    {
+        let link = Link::new("redis://127.0.0.1:1/0", Duration::from_millis(100)).unwrap();
+        for n in 0..=ABANDONED_LIMIT {
+            link.remember_abandoned(&format!("lock:{n}"), "token");
+        }
+        let abandoned = link.abandoned.lock().unwrap();
+        assert_eq!(abandoned.len(), ABANDONED_LIMIT);
+        assert_eq!(abandoned.front().unwrap().0, "lock:1");
+        assert_eq!(
+            abandoned.back().unwrap().0,
+            format!("lock:{ABANDONED_LIMIT}")
+        );
     }
 }
