@@ -51,10 +51,10 @@ pub async fn issue(call: ApiCall) -> Result<Response, ApiError> {
     let attempt = app
         .limits
         .signin
-        .begin("customer", &username, app.limits.address(&headers, peer))
+        .begin("customer", &username, app.limits.address(headers, peer))
         .await
         .map_err(|too_many| crate::limits::too_many_signins(&too_many))?;
-    let customer_id = match customer_sign_in::sign_in(&app, &username, &password).await {
+    let customer_id = match customer_sign_in::sign_in(app, &username, &password).await {
         Ok(id) => {
             attempt.succeeded().await;
             id
