@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use storegate_sandbox::{Sandbox, SandboxOptions};
 
+use crate::common::gateway::{Setup, parts, start_sandbox};
 use crate::redis_server::RedisServer;
 use crate::{ADMIN_KEY, client_from};
 
@@ -28,10 +29,7 @@ impl Served {
     async fn start(limits: &str) -> Option<Served> {
         let redis = RedisServer::start().await?;
         storegate::backend::transport::install_crypto();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let sandbox = Sandbox::start(listener, SandboxOptions::default())
-            .await
-            .unwrap();
+        let sandbox = start_sandbox(SandboxOptions::default()).await;
         let config = storegate::Config {
             listen: "127.0.0.1:0".parse().unwrap(),
             upstream_timeout: Duration::from_secs(2),
@@ -42,13 +40,13 @@ impl Served {
             rate_limits: storegate::config::RateLimits::parse(limits).unwrap(),
             ..storegate::Config::default()
         };
-        let parts = storegate::Parts {
-            upstream_url: sandbox.base_url(),
-            upstream_token: sandbox.token().to_owned(),
-            admin_digests: vec![storegate::auth::admin_key_digest(ADMIN_KEY)],
-            token_secret: b"limits-load-token-secret".to_vec(),
-            mappings: storegate::load_mappings(&config).unwrap(),
+        let setup = Setup {
+            upstream_url: &sandbox.base_url(),
+            upstream_token: sandbox.token(),
+            admin_key: ADMIN_KEY,
+            token_secret: b"limits-load-token-secret",
         };
+        let parts = parts(&config, &setup);
         let workers = storegate::serve_workers(config, parts, 2).unwrap();
         let served = Served {
             workers,
