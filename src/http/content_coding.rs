@@ -24,10 +24,12 @@ pub const MIN_SIZE: usize = 1024;
 
 /// gzip level 6: zlib's default; levels 7-9 cost several times the time for about 1% less.
 const GZIP_LEVEL: u32 = 6;
-/// Brotli quality 9 with a 64 KiB window: on the benchmark's 20-product list (10,339 bytes)
-/// 1,396 bytes against quality 11's 1,254, in about a seventh of its time (8.6 ms against
-/// 58 ms in the dev profile, dependencies at opt-level 1; release is faster, not measured).
-const BROTLI_QUALITY: i32 = 9;
+/// Brotli quality 8 with a 64 KiB window. Not 9: the `brotli` crate gives quality 9 its
+/// H9 match finder whatever the window, a 32 MiB table allocated zeroed for every body
+/// compressed, so every miss wrote 32 MiB and the allocator kept recently freed ones
+/// resident (bench row 6: about 50 MiB of its resident size, docs/benchmarks.md). Quality
+/// 5-8 with a window of 64 KiB or less use the forgetful-chain finders, a few hundred KiB.
+const BROTLI_QUALITY: i32 = 8;
 const BROTLI_WINDOW: i32 = 16;
 /// zstd level 9: 1,499 bytes of that list against level 3's 1,593, in 0.11 ms against
 /// 0.03 ms (same build as above).
