@@ -258,16 +258,25 @@ mod tests {
         let sku = |id: u64, round: u32| format!("SKU-{id:06}-{round}");
         let ids = 0..20_000u64;
         let first: Vec<String> = ids.clone().map(|id| sku(id, 0)).collect();
-        index.insert(clock.now(), ids.clone().zip(first.iter().map(String::as_str)));
+        index.insert(
+            clock.now(),
+            ids.clone().zip(first.iter().map(String::as_str)),
+        );
         let bytes = |index: &SkuIndex| index.pairs.read().unwrap().text.len();
         let full = bytes(&index);
         // The same SKUs again (a list read again): nothing is appended.
-        index.insert(clock.now(), ids.clone().zip(first.iter().map(String::as_str)));
+        index.insert(
+            clock.now(),
+            ids.clone().zip(first.iter().map(String::as_str)),
+        );
         assert_eq!(bytes(&index), full);
         // Every SKU renamed twice: the buffer is written again rather than tripled.
         for round in 1..=2 {
             let renamed: Vec<String> = ids.clone().map(|id| sku(id, round)).collect();
-            index.insert(clock.now(), ids.clone().zip(renamed.iter().map(String::as_str)));
+            index.insert(
+                clock.now(),
+                ids.clone().zip(renamed.iter().map(String::as_str)),
+            );
         }
         assert!(bytes(&index) < 2 * full, "{} of {full}", bytes(&index));
         for id in ids.clone().step_by(997) {
