@@ -31,7 +31,7 @@ const GZIP_LEVEL: u32 = 6;
 /// window), nor 5-8 with a window of 64 KiB or less, as before: the `brotli` crate gives
 /// those a match finder of 32 MiB (`H9`, or `H6` where it lacks the small-window ones), so
 /// every miss wrote 32 MiB, took milliseconds for it, and the allocator kept the recently
-/// freed tables resident: about 50 MiB of bench row 6's resident size (docs/benchmarks.md).
+/// freed tables resident: most of the 57 MiB bench row 6 came down by (docs/benchmarks.md).
 const BROTLI_QUALITY: i32 = 5;
 const BROTLI_WINDOW: i32 = 17;
 /// zstd level 9: 1,499 bytes of that list against level 3's 1,593, in 0.11 ms against
