@@ -15,7 +15,8 @@
 //! length in the byte before it), and the table's slot holds where, the clock reading and
 //! the age: 24 bytes a slot and no allocation per pair. With a `Box<str>` per pair (a
 //! 40-byte slot, and a 16-byte block per SKU with the allocator's bookkeeping around it)
-//! the 100,000 pairs loaded at start held about 7 MiB; they now hold about 4.
+//! the 100,000 pairs loaded at start held about 7 MiB; they now hold about 4 (by layout:
+//! the resident size at ready did not show the difference, docs/benchmarks.md).
 //! A SKU dropped or replaced leaves its bytes behind in the buffer until they are half of
 //! it, when the buffer is written again with the live ones only.
 //!
