@@ -136,6 +136,23 @@ impl Magento {
         self.shell.write(attempt()).await
     }
 
+    /// A write whose answer nobody reads (a delete, a link, a stock change): [`Magento::call`]
+    /// without a query, its body dropped.
+    pub async fn command(
+        &self,
+        method: Method,
+        scope: Scope<'_>,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(), BackendError> {
+        self.call(method, scope, path, &[], body).await.map(|_| ())
+    }
+
+    /// `DELETE` of `path`, its answer dropped.
+    pub async fn delete(&self, scope: Scope<'_>, path: &str) -> Result<(), BackendError> {
+        self.command(Method::DELETE, scope, path, None).await
+    }
+
     /// A call made with someone else's credentials (a customer's Magento token), never
     /// retried.
     pub async fn call_as(
@@ -213,6 +230,16 @@ impl Magento {
         parse(&self.get(scope, path, query).await?)
     }
 
+    /// A search endpoint's page (`searchCriteria[...]` in the query), in the default store.
+    pub async fn search<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        criteria: &SearchCriteria,
+    ) -> Result<T, BackendError> {
+        let query = search::to_query(criteria);
+        self.get_json(Scope::Default, path, &query).await
+    }
+
     pub async fn send_json<T: DeserializeOwned>(
         &self,
         method: Method,
@@ -239,14 +266,7 @@ pub fn build(settings: &Settings, wiring: &Wiring) -> Result<Arc<dyn Backend>, S
         &settings.default_store,
     )?
     .with_resilience(&settings.resilience, wiring.metrics.clone());
-    let transport = crate::backend::recording::wire(
-        magento.transport(),
-        &settings.recording,
-        &settings.url,
-        settings.token.expose(),
-        settings.timeout,
-        OWN_WIRE,
-    )?;
+    let transport = settings.recorded(magento.transport(), OWN_WIRE)?;
     Ok(Arc::new(magento.with_transport(transport)))
 }
 
@@ -270,11 +290,15 @@ mod tests {
 
     #[test]
     fn dot_segments_need_the_exact_path() {
-        assert!(needs_exact_path("/V1/products/%2E%2E"));
-        assert!(needs_exact_path("/V1/products/%2E/media"));
-        assert!(needs_exact_path("/V1/products/%2e%2e/stockItems/1"));
-        assert!(!needs_exact_path("/V1/products/%2E%2E%2E"));
-        assert!(!needs_exact_path("/V1/products/a.b"));
+        for (path, exact) in [
+            ("/V1/products/%2E%2E", true),
+            ("/V1/products/%2E/media", true),
+            ("/V1/products/%2e%2e/stockItems/1", true),
+            ("/V1/products/%2E%2E%2E", false),
+            ("/V1/products/a.b", false),
+        ] {
+            assert_eq!(needs_exact_path(path), exact, "{path}");
+        }
     }
 
     #[test]
