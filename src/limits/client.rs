@@ -205,9 +205,8 @@ mod tests {
     use http::HeaderValue;
 
     fn with_xff(value: &str) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert("x-forwarded-for", HeaderValue::from_str(value).unwrap());
-        headers
+        let forwarded = http::HeaderName::from_static("x-forwarded-for");
+        HeaderMap::from_iter([(forwarded, HeaderValue::from_str(value).unwrap())])
     }
 
     #[test]
@@ -251,30 +250,16 @@ mod tests {
     #[test]
     fn route_classes() {
         let get = Method::GET;
-        assert_eq!(
-            class_of(&get, "/api/rest/products/1"),
-            Some(RouteClass::Catalog)
-        );
-        assert_eq!(
-            class_of(&get, "/api/rest/stockitems"),
-            Some(RouteClass::Catalog)
-        );
-        assert_eq!(
-            class_of(&get, "/api/rest/customers/1"),
-            Some(RouteClass::Account)
-        );
-        assert_eq!(
-            class_of(&get, "/api/rest/orders"),
-            Some(RouteClass::Account)
-        );
-        assert_eq!(
-            class_of(&Method::POST, "/api/rest/auth/token"),
-            Some(RouteClass::Writes)
-        );
-        assert_eq!(
-            class_of(&Method::DELETE, "/api/rest/products/1"),
-            Some(RouteClass::Writes)
-        );
+        for (method, path, class) in [
+            (&get, "/api/rest/products/1", RouteClass::Catalog),
+            (&get, "/api/rest/stockitems", RouteClass::Catalog),
+            (&get, "/api/rest/customers/1", RouteClass::Account),
+            (&get, "/api/rest/orders", RouteClass::Account),
+            (&Method::POST, "/api/rest/auth/token", RouteClass::Writes),
+            (&Method::DELETE, "/api/rest/products/1", RouteClass::Writes),
+        ] {
+            assert_eq!(class_of(method, path), Some(class), "{method} {path}");
+        }
         assert_eq!(class_of(&get, "/api/rest/openapi.json"), None);
         assert_eq!(class_of(&get, "/healthz"), None);
         assert_eq!(class_of(&Method::OPTIONS, "/api/rest/products"), None);

@@ -139,7 +139,7 @@ mod tests {
 
     #[test]
     fn the_recorder_names_magento_calls_by_their_endpoint() {
-        for (method, path, file) in [
+        let files = [
             (
                 "GET",
                 "/rest/default/V1/products/24-MB01",
@@ -155,13 +155,13 @@ mod tests {
                 "/rest/default/V1/integration/customer/token",
                 "post.integration.customer.token.json",
             ),
-        ] {
-            assert_eq!(OWN.file_name(method, path), file);
-        }
-        assert_eq!(
-            OWN.endpoint("get", "/rest/default/V1/products/24-MB01"),
-            "GET /V1/products/{}"
-        );
+        ];
+        let endpoints = [(
+            "get",
+            "/rest/default/V1/products/24-MB01",
+            "GET /V1/products/{}",
+        )];
+        cassette::tests::assert_names(OWN, &files, &endpoints);
     }
 
     #[test]

@@ -35,9 +35,8 @@ pub use endpoint::WIRE;
 use crate::backend::kind::{Settings, Wiring};
 use crate::backend::port::Backend;
 use crate::backend::recording::Wires;
-use crate::backend::shell::{self, Shell, paths, resilience};
-use crate::backend::transport::{HttpTransport, Outgoing, Transport};
-use crate::observe::metrics::BackendMetrics;
+use crate::backend::shell::{self, Shell, paths};
+use crate::backend::transport::{HttpTransport, Outgoing};
 
 /// Encodes one path segment (a SKU may hold `/`, spaces, anything). `.` and `..` would be
 /// dot segments, which URL parsers and web servers remove (the path would name another
@@ -67,6 +66,8 @@ pub struct Magento {
     default_store: String,
 }
 
+shell::client_builders!(Magento);
+
 impl Magento {
     /// `base` is the store's URL without trailing slash; `token` an integration token.
     pub fn new(
@@ -86,27 +87,6 @@ impl Magento {
             authorization,
             default_store: default_store.to_owned(),
         })
-    }
-
-    /// The same client with its own breaker, budget and bound, recording into `metrics`.
-    pub fn with_resilience(
-        mut self,
-        options: &resilience::Options,
-        metrics: BackendMetrics,
-    ) -> Magento {
-        self.shell = self.shell.with_resilience(options, metrics);
-        self
-    }
-
-    /// The same client sending its calls through `transport` (recording, replaying).
-    pub fn with_transport(mut self, transport: Arc<dyn Transport>) -> Magento {
-        self.shell = self.shell.with_transport(transport);
-        self
-    }
-
-    /// Where finished calls go now.
-    pub fn transport(&self) -> Arc<dyn Transport> {
-        self.shell.transport().clone()
     }
 
     fn scoped_path(&self, scope: Scope<'_>, path: &str) -> String {

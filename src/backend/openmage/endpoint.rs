@@ -173,10 +173,9 @@ mod tests {
     #[test]
     fn the_recorder_names_openmage_calls_by_their_whole_path() {
         const OWN: crate::backend::recording::Wires = crate::backend::recording::Wires(&[&WIRE]);
-        let own = OWN;
         // Ids and stores are placeholders; a file never is another store's. The store's
         // sign-in pages, by name.
-        for (method, path, file) in [
+        let files = [
             (
                 "GET",
                 "/api/rest/products/1",
@@ -197,15 +196,17 @@ mod tests {
                 "/customer/account/loginPost/",
                 "post.customer.account.loginPost.json",
             ),
-        ] {
-            assert_eq!(own.file_name(method, path), file);
-        }
-        assert_eq!(
-            own.endpoint("put", "/api/rest/stockitems/3"),
-            "PUT /api/rest/stockitems/{}"
-        );
-        assert_eq!(own.endpoint("post", "/oauth/token"), "POST /oauth/token");
-        assert!(own.hands_out_form_token("/oauth/initiate"));
+        ];
+        let endpoints = [
+            (
+                "put",
+                "/api/rest/stockitems/3",
+                "PUT /api/rest/stockitems/{}",
+            ),
+            ("post", "/oauth/token", "POST /oauth/token"),
+        ];
+        crate::backend::recording::cassette::tests::assert_names(OWN, &files, &endpoints);
+        assert!(OWN.hands_out_form_token("/oauth/initiate"));
     }
 
     #[test]

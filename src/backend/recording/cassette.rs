@@ -355,6 +355,21 @@ pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
+    /// What a store's wire names its calls: `files`, a call's cassette file (method, path,
+    /// file name); `endpoints`, its endpoint (method, path, endpoint).
+    pub(crate) fn assert_names(
+        wires: crate::backend::recording::Wires,
+        files: &[(&str, &str, &str)],
+        endpoints: &[(&str, &str, &str)],
+    ) {
+        for (method, path, file) in files {
+            assert_eq!(wires.file_name(method, path), *file, "{method} {path}");
+        }
+        for (method, path, endpoint) in endpoints {
+            assert_eq!(wires.endpoint(method, path), *endpoint, "{method} {path}");
+        }
+    }
+
     /// A GET of `path` answered 200 with `answer` after `elapsed_ms`.
     pub(crate) fn exchange(path: &str, answer: serde_json::Value, elapsed_ms: u64) -> Interaction {
         Interaction {
