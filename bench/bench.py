@@ -174,6 +174,17 @@ def http(method, url, headers=None, body=None, timeout=30):
         return error.code, dict(error.headers), error.read()
 
 
+def rss_parts_mb(pid):
+    """A process's resident memory split into its own (anonymous) pages and the mapped files'
+    (the binary's code and data, shared with the page cache), in MiB."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return float("nan"), float("nan")
+    field = lambda name: int(re.search(rf"^{name}:\s+(\d+)", status, re.M).group(1)) / 1024
+    return field("RssAnon"), field("RssFile")
+
+
 def rss_mb(pid):
     """Resident memory of a process and its children (nginx workers), in MiB."""
     total = 0
@@ -630,6 +641,18 @@ def main():
         log(f"== memory: every generated product through a gateway capped at {CACHE_MAX} bytes")
         start_gateway("gw_mem", env=gateway_env(PORTS["gw_mem"], sandbox="sandbox_big", cache_ttl_secs=3600, cache_max_bytes=CACHE_MAX))
         wait_http(f"http://{HOST}:{PORTS['gw_mem']}/healthz")
+        rss_live = rss_mb(processes["gw_mem"].pid)
+        # Ready is after the warm-up, which loads the product index (issue 33): the resident
+        # size at ready less the one at live is what the index and the lookups cost, apart
+        # from the cache's entries that the fill adds.
+        ready_deadline = time.time() + 120
+        while True:
+            status, _, ready_body = http("GET", f"http://{HOST}:{PORTS['gw_mem']}/readyz")
+            if status == 200 or time.time() > ready_deadline:
+                break
+            time.sleep(0.2)
+        m = re.search(rb'"product_ids":\s*(\d+)', ready_body)
+        indexed = int(m.group(1)) if m else -1
         status, _, body = http("GET", f"http://{HOST}:{PORTS['sandbox_big']}/rest/default/V1/products/GEN-000001",
                                {"Authorization": f"Bearer {TOKEN}"})
         first_id = json.loads(body)["id"]
@@ -650,6 +673,7 @@ def main():
             return float(m.group(1)) if m else float("nan")
 
         mem_rss = rss_mb(processes["gw_mem"].pid)
+        mem_anon, mem_file = rss_parts_mb(processes["gw_mem"].pid)
         weight = metric("storegate_cache_weight_bytes")
         entries = metric("storegate_cache_entries")
         evictions = metric("storegate_cache_evictions_total")
@@ -658,8 +682,9 @@ def main():
             'method="GET",status="200",user_type="admin"\\}'
         )
         log(f"   {served:,.0f} products served (200), {product_reads:,} product reads upstream in "
-            f"{fill_secs:.0f}s; RSS {mem_rss:.1f} MiB "
-            f"(at start {rss_before:.1f}); cache weight {weight / 2**20:.1f} MiB in {entries:,.0f} entries, "
+            f"{fill_secs:.0f}s; RSS {mem_rss:.1f} MiB (anonymous {mem_anon:.1f}, files {mem_file:.1f}) "
+            f"(at start {rss_before:.1f}: {rss_live:.1f} when live, before the warm-up's {indexed:,} "
+            f"product index pairs); cache weight {weight / 2**20:.1f} MiB in {entries:,.0f} entries, "
             f"{evictions:,.0f} evictions")
     if wanted("shared"):
         log(f"== two gateways sharing the second-level cache: {SHARED_PRODUCTS} distinct products each way")
@@ -805,8 +830,9 @@ def main():
         + check(ratio("1j", "3j") >= 0.8 and ratio("1x", "3x") >= 0.8),
         f"- the gateway adds < 0.3 ms at p50 on a miss: {added_p50:.3f} ms: " + check(added_p50 < 0.3),
         f"- row 5 makes exactly one upstream product call: {product_calls}: " + check(product_calls == 1),
-        f"- row 6 under the cap + 64 MiB ({CACHE_MAX / 2**20 + 64:.0f} MiB): {mem_rss:.0f} MiB: "
-        + check(mem_rss < CACHE_MAX / 2**20 + 64),
+        f"- row 6 at most the cap + 24 MiB ({CACHE_MAX / 2**20 + 24:.0f} MiB, issue 33; issue 5's bound was "
+        f"the cap + 64): {mem_rss:.0f} MiB: "
+        + check(mem_rss <= CACHE_MAX / 2**20 + 24),
         f"- row 7 one upstream product call per distinct product for two instances: "
         f"{shared_in_turn:.2f} in turn, {shared_at_once:.2f} at once: "
         + check(shared_in_turn <= 1.0 and shared_at_once <= 1.0),

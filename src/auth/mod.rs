@@ -255,9 +255,7 @@ mod tests {
     }
 
     fn with(value: &str) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(AUTHORIZATION, HeaderValue::from_str(value).unwrap());
-        headers
+        HeaderMap::from_iter([(AUTHORIZATION, HeaderValue::from_str(value).unwrap())])
     }
 
     #[test]

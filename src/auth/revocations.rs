@@ -19,10 +19,11 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use super::TokenIssuer;
 use super::oauth::OAuth;
+use super::token::now_ms;
 
 /// How often the marks are read again from the store.
 pub const SYNC_EVERY: Duration = Duration::from_secs(5);
@@ -55,13 +56,6 @@ pub struct Revocations {
     retrying: AtomicBool,
     /// True once the store's marks were loaded (or there is no store).
     loaded: tokio::sync::watch::Sender<bool>,
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 impl Revocations {

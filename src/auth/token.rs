@@ -50,7 +50,8 @@ impl std::fmt::Debug for TokenIssuer {
     }
 }
 
-fn now_ms() -> u64 {
+/// Milliseconds since the Unix epoch (the clock tokens are issued and revoked by).
+pub(super) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)

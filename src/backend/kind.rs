@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::backend::port::{Backend, SessionKeeper};
+use crate::backend::recording::Wires;
 use crate::backend::shell::resilience;
+use crate::backend::transport::Transport;
 use crate::config::{Recording, Secret};
 use crate::observe::metrics::BackendMetrics;
 
@@ -33,6 +35,26 @@ pub struct Settings {
     pub resilience: resilience::Options,
     /// Recording and replay of its traffic.
     pub recording: Recording,
+}
+
+impl Settings {
+    /// A client's `transport` as these settings want it: through the recorder, or
+    /// replaced by the cassettes of a `replay:` URL ([`crate::backend::recording::wire`]);
+    /// `wires`: the adapter's store.
+    pub fn recorded(
+        &self,
+        transport: Arc<dyn Transport>,
+        wires: Wires,
+    ) -> Result<Arc<dyn Transport>, String> {
+        crate::backend::recording::wire(
+            transport,
+            &self.recording,
+            &self.url,
+            self.token.expose(),
+            self.timeout,
+            wires,
+        )
+    }
 }
 
 /// An OAuth 1.0a consumer and the secret of the access token the calls are signed with.

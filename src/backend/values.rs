@@ -35,3 +35,25 @@ pub fn as_i64(value: &Value) -> Option<i64> {
         _ => None,
     }
 }
+
+/// Reads an id (a non-negative integer, lenient as [`as_i64`]) at a JSON pointer
+/// (`/customer_group_id`, `/extension_attributes/website_id`).
+pub fn id_at(record: &Value, pointer: &str) -> Option<u64> {
+    record
+        .pointer(pointer)
+        .and_then(as_i64)
+        .and_then(|id| u64::try_from(id).ok())
+}
+
+/// The strings of a list field (an image's roles); empty when it is no list.
+pub fn strings(list: Option<&Value>) -> Vec<String> {
+    list.and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -303,18 +303,9 @@ fn make_cache_control(public: bool, max_age: u64) -> HeaderValue {
     };
     text[..head.len()].copy_from_slice(head);
     let mut digits = [0u8; 20];
-    let mut n = max_age;
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let len = head.len() + digits.len() - i;
-    text[head.len()..len].copy_from_slice(&digits[i..]);
+    let digits = crate::cache::status::decimal(max_age, &mut digits);
+    let len = head.len() + digits.len();
+    text[head.len()..len].copy_from_slice(digits);
     HeaderValue::from_bytes(&text[..len]).expect("ASCII digits are a valid header value")
 }
 

@@ -137,6 +137,20 @@ impl Default for Writer {
     }
 }
 
+/// `n` in decimal digits, written at the end of `digits` (a header value built without an
+/// allocation).
+pub(crate) fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &[u8] {
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &digits[i..];
+        }
+    }
+}
+
 impl Writer {
     fn push(&mut self, bytes: &[u8]) {
         let end = (self.len + bytes.len()).min(self.text.len());
@@ -149,17 +163,7 @@ impl Writer {
             self.push(b"-");
         }
         let mut digits = [0u8; 20];
-        let mut rest = n.unsigned_abs();
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        self.push(&digits[i..]);
+        self.push(decimal(n.unsigned_abs(), &mut digits));
     }
 
     fn finish(self) -> HeaderValue {

@@ -349,13 +349,22 @@ async fn download(http: &reqwest::Client, url: &str) -> Option<Vec<u8>> {
     response.bytes().await.ok().map(|b| b.to_vec())
 }
 
+/// Copies the `fields` of `record` that hold text into `into`, as strings.
+fn copy_texts(record: &Value, fields: &[&str], into: &mut Map<String, Value>) {
+    for &field in fields {
+        if let Some(value) = text(&record[field]) {
+            into.insert(field.into(), json!(value));
+        }
+    }
+}
+
 /// A customer as `customers.json` holds one, with a random password (passwords are not
 /// copied: the store keeps only their hashes, and the API shows none).
 fn customer(record: &Value, addresses: &Value) -> Value {
     let id = int(&record["entity_id"]).unwrap_or(0);
     let mut customer = Map::new();
     customer.insert("id".into(), json!(id));
-    for field in [
+    let fields = [
         "email",
         "firstname",
         "lastname",
@@ -365,11 +374,8 @@ fn customer(record: &Value, addresses: &Value) -> Value {
         "taxvat",
         "created_at",
         "updated_at",
-    ] {
-        if let Some(value) = text(&record[field]) {
-            customer.insert(field.into(), json!(value));
-        }
-    }
+    ];
+    copy_texts(record, &fields, &mut customer);
     customer.insert(
         "group_id".into(),
         json!(int(&record["group_id"]).unwrap_or(1)),
@@ -386,7 +392,7 @@ fn customer(record: &Value, addresses: &Value) -> Value {
         .map(|a| {
             let mut address = Map::new();
             address.insert("id".into(), json!(int(&a["entity_id"]).unwrap_or(0)));
-            for field in [
+            let fields = [
                 "firstname",
                 "lastname",
                 "city",
@@ -399,11 +405,8 @@ fn customer(record: &Value, addresses: &Value) -> Value {
                 "suffix",
                 "fax",
                 "vat_id",
-            ] {
-                if let Some(value) = text(&a[field]) {
-                    address.insert(field.into(), json!(value));
-                }
-            }
+            ];
+            copy_texts(a, &fields, &mut address);
             address.insert("street".into(), a["street"].clone());
             if let Some(region) = text(&a["region"]) {
                 address.insert("region".into(), json!({ "region": region }));
@@ -528,14 +531,12 @@ mod tests {
 
     #[test]
     fn gallery_files_come_from_media_urls() {
-        assert_eq!(
-            gallery_file("http://shop/media/catalog/product/m/b/mb01.png").as_deref(),
-            Some("/m/b/mb01.png")
-        );
-        assert_eq!(
-            gallery_file("http://shop/media/catalog/product/cache/ab12/m/b/mb01.png").as_deref(),
-            Some("/m/b/mb01.png")
-        );
+        for url in [
+            "http://shop/media/catalog/product/m/b/mb01.png",
+            "http://shop/media/catalog/product/cache/ab12/m/b/mb01.png",
+        ] {
+            assert_eq!(gallery_file(url).as_deref(), Some("/m/b/mb01.png"), "{url}");
+        }
         assert_eq!(gallery_file("http://shop/img.png"), None);
     }
 }

@@ -10,10 +10,10 @@ fn diff(good: Value, other: Value) -> Comparison {
     compare(ok(&good), ok(&other), &Options::default())
 }
 
-fn classes(c: &Comparison) -> Vec<(String, &'static str)> {
+fn classes(c: &Comparison) -> Vec<(&str, &'static str)> {
     c.differences
         .iter()
-        .map(|d| (d.path.clone(), d.class.name()))
+        .map(|d| (d.path.as_str(), d.class.name()))
         .collect()
 }
 
@@ -35,11 +35,11 @@ fn values_missing_extra_and_types_are_told_apart() {
     assert_eq!(
         classes(&c),
         vec![
-            ("price".to_owned(), "value"),
-            ("sku".to_owned(), "missing"),
-            ("qty".to_owned(), "type"),
-            ("gone".to_owned(), "value"),
-            ("new".to_owned(), "extra"),
+            ("price", "value"),
+            ("sku", "missing"),
+            ("qty", "type"),
+            ("gone", "value"),
+            ("new", "extra"),
         ]
     );
     let price = c.find("price", Class::Value).unwrap();
@@ -68,10 +68,7 @@ fn paths_fold_list_indexes_and_numeric_keys() {
     );
     assert_eq!(
         classes(&c),
-        vec![
-            ("tier_price[].price".to_owned(), "value"),
-            ("{id}.name".to_owned(), "value")
-        ]
+        vec![("tier_price[].price", "value"), ("{id}.name", "value")]
     );
     // Every item's difference counts; the first is the example.
     let tier = c.find("tier_price[].price", Class::Value).unwrap();
@@ -82,7 +79,7 @@ fn paths_fold_list_indexes_and_numeric_keys() {
         ok(&json!({"1": "b"})),
         &Options::default().fold_numeric_keys(false),
     );
-    assert_eq!(classes(&unfolded), vec![("1".to_owned(), "value")]);
+    assert_eq!(classes(&unfolded), vec![("1", "value")]);
 }
 
 #[test]
@@ -91,10 +88,10 @@ fn a_list_with_the_same_items_in_another_order_is_an_order_difference() {
         json!({"types": ["image", "thumbnail"]}),
         json!({"types": ["thumbnail", "image"]}),
     );
-    assert_eq!(classes(&c), vec![("types".to_owned(), "order")]);
+    assert_eq!(classes(&c), vec![("types", "order")]);
     // A list at the top of the body.
     let c = diff(json!([1, 2, 3]), json!([3, 2, 1]));
-    assert_eq!(classes(&c), vec![(BODY_PATH.to_owned(), "order")]);
+    assert_eq!(classes(&c), vec![(BODY_PATH, "order")]);
     // Same items but one more: not an order difference.
     let c = diff(json!([1, 2]), json!([2, 1, 3]));
     assert!(c.find(BODY_PATH, Class::Order).is_none(), "{c:?}");
@@ -110,9 +107,9 @@ fn lists_of_records_are_matched_by_their_identity() {
     assert_eq!(
         classes(&c),
         vec![
-            ("images[]".to_owned(), "missing"),
-            ("images[].url".to_owned(), "value"),
-            ("images[]".to_owned(), "extra"),
+            ("images[]", "missing"),
+            ("images[].url", "value"),
+            ("images[]", "extra"),
         ]
     );
     assert_eq!(
@@ -126,10 +123,7 @@ fn lists_of_records_are_matched_by_their_identity() {
     );
     assert_eq!(
         classes(&c),
-        vec![
-            ("[].city".to_owned(), "value"),
-            (BODY_PATH.to_owned(), "order")
-        ]
+        vec![("[].city", "value"), (BODY_PATH, "order")]
     );
 }
 
@@ -141,19 +135,16 @@ fn lists_without_identity_are_compared_by_position() {
     );
     assert_eq!(
         classes(&c),
-        vec![
-            ("street[]".to_owned(), "value"),
-            ("street[]".to_owned(), "extra")
-        ]
+        vec![("street[]", "value"), ("street[]", "extra")]
     );
     let c = diff(json!({"street": ["a", "b"]}), json!({"street": ["a"]}));
-    assert_eq!(classes(&c), vec![("street[]".to_owned(), "missing")]);
+    assert_eq!(classes(&c), vec![("street[]", "missing")]);
     // Duplicate ids are no identity: by position.
     let c = diff(
         json!([{"id": 1, "v": 1}, {"id": 1, "v": 2}]),
         json!([{"id": 1, "v": 1}, {"id": 1, "v": 3}]),
     );
-    assert_eq!(classes(&c), vec![("[].v".to_owned(), "value")]);
+    assert_eq!(classes(&c), vec![("[].v", "value")]);
 }
 
 #[test]
@@ -166,7 +157,7 @@ fn statuses_differ_and_error_trees_are_compared_when_both_are_errors() {
         Answer::new(404, &not_found),
         &Options::default(),
     );
-    assert_eq!(classes(&c), vec![(STATUS_PATH.to_owned(), "status")]);
+    assert_eq!(classes(&c), vec![(STATUS_PATH, "status")]);
     let s = c.find(STATUS_PATH, Class::Status).unwrap();
     assert_eq!(
         (&s.good, &s.other),
@@ -183,9 +174,9 @@ fn statuses_differ_and_error_trees_are_compared_when_both_are_errors() {
     assert_eq!(
         classes(&c),
         vec![
-            (STATUS_PATH.to_owned(), "status"),
-            ("messages.error[].code".to_owned(), "value"),
-            ("messages.error[].message".to_owned(), "value"),
+            (STATUS_PATH, "status"),
+            ("messages.error[].code", "value"),
+            ("messages.error[].message", "value"),
         ]
     );
     // Same error, same status: a match.
@@ -281,7 +272,7 @@ fn noise_is_what_differs_between_two_reads_of_the_good_side() {
         vec!["items[].seen", "updated_at"]
     );
     let (real, noisy) = noise.split(compare(ok(&first), ok(&candidate), &options));
-    assert_eq!(classes(&real), vec![("price".to_owned(), "value")]);
+    assert_eq!(classes(&real), vec![("price", "value")]);
     assert_eq!(noisy.differences.len(), 2);
     // A noisy parent covers its children, not its siblings.
     let noise = Noise::between(ok(&json!({"a": [1]})), ok(&json!({"a": [1, 2]})), &options);
@@ -291,7 +282,7 @@ fn noise_is_what_differs_between_two_reads_of_the_good_side() {
         &options,
     );
     let (real, _) = noise.split(c);
-    assert_eq!(classes(&real), vec![("ab".to_owned(), "value")]);
+    assert_eq!(classes(&real), vec![("ab", "value")]);
     // Two reads of the good side with other statuses: nothing can be held against the other.
     let err = json!({});
     let noise = Noise::between(ok(&first), Answer::new(503, &err), &options);

@@ -420,16 +420,9 @@ impl Default for Config {
 pub const EXIT_CONFIG: u8 = 2;
 
 /// A configuration problem, displayed as one line naming the key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct ConfigError(pub String);
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 impl Config {
     /// Reads the process environment and, when given, a TOML file.

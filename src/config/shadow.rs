@@ -293,17 +293,8 @@ pub(super) fn shadow(raw: &RawValues, config: &mut Config) -> Result<(), ConfigE
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use super::*;
-
-    fn from_env(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Config::from_sources(None, &|name| map.get(name).cloned())
-    }
+    use crate::config::tests::from_env;
 
     const CANDIDATE: [(&str, &str); 2] = [
         ("STOREGATE_SHADOW_UPSTREAM_URL", "http://m2.internal"),

@@ -4,12 +4,23 @@ use super::keys::env_name;
 use super::*;
 use std::collections::HashMap;
 
-fn from_env(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+/// The configuration these variables (and nothing else) give.
+pub(super) fn from_env(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
     let map: HashMap<String, String> = pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     Config::from_sources(None, &|name| map.get(name).cloned())
+}
+
+/// The configuration one variable gives.
+fn with(key: &str, value: &str) -> Config {
+    from_env(&[(key, value)]).unwrap()
+}
+
+/// Why one variable's value stops the start.
+fn refused(key: &str, value: &str) -> ConfigError {
+    from_env(&[(key, value)]).unwrap_err()
 }
 
 #[test]
@@ -30,11 +41,11 @@ fn redis_url_is_checked_and_never_echoed() {
         "redis://:hunter2@host/x",
         "hunter2",
     ] {
-        let e = from_env(&[("STOREGATE_REDIS_URL", bad)]).unwrap_err();
+        let e = refused("STOREGATE_REDIS_URL", bad);
         assert!(e.0.contains("STOREGATE_REDIS_URL"), "{e}");
         assert!(!e.0.contains("hunter2"), "{e}");
     }
-    let e = from_env(&[("STOREGATE_SHARED_CACHE", "1")]).unwrap_err();
+    let e = refused("STOREGATE_SHARED_CACHE", "1");
     assert!(e.0.contains("STOREGATE_REDIS_URL"), "{e}");
     let c = from_env(&[
         ("STOREGATE_SHARED_CACHE", "1"),
@@ -67,9 +78,9 @@ fn the_profile_is_spec_or_original_and_nothing_else() {
         from_env(&[]).unwrap().profile,
         crate::context::profile::Profile::Spec
     );
-    let c = from_env(&[("STOREGATE_PROFILE", "original")]).unwrap();
+    let c = with("STOREGATE_PROFILE", "original");
     assert_eq!(c.profile, crate::context::profile::Profile::Original);
-    let e = from_env(&[("STOREGATE_PROFILE", "magento1")]).unwrap_err();
+    let e = refused("STOREGATE_PROFILE", "magento1");
     assert!(e.0.contains("STOREGATE_PROFILE"), "{e}");
     assert!(e.0.contains("spec or original"), "{e}");
     assert!(!e.0.contains('\n'), "{e}");
@@ -89,26 +100,26 @@ fn resilience_keys() {
     assert_eq!((c.max_in_flight, c.upstream_max_in_flight), (64, 8));
     assert_eq!(c.circuit_failure_threshold, 0);
     assert_eq!(c.circuit_open, Duration::from_millis(250));
-    let e = from_env(&[("STOREGATE_MAX_IN_FLIGHT", "0")]).unwrap_err();
+    let e = refused("STOREGATE_MAX_IN_FLIGHT", "0");
     assert!(e.0.contains("STOREGATE_MAX_IN_FLIGHT"), "{e}");
-    let e = from_env(&[("STOREGATE_CIRCUIT_OPEN_MS", "soon")]).unwrap_err();
+    let e = refused("STOREGATE_CIRCUIT_OPEN_MS", "soon");
     assert!(e.0.contains("STOREGATE_CIRCUIT_OPEN_MS"), "{e}");
 }
 
 #[test]
 fn bad_values_name_the_key_and_hide_secrets() {
-    let e = from_env(&[("STOREGATE_UPSTREAM_TIMEOUT_MS", "soon")]).unwrap_err();
+    let e = refused("STOREGATE_UPSTREAM_TIMEOUT_MS", "soon");
     assert_eq!(
         e.0,
         "invalid STOREGATE_UPSTREAM_TIMEOUT_MS: expected a number of milliseconds above 0, got \"soon\""
     );
-    let e = from_env(&[("STOREGATE_UPSTREAM_URL", "http://m2.test")]).unwrap_err();
+    let e = refused("STOREGATE_UPSTREAM_URL", "http://m2.test");
     assert!(e.0.contains("STOREGATE_UPSTREAM_TOKEN"));
-    let e = from_env(&[("STOREGATE_ADMIN_KEY", "  ")]).unwrap_err();
+    let e = refused("STOREGATE_ADMIN_KEY", "  ");
     assert!(e.0.starts_with("invalid STOREGATE_ADMIN_KEY"));
     let e = from_env(&[("STOREGATE_ADMIN_KEY_SHA256", "abc")]).unwrap_err();
     assert!(e.0.contains("STOREGATE_ADMIN_KEY_SHA256"));
-    let e = from_env(&[("STOREGATE_LISTEN", "nowhere")]).unwrap_err();
+    let e = refused("STOREGATE_LISTEN", "nowhere");
     assert!(e.0.contains("STOREGATE_LISTEN"));
     let e = from_env(&[
         ("STOREGATE_UPSTREAM_URL", "ftp://x"),
@@ -199,7 +210,7 @@ fn unknown_variables_stop_the_start_with_a_suggestion() {
 
 #[test]
 fn a_set_but_empty_upstream_url_is_an_error_not_the_sandbox() {
-    let e = from_env(&[("STOREGATE_UPSTREAM_URL", " ")]).unwrap_err();
+    let e = refused("STOREGATE_UPSTREAM_URL", " ");
     assert!(e.0.starts_with("invalid STOREGATE_UPSTREAM_URL"), "{e}");
     assert!(e.0.contains("unset it to use the sandbox"), "{e}");
 }
@@ -215,7 +226,7 @@ fn listen_addresses() {
     assert_eq!(c.sandbox_listen.to_string(), "[::1]:9091");
     assert_eq!(from_env(&[]).unwrap().sandbox_listen.port(), 0);
     for bad in ["localhost", "localhost:http", "example.com:80", ":80"] {
-        let e = from_env(&[("STOREGATE_LISTEN", bad)]).unwrap_err();
+        let e = refused("STOREGATE_LISTEN", bad);
         assert!(e.0.contains("localhost:8080"), "{bad}: {e}");
     }
 }
@@ -244,13 +255,11 @@ fn public_url_cors_and_access_log() {
     assert!(d.access_log && d.public_url.is_none());
     assert_eq!(d.cors_origins, CorsOrigins::Off);
     assert_eq!(
-        from_env(&[("STOREGATE_CORS_ORIGINS", "*")])
-            .unwrap()
-            .cors_origins,
+        with("STOREGATE_CORS_ORIGINS", "*").cors_origins,
         CorsOrigins::Any
     );
     for bad in ["app.example", "https://app.example/path", "ftp://x"] {
-        let e = from_env(&[("STOREGATE_CORS_ORIGINS", bad)]).unwrap_err();
+        let e = refused("STOREGATE_CORS_ORIGINS", bad);
         assert!(
             e.0.starts_with("invalid STOREGATE_CORS_ORIGINS"),
             "{bad}: {e}"
@@ -296,14 +305,12 @@ fn oauth_keys() {
     let proxies: Vec<String> = c.trusted_proxies.iter().map(|n| n.to_string()).collect();
     assert_eq!(proxies, ["10.0.0.0/8", "192.0.2.7/32", "::1/128"]);
     assert_eq!(
-        from_env(&[("STOREGATE_OAUTH_TOKEN_TTL_SECS", "0")])
-            .unwrap()
-            .oauth_token_ttl,
+        with("STOREGATE_OAUTH_TOKEN_TTL_SECS", "0").oauth_token_ttl,
         None
     );
-    let e = from_env(&[("STOREGATE_TRUSTED_PROXIES", "10.0.0.0/33")]).unwrap_err();
+    let e = refused("STOREGATE_TRUSTED_PROXIES", "10.0.0.0/33");
     assert!(e.0.starts_with("invalid STOREGATE_TRUSTED_PROXIES"), "{e}");
-    let e = from_env(&[("STOREGATE_OAUTH_TOKEN_TTL_SECS", "a day")]).unwrap_err();
+    let e = refused("STOREGATE_OAUTH_TOKEN_TTL_SECS", "a day");
     assert!(
         e.0.starts_with("invalid STOREGATE_OAUTH_TOKEN_TTL_SECS"),
         "{e}"
@@ -316,10 +323,10 @@ fn the_database_timeout_is_milliseconds_below_the_apis_deadline() {
         from_env(&[]).unwrap().database_timeout,
         Duration::from_millis(500)
     );
-    let c = from_env(&[("STOREGATE_DATABASE_TIMEOUT_MS", "250")]).unwrap();
+    let c = with("STOREGATE_DATABASE_TIMEOUT_MS", "250");
     assert_eq!(c.database_timeout, Duration::from_millis(250));
     for bad in ["0", "soon", "-1"] {
-        let e = from_env(&[("STOREGATE_DATABASE_TIMEOUT_MS", bad)]).unwrap_err();
+        let e = refused("STOREGATE_DATABASE_TIMEOUT_MS", bad);
         assert!(
             e.0.starts_with("invalid STOREGATE_DATABASE_TIMEOUT_MS"),
             "{bad}: {e}"
@@ -341,8 +348,8 @@ fn the_database_timeout_is_milliseconds_below_the_apis_deadline() {
 #[test]
 fn workers() {
     assert_eq!(from_env(&[]).unwrap().workers, 0);
-    assert_eq!(from_env(&[("STOREGATE_WORKERS", "4")]).unwrap().workers, 4);
-    let e = from_env(&[("STOREGATE_WORKERS", "many")]).unwrap_err();
+    assert_eq!(with("STOREGATE_WORKERS", "4").workers, 4);
+    let e = refused("STOREGATE_WORKERS", "many");
     assert!(e.0.starts_with("invalid STOREGATE_WORKERS"), "{e}");
 }
 
@@ -437,7 +444,7 @@ fn recording_and_replay_keys() {
     assert_eq!(c.recording.replay_seed, Some(42));
     assert_eq!(c.recording.replay_max_age.as_deref(), Some("30d"));
     assert_eq!(c.recording.replay_stale.as_deref(), Some("record"));
-    let error = from_env(&[("STOREGATE_REPLAY_SEED", "often")]).unwrap_err();
+    let error = refused("STOREGATE_REPLAY_SEED", "often");
     assert!(
         error.to_string().contains("STOREGATE_REPLAY_SEED"),
         "{error}"
@@ -466,19 +473,15 @@ fn recording_and_replay_keys() {
 fn the_backend_is_magento2_or_openmage_and_nothing_else() {
     assert_eq!(from_env(&[]).unwrap().backend, BackendKind::Magento2);
     assert_eq!(
-        from_env(&[("STOREGATE_BACKEND", "magento2")])
-            .unwrap()
-            .backend,
+        with("STOREGATE_BACKEND", "magento2").backend,
         BackendKind::Magento2
     );
     assert_eq!(
-        from_env(&[("STOREGATE_BACKEND", " OpenMage ")])
-            .unwrap()
-            .backend,
+        with("STOREGATE_BACKEND", " OpenMage ").backend,
         BackendKind::OpenMage
     );
     for bad in ["magento1", "m1", "openmage,magento2"] {
-        let e = from_env(&[("STOREGATE_BACKEND", bad)]).unwrap_err();
+        let e = refused("STOREGATE_BACKEND", bad);
         assert_eq!(
             e.0,
             format!("invalid STOREGATE_BACKEND: expected magento2 or openmage, got {bad:?}")
@@ -650,7 +653,7 @@ fn the_default_mappings_follow_the_backend() {
 
 #[test]
 fn openmage_store_views_are_code_id_pairs() {
-    let config = from_env(&[("STOREGATE_OPENMAGE_STORE_VIEWS", "default=1, de=2@3")]).unwrap();
+    let config = with("STOREGATE_OPENMAGE_STORE_VIEWS", "default=1, de=2@3");
     assert_eq!(
         config.openmage_store_views,
         [("default".to_owned(), 1, 1), ("de".to_owned(), 2, 3)]
@@ -658,7 +661,7 @@ fn openmage_store_views_are_code_id_pairs() {
     for wrong in [
         "de", "de=x", "=2", "admin=1", "a=1,b=1", "a=1,a=2", "de=0", " , ",
     ] {
-        let e = from_env(&[("STOREGATE_OPENMAGE_STORE_VIEWS", wrong)]).unwrap_err();
+        let e = refused("STOREGATE_OPENMAGE_STORE_VIEWS", wrong);
         assert!(
             e.0.contains("STOREGATE_OPENMAGE_STORE_VIEWS"),
             "{wrong}: {}",

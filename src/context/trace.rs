@@ -143,9 +143,7 @@ mod tests {
     }
 
     fn headers(traceparent: &str) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(TRACEPARENT, HeaderValue::from_str(traceparent).unwrap());
-        headers
+        HeaderMap::from_iter([(TRACEPARENT, HeaderValue::from_str(traceparent).unwrap())])
     }
 
     #[test]

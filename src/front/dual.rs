@@ -130,25 +130,22 @@ impl Candidate {
         // The comparisons' own bound on requests in flight, so that a busy gateway's load
         // shedding does not count against the candidate (and the other way round).
         let fresh_in_flight = Arc::new(Semaphore::new(settings.max_in_flight.saturating_mul(3)));
-        let no_cache = || Arc::new(Cache::new(0, Duration::ZERO, Duration::ZERO));
-        let serving_fresh = derived(
-            app,
-            app.config.clone(),
-            app.backend.clone(),
-            app.mappings.clone(),
-            no_cache(),
-            fresh_in_flight.clone(),
-            None,
-        );
-        let candidate_fresh = derived(
-            app,
-            self.config.clone(),
-            self.backend.clone(),
-            self.mappings.clone(),
-            no_cache(),
-            fresh_in_flight,
-            None,
-        );
+        // A side's fresh reads: its own store and mappings, no cache, the shared bound.
+        let fresh = |config: &Config, backend: &Arc<dyn Backend>, mappings: &Mappings| {
+            let no_cache = Arc::new(Cache::new(0, Duration::ZERO, Duration::ZERO));
+            let (config, backend, mappings) = (config.clone(), backend.clone(), mappings.clone());
+            derived(
+                app,
+                config,
+                backend,
+                mappings,
+                no_cache,
+                fresh_in_flight.clone(),
+                None,
+            )
+        };
+        let serving_fresh = fresh(&app.config, &app.backend, &app.mappings);
+        let candidate_fresh = fresh(&self.config, &self.backend, &self.mappings);
         let candidate_service = shadow.settings().serve.any().then(|| {
             let config = &self.config;
             let cache = Arc::new(Cache::with_windows(

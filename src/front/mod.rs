@@ -515,14 +515,7 @@ impl Early {
         let steps = async move {
             let mut observed = telemetry::Observed::begin(&request);
             let resolved = caller::resolve(&app.auth, request.headers(), request.uri().query());
-            let verdict = match limit_step::before_routing(
-                app,
-                resolved.caller(),
-                request.method(),
-                request.uri().path(),
-                request.headers(),
-                observed.started().into_std(),
-            ) {
+            let verdict = match limits_before_routing(app, &resolved, &request, &observed) {
                 limit_step::Step::Skip => None,
                 step => step.verdict(app).await,
             };
@@ -537,16 +530,7 @@ impl Early {
                     Some(caller.user_type()),
                 ));
             }
-            match fast_path::lookup(
-                &app.cache,
-                resolved.caller(),
-                request.method(),
-                request.uri(),
-                request.headers(),
-                observed.started(),
-            )
-            .await
-            {
+            match fast_lookup(app, &resolved, &request, &observed).await {
                 FastPath::Hit(mut response, user_type) => {
                     if app.limits.is_on() {
                         verdict
@@ -649,16 +633,9 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
     let verdict = match verdict {
         Some(verdict) => verdict,
         None => {
-            limit_step::before_routing(
-                &app,
-                resolved.caller(),
-                request.method(),
-                request.uri().path(),
-                request.headers(),
-                observed.started().into_std(),
-            )
-            .verdict(&app)
-            .await
+            limits_before_routing(&app, &resolved, &request, &observed)
+                .verdict(&app)
+                .await
         }
     };
     if let (Some(verdict), Some(caller)) = (&verdict, resolved.caller())
@@ -673,17 +650,7 @@ async fn front_steps(app: AppState, mut request: Request, next: Next) -> Respons
     }
     let found = match looked_up {
         Some(found) => found,
-        None => {
-            fast_path::lookup(
-                &app.cache,
-                resolved.caller(),
-                request.method(),
-                request.uri(),
-                request.headers(),
-                observed.started(),
-            )
-            .await
-        }
+        None => fast_lookup(&app, &resolved, &request, &observed).await,
     };
     // The dual run notes a write, or a read it samples, before the request goes on.
     let noted = app.shadow.as_ref().and_then(|shadow| {
@@ -809,4 +776,42 @@ async fn shed_load(State(app): State<AppState>, request: Request, next: Next) ->
         .into_response();
     };
     next.run(request).await
+}
+
+/// The fast path's lookup for a request (both ways in, the hit path and routing, ask it
+/// the same question). Not an `async fn`: the future holds the request's parts, which are
+/// `Sync`, not the request, whose body is not.
+fn fast_lookup<'a>(
+    app: &'a AppState,
+    resolved: &caller::Resolved,
+    request: &'a Request,
+    observed: &telemetry::Observed,
+) -> impl Future<Output = FastPath> + Send + 'a {
+    let (method, uri, headers) = (request.method(), request.uri(), request.headers());
+    fast_path::lookup(
+        &app.cache,
+        resolved.caller(),
+        method,
+        uri,
+        headers,
+        observed.started(),
+    )
+}
+
+/// The rate limits' step before routing for a request, asked the same way from both ways in.
+fn limits_before_routing(
+    app: &AppState,
+    resolved: &caller::Resolved,
+    request: &Request,
+    observed: &telemetry::Observed,
+) -> limit_step::Step {
+    let (method, path, headers) = (request.method(), request.uri().path(), request.headers());
+    limit_step::before_routing(
+        app,
+        resolved.caller(),
+        method,
+        path,
+        headers,
+        observed.started().into_std(),
+    )
 }

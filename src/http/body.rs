@@ -260,46 +260,26 @@ mod tests {
 
     #[test]
     fn empty_and_undecodable_bodies() {
-        assert_eq!(
-            decode_bytes(Format::Json, b"").unwrap_err().first_message(),
-            "Decoding error."
-        );
-        assert_eq!(
-            decode_bytes(Format::Json, b"{")
-                .unwrap_err()
-                .first_message(),
-            "Decoding error."
-        );
-        assert_eq!(
-            decode_bytes(Format::Xml, b"<a>")
-                .unwrap_err()
-                .first_message(),
-            "Decoding error."
-        );
-        assert_eq!(
-            decode_bytes(Format::Json, b"{}")
-                .unwrap_err()
-                .first_message(),
-            "The request data is invalid."
-        );
-        assert_eq!(
-            decode_bytes(Format::Json, b"[]")
-                .unwrap_err()
-                .first_message(),
-            "The request data is invalid."
-        );
-        assert_eq!(
-            decode_bytes(Format::Json, b"12")
-                .unwrap_err()
-                .first_message(),
-            "The request data is invalid."
-        );
-        assert_eq!(
-            decode_bytes(Format::Xml, b"<service_api/>")
-                .unwrap_err()
-                .first_message(),
-            "The request data is invalid."
-        );
+        let cases: [(Format, &[u8], &str); 7] = [
+            (Format::Json, &b""[..], "Decoding error."),
+            (Format::Json, &b"{"[..], "Decoding error."),
+            (Format::Xml, &b"<a>"[..], "Decoding error."),
+            (Format::Json, &b"{}"[..], "The request data is invalid."),
+            (Format::Json, &b"[]"[..], "The request data is invalid."),
+            (Format::Json, &b"12"[..], "The request data is invalid."),
+            (
+                Format::Xml,
+                &b"<service_api/>"[..],
+                "The request data is invalid.",
+            ),
+        ];
+        for (format, body, message) in cases {
+            assert_eq!(
+                decode_bytes(format, body).unwrap_err().first_message(),
+                message,
+                "{body:?}"
+            );
+        }
     }
 
     #[test]

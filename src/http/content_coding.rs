@@ -24,11 +24,16 @@ pub const MIN_SIZE: usize = 1024;
 
 /// gzip level 6: zlib's default; levels 7-9 cost several times the time for about 1% less.
 const GZIP_LEVEL: u32 = 6;
-/// Brotli quality 9 with a 64 KiB window: on the benchmark's 20-product list (10,339 bytes)
-/// 1,396 bytes against quality 11's 1,254, in about a seventh of its time (8.6 ms against
-/// 58 ms in the dev profile, dependencies at opt-level 1; release is faster, not measured).
-const BROTLI_QUALITY: i32 = 9;
-const BROTLI_WINDOW: i32 = 16;
+/// Brotli quality 5 with a 128 KiB window: on the benchmark's 20-product list (10,339
+/// bytes) 1,405 bytes against quality 9's 1,396 (and quality 11's 1,254); on an Admin
+/// product answer (1,038 bytes) 399 against 397. Its match finder (`H5`: 16,384 buckets of
+/// 16) is 1 MiB, allocated zeroed for every body compressed. Not quality 9 (with any
+/// window), nor 5-8 with a window of 64 KiB or less, as before: the `brotli` crate gives
+/// those a match finder of 32 MiB (`H9`, or `H6` where it lacks the small-window ones), so
+/// every miss wrote 32 MiB, took milliseconds for it, and the allocator kept the recently
+/// freed tables resident: most of the 57 MiB bench row 6 came down by (docs/benchmarks.md).
+const BROTLI_QUALITY: i32 = 5;
+const BROTLI_WINDOW: i32 = 17;
 /// zstd level 9: 1,499 bytes of that list against level 3's 1,593, in 0.11 ms against
 /// 0.03 ms (same build as above).
 const ZSTD_LEVEL: i32 = 9;
@@ -196,15 +201,18 @@ fn gzip(input: &[u8]) -> std::io::Result<Vec<u8>> {
     encoder.finish()
 }
 
-fn brotli(input: &[u8]) -> std::io::Result<Vec<u8>> {
-    let params = brotli::enc::BrotliEncoderParams {
+fn brotli_params(len: usize) -> brotli::enc::BrotliEncoderParams {
+    brotli::enc::BrotliEncoderParams {
         quality: BROTLI_QUALITY,
         lgwin: BROTLI_WINDOW,
-        size_hint: input.len(),
+        size_hint: len,
         ..Default::default()
-    };
+    }
+}
+
+fn brotli(input: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(input.len() / 3);
-    brotli::BrotliCompress(&mut &input[..], &mut out, &params)?;
+    brotli::BrotliCompress(&mut &input[..], &mut out, &brotli_params(input.len()))?;
     Ok(out)
 }
 
@@ -294,6 +302,58 @@ fn parse_q(text: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The encoder's allocator, noting the largest block it is asked for.
+    struct Largest(Arc<AtomicUsize>);
+
+    impl<T> brotli::Allocator<T> for Largest
+    where
+        brotli::enc::StandardAlloc: brotli::Allocator<T>,
+    {
+        type AllocatedMemory =
+            <brotli::enc::StandardAlloc as brotli::Allocator<T>>::AllocatedMemory;
+        fn alloc_cell(&mut self, len: usize) -> Self::AllocatedMemory {
+            self.0
+                .fetch_max(len * std::mem::size_of::<T>(), Ordering::Relaxed);
+            brotli::enc::StandardAlloc::default().alloc_cell(len)
+        }
+        fn free_cell(&mut self, data: Self::AllocatedMemory) {
+            brotli::enc::StandardAlloc::default().free_cell(data)
+        }
+    }
+
+    impl brotli::enc::BrotliAlloc for Largest {}
+
+    /// Brotli with the gateway's settings takes little memory for a body: quality 9 took a
+    /// 32 MiB match finder for each one, written whole, which bench row 6 paid in resident
+    /// memory and every miss in time (docs/benchmarks.md).
+    #[test]
+    fn brotli_compresses_a_body_with_tables_of_at_most_2_mib() {
+        for input in [body(), body().repeat(20)] {
+            let largest = Arc::new(AtomicUsize::new(0));
+            let mut out = Vec::new();
+            brotli::BrotliCompressCustomAlloc(
+                &mut &input[..],
+                &mut out,
+                &mut [0u8; 4096],
+                &mut [0u8; 4096],
+                &brotli_params(input.len()),
+                Largest(largest.clone()),
+            )
+            .unwrap();
+            let largest = largest.load(Ordering::Relaxed);
+            assert!(largest <= 2 << 20, "{largest} bytes for {}", input.len());
+            assert!(
+                out.len() < input.len() / 4,
+                "{} of {}",
+                out.len(),
+                input.len()
+            );
+            assert_eq!(out, brotli(&input).unwrap(), "the same settings as a fill");
+        }
+    }
 
     fn body() -> Vec<u8> {
         (0..200)

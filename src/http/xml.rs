@@ -349,29 +349,13 @@ pub fn read_document(input: &str, limits: Limits) -> Result<Value, ReadError> {
             .map_err(|e| ReadError::Syntax(format!("{e} (at byte {})", reader.error_position())))?;
         match event {
             Event::Start(start) => {
-                if root.is_some() {
-                    return Err(ReadError::Syntax("content after the root element".into()));
-                }
                 elements += 1;
-                if elements > limits.max_elements {
-                    return Err(ReadError::TooManyElements(limits.max_elements));
-                }
-                if stack.len() >= limits.max_depth {
-                    return Err(ReadError::TooDeep(limits.max_depth));
-                }
+                may_open(&limits, root.is_some(), elements, stack.len())?;
                 stack.push(Node::start(&start)?);
             }
             Event::Empty(start) => {
-                if root.is_some() {
-                    return Err(ReadError::Syntax("content after the root element".into()));
-                }
                 elements += 1;
-                if elements > limits.max_elements {
-                    return Err(ReadError::TooManyElements(limits.max_elements));
-                }
-                if stack.len() >= limits.max_depth {
-                    return Err(ReadError::TooDeep(limits.max_depth));
-                }
+                may_open(&limits, root.is_some(), elements, stack.len())?;
                 let node = Node::start(&start)?;
                 finish(node, &mut stack, &mut root);
             }
@@ -425,6 +409,26 @@ pub fn read_document(input: &str, limits: Limits) -> Result<Value, ReadError> {
         return Err(ReadError::Syntax("unclosed element".into()));
     }
     root.ok_or(ReadError::Empty)
+}
+
+/// Whether one more element may open: not after the root element has closed, not past
+/// the element count, not deeper than the limit (checked in that order).
+fn may_open(
+    limits: &Limits,
+    after_root: bool,
+    elements: usize,
+    depth: usize,
+) -> Result<(), ReadError> {
+    if after_root {
+        return Err(ReadError::Syntax("content after the root element".into()));
+    }
+    if elements > limits.max_elements {
+        return Err(ReadError::TooManyElements(limits.max_elements));
+    }
+    if depth >= limits.max_depth {
+        return Err(ReadError::TooDeep(limits.max_depth));
+    }
+    Ok(())
 }
 
 fn finish(node: Node, stack: &mut [Node], root: &mut Option<Value>) {

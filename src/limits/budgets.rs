@@ -15,7 +15,10 @@
 //!    rest of a cache hit (docs/architecture.md). A chunk is spent to its end.
 //!
 //! So a request waits for Redis only when its instance's pool is empty: a client's first
-//! request on an instance, or one that outruns the background refill. A refusal is kept
+//! request on an instance, or one that outruns the background refill. Requests that waited
+//! together (a worker's many connections, each with its first request) spend the one chunk
+//! the first of them took on their thread, not a chunk each: a chunk is never put in a slot
+//! in place of one that is not spent, since the window counted both. A refusal is kept
 //! in the pool and the slot until the window says to ask again (a quarter of a second at
 //! most), so a client hammering past its limit costs no Redis call per request either.
 
@@ -345,6 +348,15 @@ impl Budgets {
         let mut waited_out = false;
         loop {
             let now = Instant::now();
+            // A request that waited for a refill finds the chunk another one of this
+            // thread took meanwhile (a refill wakes every request that waited for it):
+            // spent from there, not a chunk of its own each. (A chunk taken per waiter,
+            // each replacing the last in the slot, lost what the window had counted for
+            // the replaced ones: 256 connections starting at once spent a billion-a-minute
+            // budget in seconds, bench row 9c.)
+            if let Some(decision) = self.decide_here(budget, rate, now) {
+                return decision;
+            }
             let refill = {
                 let mut state = pool.lock();
                 if state.leased_at.is_some_and(|at| now >= at + pool.age) {
@@ -463,7 +475,10 @@ impl Budgets {
     ) -> Decision {
         let mut shown = None;
         self.keep(pool, |slot| {
-            slot.tokens = chunk.saturating_sub(1);
+            // Added to what the slot holds, never in its place: what is there was counted
+            // in the window and is spent before the chunk is (a request admitted without a
+            // chunk, when a refill came too late, leaves it as it is).
+            slot.tokens = slot.tokens.saturating_add(chunk.saturating_sub(1));
             slot.until = until;
             slot.base = base;
             slot.reset_at = reset_at;
@@ -490,7 +505,6 @@ impl Budgets {
     ) -> Decision {
         let retry = secs_up(retry_at.saturating_duration_since(now)).max(1);
         self.keep(pool, |slot| {
-            slot.tokens = 0;
             slot.refused_until = Some(until);
             slot.retry_at = retry_at;
             slot.refused_by_fleet = by_fleet;

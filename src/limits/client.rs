@@ -205,46 +205,32 @@ mod tests {
     use http::HeaderValue;
 
     fn with_xff(value: &str) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert("x-forwarded-for", HeaderValue::from_str(value).unwrap());
-        headers
+        let forwarded = http::HeaderName::from_static("x-forwarded-for");
+        HeaderMap::from_iter([(forwarded, HeaderValue::from_str(value).unwrap())])
     }
 
     #[test]
     fn forwarded_addresses_only_from_trusted_proxies() {
         let trusted: Vec<IpNet> = vec!["10.0.0.0/8".parse().unwrap()];
         let headers = with_xff("203.0.113.9, 198.51.100.7, 10.0.0.2");
-        let from = |peer: &str| {
-            client_address(&headers, Some(peer.parse().unwrap()), &trusted)
+        // The client `headers` name, through `trusted` proxies, on a connection from `peer`.
+        let client = |headers: &HeaderMap, peer: &str, trusted: &[IpNet]| {
+            client_address(headers, Some(peer.parse().unwrap()), trusted)
                 .unwrap()
                 .to_string()
         };
+        let from = |peer: &str| client(&headers, peer, &trusted);
         // From our proxy: the nearest address our proxies did not write.
         assert_eq!(from("10.1.2.3"), "198.51.100.7");
         assert_eq!(from("::ffff:10.1.2.3"), "198.51.100.7");
         // From anyone else: the header is a forgery, the peer is the client.
         assert_eq!(from("192.0.2.1"), "192.0.2.1");
-        assert_eq!(
-            client_address(&headers, Some("10.1.2.3".parse().unwrap()), &[])
-                .unwrap()
-                .to_string(),
-            "10.1.2.3"
-        );
+        assert_eq!(client(&headers, "10.1.2.3", &[]), "10.1.2.3");
         // Garbage, ports, and a chain of nothing but proxies.
         let odd = with_xff("not-an-ip, 198.51.100.7:4711");
-        assert_eq!(
-            client_address(&odd, Some("10.0.0.1".parse().unwrap()), &trusted)
-                .unwrap()
-                .to_string(),
-            "198.51.100.7"
-        );
+        assert_eq!(client(&odd, "10.0.0.1", &trusted), "198.51.100.7");
         let proxies = with_xff("10.9.9.9");
-        assert_eq!(
-            client_address(&proxies, Some("10.0.0.1".parse().unwrap()), &trusted)
-                .unwrap()
-                .to_string(),
-            "10.9.9.9"
-        );
+        assert_eq!(client(&proxies, "10.0.0.1", &trusted), "10.9.9.9");
         assert!(client_address(&headers, None, &trusted).is_none());
     }
 
@@ -264,30 +250,16 @@ mod tests {
     #[test]
     fn route_classes() {
         let get = Method::GET;
-        assert_eq!(
-            class_of(&get, "/api/rest/products/1"),
-            Some(RouteClass::Catalog)
-        );
-        assert_eq!(
-            class_of(&get, "/api/rest/stockitems"),
-            Some(RouteClass::Catalog)
-        );
-        assert_eq!(
-            class_of(&get, "/api/rest/customers/1"),
-            Some(RouteClass::Account)
-        );
-        assert_eq!(
-            class_of(&get, "/api/rest/orders"),
-            Some(RouteClass::Account)
-        );
-        assert_eq!(
-            class_of(&Method::POST, "/api/rest/auth/token"),
-            Some(RouteClass::Writes)
-        );
-        assert_eq!(
-            class_of(&Method::DELETE, "/api/rest/products/1"),
-            Some(RouteClass::Writes)
-        );
+        for (method, path, class) in [
+            (&get, "/api/rest/products/1", RouteClass::Catalog),
+            (&get, "/api/rest/stockitems", RouteClass::Catalog),
+            (&get, "/api/rest/customers/1", RouteClass::Account),
+            (&get, "/api/rest/orders", RouteClass::Account),
+            (&Method::POST, "/api/rest/auth/token", RouteClass::Writes),
+            (&Method::DELETE, "/api/rest/products/1", RouteClass::Writes),
+        ] {
+            assert_eq!(class_of(method, path), Some(class), "{method} {path}");
+        }
         assert_eq!(class_of(&get, "/api/rest/openapi.json"), None);
         assert_eq!(class_of(&get, "/healthz"), None);
         assert_eq!(class_of(&Method::OPTIONS, "/api/rest/products"), None);

@@ -110,8 +110,9 @@ impl Fleet {
         self.redis.place()
     }
 
-    /// Takes up to `want` admissions of `rate`.
-    pub async fn take(&self, key: &str, rate: Rate, want: u32) -> Result<Taken, SharedError> {
+    /// Takes up to `want` admissions of `rate` from the budget named `name` (its key is
+    /// [`Fleet::key`]).
+    pub async fn take(&self, name: &str, rate: Rate, want: u32) -> Result<Taken, SharedError> {
         let window_ms = rate.window.as_millis() as u64;
         let width = super::window::width_ms(window_ms);
         let answer = self
@@ -119,7 +120,7 @@ impl Fleet {
             .run(
                 "rate limit take",
                 &TAKE_SCRIPT,
-                &[key],
+                &[&self.key(name)],
                 &[
                     i64::from(want),
                     i64::from(rate.count),
@@ -155,12 +156,12 @@ impl Fleet {
     }
 
     /// Gives back `n` admissions counted in `bucket` and not used.
-    pub async fn give_back(&self, key: &str, bucket: u64, n: u32) -> Result<(), SharedError> {
+    pub async fn give_back(&self, name: &str, bucket: u64, n: u32) -> Result<(), SharedError> {
         self.redis
             .run(
                 "rate limit give back",
                 &GIVE_BACK_SCRIPT,
-                &[key],
+                &[&self.key(name)],
                 &[bucket as i64, i64::from(n)],
             )
             .await
@@ -177,9 +178,9 @@ impl Fleet {
     }
 
     /// Forgets a window (a successful sign-in clears its username's failures).
-    pub async fn clear(&self, key: &str) -> Result<(), SharedError> {
+    pub async fn clear(&self, name: &str) -> Result<(), SharedError> {
         self.redis
-            .run("rate limit clear", &CLEAR_SCRIPT, &[key], &[])
+            .run("rate limit clear", &CLEAR_SCRIPT, &[&self.key(name)], &[])
             .await
             .map(drop)
     }

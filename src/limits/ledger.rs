@@ -28,7 +28,7 @@ use crate::config::Rate;
 pub const LOCAL_WINDOWS: u64 = 1 << 18;
 
 /// A window's name: a digest of what it counts (never a client's address, key or token),
-/// and its Redis key.
+/// and its name in Redis (the key is it under `storegate:rl:`: [`Fleet::key`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct LedgerKey {
     pub digest: [u8; 12],

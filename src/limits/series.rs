@@ -6,11 +6,21 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder};
+use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 
 use super::{Counting, Limits};
+
+/// A counter family's descriptor: its series follow, one per label set.
+fn counter_family<'s>(
+    encoder: &'s mut DescriptorEncoder<'_>,
+    name: &'s str,
+    help: &str,
+) -> Result<MetricEncoder<'s>, std::fmt::Error> {
+    encoder.encode_descriptor(name, help, None, MetricType::Counter)
+}
 
 /// The collector `front::build` registers.
 #[derive(Debug)]
@@ -32,12 +42,7 @@ impl Collector for LimitSeries {
                 true,
             ),
         ] {
-            let mut family = encoder.encode_descriptor(
-                name,
-                help,
-                None,
-                prometheus_client::metrics::MetricType::Counter,
-            )?;
+            let mut family = counter_family(&mut encoder, name, help)?;
             for (kind, class, refused, shadow) in &rows {
                 let value = if shadowed { *shadow } else { *refused };
                 ConstCounter::new(value).encode(
@@ -62,12 +67,7 @@ impl Collector for LimitSeries {
                 read(&signin.shadow_by_address),
             ),
         ] {
-            let mut family = encoder.encode_descriptor(
-                name,
-                help,
-                None,
-                prometheus_client::metrics::MetricType::Counter,
-            )?;
+            let mut family = counter_family(&mut encoder, name, help)?;
             ConstCounter::new(username).encode(family.encode_family(&[("by", "username")])?)?;
             ConstCounter::new(address).encode(family.encode_family(&[("by", "address")])?)?;
         }

@@ -343,7 +343,7 @@ pub fn line(write: impl FnOnce(&mut Vec<u8>)) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::mpsc;
     use std::time::Instant;
 
@@ -380,9 +380,10 @@ mod tests {
         drop(guard);
     }
 
-    /// A sink that keeps what it is given.
+    /// A sink that keeps what it is given (the access log's tests read what tracing wrote
+    /// into one).
     #[derive(Clone, Default)]
-    struct Kept(Arc<Mutex<Vec<u8>>>);
+    pub(crate) struct Kept(pub(crate) Arc<Mutex<Vec<u8>>>);
 
     impl Write for Kept {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

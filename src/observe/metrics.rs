@@ -379,7 +379,16 @@ pub(crate) fn counter(
     help: &str,
     value: u64,
 ) -> Result<(), std::fmt::Error> {
-    let metric = ConstCounter::new(value);
+    described(encoder, name, help, &ConstCounter::new(value))
+}
+
+/// A metric (a constant, or a family of series) under its name and help, unitless.
+pub(crate) fn described(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    metric: &impl EncodeMetric,
+) -> Result<(), std::fmt::Error> {
     metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)
 }
 

@@ -18,12 +18,11 @@
 
 use std::collections::HashSet;
 
-use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
-use http::{HeaderMap, Method, Uri};
 use serde_json::{Map, Value, json};
 
+use super::call::{ApiCall, unserved};
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
 
@@ -35,16 +34,16 @@ use crate::http::{ApiError, Doc, created, empty_ok, msg, ok};
 use crate::rules::mapping::ResourceMapping;
 use crate::rules::mapping::View;
 use crate::rules::mapping::convert::{as_i64, is_empty};
-use crate::rules::policy::{Operation, Route, authorize};
+use crate::rules::policy::{Operation, Route};
 
 use super::address_fields::{fold_street, plain_fields, street_lines};
 use super::customer_save::{ATTEMPTS, Intent, Plan, conflict, same_values, save_verified};
 use crate::auth::caller::Caller;
 use crate::records::listing::in_memory::{compare, matches};
 use crate::records::lookups::directory;
-use crate::resources::parse_id;
+use crate::resources::{owned_id, parse_id};
 use crate::rules::mapping::convert::scalar_text;
-use crate::rules::privacy::{owns, private, redact};
+use crate::rules::privacy::{private, redact};
 use crate::shared_state::locks::LockKey;
 
 /// SPEC 7's country and region messages.
@@ -67,36 +66,20 @@ use messages as m;
 // ---------------------------------------------------------------------------------------
 
 /// `/customers/:customer_id/addresses`: list and create.
-pub async fn collection(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(customer): Path<String>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    match authorize(Route::CustomerAddresses, &method, caller.principal)? {
-        Operation::Retrieve => list(app, caller, &customer, &uri).await,
-        Operation::Create => create(app, caller, &customer, &headers, body).await,
-        op => Err(ApiError::internal()
-            .with_cause(format!("{op:?} is not served on /customers/:id/addresses"))),
+pub async fn collection(Path(customer): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    match call.authorize(Route::CustomerAddresses)? {
+        Operation::Retrieve => list(call, &customer).await,
+        Operation::Create => create(call, &customer).await,
+        op => Err(unserved(op, "/customers/:id/addresses")),
     }
 }
 
 /// `/customers/addresses/:address_id`: read, update, delete.
-pub async fn entity(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    match authorize(Route::CustomerAddress, &method, caller.principal)? {
-        Operation::Retrieve => get_one(app, caller, &id).await,
-        Operation::Update => update(app, caller, &id, &headers, body).await,
-        Operation::Delete => delete(app, caller, &id).await,
+pub async fn entity(Path(id): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    match call.authorize(Route::CustomerAddress)? {
+        Operation::Retrieve => get_one(call.app, call.caller, &id).await,
+        Operation::Update => update(call, &id).await,
+        Operation::Delete => delete(call.app, call.caller, &id).await,
         Operation::Create => Err(ApiError::not_implemented()),
     }
 }
@@ -171,17 +154,10 @@ async fn owner_of(app: &AppState, principal: Principal, id: u64) -> Result<u64, 
 // Reads
 // ---------------------------------------------------------------------------------------
 
-async fn list(
-    app: AppState,
-    caller: Caller,
-    customer: &str,
-    uri: &Uri,
-) -> Result<Response, ApiError> {
-    let customer_id = parse_id(customer)?;
-    if !owns(caller.principal, customer_id) {
-        return Err(ApiError::not_found());
-    }
-    let params = ListParams::parse(uri.query())?;
+async fn list(call: ApiCall, customer: &str) -> Result<Response, ApiError> {
+    let customer_id = owned_id(call.caller, customer)?;
+    let params = ListParams::parse(call.query())?;
+    let ApiCall { app, caller, .. } = call;
     let fields = app
         .mappings
         .get("address")
@@ -422,18 +398,10 @@ enum Target {
     New,
 }
 
-async fn create(
-    app: AppState,
-    caller: Caller,
-    customer: &str,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    let customer_id = parse_id(customer)?;
-    if !owns(caller.principal, customer_id) {
-        return Err(ApiError::not_found());
-    }
-    let input = super::created_record(&app, headers, body).await?;
+async fn create(mut call: ApiCall, customer: &str) -> Result<Response, ApiError> {
+    let customer_id = owned_id(call.caller, customer)?;
+    let input = call.created_record().await?;
+    let ApiCall { app, caller, .. } = call;
     let list = match app.backend.address_writes() {
         AddressWrites::OneAtATime(calls) => {
             return super::address_calls::create(&app, calls, &caller, customer_id, &input).await;
@@ -552,15 +520,10 @@ impl Intent for AddressWrite<'_> {
     }
 }
 
-async fn update(
-    app: AppState,
-    caller: Caller,
-    id: &str,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
+async fn update(mut call: ApiCall, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    let input = super::update_record(&app, headers, body).await?;
+    let input = call.update_record().await?;
+    let ApiCall { app, caller, .. } = call;
     let list = match app.backend.address_writes() {
         AddressWrites::OneAtATime(calls) => {
             return super::address_calls::update(&app, calls, &caller, id, &input).await;

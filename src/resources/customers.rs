@@ -15,10 +15,9 @@
 //! stored customer, changes only the fields sent, and writes it back without an
 //! `addresses` key (with one, the list would replace the stored addresses).
 
-use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
-use http::{HeaderMap, Method, Uri};
+use http::Uri;
 use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
@@ -29,17 +28,18 @@ use crate::http::{ApiError, Doc, created, empty_ok, ok};
 use crate::rules::mapping::ResourceMapping;
 use crate::rules::mapping::View;
 use crate::rules::mapping::convert::{as_i64, is_empty};
-use crate::rules::policy::{Operation, Route, authorize};
+use crate::rules::policy::{Operation, Route};
 use crate::rules::write_outcome;
 
+use super::call::{ApiCall, unserved};
 use super::customer_save::{Intent, Plan, same_values, save_verified};
 use crate::auth::caller::Caller;
 use crate::cache::keys::tag;
 use crate::records::listing::search_criteria;
 use crate::records::lookups::stores;
-use crate::resources::parse_id;
+use crate::resources::{owned_id, parse_id};
 use crate::rules::mapping::convert::scalar_text;
-use crate::rules::privacy::{owns, private, redact, reference_error};
+use crate::rules::privacy::{private, redact, reference_error};
 use crate::shared_state::locks::LockKey;
 
 /// SPEC 8: a customer password has at least this many characters. Magento 2 may demand
@@ -54,34 +54,20 @@ const PASSWORD_TOO_SHORT: &str =
 // ---------------------------------------------------------------------------------------
 
 /// `/customers`: list and create.
-pub async fn collection(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    match authorize(Route::Customers, &method, caller.principal)? {
-        Operation::Retrieve => list(app, caller, &uri).await,
-        Operation::Create => create(app, &headers, body).await,
-        op => Err(ApiError::internal().with_cause(format!("{op:?} is not served on /customers"))),
+pub async fn collection(call: ApiCall) -> Result<Response, ApiError> {
+    match call.authorize(Route::Customers)? {
+        Operation::Retrieve => list(call.app, call.caller, &call.uri).await,
+        Operation::Create => create(call).await,
+        op => Err(unserved(op, "/customers")),
     }
 }
 
 /// `/customers/:id`: read, update, delete.
-pub async fn entity(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    match authorize(Route::Customer, &method, caller.principal)? {
-        Operation::Retrieve => get_one(app, caller, &id).await,
-        Operation::Update => update(app, caller, &id, &headers, body).await,
-        Operation::Delete => delete(app, &id).await,
+pub async fn entity(Path(id): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    match call.authorize(Route::Customer)? {
+        Operation::Retrieve => get_one(call.app, call.caller, &id).await,
+        Operation::Update => update(call, &id).await,
+        Operation::Delete => delete(call.app, &id).await,
         Operation::Create => Err(ApiError::not_implemented()),
     }
 }
@@ -147,10 +133,7 @@ async fn list(app: AppState, caller: Caller, uri: &Uri) -> Result<Response, ApiE
 }
 
 async fn get_one(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
-    let id = parse_id(id)?;
-    if !owns(caller.principal, id) {
-        return Err(ApiError::not_found());
-    }
+    let id = owned_id(caller, id)?;
     let customer = app.backend.customer(id).await.map_err(redact)?;
     if customer_id(&customer) != Some(id) {
         return Err(ApiError::not_found());
@@ -199,8 +182,9 @@ async fn store_for_website(app: &AppState, website_id: u64) -> Result<Option<u64
     Ok(candidates.first().map(|v| v.id))
 }
 
-async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Response, ApiError> {
-    let input = super::created_record(&app, headers, body).await?;
+async fn create(mut call: ApiCall) -> Result<Response, ApiError> {
+    let input = call.created_record().await?;
+    let app = call.app;
     let mapping = app.mappings.get("customer");
     let mut errors = Vec::new();
     let profile = crate::context::profile::Profile::current();
@@ -255,18 +239,10 @@ async fn create(app: AppState, headers: &HeaderMap, body: Body) -> Result<Respon
     Ok(created(&format!("/api/rest/customers/{id}")))
 }
 
-async fn update(
-    app: AppState,
-    caller: Caller,
-    id: &str,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    let id = parse_id(id)?;
-    if !owns(caller.principal, id) {
-        return Err(ApiError::not_found());
-    }
-    let input = super::update_record(&app, headers, body).await?;
+async fn update(mut call: ApiCall, id: &str) -> Result<Response, ApiError> {
+    let id = owned_id(call.caller, id)?;
+    let input = call.update_record().await?;
+    let ApiCall { app, caller, .. } = call;
     let mapping = app.mappings.get("customer");
     let fields = mapping.view(caller.user_type(), View::Update);
     let mut errors = Vec::new();
@@ -278,21 +254,9 @@ async fn update(
         }
     }
     let mut changes = json!({ "customer": {} });
-    let written = match ResourceMapping::write(&fields, &input, &mut changes) {
-        Ok(written) => written,
-        Err(mut conversion) => {
-            errors.append(&mut conversion);
-            Vec::new()
-        }
-    };
-    if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
-    }
     // Only fields the caller may not write (website_id, created_in, a password): the
     // original's attribute filter left nothing, which it refused.
-    if written.is_empty() {
-        return Err(ApiError::request_data_invalid());
-    }
+    super::written_update(&fields, &input, &mut changes, errors)?;
 
     let Value::Object(changes) = changes["customer"].take() else {
         return Err(ApiError::request_data_invalid());

@@ -17,29 +17,26 @@
 
 use std::collections::HashSet;
 
-use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
-use http::{HeaderMap, Method, StatusCode};
+use http::StatusCode;
 use serde_json::{Map, Value};
 
+use super::call::{ApiCall, unserved};
 use crate::app::AppState;
 use crate::auth::UserType;
 use crate::backend::port::StoreView;
 use crate::backend::port::{BackendError, Image, ImageChange, ImageRefusal, NewImage, Scope};
 use crate::cache::{self, Fetched};
-use crate::http::body::decode_record;
 use crate::http::{ApiError, Doc, Format, created, empty_ok};
 use crate::rules::mapping::ResourceMapping;
 use crate::rules::mapping::View;
 use crate::rules::mapping::convert::as_i64;
-use crate::rules::policy::{Operation, Route, authorize};
+use crate::rules::policy::{Operation, Route};
 
 use crate::cache::keys::{key, tag, view};
 
 use super::products;
-use crate::auth::caller::Caller;
-use crate::cache::response::cached;
 use crate::records::catalog::{product_index, product_records};
 use crate::records::lookups::stores;
 use crate::records::{json, record};
@@ -74,99 +71,67 @@ fn image_not_found_for(user: UserType) -> ApiError {
 // ---------------------------------------------------------------------------------------
 
 /// `/products/:id/images`: the global list and create.
-pub async fn collection(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    let operation = authorize(Route::ProductImages, &method, caller.principal)?;
-    on_collection(app, caller, operation, &id, None, &headers, body).await
+pub async fn collection(Path(id): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    on_collection(call, &id, None).await
 }
 
 /// `/products/:id/images/store/:store_id`: a store view's list and create.
 pub async fn store_collection(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
     Path((id, store)): Path<(String, String)>,
-    headers: HeaderMap,
-    body: Body,
+    call: ApiCall,
 ) -> Result<Response, ApiError> {
-    let operation = authorize(Route::ProductImages, &method, caller.principal)?;
-    on_collection(app, caller, operation, &id, Some(&store), &headers, body).await
+    on_collection(call, &id, Some(&store)).await
 }
 
 /// `/products/:id/images/:image_id`: one image, globally.
 pub async fn entity(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
     Path((id, image)): Path<(String, String)>,
-    headers: HeaderMap,
-    body: Body,
+    call: ApiCall,
 ) -> Result<Response, ApiError> {
-    let operation = authorize(Route::ProductImage, &method, caller.principal)?;
-    on_entity(app, caller, operation, &id, &image, None, &headers, body).await
+    let at = ImageAt {
+        id: &id,
+        image: &image,
+        store: None,
+    };
+    on_entity(call, at).await
 }
 
 /// `/products/:id/images/:image_id/store/:store_id`: one image in a store view.
 pub async fn store_entity(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
     Path((id, image, store)): Path<(String, String, String)>,
-    headers: HeaderMap,
-    body: Body,
+    call: ApiCall,
 ) -> Result<Response, ApiError> {
-    let operation = authorize(Route::ProductImage, &method, caller.principal)?;
-    on_entity(
-        app,
-        caller,
-        operation,
-        &id,
-        &image,
-        Some(&store),
-        &headers,
-        body,
-    )
-    .await
+    let at = ImageAt {
+        id: &id,
+        image: &image,
+        store: Some(&store),
+    };
+    on_entity(call, at).await
 }
 
-async fn on_collection(
-    app: AppState,
-    caller: Caller,
-    operation: Operation,
-    id: &str,
-    store: Option<&str>,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    match operation {
-        Operation::Retrieve => list(app, caller, headers, id, store).await,
-        Operation::Create => create(app, headers, id, store, body).await,
-        op => Err(ApiError::internal().with_cause(format!("{op:?} is not served on images"))),
+async fn on_collection(call: ApiCall, id: &str, store: Option<&str>) -> Result<Response, ApiError> {
+    match call.authorize(Route::ProductImages)? {
+        Operation::Retrieve => list(call, id, store).await,
+        Operation::Create => create(call, id, store).await,
+        op => Err(unserved(op, "images")),
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn on_entity(
-    app: AppState,
-    caller: Caller,
-    operation: Operation,
-    id: &str,
-    image: &str,
-    store: Option<&str>,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    match operation {
-        Operation::Retrieve => get_one(app, caller, headers, id, image, store).await,
-        Operation::Update => update(app, headers, id, image, store, body).await,
-        Operation::Delete => delete(app, id, image, store).await,
-        op => Err(ApiError::internal().with_cause(format!("{op:?} is not served on an image"))),
+/// The image an entity route names, as the path spells it: the product, the image, and
+/// the store view (none on the global routes).
+#[derive(Clone, Copy)]
+struct ImageAt<'a> {
+    id: &'a str,
+    image: &'a str,
+    store: Option<&'a str>,
+}
+
+async fn on_entity(call: ApiCall, at: ImageAt<'_>) -> Result<Response, ApiError> {
+    match call.authorize(Route::ProductImage)? {
+        Operation::Retrieve => get_one(call, at).await,
+        Operation::Update => update(call, at).await,
+        Operation::Delete => delete(call.app, at).await,
+        op => Err(unserved(op, "an image")),
     }
 }
 
@@ -368,19 +333,12 @@ fn invalidate<T>(app: &AppState, product_id: u64, sku: &str, result: &Result<T, 
 // Reads
 // ---------------------------------------------------------------------------------------
 
-async fn list(
-    app: AppState,
-    caller: Caller,
-    headers: &HeaderMap,
-    id: &str,
-    store: Option<&str>,
-) -> Result<Response, ApiError> {
+async fn list(call: ApiCall, id: &str, store: Option<&str>) -> Result<Response, ApiError> {
     let product_id = parse_id(id)?;
-    let place = place(&app, store).await?;
-    let user = caller.user_type();
-    let state = app.clone();
+    let place = place(&call.app, store).await?;
+    let (caller, user) = (call.caller, call.caller.user_type());
     let logical = view::images(product_id, &place.key());
-    cached(&app.cache, caller, headers, &logical, move || async move {
+    call.cached(caller, &logical, move |state| async move {
         let (images, media_base, tags) = gallery(&state, product_id, &place, user).await?;
         let fields = state.mappings.get("image").view(user, View::List);
         let out: Vec<Value> = images
@@ -394,21 +352,13 @@ async fn list(
     .await
 }
 
-async fn get_one(
-    app: AppState,
-    caller: Caller,
-    headers: &HeaderMap,
-    id: &str,
-    image: &str,
-    store: Option<&str>,
-) -> Result<Response, ApiError> {
-    let product_id = parse_id(id)?;
-    let user = caller.user_type();
-    let image_id = image_id(image).map_err(|_| image_not_found_for(user))?;
-    let place = place(&app, store).await?;
-    let state = app.clone();
+async fn get_one(call: ApiCall, at: ImageAt<'_>) -> Result<Response, ApiError> {
+    let product_id = parse_id(at.id)?;
+    let (caller, user) = (call.caller, call.caller.user_type());
+    let image_id = image_id(at.image).map_err(|_| image_not_found_for(user))?;
+    let place = place(&call.app, at.store).await?;
     let logical = view::image(product_id, &place.key(), image_id);
-    cached(&app.cache, caller, headers, &logical, move || async move {
+    call.cached(caller, &logical, move |state| async move {
         let (images, media_base, tags) = gallery(&state, product_id, &place, user).await?;
         let entry = find_image(&images, image_id).map_err(|_| image_not_found_for(user))?;
         let fields = state.mappings.get("image").view(user, View::Single);
@@ -423,19 +373,10 @@ async fn get_one(
 // ---------------------------------------------------------------------------------------
 
 /// Image bodies have their own (larger) limit; 413 past it, never buffered beyond it.
-async fn object_body(
-    app: &AppState,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Map<String, Value>, ApiError> {
-    decode_record(
-        headers,
-        body,
-        Format::Xml,
-        app.config.image_body_limit,
-        ApiError::request_data_invalid,
-    )
-    .await
+async fn object_body(call: &mut ApiCall) -> Result<Map<String, Value>, ApiError> {
+    let limit = call.app.config.image_body_limit;
+    call.record_within(Format::Xml, limit, ApiError::request_data_invalid)
+        .await
 }
 
 // ---------------------------------------------------------------------------------------
@@ -539,16 +480,11 @@ fn location(product_id: u64, image_id: u64) -> String {
     format!("/api/rest/products/{product_id}/images/{image_id}")
 }
 
-async fn create(
-    app: AppState,
-    headers: &HeaderMap,
-    id: &str,
-    store: Option<&str>,
-    body: Body,
-) -> Result<Response, ApiError> {
+async fn create(mut call: ApiCall, id: &str, store: Option<&str>) -> Result<Response, ApiError> {
     let product_id = parse_id(id)?;
-    let _upload = upload_permit(&app).await?;
-    let mut input = parse_input(object_body(&app, headers, body).await?, true)?;
+    let _upload = upload_permit(&call.app).await?;
+    let mut input = parse_input(object_body(&mut call).await?, true)?;
+    let app = call.app;
     let Some(file) = input.file.take() else {
         return Err(ApiError::validation(vec![NOT_SPECIFIED.into()]));
     };
@@ -579,22 +515,16 @@ async fn create(
     Ok(created(&location(product_id, image_id)))
 }
 
-async fn update(
-    app: AppState,
-    headers: &HeaderMap,
-    id: &str,
-    image: &str,
-    store: Option<&str>,
-    body: Body,
-) -> Result<Response, ApiError> {
-    let product_id = parse_id(id)?;
-    let image_id = image_id(image)?;
-    let _upload = upload_permit(&app).await?;
-    let mut input = parse_input(object_body(&app, headers, body).await?, false)?;
+async fn update(mut call: ApiCall, at: ImageAt<'_>) -> Result<Response, ApiError> {
+    let product_id = parse_id(at.id)?;
+    let image_id = image_id(at.image)?;
+    let _upload = upload_permit(&call.app).await?;
+    let mut input = parse_input(object_body(&mut call).await?, false)?;
+    let app = call.app;
     if input.is_empty() {
         return Err(ApiError::request_data_invalid());
     }
-    let place = place(&app, store).await?;
+    let place = place(&app, at.store).await?;
     let sku = product_index::sku_of(&app, product_id).await?;
     let images = current_images(&app, &sku, &place).await?;
     let existing = find_image(&images, image_id)?;
@@ -643,15 +573,10 @@ async fn update(
     Ok(empty_ok())
 }
 
-async fn delete(
-    app: AppState,
-    id: &str,
-    image: &str,
-    store: Option<&str>,
-) -> Result<Response, ApiError> {
-    let product_id = parse_id(id)?;
-    let image_id = image_id(image)?;
-    let place = place(&app, store).await?;
+async fn delete(app: AppState, at: ImageAt<'_>) -> Result<Response, ApiError> {
+    let product_id = parse_id(at.id)?;
+    let image_id = image_id(at.image)?;
+    let place = place(&app, at.store).await?;
     let sku = product_index::sku_of(&app, product_id).await?;
     let images = current_images(&app, &sku, &place).await?;
     let existing = find_image(&images, image_id)?;

@@ -7,6 +7,7 @@ mod address_calls;
 mod address_fields;
 pub mod addresses;
 pub mod api_docs;
+pub mod call;
 pub mod customer_save;
 pub mod customer_sign_in;
 pub mod customers;
@@ -25,15 +26,14 @@ mod product_writes;
 pub mod products;
 pub mod stock_items;
 
-use axum::body::Body;
 use axum::routing::any;
-use http::HeaderMap;
-use serde_json::{Map, Value};
 
 use crate::app::AppState;
-use crate::http::body::decode_record;
+use crate::auth::caller::Caller;
+use crate::http::ApiError;
 use crate::http::route_list::Listed;
-use crate::http::{ApiError, Format};
+use crate::rules::mapping::{Field, ResourceMapping};
+use serde_json::{Map, Value};
 
 /// Every route under `/api/rest`. Methods are dispatched inside the handlers, so that the
 /// policy (403) is checked before "method not allowed" (405), as the spec wants. Each one
@@ -112,34 +112,41 @@ pub fn parse_id(text: &str) -> Result<u64, ApiError> {
         .ok_or_else(ApiError::not_found)
 }
 
-/// The record an update sends: XML unless its `Content-Type` says otherwise, within the body
-/// limit; a list where one record belongs is the original's `Request data is invalid.`.
-pub async fn update_record(
-    app: &AppState,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Map<String, Value>, ApiError> {
-    let limit = app.config.body_limit;
-    decode_record(
-        headers,
-        body,
-        Format::Xml,
-        limit,
-        ApiError::request_data_invalid,
-    )
-    .await
+/// What an update writes through the mapping `fields` into `root`, once the checks before
+/// it have had their say (`errors`): every message at once (400), and the original's
+/// `The request data is invalid.` for an update with nothing its caller may write. The
+/// names written, when all is well.
+pub fn written_update(
+    fields: &[Field],
+    input: &Map<String, Value>,
+    root: &mut Value,
+    mut errors: Vec<String>,
+) -> Result<Vec<String>, ApiError> {
+    let written = match ResourceMapping::write(fields, input, root) {
+        Ok(written) => written,
+        Err(mut conversion) => {
+            errors.append(&mut conversion);
+            Vec::new()
+        }
+    };
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    if written.is_empty() {
+        return Err(ApiError::request_data_invalid());
+    }
+    Ok(written)
 }
 
-/// The record a create sends into a collection: XML unless its `Content-Type` says
-/// otherwise, within the body limit; a list (several records at once) is the original's
-/// 501, which it never implemented for these collections.
-pub async fn created_record(
-    app: &AppState,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Map<String, Value>, ApiError> {
-    let limit = app.config.body_limit;
-    decode_record(headers, body, Format::Xml, limit, ApiError::not_implemented).await
+/// A customer's id from the path, when the caller may see that customer's data: a
+/// customer reaching for another's gets the 404 of one that does not exist, before
+/// anything is asked of the store.
+pub fn owned_id(caller: Caller, text: &str) -> Result<u64, ApiError> {
+    let id = parse_id(text)?;
+    if !crate::rules::privacy::owns(caller.principal, id) {
+        return Err(ApiError::not_found());
+    }
+    Ok(id)
 }
 
 #[cfg(test)]

@@ -17,124 +17,100 @@
 //!
 //! Like orders, these are one customer's data: `private, no-store`, never cached.
 
-use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
-use http::{HeaderMap, Method};
 use serde_json::{Map, Value, json};
 
+use super::call::ApiCall;
 use crate::app::AppState;
 use crate::auth::caller::Caller;
 use crate::auth::{Principal, UserType};
-use crate::http::{ApiError, Doc, created, ok};
+use crate::http::{ApiError, created};
 use crate::resources::orders::{may_see, order_id, order_source};
 use crate::resources::parse_id;
 use crate::rules::mapping::convert::as_i64;
 use crate::rules::mapping::{ResourceMapping, View};
-use crate::rules::policy::{Operation, Route, authorize};
-use crate::rules::privacy::{private, redact};
+use crate::rules::policy::{Operation, Route};
+use crate::rules::privacy::redact;
 use crate::rules::write_outcome;
 
 /// `/orders/:id/items`.
-pub async fn items(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    authorize(Route::OrderItems, &method, caller.principal)?;
-    let order = visible_order(&app, caller.principal, &id).await?;
-    let view = app
+pub async fn items(Path(id): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    call.authorize(Route::OrderItems)?;
+    let order = visible_order(&call.app, call.caller.principal, &id).await?;
+    let view = call
+        .app
         .mappings
         .get("order_item")
-        .view(caller.user_type(), View::Own);
-    let list: Vec<Value> = app
+        .view(call.caller.user_type(), View::Own);
+    let list: Vec<Value> = call
+        .app
         .backend
         .order_parts(&order)
         .items
         .iter()
         .map(|item| Value::Object(ResourceMapping::render(&view, &json!({ "item": item }), "")))
         .collect();
-    Ok(private(ok(caller.format, &Doc::new(Value::Array(list)))))
+    Ok(call.private_ok(Value::Array(list)))
 }
 
 /// `/orders/:id/addresses`.
-pub async fn addresses(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    authorize(Route::OrderAddresses, &method, caller.principal)?;
-    let list = rendered_addresses(&app, &caller, &id).await?;
+pub async fn addresses(Path(id): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    call.authorize(Route::OrderAddresses)?;
+    let list = rendered_addresses(&call.app, &call.caller, &id).await?;
     // The original: an order without addresses (or not the caller's) is not found.
     if list.is_empty() {
         return Err(ApiError::not_found());
     }
     let list = list.into_iter().map(|(_, a)| Value::Object(a)).collect();
-    Ok(private(ok(caller.format, &Doc::new(Value::Array(list)))))
+    Ok(call.private_ok(Value::Array(list)))
 }
 
 /// `/orders/:id/addresses/:address_type` (`billing` or `shipping`).
 pub async fn address(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
     Path((id, address_type)): Path<(String, String)>,
+    call: ApiCall,
 ) -> Result<Response, ApiError> {
-    authorize(Route::OrderAddress, &method, caller.principal)?;
-    let found = rendered_addresses(&app, &caller, &id)
+    call.authorize(Route::OrderAddress)?;
+    let found = rendered_addresses(&call.app, &call.caller, &id)
         .await?
         .into_iter()
         .find(|(kind, _)| *kind == address_type)
         .ok_or_else(ApiError::not_found)?;
-    Ok(private(ok(
-        caller.format,
-        &Doc::new(Value::Object(found.1)),
-    )))
+    Ok(call.private_ok(Value::Object(found.1)))
 }
 
 /// `/orders/:id/comments`: the list (Admin, the order's customer) and a new comment (Admin).
-pub async fn comments(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-    body: Body,
-) -> Result<Response, ApiError> {
-    match authorize(Route::OrderComments, &method, caller.principal)? {
-        Operation::Retrieve => list_comments(app, caller, &id).await,
-        Operation::Create => add_comment(app, &headers, &id, body).await,
+pub async fn comments(Path(id): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    match call.authorize(Route::OrderComments)? {
+        Operation::Retrieve => list_comments(call, &id).await,
+        Operation::Create => add_comment(call, &id).await,
         _ => Err(ApiError::not_implemented()),
     }
 }
 
 /// `/orders/comments/:id`: one comment, the Admin's.
-pub async fn comment(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    authorize(Route::OrderComment, &method, caller.principal)?;
+pub async fn comment(Path(id): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    call.authorize(Route::OrderComment)?;
     // The original had the privilege for customers but no handler: 405.
-    if caller.user_type() != UserType::Admin {
+    if call.caller.user_type() != UserType::Admin {
         return Err(ApiError::not_implemented());
     }
     let comment_id = parse_id(&id)?;
-    let found = app
+    let found = call
+        .app
         .backend
         .order_comment(comment_id)
         .await
         .map_err(redact)?
         .ok_or_else(ApiError::not_found)?;
-    let view = app
+    let view = call
+        .app
         .mappings
         .get("order_comment")
         .view(UserType::Admin, View::Single);
     let record = ResourceMapping::render(&view, &json!({ "comment": found }), "");
-    Ok(private(ok(caller.format, &Doc::new(Value::Object(record)))))
+    Ok(call.private_ok(Value::Object(record)))
 }
 
 /// The order, when this principal may see it; `Resource not found.` otherwise.
@@ -191,11 +167,12 @@ fn shown(entries: &[Value], user: UserType) -> Vec<&Value> {
     shown
 }
 
-async fn list_comments(app: AppState, caller: Caller, id: &str) -> Result<Response, ApiError> {
-    let order = visible_order(&app, caller.principal, id).await?;
+async fn list_comments(call: ApiCall, id: &str) -> Result<Response, ApiError> {
+    let app = &call.app;
+    let order = visible_order(app, call.caller.principal, id).await?;
     let id = order_id(&order).ok_or_else(ApiError::not_found)?;
     let entries = app.backend.order_comments(id).await.map_err(redact)?;
-    let user = caller.user_type();
+    let user = call.caller.user_type();
     let view = app.mappings.get("order_comment").view(user, View::Own);
     let list: Vec<Value> = shown(&entries, user)
         .into_iter()
@@ -207,7 +184,7 @@ async fn list_comments(app: AppState, caller: Caller, id: &str) -> Result<Respon
             ))
         })
         .collect();
-    Ok(private(ok(caller.format, &Doc::new(Value::Array(list)))))
+    Ok(call.private_ok(Value::Array(list)))
 }
 
 /// A 0/1 flag of a new comment, as the original stored it (`true`, `"1"`, `1`).
@@ -226,15 +203,11 @@ fn flag(input: &Map<String, Value>, field: &str, errors: &mut Vec<String>) -> u8
     }
 }
 
-async fn add_comment(
-    app: AppState,
-    headers: &HeaderMap,
-    id: &str,
-    body: Body,
-) -> Result<Response, ApiError> {
-    let order = visible_order(&app, Principal::Admin, id).await?;
+async fn add_comment(mut call: ApiCall, id: &str) -> Result<Response, ApiError> {
+    let order = visible_order(&call.app, Principal::Admin, id).await?;
     let id = order_id(&order).ok_or_else(ApiError::not_found)?;
-    let input = super::update_record(&app, headers, body).await?;
+    let input = call.update_record().await?;
+    let app = call.app;
     let allowed = app
         .mappings
         .get("order_comment")

@@ -10,11 +10,12 @@
 //! Orders are one customer's data: never cached in a shared entry, marked `private,
 //! no-store`; another customer's order is the 404 of an order that does not exist.
 
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
-use http::{Method, Uri};
+use http::Uri;
 use serde_json::{Map, Value, json};
 
+use super::call::ApiCall;
 use crate::app::AppState;
 use crate::auth::{Principal, UserType};
 use crate::backend::port::{Backend, SearchCriteria};
@@ -22,7 +23,7 @@ use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc, ok};
 use crate::rules::mapping::View;
 use crate::rules::mapping::{Field, ResourceMapping};
-use crate::rules::policy::{Operation, Route, authorize};
+use crate::rules::policy::{Operation, Route};
 
 use crate::auth::caller::Caller;
 use crate::records::listing::search_criteria;
@@ -35,27 +36,17 @@ use crate::rules::privacy::{private, redact};
 pub const ORDER_STREET_JOIN: &str = "\n";
 
 /// `/orders`: the list.
-pub async fn collection(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    uri: Uri,
-) -> Result<Response, ApiError> {
-    match authorize(Route::Orders, &method, caller.principal)? {
-        Operation::Retrieve => list(app, caller, &uri).await,
+pub async fn collection(call: ApiCall) -> Result<Response, ApiError> {
+    match call.authorize(Route::Orders)? {
+        Operation::Retrieve => list(call.app, call.caller, &call.uri).await,
         _ => Err(ApiError::not_implemented()),
     }
 }
 
 /// `/orders/:id`: one order.
-pub async fn entity(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    match authorize(Route::Order, &method, caller.principal)? {
-        Operation::Retrieve => get_one(app, caller, &id).await,
+pub async fn entity(Path(id): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    match call.authorize(Route::Order)? {
+        Operation::Retrieve => get_one(call.app, call.caller, &id).await,
         _ => Err(ApiError::not_implemented()),
     }
 }

@@ -9,16 +9,14 @@
 use std::collections::HashMap;
 
 use axum::response::Response;
-use http::HeaderMap;
 use serde_json::{Value, json};
 
+use super::call::ApiCall;
 use crate::app::AppState;
 use crate::auth::UserType;
-use crate::auth::caller::Caller;
 use crate::backend::port::SearchResult;
 use crate::backend::port::{BackendError, CategoryLink, MAX_PAGE_SIZE, SearchCriteria};
 use crate::cache::keys::{tag, view};
-use crate::cache::response::cached;
 use crate::context::profile::Profile;
 use crate::http::query::ListParams;
 use crate::http::{ApiError, Doc};
@@ -35,9 +33,7 @@ use super::products::{
 /// Products of a category, ordered by their position in it (SPEC 4.2). Page, limit and
 /// filters apply; the order is the category's.
 pub(super) async fn category_list(
-    app: AppState,
-    caller: Caller,
-    headers: &HeaderMap,
+    call: ApiCall,
     category: &str,
     params: ListParams,
     read_store: ReadStore,
@@ -47,7 +43,7 @@ pub(super) async fn category_list(
         .ok()
         .filter(|&id| id > 0)
         .ok_or_else(|| ApiError::bad_request("Category not found."))?;
-    let user = caller.user_type();
+    let user = call.caller.user_type();
     // The original answered a category's products in the shape of `/products`.
     let as_product_list = Profile::current().category_list_as_product_list();
     let list_view = if as_product_list {
@@ -55,14 +51,12 @@ pub(super) async fn category_list(
     } else {
         View::Category
     };
-    let fields = app.mappings.get("product").view(user, list_view);
+    let fields = call.app.mappings.get("product").view(user, list_view);
     // Checked before anything is cached or fetched; each search starts from it.
     let filters = search_criteria(&fields, &params, SearchCriteria::new())?;
-    let (caller, priced) = priced_caller(&app, caller, &fields).await?;
-    let state = app.clone();
+    let (caller, priced) = priced_caller(&call.app, call.caller, &fields).await?;
     let logical = view::category(category_id, read_store.key(), &params.canonical());
-    cached(&app.cache, caller, headers, &logical, move || async move {
-        let app = state;
+    call.cached(caller, &logical, move |app| async move {
         let shopper = user != UserType::Admin;
         let reading = app.cache.clock_reading();
         // The category's records beside its list, where the store's search filters by

@@ -12,12 +12,11 @@
 //! and its checks in its order. Shoppers see only active categories, as the original's
 //! shopper handler filtered them; the Admin sees every assignment.
 
-use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
-use http::{HeaderMap, Method};
 use serde_json::{Map, Value, json};
 
+use super::call::ApiCall;
 use crate::app::AppState;
 use crate::auth::UserType;
 use crate::auth::caller::Caller;
@@ -29,67 +28,58 @@ use crate::records::catalog::product_records::product_record;
 use crate::records::typed;
 use crate::resources::parse_id;
 use crate::rules::backend_errors;
-use crate::rules::policy::{Operation, Route, authorize};
+use crate::rules::policy::{Operation, Route};
 use crate::rules::write_outcome;
+
+/// The path of one assignment: the product's id, and the category's or website's.
+type TwoIds = Path<(String, String)>;
 
 /// The category every catalog tree hangs from; nothing is assigned to it.
 const TREE_ROOT: u64 = 1;
 
 /// `/products/:id/categories`.
-pub async fn categories(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-    body: Body,
-) -> Result<Response, ApiError> {
-    match authorize(Route::ProductCategories, &method, caller.principal)? {
-        Operation::Retrieve => list_categories(app, caller, &id).await,
-        Operation::Create => assign_category(app, &headers, &id, body).await,
-        _ => Err(ApiError::not_supported()),
+pub async fn categories(Path(id): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    if list_or_assign(&call, Route::ProductCategories)? == Operation::Retrieve {
+        return list_categories(call.app, call.caller, &id).await;
     }
-}
-
-/// `/products/:id/categories/:category_id`.
-pub async fn category(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path((id, category_id)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
-    match authorize(Route::ProductCategory, &method, caller.principal)? {
-        Operation::Delete => unassign_category(app, &id, &category_id).await,
-        _ => Err(ApiError::not_implemented()),
-    }
+    assign_category(call, &id).await
 }
 
 /// `/products/:id/websites`.
-pub async fn websites(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-    body: Body,
-) -> Result<Response, ApiError> {
-    match authorize(Route::ProductWebsites, &method, caller.principal)? {
-        Operation::Retrieve => list_websites(app, caller, &id).await,
-        Operation::Create => assign_website(app, &headers, &id, body).await,
+pub async fn websites(Path(id): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    if list_or_assign(&call, Route::ProductWebsites)? == Operation::Retrieve {
+        return list_websites(call.app, call.caller, &id).await;
+    }
+    assign_website(call, &id).await
+}
+
+/// `/products/:id/categories/:category_id`.
+pub async fn category(Path(ids): TwoIds, call: ApiCall) -> Result<Response, ApiError> {
+    delete_only(&call, Route::ProductCategory, ApiError::not_implemented)?;
+    unassign_category(call.app, &ids.0, &ids.1).await
+}
+
+/// `/products/:id/websites/:website_id`.
+pub async fn website(Path(ids): TwoIds, call: ApiCall) -> Result<Response, ApiError> {
+    delete_only(&call, Route::ProductWebsite, ApiError::not_supported)?;
+    unassign_website(call.app, &ids.0, &ids.1).await
+}
+
+/// The policy's verdict on a list of assignments: a read or a new assignment; any other
+/// operation the table lets through is not one the original had.
+fn list_or_assign(call: &ApiCall, route: Route) -> Result<Operation, ApiError> {
+    match call.authorize(route)? {
+        op @ (Operation::Retrieve | Operation::Create) => Ok(op),
         _ => Err(ApiError::not_supported()),
     }
 }
 
-/// `/products/:id/websites/:website_id`.
-pub async fn website(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path((id, website_id)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
-    match authorize(Route::ProductWebsite, &method, caller.principal)? {
-        Operation::Delete => unassign_website(app, &id, &website_id).await,
-        _ => Err(ApiError::not_supported()),
+/// The policy's verdict on one assignment, which can only be removed: anything else the
+/// table lets through is `refused` (the original's answer differs by route).
+fn delete_only(call: &ApiCall, route: Route, refused: fn() -> ApiError) -> Result<(), ApiError> {
+    match call.authorize(route)? {
+        Operation::Delete => Ok(()),
+        _ => Err(refused()),
     }
 }
 
@@ -177,14 +167,10 @@ fn requested_category(input: &Map<String, Value>) -> Result<u64, ApiError> {
     })
 }
 
-async fn assign_category(
-    app: AppState,
-    headers: &HeaderMap,
-    id: &str,
-    body: Body,
-) -> Result<Response, ApiError> {
+async fn assign_category(mut call: ApiCall, id: &str) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    let input = super::update_record(&app, headers, body).await?;
+    let input = call.update_record().await?;
+    let app = call.app;
     let category_id = requested_category(&input)?;
     let (sku, assigned) = product(&app, id).await?;
     if category_record(&app, category_id).await?.is_none() {
@@ -282,14 +268,10 @@ async fn list_websites(app: AppState, caller: Caller, id: &str) -> Result<Respon
     Ok(listed(caller.format, "website_id", &assigned.website_ids))
 }
 
-async fn assign_website(
-    app: AppState,
-    headers: &HeaderMap,
-    id: &str,
-    body: Body,
-) -> Result<Response, ApiError> {
-    let (sku, assigned, id) = website_product(&app, id).await?;
-    let input = super::update_record(&app, headers, body).await?;
+async fn assign_website(mut call: ApiCall, id: &str) -> Result<Response, ApiError> {
+    let (sku, assigned, id) = website_product(&call.app, id).await?;
+    let input = call.update_record().await?;
+    let app = call.app;
     let website_id = input.get("website_id").and_then(|v| match v {
         Value::Number(n) => n.as_u64(),
         Value::String(s) => s.trim().parse::<u64>().ok(),

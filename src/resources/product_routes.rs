@@ -5,145 +5,95 @@
 
 use std::collections::HashMap;
 
-use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
-use http::{HeaderMap, Method, Uri};
 
+use super::call::{ApiCall, unserved};
+use super::product_category::category_list;
 use super::product_writes;
 use super::products::*;
-use crate::app::AppState;
-use crate::auth::caller::Caller;
 use crate::backend::port::Scope;
 use crate::http::ApiError;
 use crate::http::query::ListParams;
-use crate::rules::policy::{Operation, Route, authorize};
+use crate::rules::policy::{Operation, Route};
 
 // ---------------------------------------------------------------------------------------
 // Routes
 // ---------------------------------------------------------------------------------------
 
 /// `/products`: list (also `?category_id=N`) and create.
-pub async fn collection(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
+pub async fn collection(call: ApiCall) -> Result<Response, ApiError> {
     // The policy answers before anything about the request is looked at.
-    match authorize(Route::Products, &method, caller.principal)? {
-        Operation::Retrieve => {
-            read_collection(app, caller, &method, &uri, &headers, ReadStore::Default).await
-        }
-        Operation::Create => product_writes::create(app, &headers, body).await,
-        op => Err(ApiError::internal().with_cause(format!("{op:?} is not served on /products"))),
+    match call.authorize(Route::Products)? {
+        Operation::Retrieve => read_collection(call, ReadStore::Default).await,
+        Operation::Create => product_writes::create(call).await,
+        op => Err(unserved(op, "/products")),
     }
 }
 
 /// A product list, or a category's when the query names one (`?category_id=N`).
-async fn read_collection(
-    app: AppState,
-    caller: Caller,
-    method: &Method,
-    uri: &Uri,
-    headers: &HeaderMap,
-    store: ReadStore,
-) -> Result<Response, ApiError> {
-    let params = ListParams::parse(uri.query())?;
+async fn read_collection(call: ApiCall, store: ReadStore) -> Result<Response, ApiError> {
+    let params = ListParams::parse(call.query())?;
     match params.category_id.clone() {
         Some(category) => {
-            authorize(Route::CategoryProducts, method, caller.principal)?;
-            super::product_category::category_list(app, caller, headers, &category, params, store)
-                .await
+            call.authorize(Route::CategoryProducts)?;
+            category_list(call, &category, params, store).await
         }
-        None => list(app, caller, headers, params, store).await,
+        None => list(call, params, store).await,
     }
 }
 
 /// `/products/store/:store`: the product list in a store view (by id or code).
 pub async fn store_collection(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
     Path(store): Path<String>,
-    uri: Uri,
-    headers: HeaderMap,
+    call: ApiCall,
 ) -> Result<Response, ApiError> {
-    authorize(Route::StoreProducts, &method, caller.principal)?;
-    let store = ReadStore::resolve(&app, &store).await?;
-    read_collection(app, caller, &method, &uri, &headers, store).await
+    call.authorize(Route::StoreProducts)?;
+    let store = ReadStore::resolve(&call.app, &store).await?;
+    read_collection(call, store).await
 }
 
 /// `/products/category/:category_id/store/:store` and
 /// `/products/store/:store/category/:category_id`: a category's products in a store view.
 pub async fn store_category(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
     Path(params): Path<HashMap<String, String>>,
-    uri: Uri,
-    headers: HeaderMap,
+    call: ApiCall,
 ) -> Result<Response, ApiError> {
-    authorize(Route::CategoryProducts, &method, caller.principal)?;
+    call.authorize(Route::CategoryProducts)?;
     let (Some(category), Some(store)) = (params.get("category_id"), params.get("store")) else {
         return Err(ApiError::internal().with_cause("store category route without parameters"));
     };
-    let store = ReadStore::resolve(&app, store).await?;
-    let params = ListParams::parse(uri.query())?;
-    super::product_category::category_list(app, caller, &headers, category, params, store).await
+    let store = ReadStore::resolve(&call.app, store).await?;
+    category_in(call, category, store).await
 }
 
 /// `/products/:id`, and the spec's literal `/products/category_id=:id`.
-pub async fn entity(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(id): Path<String>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
+pub async fn entity(Path(id): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
     if let Some(category) = id.strip_prefix("category_id=") {
-        authorize(Route::CategoryProducts, &method, caller.principal)?;
-        let params = ListParams::parse(uri.query())?;
-        return super::product_category::category_list(
-            app,
-            caller,
-            &headers,
-            category,
-            params,
-            ReadStore::Default,
-        )
-        .await;
+        call.authorize(Route::CategoryProducts)?;
+        return category_in(call, category, ReadStore::Default).await;
     }
-    match authorize(Route::Product, &method, caller.principal)? {
-        Operation::Retrieve => get_one(app, caller, &headers, &id, ReadStore::Default).await,
-        Operation::Update => product_writes::update(app, &headers, &id, body, Scope::All).await,
-        Operation::Delete => product_writes::delete(app, &id).await,
+    match call.authorize(Route::Product)? {
+        Operation::Retrieve => get_one(call, &id, ReadStore::Default).await,
+        Operation::Update => product_writes::update(call, &id, Scope::All).await,
+        Operation::Delete => product_writes::delete(call.app, &id).await,
         Operation::Create => Err(ApiError::not_implemented()),
     }
 }
 
 /// `/products/category/:category_id`, the original's path form.
-pub async fn category(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(category): Path<String>,
-    uri: Uri,
-    headers: HeaderMap,
+pub async fn category(Path(category): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    call.authorize(Route::CategoryProducts)?;
+    category_in(call, &category, ReadStore::Default).await
+}
+
+/// A category's products in `store`, the list parameters from the query (once the policy
+/// has let the call through).
+async fn category_in(
+    call: ApiCall,
+    category: &str,
+    store: ReadStore,
 ) -> Result<Response, ApiError> {
-    authorize(Route::CategoryProducts, &method, caller.principal)?;
-    let params = ListParams::parse(uri.query())?;
-    super::product_category::category_list(
-        app,
-        caller,
-        &headers,
-        &category,
-        params,
-        ReadStore::Default,
-    )
-    .await
+    let params = ListParams::parse(call.query())?;
+    category_list(call, category, params, store).await
 }

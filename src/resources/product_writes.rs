@@ -3,17 +3,15 @@
 //! what it touched from the cache before answering, or holds it off while the store may
 //! still apply a write whose outcome is unknown (`rules::write_outcome`).
 
-use axum::body::Body;
 use axum::response::Response;
-use http::HeaderMap;
 use serde_json::{Map, Value, json};
 
+use super::call::ApiCall;
 use crate::app::AppState;
 use crate::auth::UserType;
 use crate::backend::port::{ProductDraft, Scope, SentPrices, TierPrice};
 use crate::cache::keys::tag;
 use crate::context::profile::{Message, Profile};
-use crate::http::body::decode_record;
 use crate::http::{ApiError, Format, created, empty_ok};
 use crate::records::catalog::product_index::sku_of;
 use crate::records::lookups::stores;
@@ -81,19 +79,9 @@ fn check_values(input: &Map<String, Value>, errors: &mut Vec<String>) {
     }
 }
 
-pub(super) async fn create(
-    app: AppState,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    let input = decode_record(
-        headers,
-        body,
-        Format::Json,
-        app.config.body_limit,
-        ApiError::not_implemented,
-    )
-    .await?;
+pub(super) async fn create(mut call: ApiCall) -> Result<Response, ApiError> {
+    let input = call.record(Format::Json, ApiError::not_implemented).await?;
+    let app = call.app;
     let mapping = app.mappings.get("product");
 
     // The original stops at the first of these.
@@ -207,21 +195,15 @@ pub(super) async fn create(
 
 /// An update of the fields sent, in `scope` (the admin values, or a store view's).
 pub(super) async fn update(
-    app: AppState,
-    headers: &HeaderMap,
+    mut call: ApiCall,
     id: &str,
-    body: Body,
     scope: Scope<'_>,
 ) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    let mut input = decode_record(
-        headers,
-        body,
-        Format::Json,
-        app.config.body_limit,
-        ApiError::request_data_invalid,
-    )
-    .await?;
+    let mut input = call
+        .record(Format::Json, ApiError::request_data_invalid)
+        .await?;
+    let app = call.app;
     let sku = sku_of(&app, id).await?;
     // The original ignores these on update; the type and set of a product stay.
     input.remove("type_id");
@@ -244,23 +226,8 @@ pub(super) async fn update(
     }
     check_values(&input, &mut errors);
     let mut root = json!({ "product": {} });
-    let written = match ResourceMapping::write(
-        &mapping.view(UserType::Admin, View::Write),
-        &input,
-        &mut root,
-    ) {
-        Ok(written) => written,
-        Err(mut conversion) => {
-            errors.append(&mut conversion);
-            Vec::new()
-        }
-    };
-    if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
-    }
-    if written.is_empty() {
-        return Err(ApiError::request_data_invalid());
-    }
+    let fields = mapping.view(UserType::Admin, View::Write);
+    let written = super::written_update(&fields, &input, &mut root, errors)?;
 
     let prices = SentPrices {
         group: written.iter().any(|w| w == "group_price"),

@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 
 use axum::response::Response;
-use http::HeaderMap;
 use serde_json::{Map, Value, json};
 
+use super::call::ApiCall;
 use crate::app::AppState;
 use crate::auth::Principal;
 use crate::auth::UserType;
@@ -29,7 +29,6 @@ use crate::rules::pricing::{self, NOT_LOGGED_IN};
 use crate::cache::keys::{tag, view};
 
 use crate::auth::caller::Caller;
-use crate::cache::response::cached;
 use crate::records::catalog::product_index;
 use crate::records::catalog::product_records::{
     Shopper, product_by_id, render_many, render_matching, render_record,
@@ -238,24 +237,18 @@ pub(super) fn render_product(
 // ---------------------------------------------------------------------------------------
 
 pub(super) async fn get_one(
-    app: AppState,
-    caller: Caller,
-    headers: &HeaderMap,
+    call: ApiCall,
     id: &str,
     read_store: ReadStore,
 ) -> Result<Response, ApiError> {
     let id = parse_id(id)?;
-    let user = caller.user_type();
-    let fields = app.mappings.get("product").view(user, View::Single);
-    let (caller, priced) = priced_caller(&app, caller, &fields).await?;
-    let state = app.clone();
-    cached(
-        &app.cache,
+    let user = call.caller.user_type();
+    let fields = call.app.mappings.get("product").view(user, View::Single);
+    let (caller, priced) = priced_caller(&call.app, call.caller, &fields).await?;
+    call.cached(
         caller,
-        headers,
         &view::product(id, read_store.key()),
-        move || async move {
-            let app = state;
+        move |app| async move {
             let shopper = user != UserType::Admin;
             // Two independent chains, run side by side so a miss costs two upstream round
             // trips, not four: id -> SKU -> product, and store -> rendering (which needs
@@ -314,21 +307,17 @@ pub(super) async fn get_one(
 }
 
 pub(super) async fn list(
-    app: AppState,
-    caller: Caller,
-    headers: &HeaderMap,
+    call: ApiCall,
     params: ListParams,
     read_store: ReadStore,
 ) -> Result<Response, ApiError> {
-    let user = caller.user_type();
-    let fields = app.mappings.get("product").view(user, View::List);
+    let user = call.caller.user_type();
+    let fields = call.app.mappings.get("product").view(user, View::List);
     // Checked before anything is cached or fetched.
     let criteria = search_criteria(&fields, &params, SearchCriteria::new())?;
-    let (caller, priced) = priced_caller(&app, caller, &fields).await?;
-    let state = app.clone();
+    let (caller, priced) = priced_caller(&call.app, call.caller, &fields).await?;
     let logical = view::product_list(read_store.key(), &params.canonical());
-    cached(&app.cache, caller, headers, &logical, move || async move {
-        let app = state;
+    call.cached(caller, &logical, move |app| async move {
         let criteria = criteria.page(params.limit, params.page);
         let shopper = user != UserType::Admin;
         let reading = app.cache.clock_reading();

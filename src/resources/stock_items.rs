@@ -20,14 +20,15 @@ use std::future::Future;
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
 use futures_util::StreamExt;
-use http::{HeaderMap, Method, Uri};
+use http::HeaderMap;
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
+use super::call::{ApiCall, unserved};
 use crate::app::AppState;
 use crate::auth::UserType;
 use crate::backend::port::SearchResult;
@@ -37,7 +38,7 @@ use crate::http::{ApiError, Doc, Format, empty_ok, msg, multi_status, ok};
 use crate::rules::mapping::ResourceMapping;
 use crate::rules::mapping::View;
 use crate::rules::mapping::convert::{as_f64, as_i64, is_empty};
-use crate::rules::policy::{Operation, Route, authorize};
+use crate::rules::policy::{Operation, Route};
 
 use crate::cache::keys::tag;
 
@@ -71,36 +72,20 @@ fn missing(field: &str) -> String {
 // ---------------------------------------------------------------------------------------
 
 /// `/stockitems`: the list and the batch update.
-pub async fn collection(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    match authorize(Route::StockItems, &method, caller.principal)? {
-        Operation::Retrieve => list(app, caller, uri.query()).await,
-        Operation::Update => batch(app, caller, &headers, body).await,
-        op => Err(ApiError::internal().with_cause(format!("{op:?} is not served on /stockitems"))),
+pub async fn collection(call: ApiCall) -> Result<Response, ApiError> {
+    match call.authorize(Route::StockItems)? {
+        Operation::Retrieve => list(call.app, call.caller, call.uri.query()).await,
+        Operation::Update => batch(call.app, call.caller, &call.headers, call.body).await,
+        op => Err(unserved(op, "/stockitems")),
     }
 }
 
 /// `/stockitems/:id`: one item and its update.
-pub async fn entity(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    match authorize(Route::StockItem, &method, caller.principal)? {
-        Operation::Retrieve => get_one(app, caller, &id).await,
-        Operation::Update => update(app, &headers, &id, body).await,
-        op => {
-            Err(ApiError::internal().with_cause(format!("{op:?} is not served on /stockitems/:id")))
-        }
+pub async fn entity(Path(id): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    match call.authorize(Route::StockItem)? {
+        Operation::Retrieve => get_one(call.app, call.caller, &id).await,
+        Operation::Update => update(call, &id).await,
+        op => Err(unserved(op, "/stockitems/:id")),
     }
 }
 
@@ -380,15 +365,11 @@ fn id_value(value: &Value) -> Option<u64> {
 // Writes
 // ---------------------------------------------------------------------------------------
 
-async fn update(
-    app: AppState,
-    headers: &HeaderMap,
-    id: &str,
-    body: Body,
-) -> Result<Response, ApiError> {
+async fn update(mut call: ApiCall, id: &str) -> Result<Response, ApiError> {
     let item_id = parse_id(id)?;
     // SPEC 4.1 asks for a Content-Type; without one the operation's default (XML) applies.
-    let input = super::update_record(&app, headers, body).await?;
+    let input = call.update_record().await?;
+    let app = call.app;
     let mut errors = Vec::new();
     // The item is the path's; a body that names another one is a mistake, not a move.
     match input.get("item_id") {

@@ -64,11 +64,13 @@ pub fn to_api(error: BackendError) -> ApiError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::backend::port::StoreMessage;
 
-    fn status(status: u16, body: &str) -> BackendError {
+    /// The store's refusal with `status` and the error body `body` (shared with the other
+    /// rules' tests).
+    pub(crate) fn status(status: u16, body: &str) -> BackendError {
         BackendError::Status {
             status,
             error: StoreMessage::parse(body.as_bytes()),

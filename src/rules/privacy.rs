@@ -95,14 +95,7 @@ pub fn reference_error(error: BackendError) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::port::StoreMessage;
-
-    fn status(status: u16, body: &str) -> BackendError {
-        BackendError::Status {
-            status,
-            error: StoreMessage::parse(body.as_bytes()),
-        }
-    }
+    use crate::rules::backend_errors::tests::status;
 
     #[test]
     fn redacted_errors_keep_the_clients_message_and_no_customer_data_for_the_log() {

@@ -175,6 +175,19 @@ struct Watched {
 }
 
 impl Watched {
+    /// A write's result, passed on; bytes written are activity (the idle timer starts over)
+    /// and end whatever the sniffer was matching.
+    fn note_written(
+        &mut self,
+        result: Poll<std::io::Result<usize>>,
+    ) -> Poll<std::io::Result<usize>> {
+        if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.wrote();
+            self.sniffer.reset();
+        }
+        result
+    }
+
     /// Writes what is left of a replacement; ready once it is all written.
     fn poll_replacement(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         while let Some(rest) = self.replacement.as_mut() {
@@ -250,11 +263,7 @@ impl AsyncWrite for Watched {
             return done;
         }
         let result = Pin::new(&mut this.stream).poll_write(cx, buf);
-        if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
-            this.activity.wrote();
-            this.sniffer.reset();
-        }
-        result
+        this.note_written(result)
     }
 
     fn poll_write_vectored(
@@ -273,11 +282,7 @@ impl AsyncWrite for Watched {
             return done;
         }
         let result = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
-        if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
-            this.activity.wrote();
-            this.sniffer.reset();
-        }
-        result
+        this.note_written(result)
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -175,6 +175,10 @@ pub async fn serve<S: Serve>(
     stop: impl Future<Output = ()> + Send,
 ) {
     let mut open = JoinSet::new();
+    // Serving and draining admit connections alike.
+    let serve_connection = |stream, permit| {
+        connection::serve(stream, router.clone(), limits, connections.clone(), permit)
+    };
     let drained = connections.drained();
     tokio::pin!(stop, drained);
     loop {
@@ -200,13 +204,7 @@ pub async fn serve<S: Serve>(
                     continue;
                 };
                 let _ = stream.set_nodelay(true);
-                open.spawn(connection::serve(
-                    stream,
-                    router.clone(),
-                    limits,
-                    connections.clone(),
-                    permit,
-                ));
+                open.spawn(serve_connection(stream, permit));
             }
         }
     }
@@ -230,13 +228,7 @@ pub async fn serve<S: Serve>(
                 if let Ok((stream, _)) = accepted
                     && let Some(permit) = connections.admit()
                 {
-                    open.spawn(connection::serve(
-                        stream,
-                        router.clone(),
-                        limits,
-                        connections.clone(),
-                        permit,
-                    ));
+                    open.spawn(serve_connection(stream, permit));
                 }
             }
         }

@@ -3,9 +3,11 @@
 //! has the fleet's).
 
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+
+use crate::observe::metrics::described;
 
 /// `storegate_shadow_comparisons_total{route,user_type,outcome}` and
 /// `storegate_shadow_served_total{class,outcome}`, this instance's.
@@ -38,19 +40,17 @@ impl std::fmt::Debug for Series {
 
 impl Collector for Series {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let metric = encoder.encode_descriptor(
+        described(
+            &mut encoder,
             "shadow_comparisons",
             "Reads of the dual run by route, user type and outcome (matched, differed, noise, lag, error, timeout, not_compared, skipped)",
-            None,
-            self.comparisons.metric_type(),
+            &self.comparisons,
         )?;
-        self.comparisons.encode(metric)?;
-        let metric = encoder.encode_descriptor(
+        described(
+            &mut encoder,
             "shadow_served",
             "Reads STOREGATE_SHADOW_SERVE sent to the candidate, by route class: served by it, or by the serving back end after it failed",
-            None,
-            self.served.metric_type(),
-        )?;
-        self.served.encode(metric)
+            &self.served,
+        )
     }
 }

@@ -371,15 +371,19 @@ impl Link {
                 self.run("revoke", call.invoke_async::<i64>(&mut conn))
                     .await?;
             }
-            Event::Invalidate { tags, .. } => {
+            Event::Invalidate { .. } | Event::InvalidateAll { .. } => {
                 let mut call = INVALIDATE_SCRIPT.key(self.keys.seq());
                 call.key(self.keys.tag_marks())
                     .key(self.keys.all_mark())
                     .arg(self.keys.channel())
-                    .arg(&message)
-                    .arg("tags");
-                for tag in tags {
-                    call.arg(tag);
+                    .arg(&message);
+                if let Event::Invalidate { tags, .. } = event {
+                    call.arg("tags");
+                    for tag in tags {
+                        call.arg(tag);
+                    }
+                } else {
+                    call.arg("all");
                 }
                 self.run("invalidate", call.invoke_async::<i64>(&mut conn))
                     .await?;
@@ -395,16 +399,6 @@ impl Link {
                         .query_async::<i64>(&mut conn),
                 )
                 .await?;
-            }
-            Event::InvalidateAll { .. } => {
-                let mut call = INVALIDATE_SCRIPT.key(self.keys.seq());
-                call.key(self.keys.tag_marks())
-                    .key(self.keys.all_mark())
-                    .arg(self.keys.channel())
-                    .arg(&message)
-                    .arg("all");
-                self.run("invalidate", call.invoke_async::<i64>(&mut conn))
-                    .await?;
             }
         }
         self.stats.published.fetch_add(1, Ordering::Relaxed);

@@ -11,6 +11,7 @@
 mod common;
 #[path = "../shared/redis_server.rs"]
 mod redis_server;
+mod under_load;
 
 use std::net::IpAddr;
 use std::path::PathBuf;

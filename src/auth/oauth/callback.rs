@@ -142,19 +142,26 @@ fn matches(allowed: &Url, url: &Url) -> bool {
 mod tests {
     use super::*;
 
+    /// With `registered`, each of `accepted` is accepted and each of `refused` is not.
+    fn judged(registered: Option<&str>, accepted: &[&str], refused: &[&str]) {
+        for ok in accepted {
+            assert!(accepts(registered, ok), "{ok}");
+        }
+        for bad in refused {
+            assert!(!accepts(registered, bad), "{bad}");
+        }
+    }
+
     #[test]
     fn a_custom_scheme_and_what_continues_it() {
-        let app = Some("myapp://cb");
-        for ok in [
+        let accepted = [
             "myapp://cb",
             "myapp://cb/done",
             "myapp://cb/done/deeper?x=1",
             "myapp://CB/done",
             "oob",
-        ] {
-            assert!(accepts(app, ok), "{ok}");
-        }
-        for refused in [
+        ];
+        let refused = [
             "myapp://cb.evil",
             "myapp://cb.evil/done",
             "myapp://evil/cb",
@@ -167,18 +174,18 @@ mod tests {
             "myapp://cb/a%5Cb",
             "https://cb/done",
             "not a url",
-        ] {
-            assert!(!accepts(app, refused), "{refused}");
-        }
+        ];
+        judged(Some("myapp://cb"), &accepted, &refused);
     }
 
     #[test]
     fn https_registered_is_matched_on_the_host_not_a_prefix() {
-        let web = Some("https://legit.com");
-        assert!(accepts(web, "https://legit.com/"));
-        assert!(accepts(web, "https://legit.com/cb?state=1"));
-        assert!(accepts(web, "https://LEGIT.com:443/cb"));
-        for refused in [
+        let accepted = [
+            "https://legit.com/",
+            "https://legit.com/cb?state=1",
+            "https://LEGIT.com:443/cb",
+        ];
+        let refused = [
             "https://legit.com.evil.com",
             "https://legit.com.evil.com/cb",
             "https://legit.com@evil.com",
@@ -187,23 +194,29 @@ mod tests {
             "http://legit.com/",
             "https://evil.com/legit.com",
             "https://legit.com/cb/..%2f..%2fevil",
-        ] {
-            assert!(!accepts(web, refused), "{refused}");
-        }
+        ];
+        judged(Some("https://legit.com"), &accepted, &refused);
     }
 
     #[test]
     fn the_path_continues_at_a_segment_boundary() {
-        let registered = Some("https://app.example/cb");
-        assert!(accepts(registered, "https://app.example/cb"));
-        assert!(accepts(registered, "https://app.example/cb/"));
-        assert!(accepts(registered, "https://app.example/cb/done"));
-        assert!(!accepts(registered, "https://app.example/cbx"));
-        assert!(!accepts(registered, "https://app.example/"));
-        assert!(!accepts(registered, "https://app.example/CB"));
+        let accepted = [
+            "https://app.example/cb",
+            "https://app.example/cb/",
+            "https://app.example/cb/done",
+        ];
+        let refused = [
+            "https://app.example/cbx",
+            "https://app.example/",
+            "https://app.example/CB",
+        ];
+        judged(Some("https://app.example/cb"), &accepted, &refused);
         let with_slash = Some("https://app.example/cb/");
-        assert!(accepts(with_slash, "https://app.example/cb/done"));
-        assert!(!accepts(with_slash, "https://app.example/cb"));
+        judged(
+            with_slash,
+            &["https://app.example/cb/done"],
+            &["https://app.example/cb"],
+        );
     }
 
     #[test]

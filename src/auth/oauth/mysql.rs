@@ -15,8 +15,8 @@
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
+use sqlx::Row;
 use sqlx::mysql::{MySqlPool, MySqlPoolOptions, MySqlRow};
-use sqlx::{Acquire, Row};
 use tokio::sync::OnceCell;
 
 use super::store::{
@@ -327,17 +327,8 @@ fn nonce_digest(key: &str) -> String {
 
 impl MySqlStore {
     async fn token_by(&self, token: &str) -> Result<Option<Token>, StoreError> {
-        let row = sqlx::query(&format!(
-            "SELECT {TOKEN_COLUMNS} FROM oauth_token WHERE token = ?"
-        ))
-        .bind(token)
-        .fetch_optional(self.pool().await?)
-        .await
-        .map_err(|e| self.fail(e))?;
-        row.as_ref()
-            .map(token_row)
-            .transpose()
-            .map_err(|e| self.fail(e))
+        let sql = format!("SELECT {TOKEN_COLUMNS} FROM oauth_token WHERE token = ?");
+        self.one_row(&sql, token, token_row).await
     }
 
     async fn consumer_where(
@@ -345,17 +336,28 @@ impl MySqlStore {
         condition: &str,
         value: impl for<'q> sqlx::Encode<'q, sqlx::MySql> + sqlx::Type<sqlx::MySql> + Send,
     ) -> Result<Option<Consumer>, StoreError> {
-        let row = sqlx::query(&format!(
-            "SELECT {CONSUMER_COLUMNS} FROM oauth_consumer WHERE {condition}"
-        ))
-        .bind(value)
-        .fetch_optional(self.pool().await?)
-        .await
-        .map_err(|e| self.fail(e))?;
-        row.as_ref()
-            .map(consumer_row)
-            .transpose()
-            .map_err(|e| self.fail(e))
+        let sql = format!("SELECT {CONSUMER_COLUMNS} FROM oauth_consumer WHERE {condition}");
+        self.one_row(&sql, value, consumer_row).await
+    }
+
+    /// A transaction on a connection of the pool (given back when it ends).
+    async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::MySql>, StoreError> {
+        self.pool().await?.begin().await.map_err(|e| self.fail(e))
+    }
+
+    /// The row `sql` (with one `?`, bound to `value`) finds, if any, read by `read`.
+    async fn one_row<T>(
+        &self,
+        sql: &str,
+        value: impl for<'q> sqlx::Encode<'q, sqlx::MySql> + sqlx::Type<sqlx::MySql> + Send,
+        read: fn(&MySqlRow) -> Result<T, sqlx::Error>,
+    ) -> Result<Option<T>, StoreError> {
+        let row = sqlx::query(sql)
+            .bind(value)
+            .fetch_optional(self.pool().await?)
+            .await
+            .map_err(|e| self.fail(e))?;
+        row.as_ref().map(read).transpose().map_err(|e| self.fail(e))
     }
 
     async fn do_exchange(&self, request: &Token) -> Result<Exchanged, StoreError> {
@@ -363,13 +365,7 @@ impl MySqlStore {
             .owner
             .ok_or_else(|| StoreError::answered("request token has no owner"))?;
         let (admin, customer) = owner_columns(owner);
-        let mut connection = self
-            .pool()
-            .await?
-            .acquire()
-            .await
-            .map_err(|e| self.fail(e))?;
-        let mut tx = connection.begin().await.map_err(|e| self.fail(e))?;
+        let mut tx = self.begin().await?;
         let used = sqlx::query(
             "DELETE FROM oauth_token WHERE id = ? AND kind = 'request' AND authorized = 1",
         )
@@ -708,13 +704,7 @@ impl TokenStore for MySqlStore {
 
     fn revoke_customer(&self, customer_id: u64, at_ms: u64) -> StoreFuture<'_, usize> {
         Box::pin(async move {
-            let mut connection = self
-                .pool()
-                .await?
-                .acquire()
-                .await
-                .map_err(|e| self.fail(e))?;
-            let mut tx = connection.begin().await.map_err(|e| self.fail(e))?;
+            let mut tx = self.begin().await?;
             sqlx::query(
                 "INSERT INTO customer_revocation (customer_id, revoked_at_ms) VALUES (?, ?)
                  ON DUPLICATE KEY UPDATE

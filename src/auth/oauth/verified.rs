@@ -149,34 +149,9 @@ impl VerifiedCache {
         store: &dyn TokenStore,
         key: &str,
     ) -> Result<Option<Consumer>, StoreError> {
-        let known = self.lock().consumers.get(key).cloned();
-        if let Some((consumer, at)) = &known
-            && at.elapsed() < self.fresh_for()
-        {
-            return Ok(Some(consumer.clone()));
-        }
-        let generation = self.generation.load(Ordering::SeqCst);
-        let read = store.consumer_by_key(key).await;
-        match read {
-            Ok(found) => {
-                let mut entries = self.lock();
-                match &found {
-                    Some(consumer) if self.generation.load(Ordering::SeqCst) == generation => {
-                        if entries.consumers.len() >= MAX_ENTRIES {
-                            entries.consumers.clear();
-                        }
-                        entries
-                            .consumers
-                            .insert(key.to_owned(), (consumer.clone(), Instant::now()));
-                    }
-                    _ => {
-                        entries.consumers.remove(key);
-                    }
-                }
-                Ok(found)
-            }
-            Err(error) => self.fallback(known, error),
-        }
+        let read = || store.consumer_by_key(key);
+        self.kept_or_read(|e| &mut e.consumers, key, read, |_| true)
+            .await
     }
 
     /// The access token `value` (any state: the caller checks it), from here while fresh,
@@ -186,32 +161,48 @@ impl VerifiedCache {
         store: &dyn TokenStore,
         value: &str,
     ) -> Result<Option<Token>, StoreError> {
-        let known = self.lock().tokens.get(value).cloned();
-        if let Some((token, at)) = &known
+        let live = |token: &Token| token.kind == super::store::Kind::Access && !token.revoked;
+        self.kept_or_read(|e| &mut e.tokens, value, || store.token(value), live)
+            .await
+    }
+
+    /// The entry `key` of the map `entries` picks, from here while fresh, else read from
+    /// the store: kept when `keep` takes it and nothing was forgotten meanwhile, dropped
+    /// when the store no longer has it (or `keep` refuses it); on the store's outage, what
+    /// was kept serves a while ([`VerifiedCache::fallback`]).
+    async fn kept_or_read<T, Read>(
+        &self,
+        entries: fn(&mut Entries) -> &mut HashMap<String, (T, Instant)>,
+        key: &str,
+        read: impl FnOnce() -> Read,
+        keep: impl Fn(&T) -> bool,
+    ) -> Result<Option<T>, StoreError>
+    where
+        T: Clone,
+        Read: std::future::Future<Output = Result<Option<T>, StoreError>>,
+    {
+        let known = entries(&mut self.lock()).get(key).cloned();
+        if let Some((value, at)) = &known
             && at.elapsed() < self.fresh_for()
         {
-            return Ok(Some(token.clone()));
+            return Ok(Some(value.clone()));
         }
         let generation = self.generation.load(Ordering::SeqCst);
-        let read = store.token(value).await;
-        match read {
+        match read().await {
             Ok(found) => {
-                let mut entries = self.lock();
+                let mut all = self.lock();
+                let map = entries(&mut all);
                 match &found {
-                    Some(token)
-                        if token.kind == super::store::Kind::Access
-                            && !token.revoked
-                            && self.generation.load(Ordering::SeqCst) == generation =>
+                    Some(value)
+                        if keep(value) && self.generation.load(Ordering::SeqCst) == generation =>
                     {
-                        if entries.tokens.len() >= MAX_ENTRIES {
-                            entries.tokens.clear();
+                        if map.len() >= MAX_ENTRIES {
+                            map.clear();
                         }
-                        entries
-                            .tokens
-                            .insert(value.to_owned(), (token.clone(), Instant::now()));
+                        map.insert(key.to_owned(), (value.clone(), Instant::now()));
                     }
                     _ => {
-                        entries.tokens.remove(value);
+                        map.remove(key);
                     }
                 }
                 Ok(found)

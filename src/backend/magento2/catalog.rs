@@ -17,9 +17,9 @@ use super::{Magento, parse, search, segment};
 use crate::backend::port::{
     Assignments, BackendError, Catalog, CategoryLink, Direction, IdPage, IdSku, MAX_PAGE_SIZE,
     Page, ProductDraft, ProductRecords, Renderings, Scope, SearchCriteria, SearchResult,
-    SentPrices, TierPrice,
+    SentPrices, TierFields, TierPrice,
 };
-use crate::backend::values::{as_f64, as_i64};
+use crate::backend::values::as_f64;
 
 #[async_trait]
 impl Catalog for Magento {
@@ -179,15 +179,8 @@ impl Catalog for Magento {
     }
 
     async fn delete_product(&self, sku: &str) -> Result<(), BackendError> {
-        self.call(
-            Method::DELETE,
-            Scope::All,
-            &format!("/V1/products/{}", segment(sku)),
-            &[],
-            None,
-        )
-        .await
-        .map(|_| ())
+        self.delete(Scope::All, &format!("/V1/products/{}", segment(sku)))
+            .await
     }
 }
 
@@ -228,22 +221,14 @@ impl ProductRecords for Magento {
 /// One entry of a product's `tier_prices` (Magento 2 has no group prices: they are tiers
 /// of quantity 1).
 fn tier_price(entry: &Value) -> Option<TierPrice> {
-    Some(TierPrice {
-        group: entry
-            .get("customer_group_id")
-            .and_then(as_i64)
-            .and_then(|g| u64::try_from(g).ok()),
-        website_id: entry
-            .pointer("/extension_attributes/website_id")
-            .and_then(as_i64)
-            .and_then(|w| u64::try_from(w).ok())
-            .unwrap_or(0),
-        qty: entry.get("qty").and_then(as_f64).unwrap_or(1.0),
-        value: entry.get("value").and_then(as_f64)?,
-        percent: entry
-            .pointer("/extension_attributes/percentage_value")
-            .is_some_and(|v| !v.is_null()),
-    })
+    const FIELDS: TierFields = TierFields {
+        group: "/customer_group_id",
+        website_id: "/extension_attributes/website_id",
+        qty: Some("/qty"),
+        value: "/value",
+    };
+    let percent = entry.pointer("/extension_attributes/percentage_value");
+    TierPrice::read(entry, &FIELDS, percent.is_some_and(|v| !v.is_null()))
 }
 
 /// Tiers as `tier_prices` entries (group prices are tiers of quantity 1).

@@ -139,22 +139,29 @@ mod tests {
 
     #[test]
     fn the_recorder_names_magento_calls_by_their_endpoint() {
-        assert_eq!(
-            OWN.file_name("GET", "/rest/default/V1/products/24-MB01"),
-            "get.products.{}.json"
-        );
-        assert_eq!(
-            OWN.file_name("POST", "/rest/all/V1/products/24-MB01/media"),
-            "post.products.{}.media.json"
-        );
-        assert_eq!(
-            OWN.file_name("POST", "/rest/default/V1/integration/customer/token"),
-            "post.integration.customer.token.json"
-        );
-        assert_eq!(
-            OWN.endpoint("get", "/rest/default/V1/products/24-MB01"),
-            "GET /V1/products/{}"
-        );
+        let files = [
+            (
+                "GET",
+                "/rest/default/V1/products/24-MB01",
+                "get.products.{}.json",
+            ),
+            (
+                "POST",
+                "/rest/all/V1/products/24-MB01/media",
+                "post.products.{}.media.json",
+            ),
+            (
+                "POST",
+                "/rest/default/V1/integration/customer/token",
+                "post.integration.customer.token.json",
+            ),
+        ];
+        let endpoints = [(
+            "get",
+            "/rest/default/V1/products/24-MB01",
+            "GET /V1/products/{}",
+        )];
+        cassette::tests::assert_names(OWN, &files, &endpoints);
     }
 
     #[test]

@@ -59,55 +59,35 @@ impl ProductLinks for Magento {
             "position": position,
             "category_id": category_id.to_string(),
         }});
-        self.call(
-            Method::POST,
-            Scope::All,
-            &format!("/V1/categories/{category_id}/products"),
-            &[],
-            Some(&body),
-        )
-        .await
-        .map(|_| ())
+        let path = format!("/V1/categories/{category_id}/products");
+        self.command(Method::POST, Scope::All, &path, Some(&body))
+            .await
     }
 
     /// `DELETE /V1/categories/{id}/products/{sku}`.
     async fn unassign_category(&self, category_id: u64, sku: &str) -> Result<(), BackendError> {
-        self.call(
-            Method::DELETE,
+        self.delete(
             Scope::All,
             &format!("/V1/categories/{category_id}/products/{}", segment(sku)),
-            &[],
-            None,
         )
         .await
-        .map(|_| ())
     }
 
     /// `POST /V1/products/{sku}/websites`.
     async fn assign_website(&self, sku: &str, website_id: u64) -> Result<(), BackendError> {
         let body = json!({"productWebsiteLink": {"sku": sku, "website_id": website_id}});
-        self.call(
-            Method::POST,
-            Scope::All,
-            &format!("/V1/products/{}/websites", segment(sku)),
-            &[],
-            Some(&body),
-        )
-        .await
-        .map(|_| ())
+        let path = format!("/V1/products/{}/websites", segment(sku));
+        self.command(Method::POST, Scope::All, &path, Some(&body))
+            .await
     }
 
     /// `DELETE /V1/products/{sku}/websites/{websiteId}`.
     async fn unassign_website(&self, sku: &str, website_id: u64) -> Result<(), BackendError> {
-        self.call(
-            Method::DELETE,
+        self.delete(
             Scope::All,
             &format!("/V1/products/{}/websites/{website_id}", segment(sku)),
-            &[],
-            None,
         )
         .await
-        .map(|_| ())
     }
 }
 

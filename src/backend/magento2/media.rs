@@ -15,7 +15,7 @@ use super::{Magento, Scope, segment};
 use crate::backend::port::{
     BackendError, Image, ImageChange, ImageFile, ImageRefusal, Media, NewImage,
 };
-use crate::backend::values::as_i64;
+use crate::backend::values::{as_i64, strings};
 
 #[async_trait]
 impl Media for Magento {
@@ -95,16 +95,13 @@ impl Media for Magento {
                 self.put_media(scope, sku, existing.id, changed_entry(existing, hidden))
                     .await
             }
-            Scope::Default | Scope::All => self
-                .call(
-                    Method::DELETE,
+            Scope::Default | Scope::All => {
+                self.delete(
                     Scope::All,
                     &format!("/V1/products/{}/media/{}", segment(sku), existing.id),
-                    &[],
-                    None,
                 )
                 .await
-                .map(|_| ()),
+            }
         }
     }
 
@@ -126,15 +123,8 @@ impl Magento {
     ) -> Result<(), BackendError> {
         entry["id"] = json!(id);
         let body = json!({ "entry": entry });
-        self.call(
-            Method::PUT,
-            scope,
-            &format!("/V1/products/{}/media/{id}", segment(sku)),
-            &[],
-            Some(&body),
-        )
-        .await
-        .map(|_| ())
+        let path = format!("/V1/products/{}/media/{id}", segment(sku));
+        self.command(Method::PUT, scope, &path, Some(&body)).await
     }
 }
 
@@ -168,16 +158,7 @@ fn images(product: &Value) -> Vec<Image> {
                     Some(other) => as_i64(other).is_some_and(|v| v != 0),
                     None => false,
                 },
-                types: e
-                    .get("types")
-                    .and_then(Value::as_array)
-                    .map(|t| {
-                        t.iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+                types: strings(e.get("types")),
                 record: e.clone(),
             })
         })

@@ -35,9 +35,8 @@ pub use endpoint::WIRE;
 use crate::backend::kind::{Settings, Wiring};
 use crate::backend::port::Backend;
 use crate::backend::recording::Wires;
-use crate::backend::shell::{self, Shell, paths, resilience};
-use crate::backend::transport::{HttpTransport, Outgoing, Transport};
-use crate::observe::metrics::BackendMetrics;
+use crate::backend::shell::{self, Shell, paths};
+use crate::backend::transport::{HttpTransport, Outgoing};
 
 /// Encodes one path segment (a SKU may hold `/`, spaces, anything). `.` and `..` would be
 /// dot segments, which URL parsers and web servers remove (the path would name another
@@ -67,6 +66,8 @@ pub struct Magento {
     default_store: String,
 }
 
+shell::client_builders!(Magento);
+
 impl Magento {
     /// `base` is the store's URL without trailing slash; `token` an integration token.
     pub fn new(
@@ -86,27 +87,6 @@ impl Magento {
             authorization,
             default_store: default_store.to_owned(),
         })
-    }
-
-    /// The same client with its own breaker, budget and bound, recording into `metrics`.
-    pub fn with_resilience(
-        mut self,
-        options: &resilience::Options,
-        metrics: BackendMetrics,
-    ) -> Magento {
-        self.shell = self.shell.with_resilience(options, metrics);
-        self
-    }
-
-    /// The same client sending its calls through `transport` (recording, replaying).
-    pub fn with_transport(mut self, transport: Arc<dyn Transport>) -> Magento {
-        self.shell = self.shell.with_transport(transport);
-        self
-    }
-
-    /// Where finished calls go now.
-    pub fn transport(&self) -> Arc<dyn Transport> {
-        self.shell.transport().clone()
     }
 
     fn scoped_path(&self, scope: Scope<'_>, path: &str) -> String {
@@ -134,6 +114,23 @@ impl Magento {
             return self.shell.read(attempt).await;
         }
         self.shell.write(attempt()).await
+    }
+
+    /// A write whose answer nobody reads (a delete, a link, a stock change): [`Magento::call`]
+    /// without a query, its body dropped.
+    pub async fn command(
+        &self,
+        method: Method,
+        scope: Scope<'_>,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(), BackendError> {
+        self.call(method, scope, path, &[], body).await.map(|_| ())
+    }
+
+    /// `DELETE` of `path`, its answer dropped.
+    pub async fn delete(&self, scope: Scope<'_>, path: &str) -> Result<(), BackendError> {
+        self.command(Method::DELETE, scope, path, None).await
     }
 
     /// A call made with someone else's credentials (a customer's Magento token), never
@@ -213,6 +210,16 @@ impl Magento {
         parse(&self.get(scope, path, query).await?)
     }
 
+    /// A search endpoint's page (`searchCriteria[...]` in the query), in the default store.
+    pub async fn search<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        criteria: &SearchCriteria,
+    ) -> Result<T, BackendError> {
+        let query = search::to_query(criteria);
+        self.get_json(Scope::Default, path, &query).await
+    }
+
     pub async fn send_json<T: DeserializeOwned>(
         &self,
         method: Method,
@@ -239,14 +246,7 @@ pub fn build(settings: &Settings, wiring: &Wiring) -> Result<Arc<dyn Backend>, S
         &settings.default_store,
     )?
     .with_resilience(&settings.resilience, wiring.metrics.clone());
-    let transport = crate::backend::recording::wire(
-        magento.transport(),
-        &settings.recording,
-        &settings.url,
-        settings.token.expose(),
-        settings.timeout,
-        OWN_WIRE,
-    )?;
+    let transport = settings.recorded(magento.transport(), OWN_WIRE)?;
     Ok(Arc::new(magento.with_transport(transport)))
 }
 
@@ -270,11 +270,15 @@ mod tests {
 
     #[test]
     fn dot_segments_need_the_exact_path() {
-        assert!(needs_exact_path("/V1/products/%2E%2E"));
-        assert!(needs_exact_path("/V1/products/%2E/media"));
-        assert!(needs_exact_path("/V1/products/%2e%2e/stockItems/1"));
-        assert!(!needs_exact_path("/V1/products/%2E%2E%2E"));
-        assert!(!needs_exact_path("/V1/products/a.b"));
+        for (path, exact) in [
+            ("/V1/products/%2E%2E", true),
+            ("/V1/products/%2E/media", true),
+            ("/V1/products/%2e%2e/stockItems/1", true),
+            ("/V1/products/%2E%2E%2E", false),
+            ("/V1/products/a.b", false),
+        ] {
+            assert_eq!(needs_exact_path(path), exact, "{path}");
+        }
     }
 
     #[test]

@@ -16,12 +16,7 @@ impl Orders for Magento {
         &self,
         criteria: &SearchCriteria,
     ) -> Result<SearchResult<Value>, BackendError> {
-        self.get_json(
-            Scope::Default,
-            "/V1/orders",
-            &super::search::to_query(criteria),
-        )
-        .await
+        self.search("/V1/orders", criteria).await
     }
 
     /// `GET /V1/orders/{id}`, by `entity_id` (not the increment id).

@@ -104,12 +104,7 @@ impl People for Magento {
         &self,
         criteria: &SearchCriteria,
     ) -> Result<SearchResult<Value>, BackendError> {
-        self.get_json(
-            Scope::Default,
-            "/V1/customers/search",
-            &super::search::to_query(criteria),
-        )
-        .await
+        self.search("/V1/customers/search", criteria).await
     }
 
     /// `POST /V1/customers` with a password. Called with the integration token, so the
@@ -139,15 +134,8 @@ impl People for Magento {
 
     /// `DELETE /V1/customers/{id}`.
     async fn delete_customer(&self, id: u64) -> Result<(), BackendError> {
-        self.call(
-            Method::DELETE,
-            Scope::Default,
-            &format!("/V1/customers/{id}"),
-            &[],
-            None,
-        )
-        .await
-        .map(|_| ())
+        self.delete(Scope::Default, &format!("/V1/customers/{id}"))
+            .await
     }
 
     /// `GET /V1/customers/addresses/{id}`: one address, with its `customer_id`.
@@ -174,14 +162,7 @@ impl People for Magento {
 
     /// `DELETE /V1/addresses/{id}` (no `customers/` in this path).
     async fn delete_address(&self, id: u64) -> Result<(), BackendError> {
-        self.call(
-            Method::DELETE,
-            Scope::Default,
-            &format!("/V1/addresses/{id}"),
-            &[],
-            None,
-        )
-        .await
-        .map(|_| ())
+        self.delete(Scope::Default, &format!("/V1/addresses/{id}"))
+            .await
     }
 }

@@ -59,14 +59,8 @@ impl Stock for Magento {
         changes: Value,
     ) -> Result<(), BackendError> {
         let body = json!({ "stockItem": changes });
-        self.call(
-            Method::PUT,
-            Scope::All,
-            &format!("/V1/products/{}/stockItems/{item_id}", segment(sku)),
-            &[],
-            Some(&body),
-        )
-        .await
-        .map(|_| ())
+        let path = format!("/V1/products/{}/stockItems/{item_id}", segment(sku));
+        self.command(Method::PUT, Scope::All, &path, Some(&body))
+            .await
     }
 }

@@ -199,10 +199,7 @@ impl Catalog for OpenMageBackend {
         if let Some(website) = draft.website {
             websites = vec![json!(website)];
         }
-        let id = self.client.create("/products", &product).await?;
-        let id: u64 = id
-            .parse()
-            .map_err(|_| BackendError::Protocol(format!("created id {id}")))?;
+        let id = self.create("/products", &product, "created id").await?;
         for website in websites {
             let body = json!({ "website_id": website });
             self.client

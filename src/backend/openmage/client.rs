@@ -20,10 +20,9 @@ use serde_json::Value;
 use super::endpoint::{self, PREFIX};
 use super::signing::{Keys, authorization, nonce, signing_base, timestamp};
 use crate::backend::port::{BackendError, CircuitProbe, ON_BEHALF_OF, StoreMessage, StoreSession};
-use crate::backend::shell::{self, Shell, resilience};
-use crate::backend::transport::{HttpTransport, Outgoing, Transport};
+use crate::backend::shell::{self, Shell};
+use crate::backend::transport::{HttpTransport, Outgoing};
 use crate::config::{Secret, Upstream};
-use crate::observe::metrics::BackendMetrics;
 
 /// The OAuth 1.0a credentials the gateway signs its calls with: a consumer registered in
 /// the store, and an admin user's access token for it. Held as [`Secret`]s: `Debug` shows
@@ -113,6 +112,8 @@ pub struct OpenMage {
     default_store: String,
 }
 
+shell::client_builders!(OpenMage);
+
 impl OpenMage {
     /// `base` is the store's URL without trailing slash (calls go to `{base}/api/rest/...`);
     /// `default_store` the store (id or code) for reads that name none.
@@ -129,29 +130,6 @@ impl OpenMage {
             credentials,
             default_store: default_store.to_owned(),
         })
-    }
-
-    /// The same client with its own breaker, budget and bound, recording into `metrics`.
-    pub fn with_resilience(
-        mut self,
-        options: &resilience::Options,
-        metrics: BackendMetrics,
-    ) -> OpenMage {
-        self.shell = self.shell.with_resilience(options, metrics);
-        self
-    }
-
-    /// The same client sending its calls through `transport` (recording, replaying). A
-    /// transport that follows redirects would turn a 302'd create into a GET: build yours
-    /// with [`HttpTransport::without_redirects`].
-    pub fn with_transport(mut self, transport: Arc<dyn Transport>) -> OpenMage {
-        self.shell = self.shell.with_transport(transport);
-        self
-    }
-
-    /// Where finished calls go now.
-    pub fn transport(&self) -> Arc<dyn Transport> {
-        self.shell.transport().clone()
     }
 
     /// A reader of the breaker's state.

@@ -160,40 +160,53 @@ mod tests {
             template("/api/rest/stockitems/a%2Fb"),
             "/api/rest/stockitems/{}"
         );
-        assert!(is_openmage("/api/rest/products/1"));
-        assert!(is_openmage("/api/rest"));
-        assert!(!is_openmage("/api/restful"));
-        assert!(!is_openmage("/rest/default/products/x"));
+        for (path, openmage) in [
+            ("/api/rest/products/1", true),
+            ("/api/rest", true),
+            ("/api/restful", false),
+            ("/rest/default/products/x", false),
+        ] {
+            assert_eq!(is_openmage(path), openmage, "{path}");
+        }
     }
 
     #[test]
     fn the_recorder_names_openmage_calls_by_their_whole_path() {
         const OWN: crate::backend::recording::Wires = crate::backend::recording::Wires(&[&WIRE]);
-        let own = OWN;
-        // Ids and stores are placeholders; a file never is another store's.
-        assert_eq!(
-            own.file_name("GET", "/api/rest/products/1"),
-            "get.api.rest.products.{}.json"
-        );
-        assert_eq!(
-            own.file_name("GET", "/api/rest/products/1/images/7/store/2"),
-            "get.api.rest.products.{}.images.{}.store.{}.json"
-        );
-        assert_eq!(
-            own.file_name("POST", "/api/rest/customers/1/addresses"),
-            "post.api.rest.customers.{}.addresses.json"
-        );
-        assert_eq!(
-            own.endpoint("put", "/api/rest/stockitems/3"),
-            "PUT /api/rest/stockitems/{}"
-        );
-        // The store's sign-in pages, by name.
-        assert_eq!(
-            own.file_name("POST", "/customer/account/loginPost/"),
-            "post.customer.account.loginPost.json"
-        );
-        assert_eq!(own.endpoint("post", "/oauth/token"), "POST /oauth/token");
-        assert!(own.hands_out_form_token("/oauth/initiate"));
+        // Ids and stores are placeholders; a file never is another store's. The store's
+        // sign-in pages, by name.
+        let files = [
+            (
+                "GET",
+                "/api/rest/products/1",
+                "get.api.rest.products.{}.json",
+            ),
+            (
+                "GET",
+                "/api/rest/products/1/images/7/store/2",
+                "get.api.rest.products.{}.images.{}.store.{}.json",
+            ),
+            (
+                "POST",
+                "/api/rest/customers/1/addresses",
+                "post.api.rest.customers.{}.addresses.json",
+            ),
+            (
+                "POST",
+                "/customer/account/loginPost/",
+                "post.customer.account.loginPost.json",
+            ),
+        ];
+        let endpoints = [
+            (
+                "put",
+                "/api/rest/stockitems/3",
+                "PUT /api/rest/stockitems/{}",
+            ),
+            ("post", "/oauth/token", "POST /oauth/token"),
+        ];
+        crate::backend::recording::cassette::tests::assert_names(OWN, &files, &endpoints);
+        assert!(OWN.hands_out_form_token("/oauth/initiate"));
     }
 
     #[test]

@@ -60,10 +60,7 @@ impl Media for OpenMageBackend {
             Scope::Store(code) => format!("/products/{id}/images/store/{}", segment(code)),
             Scope::Default | Scope::All => format!("/products/{id}/images"),
         };
-        let created = self.client.create(&path, &body).await?;
-        created
-            .parse()
-            .map_err(|_| BackendError::Protocol(format!("created image id {created}")))
+        self.create(&path, &body, "created image id").await
     }
 
     async fn update_image(

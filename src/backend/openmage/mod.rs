@@ -74,14 +74,7 @@ pub fn build(settings: &Settings, wiring: &Wiring) -> Result<Arc<dyn Backend>, S
         &settings.default_store,
     )?
     .with_resilience(&settings.resilience, wiring.metrics.clone());
-    let transport = crate::backend::recording::wire(
-        client.transport(),
-        &settings.recording,
-        &settings.url,
-        settings.token.expose(),
-        settings.timeout,
-        OWN_WIRE,
-    )?;
+    let transport = settings.recorded(client.transport(), OWN_WIRE)?;
     let views = if settings.store_views.is_empty() {
         vec![View {
             id: 1,

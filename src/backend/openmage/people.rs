@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::lists::{self, As, id_of};
+use super::lists::{self, id_of};
 use super::records::{OpenMageBackend, not_found, not_yet, parse};
 use crate::backend::port::{
     AddressCalls, AddressWrites, BackendError, People, SearchCriteria, SearchResult, SignIn,
@@ -68,10 +68,7 @@ impl People for OpenMageBackend {
         &self,
         criteria: &SearchCriteria,
     ) -> Result<SearchResult<Value>, BackendError> {
-        self.client
-            .page(As::Admin, "/customers", criteria, &[])
-            .await?
-            .read()
+        self.admin_search("/customers", criteria).await
     }
 
     async fn create_customer(
@@ -81,10 +78,7 @@ impl People for OpenMageBackend {
     ) -> Result<Value, BackendError> {
         let mut body = customer;
         body["password"] = json!(password);
-        let id = self.client.create("/customers", &body).await?;
-        let id: u64 = id
-            .parse()
-            .map_err(|_| BackendError::Protocol(format!("created id {id}")))?;
+        let id = self.create("/customers", &body, "created id").await?;
         self.customer_record(id).await
     }
 
@@ -176,12 +170,8 @@ impl People for OpenMageBackend {
 #[async_trait]
 impl AddressCalls for OpenMageBackend {
     async fn add_address(&self, customer_id: u64, address: Value) -> Result<u64, BackendError> {
-        let id = self
-            .client
-            .create(&format!("/customers/{customer_id}/addresses"), &address)
-            .await?;
-        id.parse()
-            .map_err(|_| BackendError::Protocol(format!("created address id {id}")))
+        let path = format!("/customers/{customer_id}/addresses");
+        self.create(&path, &address, "created address id").await
     }
 
     async fn update_address(&self, id: u64, address: Value) -> Result<(), BackendError> {

@@ -11,8 +11,10 @@ use serde_json::{Value, json};
 
 use super::lists::{self, id_of};
 use super::{OpenMage, segment};
-use crate::backend::port::{BackendError, Image, Scope, SessionKeeper, StoreSession, TierPrice};
-use crate::backend::values::{as_f64, as_i64};
+use crate::backend::port::{
+    BackendError, Image, Scope, SessionKeeper, StoreSession, TierFields, TierPrice,
+};
+use crate::backend::values::{as_i64, strings};
 
 /// A store view the operator named (`STOREGATE_OPENMAGE_STORE_VIEWS`): the store's REST
 /// API has no list of them.
@@ -219,6 +221,32 @@ impl OpenMageBackend {
         Ok(product)
     }
 
+    /// `POST`s a new entry to `path`; its id, from the answer's `Location` (`what` names
+    /// the entry in the error when the store's answer holds no id).
+    pub(super) async fn create(
+        &self,
+        path: &str,
+        body: &Value,
+        what: &str,
+    ) -> Result<u64, BackendError> {
+        let id = self.client.create(path, body).await?;
+        id.parse()
+            .map_err(|_| BackendError::Protocol(format!("{what} {id}")))
+    }
+
+    /// A page of an admin list (`/customers`, `/orders`) matching `criteria`.
+    pub(super) async fn admin_search(
+        &self,
+        path: &str,
+        criteria: &crate::backend::port::SearchCriteria,
+    ) -> Result<crate::backend::port::SearchResult<Value>, BackendError> {
+        let page = self
+            .client
+            .page(lists::As::Admin, path, criteria, &[])
+            .await?;
+        page.read()
+    }
+
     pub(super) async fn customer_record(&self, id: u64) -> Result<Value, BackendError> {
         let (one, list) = (
             format!("/customers/{id}"),
@@ -275,16 +303,7 @@ pub(super) fn image(record: &Value) -> Option<Image> {
             .get("exclude")
             .and_then(as_i64)
             .is_some_and(|v| v != 0),
-        types: record
-            .get("types")
-            .and_then(Value::as_array)
-            .map(|t| {
-                t.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default(),
+        types: strings(record.get("types")),
         record: record.clone(),
     })
 }
@@ -304,26 +323,17 @@ pub(super) fn file_fields(body: &mut Value, file: crate::backend::port::ImageFil
 /// The group prices (`group_price`, quantity 1) and tiers (`tier_price`) of an admin
 /// product record.
 pub(super) fn tiers(product: &Value) -> Vec<TierPrice> {
-    let read = |entry: &Value, qty_field: Option<&str>| -> Option<TierPrice> {
-        Some(TierPrice {
-            group: entry
-                .get("cust_group")
-                .and_then(as_i64)
-                .and_then(|g| u64::try_from(g).ok()),
-            website_id: entry
-                .get("website_id")
-                .and_then(as_i64)
-                .and_then(|w| u64::try_from(w).ok())
-                .unwrap_or(0),
-            qty: qty_field
-                .and_then(|f| entry.get(f))
-                .and_then(as_f64)
-                .unwrap_or(1.0),
-            value: entry.get("price").and_then(as_f64)?,
-            percent: entry
-                .get("is_percent")
-                .is_some_and(|v| v.as_bool().unwrap_or(false) || as_i64(v).is_some_and(|i| i != 0)),
-        })
+    let read = |entry: &Value, qty: Option<&'static str>| -> Option<TierPrice> {
+        let fields = TierFields {
+            group: "/cust_group",
+            website_id: "/website_id",
+            qty,
+            value: "/price",
+        };
+        let percent = entry
+            .get("is_percent")
+            .is_some_and(|v| v.as_bool().unwrap_or(false) || as_i64(v).is_some_and(|i| i != 0));
+        TierPrice::read(entry, &fields, percent)
     };
     let list = |field: &str| -> Vec<Value> {
         product
@@ -339,7 +349,7 @@ pub(super) fn tiers(product: &Value) -> Vec<TierPrice> {
     out.extend(
         list("tier_price")
             .iter()
-            .filter_map(|e| read(e, Some("price_qty"))),
+            .filter_map(|e| read(e, Some("/price_qty"))),
     );
     out
 }

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::lists::{self, As};
+use super::lists;
 use super::records::{OpenMageBackend, parse, text};
 use crate::backend::port::{BackendError, OrderParts, Orders, SearchCriteria, SearchResult};
 use crate::backend::values::as_f64;
@@ -14,10 +14,7 @@ impl Orders for OpenMageBackend {
         &self,
         criteria: &SearchCriteria,
     ) -> Result<SearchResult<Value>, BackendError> {
-        self.client
-            .page(As::Admin, "/orders", criteria, &[])
-            .await?
-            .read()
+        self.admin_search("/orders", criteria).await
     }
 
     async fn order(&self, id: u64) -> Result<Value, BackendError> {
@@ -65,12 +62,8 @@ impl Orders for OpenMageBackend {
             // The order is the path's.
             object.remove("parent_id");
         }
-        let id = self
-            .client
-            .create(&format!("/orders/{order_id}/comments"), &body)
-            .await?;
-        id.parse()
-            .map_err(|_| BackendError::Protocol(format!("created comment id {id}")))
+        let path = format!("/orders/{order_id}/comments");
+        self.create(&path, &body, "created comment id").await
     }
 
     async fn order_comment(&self, comment_id: u64) -> Result<Option<Value>, BackendError> {

@@ -81,6 +81,15 @@ impl Jar {
         value.set_sensitive(true);
         Some(value)
     }
+
+    /// Headers carrying the session's cookies (none yet: no header).
+    fn headers(&self) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Some(cookie) = self.header() {
+            headers.insert(http::header::COOKIE, cookie);
+        }
+        headers
+    }
 }
 
 /// The value of a hidden form field in a page (`name="form_key" value="..."`).
@@ -197,29 +206,10 @@ impl OpenMage {
         password: &str,
     ) -> Result<(String, String), BackendError> {
         // 1. A request token.
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            http::header::AUTHORIZATION,
-            self.oauth_header("/oauth/initiate", &[("oauth_callback", CALLBACK)], "")?,
-        );
-        let initiate = self
-            .send_raw(Method::POST, "/oauth/initiate", Vec::new(), headers, None)
+        let signed = self.oauth_header("/oauth/initiate", &[("oauth_callback", CALLBACK)], "")?;
+        let (request_token, request_secret) = self
+            .token_pair("initiate", "/oauth/initiate", signed)
             .await?;
-        if initiate.status != StatusCode::OK {
-            return Err(protocol("initiate", &initiate));
-        }
-        let pairs = form(&initiate.body);
-        let get = |name: &str| {
-            pairs
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone())
-        };
-        let (Some(request_token), Some(request_secret)) =
-            (get("oauth_token"), get("oauth_token_secret"))
-        else {
-            return Err(protocol("initiate", &initiate));
-        };
         // 2. The login page: its form key and session.
         let mut jar = Jar::default();
         let page = self
@@ -242,14 +232,11 @@ impl OpenMage {
             .append_pair("oauth_token", &request_token)
             .append_pair("send", "")
             .finish();
-        let mut headers = HeaderMap::new();
+        let mut headers = jar.headers();
         headers.insert(
             http::header::CONTENT_TYPE,
             HeaderValue::from_static("application/x-www-form-urlencoded"),
         );
-        if let Some(cookie) = jar.header() {
-            headers.insert(http::header::COOKIE, cookie);
-        }
         let login = self
             .send_raw(
                 Method::POST,
@@ -267,16 +254,12 @@ impl OpenMage {
             _ => return Err(protocol("login", &login)),
         }
         // 4. The confirmation: a redirect to the callback with the verifier.
-        let mut headers = HeaderMap::new();
-        if let Some(cookie) = jar.header() {
-            headers.insert(http::header::COOKIE, cookie);
-        }
         let confirm = self
             .send_raw(
                 Method::GET,
                 "/oauth/authorize/confirm/",
                 vec![("oauth_token".into(), request_token.clone())],
-                headers,
+                jar.headers(),
                 None,
             )
             .await?;
@@ -291,25 +274,34 @@ impl OpenMage {
             };
         };
         // 5. The access token.
+        let signed = self.oauth_header(
+            "/oauth/token",
+            &[
+                ("oauth_token", &request_token),
+                ("oauth_verifier", &verifier),
+            ],
+            &request_secret,
+        )?;
+        self.token_pair("token", "/oauth/token", signed).await
+    }
+
+    /// A signed `POST` of one of the store's OAuth endpoints (`step` of the sign-in) and the
+    /// token and secret its form answer holds.
+    async fn token_pair(
+        &self,
+        step: &str,
+        path: &str,
+        signed: HeaderValue,
+    ) -> Result<(String, String), BackendError> {
         let mut headers = HeaderMap::new();
-        headers.insert(
-            http::header::AUTHORIZATION,
-            self.oauth_header(
-                "/oauth/token",
-                &[
-                    ("oauth_token", &request_token),
-                    ("oauth_verifier", &verifier),
-                ],
-                &request_secret,
-            )?,
-        );
-        let token = self
-            .send_raw(Method::POST, "/oauth/token", Vec::new(), headers, None)
+        headers.insert(http::header::AUTHORIZATION, signed);
+        let answer = self
+            .send_raw(Method::POST, path, Vec::new(), headers, None)
             .await?;
-        if token.status != StatusCode::OK {
-            return Err(protocol("token", &token));
+        if answer.status != StatusCode::OK {
+            return Err(protocol(step, &answer));
         }
-        let pairs = form(&token.body);
+        let pairs = form(&answer.body);
         let get = |name: &str| {
             pairs
                 .iter()
@@ -318,7 +310,7 @@ impl OpenMage {
         };
         match (get("oauth_token"), get("oauth_token_secret")) {
             (Some(token), Some(secret)) => Ok((token, secret)),
-            _ => Err(protocol("token", &token)),
+            _ => Err(protocol(step, &answer)),
         }
     }
 }

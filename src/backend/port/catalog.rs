@@ -46,25 +46,40 @@ impl TierPrice {
 
     /// A tier in the gateway's own form; None when it has no value.
     pub fn from_value(entry: &Value) -> Option<TierPrice> {
-        use crate::backend::values::{as_f64, as_i64};
+        const OWN: TierFields = TierFields {
+            group: "/group",
+            website_id: "/website_id",
+            qty: Some("/qty"),
+            value: "/value",
+        };
+        let percent = entry.get("percent").and_then(Value::as_bool);
+        TierPrice::read(entry, &OWN, percent.unwrap_or(false))
+    }
+
+    /// A tier entry of a store's record, its fields where `fields` says (ids and numbers
+    /// read leniently; no website: 0, every website; no quantity: 1); None when it has no
+    /// value. Whether the value is a percentage each store says its own way: `percent`.
+    pub fn read(entry: &Value, fields: &TierFields, percent: bool) -> Option<TierPrice> {
+        use crate::backend::values::{as_f64, id_at};
+        let qty = fields.qty.and_then(|at| entry.pointer(at));
         Some(TierPrice {
-            group: entry
-                .get("group")
-                .and_then(as_i64)
-                .and_then(|g| u64::try_from(g).ok()),
-            website_id: entry
-                .get("website_id")
-                .and_then(as_i64)
-                .and_then(|w| u64::try_from(w).ok())
-                .unwrap_or(0),
-            qty: entry.get("qty").and_then(as_f64).unwrap_or(1.0),
-            value: entry.get("value").and_then(as_f64)?,
-            percent: entry
-                .get("percent")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            group: id_at(entry, fields.group),
+            website_id: id_at(entry, fields.website_id).unwrap_or(0),
+            qty: qty.and_then(as_f64).unwrap_or(1.0),
+            value: entry.pointer(fields.value).and_then(as_f64)?,
+            percent,
         })
     }
+}
+
+/// Where a store's tier entry holds a [`TierPrice`]'s values (JSON pointers).
+#[derive(Debug, Clone, Copy)]
+pub struct TierFields {
+    pub group: &'static str,
+    pub website_id: &'static str,
+    /// `None`: the entries have no quantity (group prices: 1).
+    pub qty: Option<&'static str>,
+    pub value: &'static str,
 }
 
 /// A page of every product's id and SKU ([`Catalog::product_ids`]).

@@ -37,7 +37,7 @@ pub mod wire;
 
 pub use catalog::{
     Assignments, Catalog, CustomerPrices, IdPage, ProductDraft, ProductLinks, ProductRecords,
-    RenderedTier, Renderings, SentPrices, TierPrice,
+    RenderedTier, Renderings, SentPrices, TierFields, TierPrice,
 };
 pub use error::{BackendError, StoreMessage};
 pub use health::{CircuitProbe, CircuitState};
@@ -53,36 +53,26 @@ pub use sign_in::{SessionKeeper, SignIn, SignInFailure, SignedIn, StoreSession};
 pub use stock::Stock;
 pub use wire::{Canned, Failure, FailureAt, LiveCredentials, ON_BEHALF_OF, WireShape, escape_html};
 
-/// A store behind the gateway: every area of the port. Implemented for every type that
-/// implements them all; nothing to write for it.
-pub trait Backend:
-    StoreSetup
-    + Catalog
-    + ProductRecords
-    + ProductLinks
-    + Media
-    + Stock
-    + People
-    + Orders
-    + SignIn
-    + Send
-    + Sync
-    + std::fmt::Debug
-{
+/// Declares [`Backend`] over the port's areas and implements it for every type that
+/// implements them all: the list of areas is written once.
+macro_rules! backend_of_areas {
+    ($($area:path),+ $(,)?) => {
+        /// A store behind the gateway: every area of the port. Implemented for every type
+        /// that implements them all; nothing to write for it.
+        pub trait Backend: $($area +)+ Send + Sync + std::fmt::Debug {}
+
+        impl<T> Backend for T where T: $($area +)+ Send + Sync + std::fmt::Debug {}
+    };
 }
 
-impl<T> Backend for T where
-    T: StoreSetup
-        + Catalog
-        + ProductRecords
-        + ProductLinks
-        + Media
-        + Stock
-        + People
-        + Orders
-        + SignIn
-        + Send
-        + Sync
-        + std::fmt::Debug
-{
-}
+backend_of_areas!(
+    StoreSetup,
+    Catalog,
+    ProductRecords,
+    ProductLinks,
+    Media,
+    Stock,
+    People,
+    Orders,
+    SignIn,
+);

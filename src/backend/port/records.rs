@@ -66,24 +66,37 @@ pub struct CategoryLink {
 
 /// Stores send some integers as strings (category ids, EAV values): accept both.
 pub fn lenient_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    let value = Value::deserialize(d)?;
-    match &value {
-        Value::Number(n) => n
-            .as_u64()
-            .ok_or_else(|| serde::de::Error::custom("not an unsigned integer")),
-        Value::String(s) => s.trim().parse().map_err(serde::de::Error::custom),
-        _ => Err(serde::de::Error::custom("expected an integer")),
-    }
+    lenient(
+        d,
+        serde_json::Number::as_u64,
+        "not an unsigned integer",
+        None,
+    )
 }
 
+/// As [`lenient_u64`], signed; null is 0.
 pub fn lenient_i64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
-    let value = Value::deserialize(d)?;
-    match &value {
-        Value::Number(n) => n
-            .as_i64()
-            .ok_or_else(|| serde::de::Error::custom("not an integer")),
-        Value::String(s) => s.trim().parse().map_err(serde::de::Error::custom),
-        Value::Null => Ok(0),
-        _ => Err(serde::de::Error::custom("expected an integer")),
+    lenient(d, serde_json::Number::as_i64, "not an integer", Some(0))
+}
+
+/// An integer from a JSON number (`from_number`, else `not_one`) or a numeric string;
+/// `null`: `null`'s value, when it has one.
+fn lenient<'de, D, T>(
+    d: D,
+    from_number: fn(&serde_json::Number) -> Option<T>,
+    not_one: &'static str,
+    null: Option<T>,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    use serde::de::Error;
+    match (Value::deserialize(d)?, null) {
+        (Value::Number(n), _) => from_number(&n).ok_or_else(|| D::Error::custom(not_one)),
+        (Value::String(s), _) => s.trim().parse().map_err(D::Error::custom),
+        (Value::Null, Some(value)) => Ok(value),
+        _ => Err(D::Error::custom("expected an integer")),
     }
 }

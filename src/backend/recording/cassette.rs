@@ -355,6 +355,41 @@ pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
+    /// What a store's wire names its calls: `files`, a call's cassette file (method, path,
+    /// file name); `endpoints`, its endpoint (method, path, endpoint).
+    pub(crate) fn assert_names(
+        wires: crate::backend::recording::Wires,
+        files: &[(&str, &str, &str)],
+        endpoints: &[(&str, &str, &str)],
+    ) {
+        for (method, path, file) in files {
+            assert_eq!(wires.file_name(method, path), *file, "{method} {path}");
+        }
+        for (method, path, endpoint) in endpoints {
+            assert_eq!(wires.endpoint(method, path), *endpoint, "{method} {path}");
+        }
+    }
+
+    /// A GET of `path` answered 200 with `answer` after `elapsed_ms`.
+    pub(crate) fn exchange(path: &str, answer: serde_json::Value, elapsed_ms: u64) -> Interaction {
+        Interaction {
+            recorded_at: None,
+            request: Request {
+                method: "GET".into(),
+                path: path.into(),
+                query: BTreeMap::new(),
+                headers: BTreeMap::new(),
+                body: Body::default(),
+            },
+            response: Response {
+                status: 200,
+                headers: BTreeMap::new(),
+                body: Body::json(answer),
+                elapsed_ms,
+            },
+        }
+    }
+
     /// A store of the tests' own: `/shop/api/...`, its names `shop`, `api`, `products`.
     #[derive(Debug)]
     pub(crate) struct TestWire;
@@ -404,23 +439,9 @@ pub(crate) mod tests {
     fn appending_gives_the_bytes_of_a_full_write() {
         let dir = std::env::temp_dir().join(format!("storegate-append-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let exchange = |n: u64| Interaction {
-            recorded_at: None,
-            request: Request {
-                method: "GET".into(),
-                path: format!("/api/rest/products/{n}"),
-                query: BTreeMap::new(),
-                headers: BTreeMap::new(),
-                body: Body::default(),
-            },
-            response: Response {
-                status: 200,
-                headers: BTreeMap::new(),
-                body: Body::json(
-                    json!({"id": n, "lines": ["a\nb"], "nested": {"x": [1, {"y": 2}]}}),
-                ),
-                elapsed_ms: n,
-            },
+        let exchange = |n: u64| {
+            let answer = json!({"id": n, "lines": ["a\nb"], "nested": {"x": [1, {"y": 2}]}});
+            exchange(&format!("/api/rest/products/{n}"), answer, n)
         };
         let appended = dir.join("appended.json");
         for n in 0..3 {

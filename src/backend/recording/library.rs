@@ -228,27 +228,11 @@ impl Library {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::recording::cassette::Body;
     use crate::backend::recording::cassette::tests::WIRES;
     use serde_json::json;
 
     fn exchange(path: &str, answer: serde_json::Value) -> Interaction {
-        Interaction {
-            recorded_at: None,
-            request: Request {
-                method: "GET".into(),
-                path: path.into(),
-                query: BTreeMap::new(),
-                headers: BTreeMap::new(),
-                body: Body::default(),
-            },
-            response: Response {
-                status: 200,
-                headers: BTreeMap::new(),
-                body: Body::json(answer),
-                elapsed_ms: 0,
-            },
-        }
+        crate::backend::recording::cassette::tests::exchange(path, answer, 0)
     }
 
     #[test]

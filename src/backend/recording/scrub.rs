@@ -440,28 +440,17 @@ mod tests {
             req.body.body,
             Some(json!({"customer": {"dob": SCRUBBED, "note": "pay with [scrubbed]"}}))
         );
-        assert!(
-            Scrubber::new(
-                &Rules {
-                    patterns: vec!["(".into()],
-                    ..Rules::default()
-                },
-                &[],
-                WIRES
-            )
-            .is_err()
-        );
-        assert!(
-            Scrubber::new(
-                &Rules {
-                    json_paths: vec!["a..b".into()],
-                    ..Rules::default()
-                },
-                &[],
-                WIRES
-            )
-            .is_err()
-        );
+        let bad_pattern = Rules {
+            patterns: vec!["(".into()],
+            ..Rules::default()
+        };
+        let bad_path = Rules {
+            json_paths: vec!["a..b".into()],
+            ..Rules::default()
+        };
+        for bad in [bad_pattern, bad_path] {
+            assert!(Scrubber::new(&bad, &[], WIRES).is_err());
+        }
     }
 
     #[test]

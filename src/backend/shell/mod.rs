@@ -27,6 +27,44 @@ use crate::context::request;
 use crate::observe::metrics::{BackendMetrics, Outcome};
 use resilience::Guard;
 
+/// The builder methods of a client over a [`Shell`] (a struct with a `shell` field),
+/// written once for every adapter's client.
+macro_rules! client_builders {
+    ($client:ty) => {
+        impl $client {
+            /// The same client with its own breaker, budget and bound, recording into
+            /// `metrics`.
+            pub fn with_resilience(
+                mut self,
+                options: &$crate::backend::shell::resilience::Options,
+                metrics: $crate::observe::metrics::BackendMetrics,
+            ) -> Self {
+                self.shell = self.shell.with_resilience(options, metrics);
+                self
+            }
+
+            /// The same client sending its calls through `transport` (recording,
+            /// replaying). A transport that follows redirects would turn a store's 302'd
+            /// create into a GET: build yours with
+            /// [`HttpTransport::without_redirects`](crate::backend::transport::HttpTransport::without_redirects)
+            /// where the store answers creates so (OpenMage).
+            pub fn with_transport(
+                mut self,
+                transport: std::sync::Arc<dyn $crate::backend::transport::Transport>,
+            ) -> Self {
+                self.shell = self.shell.with_transport(transport);
+                self
+            }
+
+            /// Where finished calls go now.
+            pub fn transport(&self) -> std::sync::Arc<dyn $crate::backend::transport::Transport> {
+                self.shell.transport().clone()
+            }
+        }
+    };
+}
+pub(crate) use client_builders;
+
 /// What a store's client is built in: the transport, the timeout, the guard.
 #[derive(Debug, Clone)]
 pub struct Shell {

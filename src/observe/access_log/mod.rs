@@ -517,30 +517,9 @@ pub fn utc_text(ms: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
-
     use super::*;
-
-    /// A writer the fmt layer writes into.
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
-        type Writer = Captured;
-        fn make_writer(&'a self) -> Captured {
-            self.clone()
-        }
-    }
+    // A writer the fmt layer writes into.
+    use crate::observe::log_writer::tests::Kept as Captured;
 
     /// The line tracing-subscriber writes for `line`, configured as the binary configures it
     /// (`main::init_tracing`), and the line this module writes, both at the same time: the
@@ -550,7 +529,10 @@ mod tests {
         let builder = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::new("info"))
             .with_ansi(false)
-            .with_writer(captured.clone());
+            .with_writer({
+                let captured = captured.clone();
+                move || captured.clone()
+            });
         match format {
             LogFormat::Json => {
                 tracing::subscriber::with_default(builder.json().finish(), || through_tracing(line))

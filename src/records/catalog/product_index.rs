@@ -61,18 +61,22 @@ pub async fn confirmed(
     }
     app.cache.forget_sku(id);
     let reading = app.cache.clock_reading();
-    let found = app
-        .backend
+    let sku = ask_sku(app.backend.as_ref(), id).await?;
+    app.cache.index_skus(reading, [(id, sku.as_str())]);
+    Ok(Some(sku.into()))
+}
+
+/// The SKU of `id` as the store says it now (404: no such product).
+async fn ask_sku(backend: &dyn crate::backend::port::Backend, id: u64) -> Result<String, ApiError> {
+    let found = backend
         .skus_of(&[id])
         .await
         .map_err(backend_errors::to_api)?;
-    let sku = found
+    found
         .into_iter()
         .find(|pair| pair.id == id)
         .map(|pair| pair.sku)
-        .ok_or_else(ApiError::not_found)?;
-    app.cache.index_skus(reading, [(id, sku.as_str())]);
-    Ok(Some(sku.into()))
+        .ok_or_else(ApiError::not_found)
 }
 
 /// The SKU of `id` asked of the store (through the cache: one call for concurrent asks, and
@@ -82,15 +86,7 @@ async fn look_up(app: &AppState, id: u64) -> Result<Arc<str>, ApiError> {
     let (entry, _) = app
         .cache
         .get_or_fetch_shared(&key::sku_of(id), move || async move {
-            let found = backend
-                .skus_of(&[id])
-                .await
-                .map_err(backend_errors::to_api)?;
-            let sku = found
-                .into_iter()
-                .find(|pair| pair.id == id)
-                .map(|pair| pair.sku)
-                .ok_or_else(ApiError::not_found)?;
+            let sku = ask_sku(backend.as_ref(), id).await?;
             let tags = vec![tag::product(id), tag::sku(&sku)];
             Ok::<_, ApiError>(Fetched::new(cache::Value::Text(sku.into()), tags))
         })

@@ -48,52 +48,24 @@ struct Lookup {
     renew: for<'a> fn(&'a AppState) -> Step<'a>,
 }
 
-fn views_key(_: &AppState) -> String {
-    key::store_views()
-}
-fn read_views(app: &AppState) -> Step<'_> {
-    Box::pin(async move { stores::views(app).await.map(|_| ()) })
-}
-fn renew_views(app: &AppState) -> Step<'_> {
-    Box::pin(stores::renew_views(app))
-}
-fn configs_key(_: &AppState) -> String {
-    key::store_configs()
-}
-fn read_configs(app: &AppState) -> Step<'_> {
-    Box::pin(async move { stores::configs(app).await.map(|_| ()) })
-}
-fn renew_configs(app: &AppState) -> Step<'_> {
-    Box::pin(stores::renew_configs(app))
-}
-fn countries_key(app: &AppState) -> String {
-    key::countries(app.backend.default_store())
-}
-fn read_countries(app: &AppState) -> Step<'_> {
-    Box::pin(async move { directory::countries(app).await.map(|_| ()) })
-}
-fn renew_countries(app: &AppState) -> Step<'_> {
-    Box::pin(directory::renew_countries(app))
-}
-
 const LOOKUPS: [Lookup; 3] = [
     Lookup {
         name: "store views",
-        key: views_key,
-        read: read_views,
-        renew: renew_views,
+        key: |_| key::store_views(),
+        read: |app| Box::pin(async move { stores::views(app).await.map(|_| ()) }),
+        renew: |app| Box::pin(stores::renew_views(app)),
     },
     Lookup {
         name: "store configs",
-        key: configs_key,
-        read: read_configs,
-        renew: renew_configs,
+        key: |_| key::store_configs(),
+        read: |app| Box::pin(async move { stores::configs(app).await.map(|_| ()) }),
+        renew: |app| Box::pin(stores::renew_configs(app)),
     },
     Lookup {
         name: "countries",
-        key: countries_key,
-        read: read_countries,
-        renew: renew_countries,
+        key: |app| key::countries(app.backend.default_store()),
+        read: |app| Box::pin(async move { directory::countries(app).await.map(|_| ()) }),
+        renew: |app| Box::pin(directory::renew_countries(app)),
     },
 ];
 

@@ -10,32 +10,24 @@
 //! does): it would sign the customer out of the store's website and of every other app at
 //! once. A test keeps it so (`tests/api/auth.rs`).
 
-use axum::body::Body;
-use axum::extract::State;
 use axum::response::Response;
-use http::{HeaderMap, Method, StatusCode};
+use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::app::AppState;
 use crate::backend::port::BackendError;
 use crate::http::body::decode;
 use crate::http::{ApiError, Doc, Format, ok};
+use crate::resources::call::{ApiCall, no_store};
 use crate::resources::customer_sign_in::{self, SignInError};
 
-use crate::auth::caller::Caller;
 use crate::rules::backend_errors;
 
-pub async fn issue(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    if method != Method::POST {
+pub async fn issue(call: ApiCall) -> Result<Response, ApiError> {
+    if call.method != Method::POST {
         return Err(ApiError::not_implemented());
     }
-    let input = decode(&headers, body, Format::Json, 64 * 1024).await?;
+    let (app, caller, headers) = (&call.app, call.caller, &call.headers);
+    let input = decode(headers, call.body, Format::Json, 64 * 1024).await?;
     let field = |name: &str| -> Result<String, ApiError> {
         match input.get(name) {
             Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
@@ -59,10 +51,10 @@ pub async fn issue(
     let attempt = app
         .limits
         .signin
-        .begin("customer", &username, app.limits.address(&headers, peer))
+        .begin("customer", &username, app.limits.address(headers, peer))
         .await
         .map_err(|too_many| crate::limits::too_many_signins(&too_many))?;
-    let customer_id = match customer_sign_in::sign_in(&app, &username, &password).await {
+    let customer_id = match customer_sign_in::sign_in(app, &username, &password).await {
         Ok(id) => {
             attempt.succeeded().await;
             id
@@ -87,10 +79,5 @@ pub async fn issue(
         "expires_in": issued.expires_in,
         "customer_id": customer_id,
     }));
-    let mut response = ok(caller.format, &doc);
-    response.headers_mut().insert(
-        http::header::CACHE_CONTROL,
-        http::HeaderValue::from_static("no-store"),
-    );
-    Ok(response)
+    Ok(no_store(ok(caller.format, &doc)))
 }

@@ -13,40 +13,33 @@
 //! [...]}`), so an operator sees what a Magento tag became. Like Varnish's bans, a purge is
 //! O(tags): entries are not scanned, they are found stale on their next read.
 
-use axum::body::Body;
-use axum::extract::State;
 use axum::response::Response;
-use http::{HeaderMap, Method};
+use http::Method;
 use serde_json::{Value, json};
 
-use crate::app::AppState;
-use crate::auth::Principal;
 use crate::http::body::decode;
 use crate::http::{ApiError, Doc, Format, ok};
+use crate::resources::call::ApiCall;
 
 use crate::cache::keys::from_magento_tag;
-
-use crate::auth::caller::Caller;
 
 /// At most this many tags in one purge, each at most this long.
 const MAX_TAGS: usize = 1000;
 const MAX_TAG_LEN: usize = 200;
 
-pub async fn purge(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    // As everywhere in the API: the permission check comes before the method check.
-    if caller.principal != Principal::Admin {
-        return Err(ApiError::access_denied());
-    }
-    if method != Method::POST {
+pub async fn purge(call: ApiCall) -> Result<Response, ApiError> {
+    call.admin_only()?;
+    if call.method != Method::POST {
         return Err(ApiError::not_supported());
     }
-    let input = decode(&headers, body, Format::Json, app.config.body_limit).await?;
+    let (app, caller) = (&call.app, call.caller);
+    let input = decode(
+        &call.headers,
+        call.body,
+        Format::Json,
+        app.config.body_limit,
+    )
+    .await?;
     let request = PurgeRequest::read(&input)?;
     if request.all {
         app.cache.invalidate_all();

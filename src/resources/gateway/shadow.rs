@@ -10,48 +10,32 @@
 //!
 //! Without a candidate (`STOREGATE_SHADOW_UPSTREAM_URL` unset) there is no report: 404.
 
-use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
-use http::{HeaderMap, Method};
+use http::Method;
+use http::header::{CONTENT_TYPE, HeaderValue};
 
-use crate::app::AppState;
 use crate::auth::Principal;
-use crate::auth::caller::Caller;
-use crate::http::{ApiError, Doc, empty_ok, ok};
+use crate::http::{ApiError, empty_ok};
+use crate::resources::call::{ApiCall, no_store};
 
 /// The page: markup, style and script in one file, built into the binary.
 const PAGE: &str = include_str!("shadow_page.html");
-
-fn no_store(mut response: Response) -> Response {
-    response
-        .headers_mut()
-        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
-}
 
 fn no_dual_run() -> ApiError {
     ApiError::not_found().with_cause("no dual run: STOREGATE_SHADOW_UPSTREAM_URL is not set")
 }
 
 /// `GET` and `DELETE /api/rest/shadow/report`.
-pub async fn report(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-) -> Result<Response, ApiError> {
-    // As everywhere in the API: the permission check comes before the method check.
-    if caller.principal != Principal::Admin {
-        return Err(ApiError::access_denied());
-    }
-    if !matches!(method, Method::GET | Method::HEAD | Method::DELETE) {
+pub async fn report(call: ApiCall) -> Result<Response, ApiError> {
+    call.admin_only()?;
+    if !matches!(call.method, Method::GET | Method::HEAD | Method::DELETE) {
         return Err(ApiError::not_supported());
     }
-    let shadow = app.shadow.as_ref().ok_or_else(no_dual_run)?;
-    match method {
+    let shadow = call.app.shadow.as_ref().ok_or_else(no_dual_run)?;
+    match call.method {
         Method::GET | Method::HEAD => {
             let report = shadow.report().await;
-            Ok(no_store(ok(caller.format, &Doc::new(report))))
+            Ok(no_store(call.ok(report)))
         }
         Method::DELETE => {
             shadow.reset().await?;
@@ -63,22 +47,17 @@ pub async fn report(
 }
 
 /// `GET /api/rest/shadow`: the page.
-pub async fn page(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let browser = crate::http::format::wants_html(&headers);
-    match caller.principal {
+pub async fn page(call: ApiCall) -> Result<Response, ApiError> {
+    let browser = crate::http::format::wants_html(&call.headers);
+    match call.caller.principal {
         Principal::Admin => {}
         Principal::Guest if browser => {}
         _ => return Err(ApiError::access_denied()),
     }
-    if method != Method::GET && method != Method::HEAD {
+    if call.method != Method::GET && call.method != Method::HEAD {
         return Err(ApiError::not_supported());
     }
-    if app.shadow.is_none() {
+    if call.app.shadow.is_none() {
         return Err(no_dual_run());
     }
     let mut response = no_store(PAGE.into_response());

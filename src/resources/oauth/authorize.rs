@@ -13,6 +13,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, any};
 use hmac::{Hmac, Mac};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use sha2::Sha256;
@@ -292,32 +293,14 @@ async fn start(
     })
 }
 
-pub(super) async fn customer_page(State(app): State<AppState>, request: Request) -> Response {
-    page(app, request, Audience::Customer, false).await
+/// The route of `audience`'s page (`simple`: the original's plain variant of it).
+pub(super) fn page_route(audience: Audience, simple: bool) -> MethodRouter<AppState> {
+    any(move |State(app): State<AppState>, request: Request| page(app, request, audience, simple))
 }
-pub(super) async fn customer_page_simple(
-    State(app): State<AppState>,
-    request: Request,
-) -> Response {
-    page(app, request, Audience::Customer, true).await
-}
-pub(super) async fn admin_page(State(app): State<AppState>, request: Request) -> Response {
-    page(app, request, Audience::Admin, false).await
-}
-pub(super) async fn admin_page_simple(State(app): State<AppState>, request: Request) -> Response {
-    page(app, request, Audience::Admin, true).await
-}
-pub(super) async fn customer_confirm(State(app): State<AppState>, request: Request) -> Response {
-    decide(app, request, Audience::Customer, true).await
-}
-pub(super) async fn customer_reject(State(app): State<AppState>, request: Request) -> Response {
-    decide(app, request, Audience::Customer, false).await
-}
-pub(super) async fn admin_confirm(State(app): State<AppState>, request: Request) -> Response {
-    decide(app, request, Audience::Admin, true).await
-}
-pub(super) async fn admin_reject(State(app): State<AppState>, request: Request) -> Response {
-    decide(app, request, Audience::Admin, false).await
+
+/// The route of `audience`'s confirm (`allow`) or reject button.
+pub(super) fn decision_route(audience: Audience, allow: bool) -> MethodRouter<AppState> {
+    any(move |State(app): State<AppState>, request: Request| decide(app, request, audience, allow))
 }
 
 /// GET: the sign-in form (or the confirm page when this browser already signed in for

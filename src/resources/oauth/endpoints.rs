@@ -12,10 +12,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use http::{HeaderValue, Method, StatusCode, header};
 
-use super::authorize::{
-    admin_confirm, admin_page, admin_page_simple, admin_reject, customer_confirm, customer_page,
-    customer_page_simple, customer_reject,
-};
+use super::authorize::{decision_route, page_route};
+use super::pages::Audience::{Admin, Customer};
 use super::pages::method_not_allowed;
 use crate::app::AppState;
 use crate::auth::oauth::callback;
@@ -29,14 +27,20 @@ pub fn routes(app: AppState) -> Listed {
     Listed::new()
         .route("/oauth/initiate", any(initiate))
         .route("/oauth/token", any(token))
-        .route("/oauth/authorize", any(customer_page))
-        .route("/oauth/authorize/simple", any(customer_page_simple))
-        .route("/oauth/authorize/confirm", any(customer_confirm))
-        .route("/oauth/authorize/reject", any(customer_reject))
-        .route("/admin/oauth_authorize", any(admin_page))
-        .route("/admin/oauth_authorize/simple", any(admin_page_simple))
-        .route("/admin/oauth_authorize/confirm", any(admin_confirm))
-        .route("/admin/oauth_authorize/reject", any(admin_reject))
+        .route("/oauth/authorize", page_route(Customer, false))
+        .route("/oauth/authorize/simple", page_route(Customer, true))
+        .route("/oauth/authorize/confirm", decision_route(Customer, true))
+        .route("/oauth/authorize/reject", decision_route(Customer, false))
+        .route("/admin/oauth_authorize", page_route(Admin, false))
+        .route("/admin/oauth_authorize/simple", page_route(Admin, true))
+        .route(
+            "/admin/oauth_authorize/confirm",
+            decision_route(Admin, true),
+        )
+        .route(
+            "/admin/oauth_authorize/reject",
+            decision_route(Admin, false),
+        )
         .with_state(app)
 }
 

@@ -10,25 +10,14 @@
 //!
 //! Guest and Customer get 403 before any method check, as everywhere in the API.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::Path;
 use axum::response::Response;
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::app::AppState;
-use crate::auth::Principal;
 use crate::auth::oauth::store::{AccessTokenInfo, Owner};
-use crate::http::{ApiError, Doc, empty_ok, ok};
-
-use crate::auth::caller::Caller;
-
-fn admin_only(caller: &Caller) -> Result<(), ApiError> {
-    if caller.principal == Principal::Admin {
-        Ok(())
-    } else {
-        Err(ApiError::access_denied())
-    }
-}
+use crate::http::{ApiError, empty_ok};
+use crate::resources::call::{ApiCall, no_store};
 
 fn store_failed(error: impl std::fmt::Display) -> ApiError {
     crate::auth::oauth::problem::store_unavailable(error)
@@ -50,22 +39,18 @@ fn entry(info: &AccessTokenInfo) -> Value {
     })
 }
 
-pub async fn collection(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
-    admin_only(&caller)?;
-    if method != Method::GET && method != Method::HEAD {
+pub async fn collection(call: ApiCall) -> Result<Response, ApiError> {
+    call.admin_only()?;
+    if call.method != Method::GET && call.method != Method::HEAD {
         return Err(ApiError::not_implemented());
     }
+    let (app, query) = (&call.app, call.query());
     let mut customer_id = None;
     let mut page: u64 = 1;
     let mut limit: u32 = 100;
     let invalid =
         |name: &str| ApiError::bad_request(format!("Invalid value for \"{name}\" in request."));
-    for (name, value) in form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()) {
+    for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
         match &*name {
             "customer_id" => {
                 customer_id = Some(
@@ -100,22 +85,12 @@ pub async fn collection(
         .await
         .map_err(store_failed)?;
     let list: Vec<Value> = tokens.iter().map(entry).collect();
-    let mut response = ok(caller.format, &Doc::new(Value::Array(list)));
-    response.headers_mut().insert(
-        http::header::CACHE_CONTROL,
-        http::HeaderValue::from_static("no-store"),
-    );
-    Ok(response)
+    Ok(no_store(call.ok(Value::Array(list))))
 }
 
-pub async fn entity(
-    State(app): State<AppState>,
-    caller: Caller,
-    method: Method,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    admin_only(&caller)?;
-    if method != Method::DELETE {
+pub async fn entity(Path(id): Path<String>, call: ApiCall) -> Result<Response, ApiError> {
+    call.admin_only()?;
+    if call.method != Method::DELETE {
         return Err(ApiError::not_implemented());
     }
     let id: i64 = id
@@ -123,7 +98,13 @@ pub async fn entity(
         .ok()
         .filter(|&id| id > 0)
         .ok_or_else(ApiError::not_found)?;
-    if app.oauth.revoke_token(id).await.map_err(store_failed)? {
+    if call
+        .app
+        .oauth
+        .revoke_token(id)
+        .await
+        .map_err(store_failed)?
+    {
         tracing::info!(token_id = id, "oauth access token revoked");
         Ok(empty_ok())
     } else {

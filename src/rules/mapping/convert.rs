@@ -545,75 +545,46 @@ mod tests {
 
     #[test]
     fn reads_the_spec_conventions() {
-        assert_eq!(
-            read(FieldType::Decimal4, Some(&json!(12.5)), ""),
-            json!("12.5000")
+        use FieldType as T;
+        // OpenMage's single records: ISO 8601 in UTC; another offset is not converted:
+        // shown as sent.
+        let (utc, zulu, east) = (
+            "2026-11-26T09:51:27+00:00",
+            "2026-11-26T09:51:27Z",
+            "2026-11-26T09:51:27+02:00",
         );
-        assert_eq!(
-            read(FieldType::Decimal4, Some(&json!("3")), ""),
-            json!("3.0000")
-        );
-        assert_eq!(read(FieldType::IntString, Some(&json!(5)), ""), json!("5"));
-        assert_eq!(read(FieldType::Int, Some(&json!("5")), ""), json!(5));
-        assert_eq!(read(FieldType::Flag, Some(&json!(true)), ""), json!("1"));
-        assert_eq!(read(FieldType::Flag, Some(&json!("")), ""), json!("0"));
-        assert_eq!(read(FieldType::Bool, Some(&json!([1])), ""), json!(true));
-        assert_eq!(read(FieldType::Nonempty, None, ""), json!(false));
-        assert_eq!(
-            read(FieldType::Datetime, Some(&json!("2024-01-02")), ""),
-            json!("2024-01-02 00:00:00")
-        );
-        assert_eq!(read(FieldType::Datetime, Some(&json!("")), ""), Value::Null);
-        // OpenMage's single records: ISO 8601 in UTC.
+        let (day, midnight) = ("2024-01-02", "2024-01-02 00:00:00");
+        let plain = "2026-11-26 09:51:27";
+        let cases: Vec<(FieldType, Option<Value>, &str, Value)> = vec![
+            (T::Decimal4, Some(json!(12.5)), "", json!("12.5000")),
+            (T::Decimal4, Some(json!("3")), "", json!("3.0000")),
+            (T::IntString, Some(json!(5)), "", json!("5")),
+            (T::Int, Some(json!("5")), "", json!(5)),
+            (T::Flag, Some(json!(true)), "", json!("1")),
+            (T::Flag, Some(json!("")), "", json!("0")),
+            (T::Bool, Some(json!([1])), "", json!(true)),
+            (T::Nonempty, None, "", json!(false)),
+            (T::Datetime, Some(json!(day)), "", json!(midnight)),
+            (T::Datetime, Some(json!("")), "", Value::Null),
+            (T::Datetime, Some(json!(utc)), "", json!(plain)),
+            (T::Datetime, Some(json!(zulu)), "", json!(plain)),
+            (T::DatetimeIso, Some(json!(utc)), "", json!(utc)),
+            (T::Datetime, Some(json!(east)), "", json!(east)),
+            (T::MediaUrl, Some(json!("no_selection")), "x", Value::Null),
+            (T::String, None, "", Value::Null),
+            (T::Number, Some(json!("9.99")), "", json!(9.99)),
+        ];
+        for (field_type, value, base, expected) in cases {
+            let shown = read(field_type, value.as_ref(), base);
+            assert_eq!(shown, expected, "{field_type:?} {value:?}");
+        }
         assert_eq!(
             read(
-                FieldType::Datetime,
-                Some(&json!("2026-11-26T09:51:27+00:00")),
-                ""
-            ),
-            json!("2026-11-26 09:51:27")
-        );
-        assert_eq!(
-            read(
-                FieldType::Datetime,
-                Some(&json!("2026-11-26T09:51:27Z")),
-                ""
-            ),
-            json!("2026-11-26 09:51:27")
-        );
-        assert_eq!(
-            read(
-                FieldType::DatetimeIso,
-                Some(&json!("2026-11-26T09:51:27+00:00")),
-                ""
-            ),
-            json!("2026-11-26T09:51:27+00:00")
-        );
-        // Another offset is not converted: shown as sent.
-        assert_eq!(
-            read(
-                FieldType::Datetime,
-                Some(&json!("2026-11-26T09:51:27+02:00")),
-                ""
-            ),
-            json!("2026-11-26T09:51:27+02:00")
-        );
-        assert_eq!(
-            read(
-                FieldType::MediaUrl,
+                T::MediaUrl,
                 Some(&json!("/m/b/bag.jpg")),
                 "https://s/media/"
             ),
             json!("https://s/media/catalog/product/m/b/bag.jpg")
-        );
-        assert_eq!(
-            read(FieldType::MediaUrl, Some(&json!("no_selection")), "x"),
-            Value::Null
-        );
-        assert_eq!(read(FieldType::String, None, ""), Value::Null);
-        assert_eq!(
-            read(FieldType::Number, Some(&json!("9.99")), ""),
-            json!(9.99)
         );
     }
 
@@ -705,26 +676,15 @@ mod tests {
 
     #[test]
     fn dates_in_every_form_the_spec_shows() {
-        assert_eq!(
-            parse_datetime("2024-02-29 13:05:00").as_deref(),
-            Some("2024-02-29 13:05:00")
-        );
-        assert_eq!(
-            parse_datetime("2024-02-01").as_deref(),
-            Some("2024-02-01 00:00:00")
-        );
-        assert_eq!(
-            parse_datetime("02/15/2024").as_deref(),
-            Some("2024-02-15 00:00:00")
-        );
-        assert_eq!(
-            parse_datetime("15.02.2024").as_deref(),
-            Some("2024-02-15 00:00:00")
-        );
-        assert_eq!(
-            parse_datetime("2024-01-02T03:04:05Z").as_deref(),
-            Some("2024-01-02 03:04:05")
-        );
+        for (text, expected) in [
+            ("2024-02-29 13:05:00", "2024-02-29 13:05:00"),
+            ("2024-02-01", "2024-02-01 00:00:00"),
+            ("02/15/2024", "2024-02-15 00:00:00"),
+            ("15.02.2024", "2024-02-15 00:00:00"),
+            ("2024-01-02T03:04:05Z", "2024-01-02 03:04:05"),
+        ] {
+            assert_eq!(parse_datetime(text).as_deref(), Some(expected), "{text}");
+        }
         for bad in [
             "2023-02-29",
             "13/01/2024",

@@ -23,7 +23,6 @@ pub mod convert;
 pub mod path;
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 use std::path::Path as FsPath;
 use std::sync::Arc;
 
@@ -50,16 +49,9 @@ pub const FILES: &[&str] = &[
 ];
 
 /// A mapping problem, naming the file and line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct MappingError(pub String);
-
-impl fmt::Display for MappingError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for MappingError {}
 
 /// A user type's named field lists, as written (names checked against [`View`] on load).
 type ViewLists = BTreeMap<toml::Spanned<String>, Vec<toml::Spanned<String>>>;
@@ -672,32 +664,27 @@ list = ["flag", "name"]
 
     #[test]
     fn errors_name_file_and_line() {
-        let e = parse_file("p.toml", "resource = \"product\"\n[fields]\nsku = { source = \"product.sku\", type = \"strng\" }\n", None).unwrap_err();
+        let refused = |text: &str| parse_file("p.toml", text, None).unwrap_err();
+        let e = refused(
+            "resource = \"product\"\n[fields]\nsku = { source = \"product.sku\", type = \"strng\" }\n",
+        );
         assert!(e.0.starts_with("p.toml line 3 (sku = "), "{e}");
-        let e = parse_file("p.toml", "resource = \"product\"\nbogus = 1\n", None).unwrap_err();
+        let e = refused("resource = \"product\"\nbogus = 1\n");
         assert!(
             e.0.starts_with("p.toml line 2 (bogus = 1): unknown field `bogus`"),
             "{e}"
         );
-        let e = parse_file("p.toml", "resource = \"product\"\n[fields]\nsku = { source = \"product.sku\", type = \"string\" }\n[view.guest]\nsingle = [\"sku\",\n \"wieght\"]\n", None)
-        .unwrap_err();
+        let e = refused(
+            "resource = \"product\"\n[fields]\nsku = { source = \"product.sku\", type = \"string\" }\n[view.guest]\nsingle = [\"sku\",\n \"wieght\"]\n",
+        );
         assert_eq!(
             e.0,
             "p.toml line 6: view.guest.single names unknown field \"wieght\""
         );
-        let e = parse_file(
-            "p.toml",
-            "resource = \"x\"\n[view.robot]\nsingle = []\n",
-            None,
-        )
-        .unwrap_err();
+        let e = refused("resource = \"x\"\n[view.robot]\nsingle = []\n");
         assert!(e.0.contains("view.robot"), "{e}");
-        let e = parse_file(
-            "p.toml",
-            "resource = \"x\"\n[fields]\na = { source = \"x..y\", type = \"string\" }\n",
-            None,
-        )
-        .unwrap_err();
+        let e =
+            refused("resource = \"x\"\n[fields]\na = { source = \"x..y\", type = \"string\" }\n");
         assert!(e.0.starts_with("p.toml line 3"), "{e}");
     }
 

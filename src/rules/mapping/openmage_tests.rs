@@ -43,6 +43,15 @@ fn mapping(resource: &str, profile: Option<&str>) -> ResourceMapping {
     parse_file(name, text, profile).unwrap()
 }
 
+/// The entries of two lists, in pairs: ours and the store's.
+fn side_by_side<'a>(
+    ours: &'a Value,
+    theirs: &'a Value,
+) -> impl Iterator<Item = (&'a Value, &'a Value)> {
+    let (ours, theirs) = (ours.as_array().unwrap(), theirs.as_array().unwrap());
+    ours.iter().zip(theirs)
+}
+
 fn render(m: &ResourceMapping, user: UserType, view: View, source: &Value) -> Value {
     let fields = m.view(user, view);
     assert!(
@@ -245,12 +254,8 @@ fn product_admin_single_is_the_stores() {
     let answer = store("admin/products_2");
     let source = json!({ "product": answer });
     for profile in PROFILES {
-        let gateway = render(
-            &mapping("product", profile),
-            UserType::Admin,
-            View::Single,
-            &source,
-        );
+        let m = mapping("product", profile);
+        let gateway = render(&m, UserType::Admin, View::Single, &source);
         let mut expected = Expect::from(&answer)
             // EAV attributes without a value: the store leaves them out.
             .empty(&["msrp_display_actual_price_type", "gift_message_available"])
@@ -285,12 +290,8 @@ fn product_admin_list_item_is_the_stores() {
     let answer = keyed(&store("admin/products"), "2");
     let source = json!({ "product": answer });
     for profile in PROFILES {
-        let gateway = render(
-            &mapping("product", profile),
-            UserType::Admin,
-            View::List,
-            &source,
-        );
+        let m = mapping("product", profile);
+        let gateway = render(&m, UserType::Admin, View::List, &source);
         let mut expected = Expect::from(&answer).empty(&[
             "msrp_display_actual_price_type",
             "gift_message_available",
@@ -709,12 +710,7 @@ fn order_parts_on_their_own_routes_are_the_stores() {
         };
         for user in [UserType::Admin, UserType::Customer] {
             let answer = store(&format!("{}/orders_1_items", user.as_str()));
-            for (item, expected) in order["order_items"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .zip(answer.as_array().unwrap())
-            {
+            for (item, expected) in side_by_side(&order["order_items"], &answer) {
                 assert_answer(
                     own("order_item", user, "item", item),
                     Expect::from(expected),
@@ -723,12 +719,7 @@ fn order_parts_on_their_own_routes_are_the_stores() {
             }
         }
         let addresses = store("admin/orders_1_addresses");
-        for (address, expected) in order["addresses"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .zip(addresses.as_array().unwrap())
-        {
+        for (address, expected) in side_by_side(&order["addresses"], &addresses) {
             assert_answer(
                 own("order_address", UserType::Admin, "address", address),
                 Expect::from(expected),

@@ -11,6 +11,7 @@ use super::*;
 use crate::auth::oauth::{params, signature};
 use crate::backend::openmage::signing::{Keys, as_the_store_reads, authorization, signing_base};
 use crate::backend::transport::Answer;
+use crate::backend::transport::Transport;
 use http::HeaderMap;
 
 /// The seeded store's credentials (docs/openmage): `k`, `s` x32; the admin token and
@@ -80,6 +81,11 @@ impl Transport for Script {
             .expect("an answer scripted for every call");
         Box::pin(async move { Ok(answer) })
     }
+}
+
+/// An empty answer with a `Location` (a create's, or a redirect).
+fn redirect(status: u16, location: &str) -> Answer {
+    answer(status, &[("location", location)], "")
 }
 
 fn answer(status: u16, headers: &[(&str, &str)], body: &str) -> Answer {
@@ -326,11 +332,7 @@ fn location_gives_the_created_id() {
 async fn creates_answered_200_or_302_with_a_location_are_created() {
     let script = Script::new(vec![
         // mod_php: 200 and the Location.
-        answer(
-            200,
-            &[("location", "http://127.0.0.1/api/rest/products/6")],
-            "",
-        ),
+        redirect(200, "http://127.0.0.1/api/rest/products/6"),
         // nginx + php-fpm: 302 and the Location.
         answer(
             302,
@@ -405,11 +407,7 @@ async fn updates_deletes_and_multi_status_answers() {
 #[tokio::test]
 async fn a_redirected_read_or_a_redirect_without_location_is_a_protocol_error() {
     let script = Script::new(vec![
-        answer(
-            301,
-            &[("location", "https://shop.example/api/rest/products/1")],
-            "",
-        ),
+        redirect(301, "https://shop.example/api/rest/products/1"),
         answer(302, &[], ""),
     ]);
     let store = client("http://shop.example", &script);
