@@ -42,7 +42,9 @@ end
     return path
 
 
-GUEST_FLOOD = """
+# Both floods: each wrk thread seeds its own random generator, and every request comes from
+# a random (made-up) client address.
+_RANDOM_CLIENT = """
 local counter = 0
 function setup(thread)
   counter = counter + 1
@@ -51,26 +53,22 @@ end
 function init(args)
   math.randomseed(os.time() * 1000 + seed)
 end
-request = function()
-  local ip = math.random(1, 223) .. "." .. math.random(0, 255) .. "." .. math.random(0, 255) .. "." .. math.random(1, 254)
-  return wrk.format("GET", "/api/rest/products/1", {["X-Forwarded-For"] = ip, ["Accept"] = "application/json"})
+local function random_ip()
+  return math.random(1, 223) .. "." .. math.random(0, 255) .. "." .. math.random(0, 255) .. "." .. math.random(1, 254)
 end
 """
 
-USERNAME_FLOOD = """
-local counter = 0
-function setup(thread)
-  counter = counter + 1
-  thread:set("seed", counter)
-end
-function init(args)
-  math.randomseed(os.time() * 1000 + seed)
-end
+GUEST_FLOOD = _RANDOM_CLIENT + """
 request = function()
-  local ip = math.random(1, 223) .. "." .. math.random(0, 255) .. "." .. math.random(0, 255) .. "." .. math.random(1, 254)
+  return wrk.format("GET", "/api/rest/products/1", {["X-Forwarded-For"] = random_ip(), ["Accept"] = "application/json"})
+end
+"""
+
+USERNAME_FLOOD = _RANDOM_CLIENT + """
+request = function()
   local user = "user" .. math.random(1, 2000000000) .. "@example.com"
   local body = '{"username":"' .. user .. '","password":"wrong-password"}'
   return wrk.format("POST", "/api/rest/auth/token",
-    {["X-Forwarded-For"] = ip, ["Accept"] = "application/json", ["Content-Type"] = "application/json"}, body)
+    {["X-Forwarded-For"] = random_ip(), ["Accept"] = "application/json", ["Content-Type"] = "application/json"}, body)
 end
 """
