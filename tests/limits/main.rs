@@ -41,6 +41,17 @@ struct Fleet {
     _removed: DataDir,
 }
 
+/// A gateway's configuration on loopback counting `limits` in `redis`.
+fn limited(redis: &RedisServer, limits: &str) -> storegate::Config {
+    storegate::Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        upstream_timeout: Duration::from_secs(2),
+        redis_url: Some(storegate::config::Secret::new(redis.url())),
+        rate_limits: storegate::config::RateLimits::parse(limits).unwrap(),
+        ..storegate::Config::default()
+    }
+}
+
 impl Fleet {
     /// `n` gateways with `limits`, sharing Redis, the OAuth store's folder and the token
     /// secret (as instances behind one load balancer do). None without redis-server
@@ -53,12 +64,8 @@ impl Fleet {
         let mut gateways = Vec::new();
         for _ in 0..n {
             let config = storegate::Config {
-                listen: "127.0.0.1:0".parse().unwrap(),
-                upstream_timeout: Duration::from_secs(2),
-                redis_url: Some(storegate::config::Secret::new(redis.url())),
                 data_dir: data_dir.clone(),
-                rate_limits: storegate::config::RateLimits::parse(limits).unwrap(),
-                ..storegate::Config::default()
+                ..limited(&redis, limits)
             };
             let setup = Setup {
                 upstream_url: &sandbox.base_url(),

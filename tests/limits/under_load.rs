@@ -15,7 +15,7 @@ use storegate_sandbox::{Sandbox, SandboxOptions};
 
 use crate::common::gateway::{Setup, parts, start_sandbox};
 use crate::redis_server::RedisServer;
-use crate::{ADMIN_KEY, client_from};
+use crate::{ADMIN_KEY, client_from, limited};
 
 /// A gateway of two workers in front of the sandbox, counting `limits` in its own Redis.
 struct Served {
@@ -31,14 +31,10 @@ impl Served {
         storegate::backend::transport::install_crypto();
         let sandbox = start_sandbox(SandboxOptions::default()).await;
         let config = storegate::Config {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            upstream_timeout: Duration::from_secs(2),
-            redis_url: Some(storegate::config::Secret::new(redis.url())),
             workers: 2,
             redis_timeout: Duration::from_secs(2),
             cache_ttl: Duration::from_secs(600),
-            rate_limits: storegate::config::RateLimits::parse(limits).unwrap(),
-            ..storegate::Config::default()
+            ..limited(&redis, limits)
         };
         let setup = Setup {
             upstream_url: &sandbox.base_url(),
